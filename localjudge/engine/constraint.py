@@ -1,0 +1,239 @@
+"""Regex → token automaton over the model's own vocabulary, with token budgets.
+
+outlines-core compiles the regex against a `Vocabulary` built from the GGUF's token pieces (raw
+bytes, so byte-level BPE and SentencePiece byte-fallback both work). We flatten its transitions
+into numpy arrays, once per (vocabulary, regex), cached on disk as .npz:
+
+  * `ids[s]`, `nxt[s]`: allowed token ids in state s and the state each one leads to;
+  * `final[s]`: whether the output may end in s;
+  * `dist[s]`: fewest tokens from s to a final state (BFS on the reversed transition graph).
+
+`dist` is what guarantees termination: a token t is allowed only if 1 + dist[next(t)] fits in the
+remaining budget, and once a free-text field has used its own budget only tokens that shorten
+`dist` are allowed (that closes the field). `forced_bytes(s)` finds the literal the format forces
+next (JSON keys, closing braces), which the decode loop feeds in one batch (jump-forward).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConstraintError
+
+FSM_CACHE_VERSION = "fsm-v2"
+INF = np.iinfo(np.int32).max
+
+
+def cache_home() -> Path:
+    """Where localjudge keeps compiled indexes, assembled models and checksums."""
+    env = os.environ.get("LOCALJUDGE_HOME")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "localjudge"
+
+
+@dataclass
+class TokenVocab:
+    """The model's tokens as raw bytes, with the ids that end generation."""
+
+    pieces: list[bytes]
+    eos_ids: list[int]
+    _hash: str = ""
+    _first_byte: np.ndarray | None = None
+    _byte_token: dict[int, int] = field(default_factory=dict)
+    _outlines_vocab: object = None
+
+    @property
+    def n(self) -> int:
+        return len(self.pieces)
+
+    @property
+    def hash(self) -> str:
+        if not self._hash:
+            h = hashlib.sha256()
+            for p in self.pieces:
+                h.update(len(p).to_bytes(2, "little"))
+                h.update(p)
+            h.update(repr(self.eos_ids).encode())
+            self._hash = h.hexdigest()[:24]
+        return self._hash
+
+    @property
+    def first_byte(self) -> np.ndarray:
+        if self._first_byte is None:
+            fb = np.full(self.n, -1, dtype=np.int16)
+            for i, p in enumerate(self.pieces):
+                if p:
+                    fb[i] = p[0]
+                    if len(p) == 1 and p[0] not in self._byte_token:
+                        self._byte_token[p[0]] = i
+            self._first_byte = fb
+        return self._first_byte
+
+    def byte_token(self, b: int) -> int | None:
+        self.first_byte  # noqa: B018 - fills _byte_token
+        return self._byte_token.get(b)
+
+    def outlines_vocabulary(self):
+        if self._outlines_vocab is None:
+            from outlines_core import Vocabulary
+
+            mapping: dict[bytes, list[int]] = {}
+            eos = set(self.eos_ids)
+            for i, p in enumerate(self.pieces):
+                if p and i not in eos:
+                    mapping.setdefault(p, []).append(i)
+            self._outlines_vocab = Vocabulary(self.eos_ids[0], mapping)
+        return self._outlines_vocab
+
+
+@dataclass
+class TokenFSM:
+    """A compiled format: flat numpy arrays, one slice per state."""
+
+    regex: str
+    offsets: np.ndarray  # (S+1,) int64 into ids/nxt
+    ids: np.ndarray  # int32
+    nxt: np.ndarray  # int32
+    final: np.ndarray  # (S,) bool
+    dist: np.ndarray  # (S,) int32, INF when no final state is reachable
+    initial: int = 0
+    compile_ms: float = 0.0
+    from_cache: bool = False
+    _forced: dict[int, bytes] = field(default_factory=dict)
+
+    @property
+    def n_states(self) -> int:
+        return len(self.final)
+
+    def allowed(self, s: int) -> tuple[np.ndarray, np.ndarray]:
+        a, b = self.offsets[s], self.offsets[s + 1]
+        return self.ids[a:b], self.nxt[a:b]
+
+    def step(self, s: int, token: int) -> int | None:
+        ids, nxt = self.allowed(s)
+        hit = np.nonzero(ids == token)[0]
+        return int(nxt[hit[0]]) if len(hit) else None
+
+    def walk(self, s: int, tokens: list[int]) -> int | None:
+        for t in tokens:
+            s2 = self.step(s, t)
+            if s2 is None:
+                return None
+            s = s2
+        return s
+
+    def forced_bytes(self, s: int, vocab: TokenVocab) -> bytes:
+        """The literal every valid continuation from s starts with (empty if there is a choice)."""
+        if s in self._forced:
+            return self._forced[s]
+        out = bytearray()
+        cur = s
+        fb = vocab.first_byte
+        for _ in range(256):
+            if self.final[cur]:
+                break
+            ids, _ = self.allowed(cur)
+            if len(ids) == 0:
+                break
+            firsts = np.unique(fb[ids])
+            if len(firsts) != 1 or firsts[0] < 0:
+                break
+            bt = vocab.byte_token(int(firsts[0]))
+            nxt = self.step(cur, bt) if bt is not None else None
+            if nxt is None:
+                break
+            out.append(int(firsts[0]))
+            cur = nxt
+        self._forced[s] = bytes(out)
+        return self._forced[s]
+
+    def nbytes(self) -> int:
+        return int(self.offsets.nbytes + self.ids.nbytes + self.nxt.nbytes + self.final.nbytes + self.dist.nbytes)
+
+
+def _distances(n_states: int, src: np.ndarray, dst: np.ndarray, final: np.ndarray) -> np.ndarray:
+    dist = np.full(n_states, INF, dtype=np.int32)
+    dist[final] = 0
+    frontier = final.copy()
+    level = 0
+    while frontier.any():
+        level += 1
+        reach = np.zeros(n_states, dtype=bool)
+        reach[src[frontier[dst]]] = True
+        new = reach & (dist == INF)
+        dist[new] = level
+        frontier = new
+    return dist
+
+
+def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> TokenFSM:
+    """Compile (or load from the disk cache) the token automaton of `regex` for `vocab`."""
+    key = hashlib.sha256(f"{FSM_CACHE_VERSION}\0{vocab.hash}\0{regex}".encode()).hexdigest()[:32]
+    path = cache_home() / "fsm" / vocab.hash / f"{key}.npz"
+    t0 = time.perf_counter()
+    if use_cache and path.exists():
+        try:
+            with np.load(path) as z:
+                fsm = TokenFSM(regex=regex, offsets=z["offsets"], ids=z["ids"], nxt=z["nxt"], final=z["final"],
+                               dist=z["dist"], initial=int(z["initial"]), from_cache=True)
+            fsm.compile_ms = (time.perf_counter() - t0) * 1000
+            return fsm
+        except Exception:  # a corrupt cache entry is recompiled, never trusted
+            pass
+    from outlines_core import Index
+
+    try:
+        index = Index(regex, vocab.outlines_vocabulary())
+    except Exception as e:
+        raise ConstraintError(f"the model's vocabulary cannot express this format ({e}); use another model or format") from None
+    trans = index.get_transitions()
+    states = sorted(trans.keys() | set(index.get_final_states()) | {index.get_initial_state()})
+    remap = {s: i for i, s in enumerate(states)}
+    counts = np.array([len(trans.get(s, {})) for s in states], dtype=np.int64)
+    offsets = np.zeros(len(states) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    ids = np.empty(offsets[-1], dtype=np.int32)
+    nxt = np.empty(offsets[-1], dtype=np.int32)
+    for i, s in enumerate(states):
+        tr = trans.get(s, {})
+        if tr:
+            a, b = offsets[i], offsets[i + 1]
+            ids[a:b] = np.fromiter(tr.keys(), dtype=np.int32, count=len(tr))
+            nxt[a:b] = np.fromiter((remap[x] for x in tr.values()), dtype=np.int32, count=len(tr))
+    eos = set(vocab.eos_ids)
+    keep = ~np.isin(ids, list(eos))  # EOS is handled by the decode loop at final states
+    if not keep.all():
+        edge_state = np.repeat(np.arange(len(states)), counts)
+        counts = np.bincount(edge_state[keep], minlength=len(states)).astype(np.int64)
+        ids, nxt = ids[keep], nxt[keep]
+        offsets = np.zeros(len(states) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+    final = np.zeros(len(states), dtype=bool)
+    for s in index.get_final_states():
+        final[remap[s]] = True
+    src = np.repeat(np.arange(len(states), dtype=np.int32), np.diff(offsets))
+    dist = _distances(len(states), src, nxt, final)
+    initial = remap[index.get_initial_state()]
+    if dist[initial] == INF:
+        raise ConstraintError("the model's vocabulary cannot complete this format; use another model or format")
+    fsm = TokenFSM(regex=regex, offsets=offsets, ids=ids, nxt=nxt, final=final, dist=dist, initial=initial)
+    fsm.compile_ms = (time.perf_counter() - t0) * 1000
+    if use_cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, offsets=offsets, ids=ids, nxt=nxt, final=final, dist=dist, initial=np.int64(initial))
+            os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
+        except OSError:
+            pass  # a read-only cache only costs a recompile next time
+    return fsm

@@ -1,0 +1,94 @@
+"""One exception tree for localjudge.
+
+    LocalJudgeError                 base; `exit_code` is what the CLI returns
+    ├── ModelError                  exit 3: the model cannot be used
+    │   ├── ModelNotFoundError      no file / unknown registry name / package missing
+    │   ├── NotGGUFError            wrong magic bytes, truncated or unreadable file
+    │   ├── ChecksumMismatchError   sha256 differs from models/models.toml
+    │   ├── ChatTemplateError       no usable chat template in the GGUF metadata
+    │   └── GPUUnavailableError     GPU layers asked of a CPU-only llama.cpp build
+    ├── ConstraintError             exit 3: a format the model's vocabulary cannot express
+    ├── PromptTooLongError          exit 4: prompt + output budget exceed n_ctx
+    ├── InputError                  exit 2: bad user input (empty field, bad value, bad file)
+    │   ├── MissingVariableError    a judge variable has no value
+    │   ├── UnknownJudgeError       name not in the registry (with suggestions)
+    │   └── JudgeSpecError          a judge data file is malformed
+    └── ParseError                  exit 2: text that is not a valid verdict for a format
+
+Every message is one line that names the problem and the fix.
+"""
+
+from __future__ import annotations
+
+
+class LocalJudgeError(Exception):
+    """Base class; `exit_code` is the CLI exit status for this kind of error."""
+
+    exit_code = 1
+
+
+class ModelError(LocalJudgeError):
+    exit_code = 3
+
+
+class ModelNotFoundError(ModelError):
+    pass
+
+
+class NotGGUFError(ModelError):
+    pass
+
+
+class ChecksumMismatchError(ModelError):
+    pass
+
+
+class ChatTemplateError(ModelError):
+    pass
+
+
+class GPUUnavailableError(ModelError):
+    pass
+
+
+class ConstraintError(LocalJudgeError):
+    exit_code = 3
+
+
+class PromptTooLongError(LocalJudgeError):
+    exit_code = 4
+
+    def __init__(self, message: str, n_prompt: int = 0, n_ctx: int = 0, budget: int = 0):
+        super().__init__(message)
+        self.n_prompt = n_prompt
+        self.n_ctx = n_ctx
+        self.budget = budget
+
+
+class InputError(LocalJudgeError):
+    exit_code = 2
+
+
+class MissingVariableError(InputError):
+    pass
+
+
+class UnknownJudgeError(InputError):
+    pass
+
+
+class JudgeSpecError(InputError):
+    pass
+
+
+class ParseError(LocalJudgeError):
+    """Text that does not parse into the typed verdict of a format."""
+
+    exit_code = 2
+
+    def __init__(self, format_name: str, reason: str, text: str = ""):
+        snippet = text if len(text) <= 120 else text[:117] + "..."
+        super().__init__(f"cannot parse {format_name} verdict: {reason} (text: {snippet!r})")
+        self.format_name = format_name
+        self.reason = reason
+        self.text = text

@@ -1,0 +1,167 @@
+"""The model registry (models/models.toml) and model-file checks.
+
+`resolve_model(None | name | path)` → `ModelInfo` with a local path. Registry files live inside
+installed packages (found with `importlib.util.find_spec`, without importing them) or are
+concatenated from chunk packages into the cache; nothing is ever downloaded. `check_gguf` catches
+a missing, non-GGUF or truncated file before llama.cpp sees it; `sha256_of` caches checksums by
+(path, size, mtime).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import struct
+import sys
+from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .engine.constraint import cache_home
+from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ModelInfo(BaseModel):
+    name: str  # registry name, or the file name for a plain path
+    path: str
+    sha256: str | None = None  # expected checksum (registry) — None for unregistered files
+    license: str | None = None
+    chat_template: str = "gguf"  # "gguf" or "raw"
+    description: str = ""
+    registered: bool = False
+    entry: dict[str, Any] = {}
+
+
+def registry() -> dict[str, Any]:
+    """The parsed models.toml."""
+    text = resources.files("localjudge._models").joinpath("models.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def _package_dir(package: str) -> Path | None:
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _locate(name: str, entry: dict[str, Any]) -> Path:
+    if "package" in entry:
+        pkg = _package_dir(entry["package"])
+        if pkg is None:
+            raise ModelNotFoundError(f"model {name!r} lives in Python package {entry['package']!r}, which is not installed; "
+                                     f"run: pip install {entry['package'].replace('_', '-')}")
+        return pkg / entry["file"]
+    if "parts" in entry:
+        target = cache_home() / "models" / entry["file"]
+        if target.exists() and target.stat().st_size > 0:
+            return target
+        chunks = []
+        for pkg_name, rel in entry["parts"]:
+            pkg = _package_dir(pkg_name)
+            if pkg is None:
+                raise ModelNotFoundError(f"model {name!r} needs package {pkg_name!r}; run: pip install {pkg_name.replace('_', '-')}")
+            chunks.append(pkg / rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "wb") as out:
+            for c in chunks:
+                with open(c, "rb") as f:
+                    while block := f.read(1 << 22):
+                        out.write(block)
+        os.replace(tmp, target)
+        return target
+    local = Path(__file__).resolve().parent.parent / "models" / entry["file"]
+    return local
+
+
+def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:
+    """A registry name, a path to a .gguf, or None for the default model → `ModelInfo`."""
+    reg = registry()
+    models = reg.get("models", {})
+    if model is None:
+        model = reg["default"]
+    model = str(model)
+    if model in models:
+        entry = models[model]
+        return ModelInfo(name=model, path=str(_locate(model, entry)), sha256=entry.get("sha256"),
+                         license=entry.get("license"), chat_template=entry.get("chat_template", "gguf"),
+                         description=entry.get("description", ""), registered=True, entry=entry)
+    p = Path(model).expanduser()
+    if p.suffix.lower() == ".gguf" or p.exists() or os.sep in model:
+        if not p.exists():
+            raise ModelNotFoundError(f"model file {str(p)!r} does not exist; check the path or use a registry name "
+                                     f"({', '.join(models)})")
+        return ModelInfo(name=p.name, path=str(p.resolve()))
+    close = difflib.get_close_matches(model, list(models), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(models)}"
+    raise ModelNotFoundError(f"unknown model {model!r}: not a registry name nor a .gguf path{hint}")
+
+
+def check_gguf(path: str | os.PathLike) -> None:
+    """Fail fast, with a one-line fix, on a missing, non-GGUF or obviously truncated file."""
+    p = Path(path)
+    if not p.exists():
+        raise ModelNotFoundError(f"model file {str(p)!r} does not exist; check the path")
+    if p.is_dir():
+        raise NotGGUFError(f"{str(p)!r} is a directory, not a .gguf file; pass the model file itself")
+    size = p.stat().st_size
+    with open(p, "rb") as f:
+        head = f.read(24)
+    if len(head) < 4 or head[:4] != b"GGUF":
+        raise NotGGUFError(f"{str(p)!r} is not a GGUF file (magic bytes {head[:4]!r}); convert it with llama.cpp's "
+                           "convert_hf_to_gguf.py or pick a .gguf model")
+    if len(head) < 24 or size < 1024:
+        raise NotGGUFError(f"{str(p)!r} is truncated ({size} bytes); re-copy or re-install the model file")
+    version, n_tensors = struct.unpack("<IQ", head[4:16])
+    if version not in (1, 2, 3) or n_tensors > 1_000_000:
+        raise NotGGUFError(f"{str(p)!r} has an unsupported GGUF header (version {version}); update llama-cpp-python "
+                           "or re-convert the model")
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """sha256 of a file, cached by (path, size, mtime) so a run pays for it once."""
+    p = Path(path).resolve()
+    st = p.stat()
+    key = hashlib.sha256(f"{p}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    cache = cache_home() / "sha256" / f"{key}.json"
+    try:
+        return json.loads(cache.read_text())["sha256"]
+    except (OSError, ValueError, KeyError):
+        pass
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    digest = h.hexdigest()
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"path": str(p), "sha256": digest}))
+    except OSError:
+        pass
+    return digest
+
+
+def verify_model(model: str | None = None) -> tuple[ModelInfo, str]:
+    """Recompute the file's sha256 (no cache) and compare with the registry; raises on mismatch."""
+    info = resolve_model(model)
+    check_gguf(info.path)
+    h = hashlib.sha256()
+    with open(info.path, "rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    digest = h.hexdigest()
+    if info.sha256 and digest != info.sha256:
+        raise ChecksumMismatchError(f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
+                                    f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it")
+    return info, digest
