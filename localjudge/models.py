@@ -45,7 +45,19 @@ class ModelInfo(BaseModel):
 def registry() -> dict[str, Any]:
     """The parsed models.toml."""
     text = resources.files("localjudge._models").joinpath("models.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    reg = tomllib.loads(text)
+    extra = os.environ.get("LOCALJUDGE_MODELS_TOML")
+    if extra:  # a user's own registry: its entries (and default) win over the built-in ones
+        try:
+            user = tomllib.loads(Path(extra).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ModelNotFoundError(f"LOCALJUDGE_MODELS_TOML={extra!r} cannot be read ({e}); fix or unset it") from None
+        for name, entry in user.get("models", {}).items():
+            if "path" in entry:
+                entry.setdefault("file", entry["path"])
+            reg.setdefault("models", {})[name] = entry
+        reg["default"] = user.get("default", reg["default"])
+    return reg
 
 
 def _package_dir(package: str) -> Path | None:
@@ -81,8 +93,8 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
                         out.write(block)
         os.replace(tmp, target)
         return target
-    local = Path(__file__).resolve().parent.parent / "models" / entry["file"]
-    return local
+    f = Path(entry["file"]).expanduser()
+    return f if f.is_absolute() else Path(__file__).resolve().parent.parent / "models" / f
 
 
 def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:

@@ -37,6 +37,26 @@ def default_threads() -> int:
     return max(1, min(n, 16))
 
 
+_LOG_CB = None
+_LLAMA_ERRORS: list[str] = []  # llama.cpp's last error lines, quoted in our own one-line errors
+
+
+def _quiet_llama_logs(llama_cpp, verbose: bool) -> None:
+    """llama.cpp logs model loading to stderr; keep only errors unless verbose (process-wide)."""
+    global _LOG_CB
+    if verbose or _LOG_CB is not None:
+        return
+
+    @llama_cpp.llama_log_callback
+    def _cb(level, text, user_data):  # pragma: no cover - called from C
+        if level == 4:  # GGML_LOG_LEVEL_ERROR (NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5)
+            _LLAMA_ERRORS.append(text.decode("utf-8", "replace").strip())
+            del _LLAMA_ERRORS[:-5]
+
+    _LOG_CB = _cb
+    llama_cpp.llama_log_set(_LOG_CB, ctypes.c_void_p(0))
+
+
 class LlamaEngine:
     """A loaded GGUF model. Load once per process; call `generate` as often as you like."""
 
@@ -45,10 +65,7 @@ class LlamaEngine:
         import llama_cpp
 
         self._L = llama_cpp
-        if not verbose:
-            lg = logging.getLogger("llama-cpp-python")
-            if lg.level == logging.NOTSET:
-                lg.setLevel(logging.ERROR)
+        _quiet_llama_logs(llama_cpp, verbose)
         self.info: ModelInfo = resolve_model(model)
         check_gguf(self.info.path)
         if self.info.sha256:
@@ -65,12 +82,14 @@ class LlamaEngine:
                 "CMAKE_ARGS=\"-DGGML_CUDA=on\" (or -DGGML_METAL=on) pip install --force-reinstall --no-cache-dir "
                 "llama-cpp-python, or drop --gpu-layers")
         llama_cpp.llama_backend_init()
+        _LLAMA_ERRORS.clear()
         mp = llama_cpp.llama_model_default_params()
         mp.n_gpu_layers = int(n_gpu_layers)
         self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
         if not self._model:
-            raise NotGGUFError(f"llama.cpp could not load {self.info.path!r}: truncated, corrupt or an unsupported "
-                               "architecture; re-copy the file or update llama-cpp-python")
+            why = next((e for e in _LLAMA_ERRORS if "error loading model" in e), _LLAMA_ERRORS[0] if _LLAMA_ERRORS else "")
+            raise NotGGUFError(f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
+                               "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python")
         self._vocab_p = llama_cpp.llama_model_get_vocab(self._model)
         n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
         self.n_ctx = int(n_ctx) if n_ctx else min(4096, n_train)

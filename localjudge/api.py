@@ -1,0 +1,56 @@
+"""The three-line Python API: judge one example, or constrain any prompt to a format.
+
+    import localjudge
+    r = localjudge.judge("correctness", input="2+2?", output="4", ground_truth="4")
+    print(r.value, r.score, r.rationale)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine.base import DecodeOptions, Engine, Message
+from .errors import InputError, ParseError
+from .formats import OutputFormat
+from .results import JudgeResult, Timings, Usage
+
+
+def _engine(model: str | None, engine: Engine | None, engine_kwargs: dict[str, Any] | None) -> Engine:
+    if engine is not None:
+        return engine
+    from .engine import load_engine
+
+    return load_engine(model, **(engine_kwargs or {}))
+
+
+def judge(name: str | Any, *, model: str | None = None, engine: Engine | None = None, options: DecodeOptions | None = None,
+          judges_dir: str | None = None, engine_kwargs: dict[str, Any] | None = None, **variables: Any) -> JudgeResult:
+    """Run a judge (a catalog name or a `Judge`) on one example; loads the model once per process."""
+    from .judges import get_judge
+
+    j = get_judge(name, judges_dir=judges_dir) if isinstance(name, str) else name
+    return j.evaluate(_engine(model, engine, engine_kwargs), options=options, **variables)
+
+
+def run_format(fmt: OutputFormat, prompt: str, *, system: str | None = None, model: str | None = None,
+               engine: Engine | None = None, options: DecodeOptions | None = None,
+               engine_kwargs: dict[str, Any] | None = None) -> JudgeResult:
+    """Generate under any output format for a free prompt and parse it into a typed result."""
+    if not prompt or not prompt.strip():
+        raise InputError("the prompt is empty; pass the text the model should answer")
+    eng = _engine(model, engine, engine_kwargs)
+    msgs = ([Message(role="system", content=system)] if system else []) + [Message(role="user", content=prompt)]
+    gen = eng.generate(msgs, fmt, options)
+    base = dict(judge=f"format:{fmt.kind}", judge_version="", format=fmt.describe(), raw_text=gen.text,
+                model_id=gen.model_id,
+                usage=Usage(prompt_tokens=gen.n_prompt_tokens, cached_prompt_tokens=gen.n_cached_prompt_tokens,
+                            output_tokens=gen.n_output_tokens, forced_tokens=gen.n_forced_tokens, calls=1,
+                            fields_cut=gen.fields_cut),
+                timings=Timings(prompt_ms=gen.prompt_ms, decode_ms=gen.decode_ms, total_ms=gen.total_ms))
+    try:
+        v = fmt.parse(gen.text)
+    except ParseError as e:
+        return JudgeResult(**base, unscored_reason="parse_error", error=str(e))
+    score = fmt.normalise(v)
+    return JudgeResult(**base, value=fmt.value(v), score=score, passed=None if score is None else score >= 0.5,
+                       rationale=fmt.rationale(v), verdict=v.model_dump())

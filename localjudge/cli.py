@@ -1,0 +1,212 @@
+"""Command line: a thin click group over the Python API.
+
+    localjudge judge NAME --field input=... [--model M]   one judgement, typed JSON out
+    localjudge parse FORMAT < text                         parse any text with the same layer
+    localjudge models list | verify NAME                   the model registry
+    localjudge judges list | show NAME                     the judge catalog
+    localjudge run DATA --judge NAME ...                   batch evaluation (resumable)
+    localjudge report RUN / agree RUN                      HTML report, agreement with labels
+
+Errors print one line and exit with the code of their class (see errors.py); --debug shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from .errors import LocalJudgeError
+
+
+class _Group(click.Group):
+    """Turns library errors into one-line messages with documented exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LocalJudgeError as e:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"Error: {e}", err=True)
+            ctx.exit(e.exit_code)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="localjudge")
+@click.option("--debug", is_flag=True, help="Show full tracebacks.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """localjudge: LLM-as-a-judge on your own machine, outputs valid by construction."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def model_options(f):
+    """--model, --gpu-layers, --n-ctx, --threads, --chat-template: shared by every command that loads a model."""
+    opts = [
+        click.option("--model", "-m", default=None, help="Registry name, path to a .gguf, or empty for the default."),
+        click.option("--gpu-layers", type=int, default=0, show_default=True, help="Layers to offload to the GPU (-1: all)."),
+        click.option("--n-ctx", type=int, default=None, help="Context window (default: min(4096, model's))."),
+        click.option("--threads", type=int, default=None, help="CPU threads (default: all cores this process may use)."),
+        click.option("--chat-template", default=None, help="'gguf' (from the model), 'raw' (plain text), or a Jinja template."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def engine_kwargs(gpu_layers: int, n_ctx: int | None, threads: int | None, chat_template: str | None) -> dict[str, Any]:
+    kw: dict[str, Any] = {}
+    if gpu_layers:
+        kw["n_gpu_layers"] = gpu_layers
+    if n_ctx:
+        kw["n_ctx"] = n_ctx
+    if threads:
+        kw["n_threads"] = threads
+    if chat_template:
+        kw["chat_template"] = chat_template
+    return kw
+
+
+def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
+    """`name=value` pairs; a value that starts with [ or { is read as JSON (lists stay lists)."""
+    from .errors import InputError
+
+    out: dict[str, Any] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise InputError(f"{what} {p!r} must look like name=value")
+        k, v = p.split("=", 1)
+        if v[:1] in "[{":
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{what} {k!r} starts like JSON but is not valid JSON ({e.msg}); quote it as text") from None
+        elif v.startswith("@"):
+            try:
+                with open(v[1:], encoding="utf-8") as f:
+                    v = f.read()
+            except OSError as e:
+                raise InputError(f"{what} {k!r}: cannot read file {v[1:]!r} ({e.strerror})") from None
+        out[k.strip()] = v
+    return out
+
+
+def _format_from(kind: str, params: tuple[str, ...]):
+    from .formats import make_format
+
+    p = parse_assignments(params, "--param")
+    for k, v in list(p.items()):
+        if isinstance(v, str):
+            try:
+                p[k] = json.loads(v)
+            except json.JSONDecodeError:
+                pass
+    return make_format(kind, **p)
+
+
+@main.command(name="judge")
+@click.argument("name")
+@click.option("--field", "-f", "fields", multiple=True, help="Judge variable as name=value (value @file reads a file; [..] is JSON).")
+@click.option("--prompt", default=None, help="With a FORMAT name instead of a judge: the prompt to answer.")
+@click.option("--param", "params", multiple=True, help="With a FORMAT name: format parameter name=value (e.g. min=1).")
+@click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: the format's).")
+@click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
+@model_options
+def judge_cmd(name, fields, prompt, params, judges_dir, temperature, seed, field_tokens, unconstrained,
+              model, gpu_layers, n_ctx, threads, chat_template):
+    """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON."""
+    from .api import judge, run_format
+    from .engine.base import DecodeOptions
+    from .formats import FORMATS
+
+    opts = DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, constrained=not unconstrained)
+    ekw = engine_kwargs(gpu_layers, n_ctx, threads, chat_template)
+    if name in FORMATS:
+        if fields:
+            raise click.UsageError("a format takes --prompt, not --field; use a judge name for judge variables")
+        res = run_format(_format_from(name, params), prompt or "", model=model, options=opts, engine_kwargs=ekw)
+    else:
+        res = judge(name, model=model, options=opts, judges_dir=judges_dir, engine_kwargs=ekw,
+                    **parse_assignments(fields, "--field"))
+    click.echo(res.model_dump_json(indent=2))
+    if not res.scored:
+        sys.exit(1)
+
+
+@main.command(name="parse")
+@click.argument("format_name", metavar="FORMAT")
+@click.option("--param", "params", multiple=True, help="Format parameter name=value (e.g. min=0, labels='[\"A\",\"B\"]').")
+def parse_cmd(format_name, params):
+    """Parse text from stdin with FORMAT's parser; prints the typed verdict (exit 2 on a parse error)."""
+    fmt = _format_from(format_name, params)
+    text = sys.stdin.read()
+    v = fmt.parse(text)
+    click.echo(json.dumps({"format": fmt.describe(), "verdict": v.model_dump(), "value": fmt.value(v),
+                           "score": fmt.normalise(v), "rationale": fmt.rationale(v)}, indent=2, ensure_ascii=False))
+
+
+@main.group(name="models")
+def models_group():
+    """The model registry (models/models.toml)."""
+
+
+@models_group.command(name="list")
+@click.option("--json", "as_json", is_flag=True)
+def models_list(as_json):
+    """Known models: name, licence, where the file comes from, chat template."""
+    from .models import registry
+
+    reg = registry()
+    rows = []
+    for name, e in reg.get("models", {}).items():
+        where = f"package {e['package']}" if "package" in e else ("parts of " + e["parts"][0][0].rsplit("_part", 1)[0]) if "parts" in e else f"models/{e['file']}"
+        rows.append({"name": name, "default": name == reg.get("default"), "license": e.get("license"), "from": where,
+                     "chat_template": e.get("chat_template"), "sha256": e.get("sha256"), "description": e.get("description")})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        star = "*" if r["default"] else " "
+        click.echo(f"{star} {r['name']:<16} {r['license']:<20} {r['chat_template']:<5} {r['from']}")
+        click.echo(f"    {r['description']}")
+
+
+@models_group.command(name="verify")
+@click.argument("name")
+def models_verify(name):
+    """Recompute NAME's sha256 and compare it with the registry (exit 3 on mismatch)."""
+    from .models import verify_model
+
+    info, digest = verify_model(name)
+    state = "OK" if info.sha256 else "not in registry (no expected checksum)"
+    click.echo(f"{info.name}: sha256 {digest} {state}\n  {info.path}")
+
+
+def _register() -> None:
+    """Commands that live next to the library code they drive."""
+    import importlib
+
+    for mod, attrs in (("judge_cli", ("judges_group",)), ("run_cli", ("run_cmd",)),
+                       ("report_cli", ("report_cmd", "agree_cmd"))):
+        try:
+            m = importlib.import_module(f"localjudge.{mod}")
+        except ModuleNotFoundError as e:
+            if e.name != f"localjudge.{mod}":
+                raise
+            continue
+        for a in attrs:
+            if hasattr(m, a):
+                main.add_command(getattr(m, a))
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,37 @@
+"""Shared fixtures: a temporary localjudge home for the whole session (never the user's real cache),
+and the real models, loaded once per session."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _localjudge_home(tmp_path_factory):
+    """Every test runs with LOCALJUDGE_HOME in a temp dir (compiled indexes, checksums, models)."""
+    home = tmp_path_factory.mktemp("localjudge_home")
+    old = os.environ.get("LOCALJUDGE_HOME")
+    os.environ["LOCALJUDGE_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("LOCALJUDGE_HOME", None)
+    else:
+        os.environ["LOCALJUDGE_HOME"] = old
+
+
+@pytest.fixture(scope="session")
+def engine(_localjudge_home):
+    """The embedded default model (SmolLM2-135M-Instruct Q4_1), loaded once."""
+    from localjudge.engine import load_engine
+
+    return load_engine()
+
+
+@pytest.fixture(scope="session")
+def gemma(_localjudge_home):
+    """Gemma 3 270M base: the second tokenizer family (262k vocabulary, no chat template)."""
+    from localjudge.engine import load_engine
+
+    return load_engine("gemma3-270m")
