@@ -186,6 +186,46 @@ class OutputFormat(ABC):
     def params(self) -> dict[str, Any]:
         return {"field_tokens": self.field_tokens}
 
+    # -- probability-weighted scores (G-Eval style) and fast verdicts --------------------------
+
+    value_prefix: ClassVar[str | None] = None  # the text that precedes the verdict value in the output
+
+    def value_scores(self) -> dict[str, float] | None:
+        """Each allowed verdict literal → its normalised score (None: this format has no single verdict)."""
+        return None
+
+    def expected_score(self, steps: list[tuple[str, dict[str, float]]]) -> float | None:
+        """Expected normalised score under the model's distribution at the verdict position.
+
+        `steps` are (output text before the step, {token piece: probability among allowed tokens});
+        the verdict step is the first whose preceding text ends with `value_prefix`. A token counts
+        for every value it is consistent with (piece is a prefix of the value or starts with it);
+        a token that spells a whole value counts for the longest value it spells ("10" → 10), one
+        that only begins several values counts for the shortest ("1" → 1, not 10).
+        """
+        values = self.value_scores()
+        if not values or self.value_prefix is None:
+            return None
+        for before, dist in steps:
+            if not before.endswith(self.value_prefix):
+                continue
+            mass: dict[str, float] = {}
+            for piece, p in dist.items():
+                covered = [v for v in values if piece.startswith(v)]  # the piece spells the whole value
+                started = [v for v in values if v.startswith(piece)]  # the piece only begins it
+                if covered or started:
+                    v = max(covered, key=len) if covered else min(started, key=len)
+                    mass[v] = mass.get(v, 0.0) + p
+            total = sum(mass.values())
+            if total <= 0:
+                return None
+            return sum(values[v] * m for v, m in mass.items()) / total
+        return None
+
+    def fast(self) -> OutputFormat | None:
+        """The same contract without free text (verdict only), or None where that makes no sense."""
+        return None
+
     def spec(self) -> dict[str, Any]:
         """Canonical description (for cache keys and reproducibility records)."""
         return {"kind": self.kind, **self.params()}
@@ -245,8 +285,18 @@ class YesNoJSON(OutputFormat):
     """`{"rationale": str, "result": "yes"|"no"}` (MLflow judges)."""
 
     kind = "yes_no_json"
+    value_prefix = '"result": "'
+
+    def __init__(self, field_tokens: int = 80, rationale: bool = True):
+        super().__init__(field_tokens)
+        self.with_rationale = rationale
+
+    def n_free_fields(self) -> int:
+        return 1 if self.with_rationale else 0
 
     def regex(self) -> str:
+        if not self.with_rationale:
+            return r'\{"result": "(yes|no)"\}'
         return r'\{"rationale": "' + JSON_STR + r'", "result": "(yes|no)"\}'
 
     def parse(self, text: str) -> YesNoVerdict:
@@ -262,14 +312,24 @@ class YesNoJSON(OutputFormat):
     def value(self, v: YesNoVerdict) -> str:
         return v.result
 
-    def rationale(self, v: YesNoVerdict) -> str:
-        return v.rationale
+    def rationale(self, v: YesNoVerdict) -> str | None:
+        return v.rationale or None
+
+    def value_scores(self) -> dict[str, float]:
+        return {"yes": 1.0, "no": 0.0}
+
+    def fast(self) -> YesNoJSON:
+        return YesNoJSON(self.field_tokens, rationale=False)
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), **({} if self.with_rationale else {"rationale": False})}
 
 
 class ScoreJSON(OutputFormat):
     """`{"eval_score": number, "explanation": str}` with a configurable range (RAG metrics)."""
 
     kind = "score_json"
+    value_prefix = '"eval_score": '
 
     def __init__(self, min: float = 1, max: float = 5, decimals: int = 0, field_tokens: int = 80):
         super().__init__(field_tokens)
@@ -292,6 +352,11 @@ class ScoreJSON(OutputFormat):
     def rationale(self, v: ScoreVerdict) -> str:
         return v.explanation
 
+    def value_scores(self) -> dict[str, float] | None:
+        if self.range.decimals:
+            return None  # a decimal score spans several tokens: no single verdict position
+        return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
+
     def params(self) -> dict[str, Any]:
         return {"min": self.range.lo, "max": self.range.hi, "decimals": self.range.decimals, **super().params()}
 
@@ -305,6 +370,7 @@ class PairwiseJSON(OutputFormat):
     """
 
     kind = "pairwise_json"
+    value_prefix = '"better_response": '
 
     def regex(self) -> str:
         return r'\{"better_response": (1|2|0), "explanation": "' + JSON_STR + r'"\}'
@@ -329,11 +395,15 @@ class PairwiseJSON(OutputFormat):
     def rationale(self, v: PairwiseVerdict) -> str:
         return v.explanation
 
+    def value_scores(self) -> dict[str, float]:
+        return {"1": 1.0, "2": 0.0, "0": 0.0}
+
 
 class ScoreLines(OutputFormat):
     """Two lines: `score: N` / `justification: ...` (MLflow v1 metrics)."""
 
     kind = "score_lines"
+    value_prefix = "score: "
 
     def __init__(self, min: int = 1, max: int = 5, field_tokens: int = 80):
         super().__init__(field_tokens)
@@ -342,8 +412,8 @@ class ScoreLines(OutputFormat):
     def regex(self) -> str:
         return "score: " + self.range.regex() + r"\njustification: " + FREE_LINE
 
-    _SCORE = re.compile(r"^[\s*#>-]*score\s*[:=]\s*\**\s*(\S+?)\**\s*$", re.I | re.M)
-    _JUST = re.compile(r"^[\s*#>-]*justification\s*[:=]\s*(.*)", re.I | re.M | re.S)
+    _SCORE = re.compile(r"^[\s*#>-]*score\**\s*[:=]\s*\**\s*(\S+?)\**\s*$", re.I | re.M)
+    _JUST = re.compile(r"^[\s*#>-]*justification\**\s*[:=]\**\s*(.*)", re.I | re.M | re.S)
 
     def parse(self, text: str) -> ScoreLinesVerdict:
         m = self._SCORE.search(text)
@@ -364,6 +434,9 @@ class ScoreLines(OutputFormat):
 
     def rationale(self, v: ScoreLinesVerdict) -> str:
         return v.justification
+
+    def value_scores(self) -> dict[str, float]:
+        return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
 
     def params(self) -> dict[str, Any]:
         return {"min": self.range.lo, "max": self.range.hi, **super().params()}
@@ -491,7 +564,8 @@ class Choice(OutputFormat):
             for key in ("result", "choice", "answer", "label"):
                 if key in o:
                     lab = self._match_label(_as_text(o[key], self.kind, key, text), text)
-                    return ChoiceVerdict(label=lab, rationale=_as_text(o.get("rationale"), self.kind, "rationale", text) or None)
+                    why = _as_text(o["rationale"], self.kind, "rationale", text) if "rationale" in o else None
+                    return ChoiceVerdict(label=lab, rationale=why)
         stripped = text.strip()
         if stripped and len(stripped) <= max(len(x) for x in self.labels) + 6:
             return ChoiceVerdict(label=self._match_label(stripped, text))
@@ -514,6 +588,16 @@ class Choice(OutputFormat):
 
     def rationale(self, v: ChoiceVerdict) -> str | None:
         return v.rationale
+
+    @property
+    def value_prefix(self) -> str:  # type: ignore[override]
+        return '"result": "' if self.with_rationale else ""
+
+    def value_scores(self) -> dict[str, float] | None:
+        return dict(self.values) if self.values else None
+
+    def fast(self) -> Choice:
+        return Choice(self.labels, self.values, rationale=False, field_tokens=self.field_tokens)
 
     def params(self) -> dict[str, Any]:
         return {"labels": self.labels, "values": self.values, "rationale": self.with_rationale, **super().params()}

@@ -31,6 +31,8 @@ class DecodeOptions(BaseModel):
     constrained: bool = True
     max_tokens: int | None = None  # None: the format's own budget
     field_tokens: int | None = None  # None: the format's own per-field budget
+    fast: bool = False  # verdict only: the format's fast() variant, no free text (yes/no and choice formats)
+    probs: bool = False  # record the distribution at small choice points (probability-weighted scores)
 
 
 class TokenInfo(BaseModel):
@@ -56,7 +58,9 @@ class Generation(BaseModel):
     compile_ms: float = 0.0
     total_ms: float = 0.0
     model_id: str = ""
-    choice_probs: dict[str, float] | None = None  # distribution over the verdict position, when asked
+    # with DecodeOptions(probs=True): (output text before the step, {token piece: probability among the
+    # allowed tokens}) at every model-chosen step with at most 64 allowed tokens
+    choice_steps: list[tuple[str, dict[str, float]]] | None = None
 
     def logprob_sum(self) -> float:
         return sum(t.logprob for t in self.tokens if t.logprob is not None)

@@ -61,7 +61,8 @@ class LlamaEngine:
     """A loaded GGUF model. Load once per process; call `generate` as often as you like."""
 
     def __init__(self, model: str | os.PathLike | None = None, *, n_ctx: int | None = None, n_threads: int | None = None,
-                 n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, verbose: bool = False):
+                 n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, n_slots: int = 1,
+                 verbose: bool = False):
         import llama_cpp
 
         self._L = llama_cpp
@@ -100,7 +101,10 @@ class LlamaEngine:
         cp.n_ctx = self.n_ctx
         cp.n_batch = self.n_batch
         cp.n_ubatch = self.n_batch
-        cp.n_seq_max = 1
+        self.n_slots = max(1, int(n_slots))
+        cp.n_seq_max = self.n_slots
+        if self.n_slots > 1:
+            cp.kv_unified = True  # one cache shared by the slots, each may use the whole n_ctx
         cp.n_threads = self.n_threads
         cp.n_threads_batch = self.n_threads
         cp.no_perf = True
@@ -111,7 +115,13 @@ class LlamaEngine:
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
-        self._kv: list[int] = []  # tokens whose KV entries are in sequence 0, in order
+        # prefix slots: one llama.cpp sequence each, holding the tokens of a recent prompt (+ output);
+        # a new prompt goes to the slot sharing its longest prefix (so interleaved judges keep theirs)
+        self._slots: list[list[int]] = [[] for _ in range(self.n_slots)]
+        self._used: list[int] = [0] * self.n_slots  # last use, for LRU eviction
+        self._seq = 0  # the slot the current call decodes in
+        self._clock = 0
+        self._kv: list[int] = self._slots[0]
         self.vocab = self._read_vocab()
         self.model_id = self.info.name
         self._sha256: str | None = None
@@ -232,7 +242,7 @@ class LlamaEngine:
                 b.token[i] = t
                 b.pos[i] = pos0 + i
                 b.n_seq_id[i] = 1
-                b.seq_id[i][0] = 0
+                b.seq_id[i][0] = self._seq
                 b.logits[i] = bool(want_logits and last and i == len(chunk) - 1)
             rc = L.llama_decode(self._ctx, b)
             if rc != 0:
@@ -243,25 +253,40 @@ class LlamaEngine:
         ptr = self._L.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
 
-    def _prefill(self, prompt: list[int]) -> int:
-        """Make sequence 0 hold `prompt`, reusing the longest common prefix; returns tokens reused."""
-        common = 0
-        kv = self._kv
-        n = min(len(kv), len(prompt))
-        while common < n and kv[common] == prompt[common]:
-            common += 1
-        if common == len(prompt):
-            common -= 1  # the last prompt token must be evaluated again to get its logits
-        if common < len(kv):
-            self._L.llama_memory_seq_rm(self._mem, 0, common, -1)
+    @staticmethod
+    def _lcp(a: list[int], b: list[int]) -> int:
+        n, i = min(len(a), len(b)), 0
+        while i < n and a[i] == b[i]:
+            i += 1
+        return i
+
+    def _prefill(self, prompt: list[int], budget: int = 0) -> int:
+        """Put `prompt` in the slot sharing its longest prefix (evaluating only the rest); returns tokens reused."""
+        self._clock += 1
+        lcps = [self._lcp(kv, prompt) for kv in self._slots]
+        seq = max(range(self.n_slots), key=lambda i: (lcps[i], -self._used[i]))  # ties: least recently used
+        self._seq, self._kv = seq, self._slots[seq]
+        self._used[seq] = self._clock
+        common = min(lcps[seq], len(prompt) - 1)  # the last prompt token is evaluated again for its logits
+        if common < len(self._kv):
+            self._L.llama_memory_seq_rm(self._mem, seq, common, -1)
             del self._kv[common:]
+        # the slots share n_ctx cells: evict least recently used slots until this call fits
+        need = len(prompt) - common + budget
+        for other in sorted(range(self.n_slots), key=lambda i: self._used[i]):
+            if sum(len(k) for k in self._slots) + need <= self.n_ctx:
+                break
+            if other != seq and self._slots[other]:
+                self._L.llama_memory_seq_rm(self._mem, other, 0, -1)
+                self._slots[other].clear()
         self._decode(prompt[common:])
         return common
 
     def reset(self) -> None:
         """Forget the KV cache (the next call evaluates its whole prompt)."""
         self._L.llama_memory_clear(self._mem, True)
-        self._kv.clear()
+        for kv in self._slots:
+            kv.clear()
 
     # ------------------------------------------------------------------ constraint
 
@@ -305,22 +330,24 @@ class LlamaEngine:
         fsm = self.compile(fmt) if opts.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
         tp = time.perf_counter()
-        reused = self._prefill(prompt)
+        reused = self._prefill(prompt, budget)
         prompt_ms = (time.perf_counter() - tp) * 1000
         td = time.perf_counter()
-        out, stop, cut, n_forced = self._loop(fsm, budget, field_budget, opts)
+        steps: list[tuple[str, dict[str, float]]] | None = [] if opts.probs else None
+        out, stop, cut, n_forced = self._loop(fsm, budget, field_budget, opts, steps)
         decode_ms = (time.perf_counter() - td) * 1000
         text = b"".join(self.vocab.pieces[t.id] for t in out).decode("utf-8", "replace")
         return Generation(text=text, tokens=out, n_prompt_tokens=len(prompt), n_cached_prompt_tokens=reused,
                           n_output_tokens=len(out), n_forced_tokens=n_forced, stop_reason=stop, fields_cut=cut,
                           prompt_ms=prompt_ms, decode_ms=decode_ms, compile_ms=compile_ms,
-                          total_ms=(time.perf_counter() - t0) * 1000, model_id=self.model_id)
+                          total_ms=(time.perf_counter() - t0) * 1000, model_id=self.model_id, choice_steps=steps)
 
     def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
                       options: DecodeOptions | None = None) -> list[Generation]:
         return [self.generate(m, f, options) for m, f in requests]
 
-    def _loop(self, fsm: TokenFSM | None, budget: int, field_budget: int, opts: DecodeOptions):
+    def _loop(self, fsm: TokenFSM | None, budget: int, field_budget: int, opts: DecodeOptions,
+              steps: list[tuple[str, dict[str, float]]] | None = None):
         pieces = self.vocab.pieces
         eos_ids = self.vocab.eos_ids
         rng = np.random.default_rng(opts.seed) if opts.temperature > 0 else None
@@ -362,6 +389,8 @@ class LlamaEngine:
                     return out, "max_tokens", cut, n_forced
                 ids, nxt, allow_eos = all_ids, None, True
             logits = self._logits()
+            if steps is not None and fsm is not None and 2 <= len(ids) + allow_eos <= 64:
+                steps.append(self._step_dist(out, logits, ids, eos_ids[0] if allow_eos else None))
             tok, pos = self._choose(logits, ids, eos_ids[0] if allow_eos else None, opts, rng)
             if tok is None:
                 return out, "eos" if fsm is None or fsm.final[state] else "budget", cut, n_forced
@@ -378,6 +407,19 @@ class LlamaEngine:
                 out.pop()
                 return out, "eos", cut, n_forced
             self._decode([int(tok)])
+
+    def _step_dist(self, out: list[TokenInfo], logits: np.ndarray, ids: np.ndarray, eos: int | None):
+        """(text so far, {piece: probability among the allowed tokens}) at one choice point."""
+        cand = np.append(ids, eos) if eos is not None else ids
+        z = logits[cand].astype(np.float64)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        before = b"".join(self.vocab.pieces[t.id] for t in out).decode("utf-8", "replace")
+        dist: dict[str, float] = {}
+        for t, q in zip(cand.tolist(), p.tolist()):
+            key = "<eos>" if t == eos else self.vocab.pieces[t].decode("utf-8", "replace")
+            dist[key] = dist.get(key, 0.0) + q
+        return before, dist
 
     @staticmethod
     def _choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng):

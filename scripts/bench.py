@@ -1,0 +1,263 @@
+"""Benchmarks, side by side in one run on the default model (a dev tool; never imported by the package).
+
+    python scripts/bench.py tokens   [--n 6]     ms per generated token: raw / GBNF / outlines / localjudge,
+                                                 and cold CLI start to first verdict
+    python scripts/bench.py workload [--rows 20] rows/min on the committed RAG workload (scripts/data/coqa_rag_60.jsonl,
+                                                 3 judges): raw bound / GBNF / outlines / localjudge
+    python scripts/bench.py all
+
+Each contender runs in its own subprocess (so peak RSS is its own). Ratios, not absolute times, are
+the result: this machine is shared and noisy. Needs `numba` for outlines' stock path to be constrained
+(`pip install numba`); without it outlines silently decodes unconstrained, which the valid % shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "scripts" / "data" / "coqa_rag_60.jsonl"
+JUDGES = {  # judge -> variables taken from a workload row
+    "groundedness": lambda r: {"input": r["input"], "output": r["output"], "retrieval_context": r["context"]},
+    "correctness": lambda r: {"input": r["input"], "output": r["output"], "ground_truth": r["expected"]},
+    "relevance_to_query": lambda r: {"input": r["input"], "output": r["output"]},
+}
+SCHEMA = {"type": "object", "properties": {"rationale": {"type": "string"}, "result": {"type": "string", "enum": ["yes", "no"]}},
+          "required": ["rationale", "result"]}
+MAX_TOKENS = 256  # what a careful user gives an unconstrained-length rationale
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def workload(rows: int) -> list[tuple[str, dict]]:
+    lines = [json.loads(x) for x in DATA.read_text().splitlines() if x.strip()][:rows]
+    return [(j, f(r)) for r in lines for j, f in JUDGES.items()]
+
+
+def prompts(rows: int):
+    """(judge, rendered chat prompt text, messages) for each judgement, rendered by localjudge's catalog."""
+    from localjudge.engine import load_engine
+    from localjudge.judges import get_judge
+
+    eng = load_engine()
+    out = []
+    for name, vars_ in workload(rows):
+        msgs = get_judge(name).render(**vars_)
+        out.append((name, eng.render_prompt(msgs), msgs))
+    return eng, out
+
+
+def _llama():
+    from llama_cpp import Llama
+
+    from localjudge.engine.llama import default_threads
+    from localjudge.models import resolve_model
+
+    return Llama(resolve_model(None).path, n_ctx=4096, n_threads=default_threads(), n_threads_batch=default_threads(),
+                 verbose=False)
+
+
+def _valid(text: str) -> bool:
+    from localjudge.errors import ParseError
+    from localjudge.formats import YesNoJSON
+
+    try:
+        YesNoJSON().parse(text)
+        return True
+    except ParseError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------- contenders
+
+def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
+    t_start = time.perf_counter()
+    if mode == "speeds":  # raw prompt-processing and generation speed of llama.cpp on this machine
+        eng, items = prompts(max(2, rows // 3))
+        from localjudge.engine import DecodeOptions
+        from localjudge.formats import YesNoJSON
+
+        pp_tok = pp_ms = gen_tok = gen_ms = 0.0
+        for _, _, msgs in items[:6]:
+            eng.reset()
+            g = eng.generate(msgs, YesNoJSON(), DecodeOptions(constrained=False, max_tokens=64))
+            pp_tok += g.n_prompt_tokens
+            pp_ms += g.prompt_ms
+            gen_tok += g.n_output_tokens
+            gen_ms += g.decode_ms
+        return {"pp_tok_s": pp_tok / pp_ms * 1000, "gen_ms_per_tok": gen_ms / max(gen_tok, 1), "rss_mb": peak_rss_mb()}
+    if mode in ("localjudge", "localjudge_tokens"):
+        from localjudge.engine import load_engine
+        from localjudge.judges import get_judge
+
+        eng = load_engine()
+        res = []
+        t0 = time.perf_counter()
+        items = workload(rows) if mode == "localjudge" else workload(n_tokens_prompts)
+        for name, vars_ in items:
+            r = get_judge(name).evaluate(eng, **vars_)
+            res.append({"valid": r.scored, "out": r.usage.output_tokens, "prompt": r.usage.prompt_tokens,
+                        "cached": r.usage.cached_prompt_tokens, "decode_ms": r.timings.decode_ms})
+        wall = time.perf_counter() - t0
+        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
+                "prompt_tokens": sum(x["prompt"] for x in res), "cached_tokens": sum(x["cached"] for x in res),
+                "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+    if mode in ("gbnf", "gbnf_tokens", "raw_tokens"):
+        from llama_cpp import LlamaGrammar
+
+        eng, items = prompts(rows if mode == "gbnf" else n_tokens_prompts)
+        llm = _llama()
+        grammar = None if mode == "raw_tokens" else LlamaGrammar.from_json_schema(json.dumps(SCHEMA), verbose=False)
+        res = []
+        t0 = time.perf_counter()
+        for _, text, _ in (items if mode == "gbnf" else items[:n_tokens_prompts]):
+            t1 = time.perf_counter()
+            if mode != "gbnf":  # per-token figures: measure the prompt alone first, on a cold cache
+                llm.reset()
+                llm.create_completion(text, max_tokens=1, temperature=0)
+                t_prompt = time.perf_counter() - t1
+                llm.reset()
+                t1 = time.perf_counter()
+            out = llm.create_completion(text, max_tokens=MAX_TOKENS if mode == "gbnf" else 64, temperature=0,
+                                        grammar=grammar)
+            dt = time.perf_counter() - t1
+            n_out = out["usage"]["completion_tokens"]
+            res.append({"valid": _valid(out["choices"][0]["text"]), "out": n_out, "prompt": out["usage"]["prompt_tokens"],
+                        "decode_ms": (dt - (t_prompt if mode != "gbnf" else 0)) * 1000})
+        wall = time.perf_counter() - t0
+        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
+                "prompt_tokens": sum(x["prompt"] for x in res), "decode_ms": sum(x["decode_ms"] for x in res),
+                "rss_mb": peak_rss_mb()}
+    if mode in ("outlines", "outlines_tokens"):
+        import outlines
+        from outlines.types import JsonSchema
+
+        eng, items = prompts(rows if mode == "outlines" else n_tokens_prompts)
+        llm = _llama()
+        model = outlines.from_llamacpp(llm, chat_mode=False)
+        out_type = JsonSchema(json.dumps(SCHEMA))
+        res = []
+        t0 = time.perf_counter()
+        for _, text, _ in items:
+            t1 = time.perf_counter()
+            if mode != "outlines":
+                llm.reset()
+                llm.create_completion(text, max_tokens=1, temperature=0)
+                t_prompt = time.perf_counter() - t1
+                t1 = time.perf_counter()
+            txt = model(text, out_type, max_tokens=MAX_TOKENS if mode == "outlines" else 64, temperature=0.0)
+            dt = time.perf_counter() - t1
+            n_out = len(llm.tokenize(txt.encode(), add_bos=False, special=False))
+            res.append({"valid": _valid(txt), "out": n_out, "decode_ms": (dt - (t_prompt if mode != "outlines" else 0)) * 1000,
+                        "prompt": len(llm.tokenize(text.encode(), special=True))})
+        wall = time.perf_counter() - t0
+        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
+                "prompt_tokens": sum(x["prompt"] for x in res), "decode_ms": sum(x["decode_ms"] for x in res),
+                "rss_mb": peak_rss_mb()}
+    raise SystemExit(f"unknown mode {mode}")
+
+
+def sub(mode: str, rows: int, n: int) -> dict:
+    r = subprocess.run([sys.executable, __file__, "_run", mode, "--rows", str(rows), "--n", str(n)],
+                       capture_output=True, text=True, timeout=7200)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def cold_cli(home: str) -> float:
+    env = {**os.environ, "LOCALJUDGE_HOME": home}
+    t = time.perf_counter()
+    r = subprocess.run([str(Path(sys.executable).parent / "localjudge"), "judge", "correctness", "--field", "input=What is 2+2?",
+                        "--field", "output=4", "--field", "ground_truth=4"], capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"CLI failed: {r.stderr}")
+    return dt
+
+
+def section_tokens(n: int) -> None:
+    import tempfile
+
+    print(f"## ms per generated token (default model, {n} RAG-sized judge prompts, cold KV cache each)\n")
+    print("| path | ms/token | ratio to raw | valid JSON verdicts |")
+    print("|---|---|---|---|")
+    rows = {}
+    for mode, label in (("raw_tokens", "llama.cpp raw (no constraint)"), ("gbnf_tokens", "llama-cpp-python GBNF JSON schema"),
+                        ("outlines_tokens", "outlines from_llamacpp (stock)"), ("localjudge_tokens", "localjudge engine")):
+        rows[mode] = (label, sub(mode, 0, n))
+    raw = rows["raw_tokens"][1]
+    raw_ms = raw["decode_ms"] / max(raw["out_tokens"], 1)
+    for mode, (label, r) in rows.items():
+        if "error" in r:
+            print(f"| {label} | error: {r['error']} | | |")
+            continue
+        ms = r["decode_ms"] / max(r["out_tokens"], 1)
+        print(f"| {label} | {ms:.2f} | {ms / raw_ms:.2f} | {r['valid']}/{r['n']} |")
+    with tempfile.TemporaryDirectory() as cold, tempfile.TemporaryDirectory() as warm:
+        cold_cli(warm)
+        print(f"\ncold CLI start to first verdict: {cold_cli(cold):.2f} s with an empty cache (index compiled), "
+              f"{cold_cli(warm):.2f} s with the compiled index cached on disk\n")
+
+
+def section_workload(rows: int) -> None:
+    n = rows * len(JUDGES)
+    print(f"## Workload: {rows} CoQA RAG rows x {len(JUDGES)} judges = {n} judgements (default model)\n")
+    res = {m: sub(m, rows, 0) for m in ("speeds", "gbnf", "outlines", "localjudge")}
+    sp, lj = res["speeds"], res["localjudge"]
+    if "error" in sp or "error" in lj:
+        print("error:", sp.get("error") or lj.get("error"))
+        return
+    bound_s = lj["prompt_tokens"] / sp["pp_tok_s"] + lj["out_tokens"] * sp["gen_ms_per_tok"] / 1000
+    bound_rpm = n / bound_s * 60
+    print(f"measured: prompt processing {sp['pp_tok_s']:.0f} tok/s, generation {sp['gen_ms_per_tok']:.1f} ms/token\n")
+    print("| mode | rows/min | ratio to raw bound | valid typed verdicts | mean output tokens | peak RSS MB |")
+    print("|---|---|---|---|---|---|")
+    print(f"| 1. raw llama.cpp bound (no reuse, localjudge's token counts) | {bound_rpm:.1f} | 1.00 | - | "
+          f"{lj['out_tokens'] / n:.1f} | - |")
+    for m, label in (("gbnf", "2. llama-cpp-python + GBNF, one call per row"), ("outlines", "3. outlines from_llamacpp, one call per row"),
+                     ("localjudge", "4. localjudge default")):
+        r = res[m]
+        if "error" in r:
+            print(f"| {label} | error: {r['error']} | | | | |")
+            continue
+        rpm = r["n"] / r["wall_s"] * 60
+        print(f"| {label} | {rpm:.1f} | {rpm / bound_rpm:.2f} | {100 * r['valid'] / r['n']:.0f}% | "
+              f"{r['out_tokens'] / r['n']:.1f} | {r['rss_mb']:.0f} |")
+    print("| 5. localjudge fast verdict mode | not built yet | | | | |")
+    if "error" not in res["gbnf"] and "error" not in res["outlines"]:
+        g = res["gbnf"]["n"] / res["gbnf"]["wall_s"]
+        o = res["outlines"]["n"] / res["outlines"]["wall_s"]
+        j = lj["n"] / lj["wall_s"]
+        print(f"\nlocaljudge / GBNF = {j / g:.2f}x, localjudge / outlines = {j / o:.2f}x; "
+              f"prompt tokens reused from the KV cache: {lj['cached_tokens']}/{lj['prompt_tokens']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("section", choices=["tokens", "workload", "all", "_run"])
+    ap.add_argument("mode", nargs="?")
+    ap.add_argument("--rows", type=int, default=20)
+    ap.add_argument("--n", type=int, default=6)
+    a = ap.parse_args()
+    if a.section == "_run":
+        print(json.dumps(run_mode(a.mode, a.rows, a.n)))
+        return
+    print(f"# localjudge benchmark ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)\n")
+    if a.section in ("tokens", "all"):
+        section_tokens(a.n)
+    if a.section in ("workload", "all"):
+        section_workload(a.rows)
+
+
+if __name__ == "__main__":
+    main()

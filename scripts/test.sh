@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install localjudge with its test extras into .venv and run the whole test suite.
+# Fresh machine: builds llama-cpp-python from source (about 6 minutes on 2 cores; pip caches the wheel).
+# The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
+# otherwise install it yourself (apt-get install chromium) or that one test is skipped with a reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the report browser test will be skipped" >&2
+fi
+exec .venv/bin/python -m pytest "$@"
