@@ -261,10 +261,10 @@ class NumberRange:
         if lo != int(lo) or hi != int(hi):
             raise InputError(f"decimal ranges need integer bounds, got {lo}..{hi}")
         parts = []
-        frac = r"(\.[0-9]{1,%d})?" % d
+        frac = r"(\.[0-9]{1," + str(d) + "})?"
         for v in range(int(lo), int(hi)):
             parts.append(f"{v}{frac}" if v >= 0 else f"{v}")
-        parts.append(f"{int(hi)}" + r"(\.0{1,%d})?" % d)
+        parts.append(f"{int(hi)}" + r"(\.0{1," + str(d) + "})?")
         return "(" + "|".join(reversed(parts)) + ")"
 
     def check(self, x: float, fmt: str, text: str) -> float:
@@ -331,11 +331,17 @@ class ScoreJSON(OutputFormat):
     kind = "score_json"
     value_prefix = '"eval_score": '
 
-    def __init__(self, min: float = 1, max: float = 5, decimals: int = 0, field_tokens: int = 80):
+    def __init__(self, min: float = 1, max: float = 5, decimals: int = 0, field_tokens: int = 80, explanation: bool = True):
         super().__init__(field_tokens)
         self.range = NumberRange(min, max, decimals)
+        self.with_explanation = explanation
+
+    def n_free_fields(self) -> int:
+        return 1 if self.with_explanation else 0
 
     def regex(self) -> str:
+        if not self.with_explanation:
+            return r'\{"eval_score": ' + self.range.regex() + r'\}'
         return r'\{"eval_score": ' + self.range.regex() + r', "explanation": "' + JSON_STR + r'"\}'
 
     def parse(self, text: str) -> ScoreVerdict:
@@ -357,8 +363,12 @@ class ScoreJSON(OutputFormat):
             return None  # a decimal score spans several tokens: no single verdict position
         return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
 
+    def fast(self) -> ScoreJSON:
+        return ScoreJSON(self.range.lo, self.range.hi, self.range.decimals, self.field_tokens, explanation=False)
+
     def params(self) -> dict[str, Any]:
-        return {"min": self.range.lo, "max": self.range.hi, "decimals": self.range.decimals, **super().params()}
+        extra = {} if self.with_explanation else {"explanation": False}
+        return {"min": self.range.lo, "max": self.range.hi, "decimals": self.range.decimals, **super().params(), **extra}
 
 
 class PairwiseJSON(OutputFormat):
@@ -405,11 +415,17 @@ class ScoreLines(OutputFormat):
     kind = "score_lines"
     value_prefix = "score: "
 
-    def __init__(self, min: int = 1, max: int = 5, field_tokens: int = 80):
+    def __init__(self, min: int = 1, max: int = 5, field_tokens: int = 80, justification: bool = True):
         super().__init__(field_tokens)
         self.range = NumberRange(min, max, 0)
+        self.with_justification = justification
+
+    def n_free_fields(self) -> int:
+        return 1 if self.with_justification else 0
 
     def regex(self) -> str:
+        if not self.with_justification:
+            return "score: " + self.range.regex()
         return "score: " + self.range.regex() + r"\njustification: " + FREE_LINE
 
     _SCORE = re.compile(r"^[\s*#>-]*score\**\s*[:=]\s*\**\s*(\S+?)\**\s*$", re.I | re.M)
@@ -438,8 +454,12 @@ class ScoreLines(OutputFormat):
     def value_scores(self) -> dict[str, float]:
         return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
 
+    def fast(self) -> ScoreLines:
+        return ScoreLines(int(self.range.lo), int(self.range.hi), self.field_tokens, justification=False)
+
     def params(self) -> dict[str, Any]:
-        return {"min": self.range.lo, "max": self.range.hi, **super().params()}
+        extra = {} if self.with_justification else {"justification": False}
+        return {"min": self.range.lo, "max": self.range.hi, **super().params(), **extra}
 
 
 class FourLine(OutputFormat):
@@ -619,7 +639,7 @@ class Statements(OutputFormat):
 
     def regex(self) -> str:
         item = '"' + JSON_STR + '"'
-        return r'\{"statements": \[(' + item + "(, " + item + "){0,%d})?" % (self.max_items - 1) + r"\]\}"
+        return r'\{"statements": \[(' + item + "(, " + item + "){0," + str(self.max_items - 1) + "})?" + r"\]\}"
 
     def parse(self, text: str) -> StatementsVerdict:
         o = _first_with(text, self.kind, ("statements",))

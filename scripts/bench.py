@@ -80,7 +80,6 @@ def _valid(text: str) -> bool:
 # ---------------------------------------------------------------------------------------------- contenders
 
 def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
-    t_start = time.perf_counter()
     if mode == "speeds":  # raw prompt-processing and generation speed of llama.cpp on this machine
         eng, items = prompts(max(2, rows // 3))
         from localjudge.engine import DecodeOptions
@@ -197,7 +196,7 @@ def section_tokens(n: int) -> None:
         rows[mode] = (label, sub(mode, 0, n))
     raw = rows["raw_tokens"][1]
     raw_ms = raw["decode_ms"] / max(raw["out_tokens"], 1)
-    for mode, (label, r) in rows.items():
+    for label, r in rows.values():
         if "error" in r:
             print(f"| {label} | error: {r['error']} | | |")
             continue

@@ -23,7 +23,7 @@ from ..errors import ChatTemplateError, GPUUnavailableError, NotGGUFError, Promp
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, resolve_model, sha256_of
 from .base import DecodeOptions, Generation, Message, TokenInfo
-from .constraint import INF, TokenFSM, TokenVocab, compile_regex
+from .constraint import TokenFSM, TokenVocab, compile_regex
 
 log = logging.getLogger("localjudge")
 
@@ -416,7 +416,7 @@ class LlamaEngine:
         p /= p.sum()
         before = b"".join(self.vocab.pieces[t.id] for t in out).decode("utf-8", "replace")
         dist: dict[str, float] = {}
-        for t, q in zip(cand.tolist(), p.tolist()):
+        for t, q in zip(cand.tolist(), p.tolist(), strict=True):
             key = "<eos>" if t == eos else self.vocab.pieces[t].decode("utf-8", "replace")
             dist[key] = dist.get(key, 0.0) + q
         return before, dist

@@ -1,0 +1,285 @@
+"""Compile a `JudgeSpec` into a call plan: messages to render, variables, and output formats.
+
+Plain kinds (single, per_item, four_line, two_stage) use their messages as written. Three kinds are
+built from MLflow's own texts (templates/mlflow.toml, verbatim, see NOTICE):
+
+  * v1_metric – MLflow's `make_genai_metric`: the v1 grading template (with or without the input),
+    the metric name, definition, rubric and few-shot examples filled in once (MLflow's
+    `partial_fill`), leaving `{input}`, `{output}` and `{grading_context_columns}` for each row.
+    Examples print as MLflow's `EvaluationExample.__str__`; grading context columns as MLflow's
+    `_format_args_string` ("Additional information used by the model:\\nkey: ..\\nvalue:\\n..").
+  * instructions – MLflow's field-based `InstructionsJudge`: system message = JUDGE_BASE_PROMPT +
+    "\\n\\nYour task: <instructions>." + MLflow's `add_output_format_instructions` (rationale listed
+    first, as with `generate_rationale_first=True`, because the constraint writes the rationale
+    first); the instructions keep their `{{ inputs }}` text. User message = one line per variable
+    used, in order of appearance, `"<name>: <json.dumps(value, indent=2)>"`.
+  * custom_prompt – MLflow's `custom_prompt_judge`: `[[label]]` choices found with MLflow's pattern,
+    brackets removed, the rendered prompt stripped, then MLflow's JSON answer suffix appended.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from ..errors import InputError
+from ..formats import OutputFormat, make_format
+from .render import Style, TemplateError, placeholders, render, tags_in
+from .result_format import ResultJSON
+from .spec import JudgeSpec, MessageTemplate, Variable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CHOICE_PATTERN = re.compile(r"\[\[([\w ]+)\]\]")  # MLflow's custom_prompt_judge _CHOICE_PATTERN
+INSTRUCTION_VARIABLES = ("inputs", "outputs", "expectations")
+EXTRA_FORMATS: dict[str, type[OutputFormat]] = {ResultJSON.kind: ResultJSON}
+
+
+@functools.cache
+def mlflow_texts() -> dict[str, Any]:
+    """The fixed MLflow texts (templates/mlflow.toml)."""
+    return tomllib.loads(resources.files("localjudge.judges").joinpath("templates/mlflow.toml").read_text("utf-8"))
+
+
+def build_format(output: dict[str, Any]) -> OutputFormat:
+    """An output format from a spec's `output` table: {kind = ..., parameters...}."""
+    params = dict(output)
+    kind = params.pop("kind", None)
+    if not kind:
+        raise InputError("output table needs 'kind' (e.g. yes_no_json, score_json, score_lines, choice)")
+    if kind in EXTRA_FORMATS:
+        try:
+            return EXTRA_FORMATS[kind](**params)
+        except TypeError as e:
+            raise InputError(f"bad parameters for format {kind!r}: {e}") from None
+    return make_format(kind, **params)
+
+
+@dataclass
+class Msg:
+    """A message to render: `literal` messages are inserted as they are (no placeholders)."""
+
+    role: str
+    template: str
+    literal: bool = False
+    strip: bool = False  # strip the rendered text (MLflow's custom prompt judge)
+    append: str = ""  # literal text appended after rendering
+
+
+@dataclass
+class Plan:
+    """What a judge does per row: the stages' messages and formats, and how to render them."""
+
+    style: Style
+    variables: list[Variable]
+    stages: list[list[Msg]]
+    formats: list[OutputFormat | None]  # None: built per call (two_stage verdicts)
+    derived: set[str] = field(default_factory=set)  # placeholders computed by the judge, not given
+    tags: set[str] = field(default_factory=set)  # the prompt's own XML-style tags (for neutralise)
+    labels: list[str] = field(default_factory=list)  # custom prompt choices
+    numeric_values: dict[str, float] | None = None
+
+
+def _msgs(templates: list[MessageTemplate]) -> list[Msg]:
+    return [Msg(m.role, m.template) for m in templates]
+
+
+class SpecKeyError(InputError):
+    """A spec problem found while compiling, with the key it is about."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"key '{key}': {message}")
+        self.key = key
+
+
+def _at(key: str, fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except SpecKeyError:
+        raise
+    except (InputError, TemplateError) as e:
+        raise SpecKeyError(key, str(e)) from None
+
+
+def compile_spec(spec: JudgeSpec) -> Plan:
+    """Build the plan and check it: every placeholder is declared, every format can be constrained.
+
+    Problems raise `SpecKeyError` naming the spec key they come from.
+    """
+    k = spec.kind
+    if k == "v1_metric":
+        plan = _at("metric", _v1, spec)
+    elif k == "instructions":
+        plan = _at("instructions", _instructions, spec)
+    elif k == "custom_prompt":
+        plan = _at("prompt_template", _custom, spec)
+    elif k == "two_stage":
+        f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], [f1, None],
+                    derived={"statements", *spec.expressions.values()})
+        out2 = dict(spec.stages[1].output or {})
+        out2.pop("kind", None)
+        if set(out2) - {"field_tokens"}:
+            raise SpecKeyError("stages.1.output", "takes only field_tokens; n and unsure_value are set per call")
+        _at("stages.1.output", lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value,
+                                                     **out2}).regex())
+    else:
+        assert spec.output is not None
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])
+    for i, f in enumerate(plan.formats):
+        if f is not None:  # a format that cannot be written as a constraint fails here, at load time
+            _at("output" if len(plan.formats) == 1 else f"stages.{i}.output", f.regex)
+    declared = {v.name for v in plan.variables} | plan.derived
+    for si, stage in enumerate(plan.stages):
+        for mi, m in enumerate(stage):
+            if m.literal:
+                continue
+            key = f"stages.{si}.messages.{mi}.template" if k == "two_stage" else f"messages.{mi}.template"
+            for name in _at(key, placeholders, m.template, plan.style, spec.expressions):
+                if name not in declared:
+                    raise SpecKeyError(key, f"placeholder {name!r} is not a declared variable; add it to [[variables]]")
+    plan.tags |= tags_in(m.template for stage in plan.stages for m in stage)
+    plan.tags |= {v.item_tag for v in plan.variables if v.item_tag}
+    return plan
+
+
+# ------------------------------------------------------------------------------------- v1 metrics
+
+
+def example_text(ex: dict[str, Any], include_input: bool) -> str:
+    """MLflow's EvaluationExample.__str__ (a part is left out when its value is None)."""
+    t = mlflow_texts()["v1"]
+    ctx = ex.get("grading_context")
+    if isinstance(ctx, dict):
+        ctx = t["context_separator"].join(render(t["context_item"], "format", {"key": k, "value": str(v)})
+                                          for k, v in ctx.items())
+    vals = {"input": ex.get("input") if include_input else None, "output": ex["output"], "grading_context": ctx,
+            "score": str(ex["score"]), "justification": ex["justification"]}
+    out = []
+    for part, needs in (("example_input", "input"), ("example_output", "output"),
+                        ("example_context", "grading_context"), ("example_score", "score")):
+        if vals[needs] is None:
+            continue
+        out.append(render(t[part], "format", {k: str(v) for k, v in vals.items() if v is not None}))
+    return "".join(out)
+
+
+def grading_context_text(columns: list[str], values: dict[str, Any]) -> str:
+    """MLflow's _format_args_string: the grading context columns of one row."""
+    t = mlflow_texts()["v1"]
+    if not columns:
+        return ""
+    items = [render(t["context_item"], "format", {"key": c, "value": str(values[c])}) for c in columns]
+    return t["context_header"] + t["context_separator"].join(items)
+
+
+def _v1(spec: JudgeSpec) -> Plan:
+    m = spec.metric
+    assert m is not None
+    t = mlflow_texts()["v1"]
+    for i, ex in enumerate(m.examples):
+        ctx = ex.grading_context
+        keys = [] if ctx is None else list(ctx) if isinstance(ctx, dict) else m.grading_context_columns[:1]
+        if (ctx is not None or m.grading_context_columns) and sorted(keys) != sorted(m.grading_context_columns):
+            raise SpecKeyError(f"metric.examples.{i}.grading_context", f"has {keys}; it must give exactly "
+                               f"grading_context_columns {m.grading_context_columns}")
+        if m.include_input and ex.input is None:
+            raise SpecKeyError(f"metric.examples.{i}.input", "missing (include_input is true)")
+    exs = []
+    for ex in m.examples:
+        d = ex.model_dump()
+        if isinstance(ex.grading_context, str):  # MLflow: a string context belongs to the first column
+            d["grading_context"] = {m.grading_context_columns[0]: ex.grading_context}
+        exs.append(example_text(d, m.include_input))
+    examples = "" if not exs else t["examples_header"] + t["examples_separator"].join(exs)
+    template = render(t["with_input"] if m.include_input else t["without_input"], "format",
+                      {"name": m.name or spec.name, "definition": m.definition, "grading_prompt": m.grading_prompt,
+                       "examples": examples}, partial=True)
+    variables = list(spec.variables) or _v1_variables(spec)
+    return Plan("format", variables, [[Msg("user", template)]], [make_format("score_lines", min=m.min, max=m.max)],
+                derived={"grading_context_columns"})
+
+
+def _v1_variables(spec: JudgeSpec) -> list[Variable]:
+    m = spec.metric
+    assert m is not None
+    out = [Variable(name="input", description="the input sent to the model", aliases=["question"])] if m.include_input else []
+    out.append(Variable(name="output", description="the model's output", aliases=["answer"]))
+    out += [Variable(name=c, description="grading context column") for c in m.grading_context_columns]
+    return out
+
+
+# ------------------------------------------------------------------------------- instructions judge
+
+
+def instruction_format(spec: JudgeSpec) -> OutputFormat:
+    r = spec.result
+    if r is None or r.type == "yes_no":
+        return make_format("yes_no_json")
+    if r.type == "labels":
+        return make_format("choice", labels=r.labels, values=r.label_values, rationale=True)
+    return ResultJSON(type=r.type, min=r.min, max=r.max, decimals=r.decimals)
+
+
+def _instructions(spec: JudgeSpec) -> Plan:
+    text = spec.instructions or ""
+    t = mlflow_texts()["instructions"]
+    used = placeholders(text, "mustache")
+    bad = [u for u in used if u not in INSTRUCTION_VARIABLES]
+    if bad:
+        raise InputError(f"instructions use unsupported variables {bad}; only {{{{ inputs }}}}, {{{{ outputs }}}}, "
+                         "{{ expectations }} are allowed")
+    if not used:
+        raise InputError("instructions must contain at least one variable: {{ inputs }}, {{ outputs }} or {{ expectations }}")
+    fmt = _at("result", instruction_format, spec)
+    fields = [("rationale", t["rationale_description"]), ("result", t["result_description"])]
+    json_format = "{\n" + ",\n".join(render(t["field_line"], "format", {"name": n, "description": d})
+                                     for n, d in fields) + "\n}"
+    system = render(t["system"], "mustache", {"instructions": text})
+    system += render(t["output_format"], "format", {"json_format": json_format})
+    variables = [Variable(name=u, description=f"the {u} to evaluate", list_format="json", dict_format="json",
+                          allow_empty=True) for u in used]
+    return Plan("mustache", variables, [[Msg("system", system, literal=True), Msg("user", "{{__fields__}}")]],
+                [fmt], derived={"__fields__"})
+
+
+def instruction_fields_text(names: list[str], values: dict[str, str]) -> str:
+    t = mlflow_texts()["instructions"]
+    parts = [render(t["field_value"], "format", {"name": n, "value": values[n]}) for n in names if n in values]
+    return "\n".join(parts) if parts else t["empty_user_message"]
+
+
+# ------------------------------------------------------------------------------ custom prompt judge
+
+
+def _custom(spec: JudgeSpec) -> Plan:
+    tpl = spec.prompt_template or ""
+    labels: list[str] = []
+    for c in CHOICE_PATTERN.findall(tpl):
+        if c not in labels:
+            labels.append(c)
+    if not labels:
+        raise InputError("prompt_template must include choices written as [[CHOICE_NAME]]; none found")
+    if len(labels) < 2:
+        raise InputError(f"prompt_template offers one choice {labels}; give at least two [[choices]]")
+    nv = spec.numeric_values
+    values = None
+    if nv is not None:
+        if sorted(nv) != sorted(labels):
+            raise SpecKeyError("numeric_values", f"numeric_values keys {sorted(nv)} must match the [[choices]] {sorted(labels)}; "
+                             "give a value for every choice or for none")
+        lo, hi = min(nv.values()), max(nv.values())
+        values = {k: 1.0 if hi == lo else (float(x) - lo) / (hi - lo) for k, x in nv.items()}
+    fmt = make_format("choice", labels=labels, values=values, rationale=True)
+    body = CHOICE_PATTERN.sub(lambda m: m.group(1), tpl)
+    variables = list(spec.variables) or [Variable(name=n) for n in placeholders(body, "mustache")]
+    suffix = "\n\n" + mlflow_texts()["custom_prompt"]["suffix"]
+    return Plan("mustache", variables, [[Msg("user", body, strip=True, append=suffix)]], [fmt],
+                labels=labels, numeric_values=dict(nv) if nv else None)

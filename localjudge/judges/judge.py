@@ -1,0 +1,360 @@
+"""`Judge`: a validated judge spec that renders chat messages and turns engine output into a result.
+
+`Judge.evaluate(engine, **variables)` renders the prompt, calls the engine under the judge's output
+format, parses, normalises, applies the judge's own rules and returns a `JudgeResult` with every
+field filled. Failure is data: text that does not parse gives an unscored result
+(`unscored_reason="parse_error"`), a prompt that does not fit gives `"prompt_too_long"`; neither is
+ever turned into a "no". Bad input (a missing or empty required variable) raises `InputError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
+from ..errors import InputError, JudgeSpecError, MissingVariableError, ParseError, PromptTooLongError
+from ..formats import FourLine, OutputFormat, VerdictList
+from ..results import JudgeResult, Timings, Usage
+from .builders import Plan, build_format, compile_spec, grading_context_text, instruction_fields_text
+from .render import TemplateError, format_value, neutralise, render
+from .spec import JudgeSpec, Variable, spec_from_dict
+
+
+def _empty(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | tuple | dict):
+        return len(value) == 0
+    return False
+
+
+class Judge:
+    """One judge: `render(**vars)` → messages, `evaluate(engine, **vars)` → `JudgeResult`."""
+
+    def __init__(self, spec: JudgeSpec, origin: str = "<builtin>"):
+        self.spec = spec
+        self.origin = origin
+        try:
+            self._plan: Plan = compile_spec(spec)
+        except (InputError, TemplateError) as e:
+            raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
+        self.version = canonical_hash(spec.model_dump(mode="json"))
+
+    # ------------------------------------------------------------------------------ description
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def pass_threshold(self) -> float:
+        return self.spec.pass_threshold
+
+    @property
+    def format(self) -> OutputFormat | None:
+        """The output format of each call; None for two_stage judges (see `formats`)."""
+        return None if self.kind == "two_stage" else self._plan.formats[0]
+
+    @property
+    def formats(self) -> list[OutputFormat | None]:
+        return list(self._plan.formats)
+
+    @property
+    def variables(self) -> list[Variable]:
+        return list(self._plan.variables)
+
+    @property
+    def required_variables(self) -> list[str]:
+        return [v.name for v in self._plan.variables if v.required]
+
+    @property
+    def optional_variables(self) -> list[str]:
+        return [v.name for v in self._plan.variables if not v.required]
+
+    def __repr__(self) -> str:
+        return f"Judge({self.name!r}, kind={self.kind!r}, version={self.version[:15]}…)"
+
+    def prompt_templates(self) -> list[list[tuple[str, str]]]:
+        """Each call stage's messages as (role, template): what `judges show` prints."""
+        return [[(m.role, m.template + m.append) for m in stage] for stage in self._plan.stages]
+
+    def info(self) -> dict[str, Any]:
+        """A JSON-able description: name, kind, version, variables, formats, threshold, source."""
+        src = self.spec.source
+        return {
+            "name": self.name, "description": self.description, "kind": self.kind, "version": self.version,
+            "origin": self.origin, "pass_threshold": self.pass_threshold,
+            "required_variables": self.required_variables, "optional_variables": self.optional_variables,
+            "variables": [{"name": v.name, "required": v.required, "aliases": v.aliases, "description": v.description,
+                           **({"choices": sorted(v.choices)} if v.choices else {}),
+                           **({"default": v.default} if v.default is not None else {})} for v in self._plan.variables],
+            "formats": [f.spec() if f is not None else {"kind": "verdict_list", "n": "one per statement",
+                                                        "unsure_value": self.spec.unsure_value}
+                        for f in self._plan.formats],
+            "source": src.model_dump() if src else None,
+        }
+
+    def configure(self, **updates: Any) -> Judge:
+        """A copy with some spec keys changed (e.g. `unsure_value=0.3`, `pass_threshold=0.8`)."""
+        data = {**self.spec.model_dump(mode="json", exclude_none=True), **updates}
+        return Judge(spec_from_dict(data, f"{self.origin} (configured)"), f"{self.origin} (configured)")
+
+    # ---------------------------------------------------------------------------------- values
+
+    def _lookup(self, v: Variable, given: dict[str, Any]) -> Any:
+        for key in (v.name, *v.aliases):
+            if given.get(key) is not None:
+                return given[key]
+        if v.compose:
+            d = {k: given[src] for k, src in v.compose.items() if not _empty(given.get(src))}
+            if d:
+                return d
+        return v.default
+
+    def _values(self, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """Check the variables; return the raw values and their prompt text (neutralised, formatted)."""
+        raw: dict[str, Any] = {}
+        text: dict[str, str] = {}
+        tags = set(self._plan.tags)
+        for v in self._plan.variables:
+            if v.dict_format == "xml_fields":
+                val = self._lookup(v, given)
+                if isinstance(val, dict):
+                    tags |= {str(k) for k in val}
+        pairs = [tuple(p) for p in self.spec.neutralise]
+        for v in self._plan.variables:
+            val = self._lookup(v, given)
+            if val is None and v.required:
+                also = f" (also accepted: {', '.join(v.aliases)})" if v.aliases else ""
+                raise MissingVariableError(f"judge '{self.name}' needs variable '{v.name}'{also}; give it a value")
+            if _empty(val) and val is not None and not v.allow_empty:
+                if v.required:
+                    raise InputError(f"judge '{self.name}': variable '{v.name}' is empty; give it a non-empty value")
+                val = None
+            raw[v.name] = val
+            if val is None:
+                text[v.name] = v.empty_text or ""
+            elif v.choices is not None:
+                key = str(val)
+                if key not in v.choices:
+                    raise InputError(f"judge '{self.name}': variable '{v.name}' must be one of {sorted(v.choices)}, got {key!r}")
+                text[v.name] = v.choices[key]
+            else:
+                text[v.name] = format_value(neutralise(val, tags, pairs), v.list_format, v.dict_format, v.item_tag)
+                if _empty(val) and v.empty_text is not None:
+                    text[v.name] = v.empty_text
+        if self.kind == "v1_metric":
+            m = self.spec.metric
+            assert m is not None
+            safe = {c: neutralise(raw[c], tags, pairs) for c in m.grading_context_columns}
+            text["grading_context_columns"] = grading_context_text(m.grading_context_columns, safe)
+        elif self.kind == "instructions":
+            text["__fields__"] = instruction_fields_text([v.name for v in self._plan.variables if raw[v.name] is not None], text)
+        return raw, text
+
+    def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+        out: list[Message] = []
+        for m in self._plan.stages[stage]:
+            if m.literal:
+                content = m.template
+            else:
+                try:
+                    content = render(m.template, self._plan.style, text, self.spec.expressions)
+                except TemplateError as e:
+                    raise InputError(f"judge '{self.name}': {e}") from None
+            if m.strip:
+                content = content.strip()
+            out.append(Message(role=m.role, content=content + m.append))  # type: ignore[arg-type]
+        if stage == 0:
+            for s in self.spec.suffixes:
+                if isinstance(raw.get(s.when_list), list | tuple) and raw[s.when_list]:
+                    out[-1] = Message(role=out[-1].role, content=out[-1].content + s.text)
+        return out
+
+    def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]:
+        """per_item: one (item, text values) per item of the item variable (one if it is not a list)."""
+        var = self.spec.item_variable
+        val = raw.get(var) if var else None
+        if not isinstance(val, list | tuple):
+            return [(val, text)]
+        v = next(x for x in self._plan.variables if x.name == var)
+        out = []
+        for i, item in enumerate(val):
+            if _empty(item):
+                raise InputError(f"judge '{self.name}': item {i} of '{var}' is empty; remove it or give it text")
+            t = dict(text)
+            t[var] = format_value(neutralise(item, self._plan.tags, [tuple(p) for p in self.spec.neutralise]),
+                                  v.list_format, v.dict_format, v.item_tag)
+            out.append((item, t))
+        return out
+
+    # --------------------------------------------------------------------------------- rendering
+
+    def render(self, **variables: Any) -> list[Message]:
+        """The messages of the first call (per_item: the first item; two_stage: the statements stage)."""
+        return self.requests(**variables)[0]
+
+    def requests(self, **variables: Any) -> list[list[Message]]:
+        """The messages of every call known before any output (two_stage: only the first stage)."""
+        raw, text = self._values(variables)
+        if self.kind == "per_item":
+            return [self._messages(0, raw, t) for _, t in self._item_texts(raw, text)]
+        return [self._messages(0, raw, text)]
+
+    def fingerprint(self, **variables: Any) -> str:
+        """A hash of everything that shapes this judge's prompts for these variables: every call known
+        up front and every variable's prompt text (two_stage's second prompt also depends on `input`,
+        which its first prompt does not show; per_item has one prompt per item). For cache keys."""
+        _, text = self._values(variables)
+        reqs = [[m.model_dump() for m in r] for r in self.requests(**variables)]
+        return canonical_hash({"judge_version": self.version, "requests": reqs, "values": text})
+
+    # -------------------------------------------------------------------------------- evaluation
+
+    def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
+        """Judge one example with `engine`; see the module docstring for what failure looks like."""
+        raw, text = self._values(variables)
+        gens: list[Generation] = []
+        try:
+            if self.kind == "per_item":
+                items = self._item_texts(raw, text)
+                fmt = self._plan.formats[0]
+                assert fmt is not None
+                gens = engine.generate_many([(self._messages(0, raw, t), fmt) for _, t in items], options)
+                return self._per_item(gens, fmt, isinstance(raw.get(self.spec.item_variable or ""), list | tuple))
+            if self.kind == "two_stage":
+                return self._two_stage(engine, options, raw, text, gens)
+            fmt = self._plan.formats[0]
+            assert fmt is not None
+            if options is not None and options.fast:  # verdict only: no rationale to decode
+                fmt = fmt.fast() or fmt
+            gens = [engine.generate(self._messages(0, raw, text), fmt, options)]
+            res = self._single(gens, fmt, raw)
+            if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
+                res.expected_score = fmt.expected_score(gens[0].choice_steps)
+            return res
+        except PromptTooLongError as e:
+            return self._unscored(gens, engine, "prompt_too_long", str(e))
+
+    def score_text(self, text: str, **variables: Any) -> JudgeResult:
+        """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""
+        if self.kind in ("two_stage", "per_item"):
+            raise InputError(f"judge '{self.name}' makes several calls; score_text takes one output of a single-call judge")
+        raw, _ = self._values(variables)
+        fmt = self._plan.formats[0]
+        assert fmt is not None
+        return self._single([Generation(text=text)], fmt, raw)
+
+    # ---------------------------------------------------------------------------------- results
+
+    def _base(self, gens: Sequence[Generation], fmt_name: str, model_id: str = "") -> dict[str, Any]:
+        usage = Usage(prompt_tokens=sum(g.n_prompt_tokens for g in gens),
+                      cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
+                      output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
+                      calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
+        timings = Timings(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens),
+                          total_ms=sum(g.total_ms for g in gens))
+        mid = next((g.model_id for g in gens if g.model_id), model_id)
+        return {"judge": self.name, "judge_version": self.version, "format": fmt_name, "model_id": mid,
+                "usage": usage, "timings": timings, "raw_text": "\n\n".join(g.text for g in gens)}
+
+    def _scored(self, base: dict[str, Any], value: Any, score: float | None, rationale: str | None,
+                verdict: dict[str, Any] | None, details: dict[str, Any] | None = None) -> JudgeResult:
+        passed = None if score is None else score >= self.pass_threshold
+        return JudgeResult(**base, value=value, score=score, passed=passed, rationale=rationale, verdict=verdict,
+                           details=details or {})
+
+    def _unscored(self, gens: Sequence[Generation], engine: Engine | None, reason: str, error: str,
+                  details: dict[str, Any] | None = None) -> JudgeResult:
+        fmt = self._plan.formats[-1] or self._plan.formats[0]
+        base = self._base(gens, fmt.describe() if fmt else "", getattr(engine, "model_id", "") if engine else "")
+        return JudgeResult(**base, unscored_reason=reason, error=error, details=details or {})
+
+    def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult:
+        try:
+            verdict = fmt.parse(gens[0].text)
+        except ParseError as e:
+            return self._unscored(gens, None, "parse_error", str(e))
+        details: dict[str, Any] = {}
+        if self.kind == "four_line" and isinstance(fmt, FourLine):
+            has_context = not _empty(raw.get(self.spec.context_variable or ""))
+            verdict = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
+            details = {"has_context": has_context, "final_reported": verdict.final_reported,  # type: ignore[attr-defined]
+                       "rules_applied": list(verdict.rules_applied)}  # type: ignore[attr-defined]
+        if self._plan.numeric_values:
+            details["numeric_value"] = self._plan.numeric_values[fmt.value(verdict)]
+        return self._scored(self._base(gens, fmt.describe()), fmt.value(verdict), fmt.normalise(verdict),
+                            fmt.rationale(verdict), verdict.model_dump(), details)
+
+    def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult:
+        verdicts = []
+        for i, g in enumerate(gens):
+            try:
+                verdicts.append(fmt.parse(g.text))
+            except ParseError as e:
+                return self._unscored(gens, None, "parse_error", f"item {i}: {e}")
+        if not is_list:
+            v = verdicts[0]
+            return self._scored(self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())
+        scores = [fmt.normalise(v) or 0.0 for v in verdicts]
+        items = [{"index": i, "value": fmt.value(v), "rationale": fmt.rationale(v)} for i, v in enumerate(verdicts)]
+        rationale = "\n".join(f"[{i}] {fmt.value(v)}: {fmt.rationale(v)}" for i, v in enumerate(verdicts))
+        details = {"items": items, "n_items": len(items), "n_relevant": int(sum(scores))}
+        return self._scored(self._base(gens, fmt.describe()), [fmt.value(v) for v in verdicts], sum(scores) / len(scores),
+                            rationale, {"items": [v.model_dump() for v in verdicts]}, details)
+
+    def _two_stage(self, engine: Engine, options: DecodeOptions | None, raw: dict[str, Any], text: dict[str, str],
+                   gens: list[Generation]) -> JudgeResult:
+        f1 = self._plan.formats[0]
+        assert f1 is not None
+        gens.append(engine.generate(self._messages(0, raw, text), f1, options))
+        try:
+            statements: list[str] = f1.value(f1.parse(gens[0].text))
+        except ParseError as e:
+            return self._unscored(gens, engine, "parse_error", f"statements: {e}")
+        f2 = self.stage_two_format(len(statements))
+        t2 = dict(text)
+        t2.update(self.stage_two_values(statements))
+        gens.append(engine.generate(self._messages(1, raw, t2), f2, options))
+        try:
+            verdict = f2.parse(gens[1].text)
+        except ParseError as e:
+            return self._unscored(gens, engine, "parse_error", f"verdicts: {e}", {"statements": statements})
+        details = {"statements": statements, "unsure_value": self.spec.unsure_value,
+                   "verdicts": [x.model_dump() for x in verdict.verdicts]}
+        return self._scored(self._base(gens, f2.describe()), f2.value(verdict), f2.normalise(verdict), f2.rationale(verdict),
+                            {"statements": statements, **verdict.model_dump()}, details)
+
+    def stage_two_format(self, n_statements: int) -> VerdictList:
+        """Exactly one verdict per statement; one when there are none (the seed's prompt says "1")."""
+        out = dict(self.spec.stages[1].output or {})
+        out.pop("kind", None)
+        fmt = build_format({"kind": "verdict_list", "n": max(1, n_statements), "unsure_value": self.spec.unsure_value, **out})
+        assert isinstance(fmt, VerdictList)
+        return fmt
+
+    def stage_two_values(self, statements: list[str]) -> dict[str, str]:
+        """Derived variables of the verdict stage: the statements (a JS array in a template literal)."""
+        safe = neutralise(list(statements), self._plan.tags)
+        vals = {"statements": format_value(safe, "js_array")}
+        for name in self.spec.expressions.values():
+            if name != "statements":
+                vals[name] = str(len(statements)) if statements else "1"
+        return vals
+
+    def render_stage_two(self, statements: list[str], **variables: Any) -> list[Message]:
+        """The verdict-stage messages for given statements (two_stage judges)."""
+        raw, text = self._values(variables)
+        text.update(self.stage_two_values(statements))
+        return self._messages(1, raw, text)

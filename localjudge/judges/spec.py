@@ -1,0 +1,234 @@
+"""The judge data-file schema (TOML) and its loader.
+
+A judge file is validated into a `JudgeSpec` (pydantic, unknown keys rejected). Any problem is a
+`JudgeSpecError` naming the file and the key, e.g.
+`judge file my.toml: key 'output.kind': unknown output format 'yesno'`.
+
+Kinds:
+  single        one call: `messages` rendered, `output` parsed (most judges)
+  per_item      one call per item of `item_variable` when it is a list; score = fraction of "yes"
+  two_stage     `stages[0]` extracts statements, `stages[1]` gives exactly one verdict per statement
+  four_line     one call; seed 002's rules applied after parsing (`context_variable` tells if any)
+  v1_metric     MLflow v1 grading template built from `metric` (definition, rubric, examples)
+  instructions  MLflow's field-based instructions judge built from `instructions` + `result`
+  custom_prompt MLflow's custom prompt judge built from `prompt_template` with [[label]] choices
+
+A minimal judge file (see builtin/*.toml for every kind):
+
+    name = "polite"                       # snake_case; the file may be named anything.toml
+    description = "Is the reply polite?"
+    template_style = "mustache"           # {{var}}; or "format" ({var}, {{ }} for braces), "js" (${var})
+    pass_threshold = 0.5                  # passed = score >= pass_threshold
+    [source]                              # optional attribution
+    project = "me"
+    [[variables]]
+    name = "output"
+    aliases = ["answer"]                  # other names accepted for it
+    [[messages]]
+    role = "user"
+    template = '''Is this reply polite? <reply>{{output}}</reply>
+    Answer in JSON: {"rationale": "...", "result": "yes|no"}'''
+    [output]
+    kind = "yes_no_json"                  # any formats.make_format kind, or result_json; plus its parameters
+
+Builder kinds instead take, e.g., `kind = "custom_prompt"` + `prompt_template = "... [[good]] [[bad]]"`
+(+ `[numeric_values]`), `kind = "instructions"` + `instructions = "... {{ outputs }} ..."` + `[result]`
+(type = yes_no | bool | int | float | labels, min, max, decimals, labels), or `kind = "v1_metric"` +
+`[metric]` (definition, grading_prompt, grading_context_columns, include_input, [[metric.examples]]).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import JudgeSpecError
+from .render import DictFormat, ListFormat, Style
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt"]
+NAME_RE = r"[a-z][a-z0-9_]*"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Source(_Strict):
+    project: str
+    url: str = ""
+    license: str = ""
+    notes: str = ""
+
+
+class Variable(_Strict):
+    """One template variable and how its value becomes prompt text."""
+
+    name: str
+    required: bool = True
+    description: str = ""
+    aliases: list[str] = []  # other names accepted for this variable (e.g. question for input)
+    allow_empty: bool = False  # an empty string is a valid value (else InputError)
+    list_format: ListFormat = "str"
+    dict_format: DictFormat = "str"
+    item_tag: str = ""  # for list_format = "tag_lines"
+    default: Any = None  # value when absent (optional variables)
+    choices: dict[str, str] | None = None  # value -> text inserted (a switch rendered into the prompt)
+    empty_text: str | None = None  # text inserted when an optional value is absent or empty
+    compose: dict[str, str] | None = None  # when absent: {key: other variable} -> a dict of those present
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_]\w*", v):
+            raise ValueError(f"variable name {v!r} must be an identifier")
+        return v
+
+
+class MessageTemplate(_Strict):
+    role: Literal["system", "user", "assistant"]
+    template: str
+
+
+class Suffix(_Strict):
+    """Text appended to the last message when a variable's value is a list (MLflow's expected facts)."""
+
+    when_list: str
+    text: str
+
+
+class Stage(_Strict):
+    name: str
+    messages: list[MessageTemplate]
+    output: dict[str, Any] | None = None  # stage 2 of two_stage builds its format per call (exactly N)
+
+
+class Example(_Strict):
+    """A few-shot example of an MLflow v1 metric (MLflow's EvaluationExample)."""
+
+    output: str
+    score: float | int
+    justification: str
+    input: str | None = None
+    grading_context: dict[str, str] | str | None = None
+
+
+class V1Metric(_Strict):
+    """What MLflow's make_genai_metric takes: a metric made from a definition, a rubric and examples."""
+
+    name: str | None = None  # the metric name shown in the prompt; default: the judge name
+    definition: str
+    grading_prompt: str
+    grading_context_columns: list[str] = []
+    include_input: bool = True
+    examples: list[Example] = []
+    min: int = 1
+    max: int = 5
+
+
+class ResultType(_Strict):
+    """The result type of an instructions judge, and so its constraint."""
+
+    type: Literal["yes_no", "bool", "int", "float", "labels"] = "yes_no"
+    min: float | None = None
+    max: float | None = None
+    decimals: int = 2  # float results
+    labels: list[str] = []
+    label_values: dict[str, float] | None = None  # labels -> score in [0, 1]
+
+
+class JudgeSpec(_Strict):
+    name: str
+    description: str = ""
+    version: str | None = None  # informational; Judge.version is the hash of the whole spec
+    kind: Kind = "single"
+    template_style: Style = "mustache"
+    source: Source | None = None
+    variables: list[Variable] = []
+    messages: list[MessageTemplate] = []
+    output: dict[str, Any] | None = None  # {kind = <format kind>, ...format parameters}
+    suffixes: list[Suffix] = []
+    pass_threshold: float = Field(0.5, ge=0, le=1)
+    neutralise: list[tuple[str, str]] = []  # extra [delimiter, replacement] pairs (see render.py)
+    expressions: dict[str, str] = {}  # js templates: exact `${...}` expression -> derived variable
+    # kind-specific
+    item_variable: str | None = None  # per_item
+    context_variable: str | None = None  # four_line
+    stages: list[Stage] = []  # two_stage
+    unsure_value: float = Field(0.5, ge=0, le=1)  # two_stage
+    metric: V1Metric | None = None  # v1_metric
+    instructions: str | None = None  # instructions
+    result: ResultType | None = None  # instructions
+    prompt_template: str | None = None  # custom_prompt
+    numeric_values: dict[str, float] | None = None  # custom_prompt
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(NAME_RE, v):
+            raise ValueError(f"judge name {v!r} must be snake_case (a-z, 0-9, _), starting with a letter")
+        return v
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> JudgeSpec:
+        k = self.kind
+        need: dict[str, list[str]] = {
+            "single": ["messages", "output"], "per_item": ["messages", "output", "item_variable"],
+            "four_line": ["messages", "output", "context_variable"], "two_stage": ["stages"],
+            "v1_metric": ["metric"], "instructions": ["instructions"], "custom_prompt": ["prompt_template"],
+        }
+        for key in need[k]:
+            if not getattr(self, key):
+                raise ValueError(f"kind {k!r} needs key {key!r}")
+        if k == "two_stage" and len(self.stages) != 2:
+            raise ValueError("kind 'two_stage' needs exactly 2 stages")
+        names = [v.name for v in self.variables]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate variable names in {names}")
+        for key in ("item_variable", "context_variable"):
+            v = getattr(self, key)
+            if v and v not in names:
+                raise ValueError(f"{key} {v!r} is not a declared variable")
+        for s in self.suffixes:
+            if s.when_list not in names:
+                raise ValueError(f"suffix refers to undeclared variable {s.when_list!r}")
+        return self
+
+
+def _loc(err: dict) -> str:
+    return ".".join(str(p) for p in err.get("loc", ())) or "(top level)"
+
+
+def spec_from_dict(data: dict[str, Any], origin: str = "<dict>") -> JudgeSpec:
+    """Validate a parsed judge file; errors name `origin` and the offending key."""
+    try:
+        return JudgeSpec.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        msg = err.get("msg", "invalid").removeprefix("Value error, ")
+        more = f" (and {len(e.errors()) - 1} more problem(s))" if len(e.errors()) > 1 else ""
+        raise JudgeSpecError(f"judge file {origin}: key '{_loc(err)}': {msg}{more}; fix the file and retry") from None
+
+
+def read_spec(path: str | Path) -> JudgeSpec:
+    """Read and validate one judge TOML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise JudgeSpecError(f"judge file {p}: cannot read it ({e.strerror}); check the path") from None
+    except UnicodeDecodeError:
+        raise JudgeSpecError(f"judge file {p}: not UTF-8 text; save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise JudgeSpecError(f"judge file {p}: invalid TOML: {e}; fix the syntax") from None
+    return spec_from_dict(data, str(p))
