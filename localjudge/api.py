@@ -39,6 +39,8 @@ def run_format(fmt: OutputFormat, prompt: str, *, system: str | None = None, mod
     if not prompt or not prompt.strip():
         raise InputError("the prompt is empty; pass the text the model should answer")
     eng = _engine(model, engine, engine_kwargs)
+    if options is not None and options.fast:
+        fmt = fmt.fast() or fmt
     msgs = ([Message(role="system", content=system)] if system else []) + [Message(role="user", content=prompt)]
     gen = eng.generate(msgs, fmt, options)
     base = dict(judge=f"format:{fmt.kind}", judge_version="", format=fmt.describe(), raw_text=gen.text,
@@ -52,5 +54,6 @@ def run_format(fmt: OutputFormat, prompt: str, *, system: str | None = None, mod
     except ParseError as e:
         return JudgeResult(**base, unscored_reason="parse_error", error=str(e))
     score = fmt.normalise(v)
+    expected = fmt.expected_score(gen.choice_steps) if gen.choice_steps is not None else None
     return JudgeResult(**base, value=fmt.value(v), score=score, passed=None if score is None else score >= 0.5,
-                       rationale=fmt.rationale(v), verdict=v.model_dump())
+                       rationale=fmt.rationale(v), verdict=v.model_dump(), expected_score=expected)

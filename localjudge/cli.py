@@ -117,16 +117,37 @@ def _format_from(kind: str, params: tuple[str, ...]):
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: the format's).")
+@click.option("--fast", is_flag=True, help="Verdict only: skip the rationale (yes/no, score and choice formats).")
+@click.option("--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict.")
 @click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
+@click.option("--trace", "trace_path", default=None, help="With NAME 'instructions': an agent trace (MLflow or OpenTelemetry JSON).")
+@click.option("--instructions", default=None, help="With --trace: what to check.")
+@click.option("--result", "result_type", default="yes/no", show_default=True,
+              help="With --trace: yes/no, bool, int:1-5, float:0-1[:decimals], labels:a,b,c.")
+@click.option("--max-iterations", default=10, show_default=True, type=int, help="With --trace: actions before giving up.")
+@click.option("--max-tool-calls", default=None, type=int, help="With --trace: after this many tool calls only the rating may follow.")
 @model_options
-def judge_cmd(name, fields, prompt, params, judges_dir, temperature, seed, field_tokens, unconstrained,
+def judge_cmd(name, fields, prompt, params, judges_dir, temperature, seed, field_tokens, fast, probs, unconstrained,
+              trace_path, instructions, result_type, max_iterations, max_tool_calls,
               model, gpu_layers, n_ctx, threads, chat_template):
-    """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON."""
+    """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON.
+
+    `judge instructions --trace T --instructions "..." --result yes/no` runs the trace judge with tools."""
     from .api import judge, run_format
     from .engine.base import DecodeOptions
     from .formats import FORMATS
 
-    opts = DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, constrained=not unconstrained)
+    if trace_path:
+        if name != "instructions" or not instructions:
+            raise click.UsageError("--trace goes with: judge instructions --trace FILE --instructions TEXT [--result TYPE]")
+        from .agent_cli import run_trace_cli
+
+        r = run_trace_cli(trace_path, instructions, result_type, max_iterations, max_tool_calls, field_tokens or 48,
+                          model, n_ctx, as_json=True)
+        sys.exit(0 if r.scored else 1)
+
+    opts = DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, constrained=not unconstrained,
+                         fast=fast, probs=probs)
     ekw = engine_kwargs(gpu_layers, n_ctx, threads, chat_template)
     if name in FORMATS:
         if fields:
@@ -194,7 +215,7 @@ def _register() -> None:
     import importlib
 
     for mod, attrs in (("judge_cli", ("judges_group",)), ("run_cli", ("run_cmd",)),
-                       ("report_cli", ("report_cmd", "agree_cmd"))):
+                       ("report_cli", ("report_cmd", "agree_cmd")), ("agent_cli", ("judge_trace_cmd",))):
         try:
             m = importlib.import_module(f"localjudge.{mod}")
         except ModuleNotFoundError as e:

@@ -1,0 +1,426 @@
+"""The trace judge's agent loop: prompt, constrained actions, tools, rating.
+
+1. The system message is MLflow's trace prompt (verbatim, below) with `{evaluation_rating_fields}`
+   rendered from the user's result type and `{instructions}` the user's text. A user message lists
+   the tools and the JSON action shapes (localjudge's text).
+2. Each turn the engine decodes one `ActionFormat` action: the union of the tool calls and the
+   rating. A tool call is run and its bounded result appended, closed by a line saying what is left
+   of the budgets; the rating ends the loop. The action space narrows only where that is honest:
+   * the first action is a tool call (`first_action="tool"`, default): the prompt's own step 2 says
+     to gather information with the tools first, and a 135M model otherwise rates blind;
+   * `get_trace_info`, and `list_spans` once every page is shown, leave the union while their
+     results are still in the context (calling them again cannot show anything new);
+   * with `max_tool_calls=K` (opt-in, default None) the action after K tool calls is the rating
+     alone, as the prompt announces; the result says so (`details["rating_after_tool_budget"]`).
+3. After `max_iterations` actions without a rating the result is unscored with reason
+   `max_iterations`, never a made-up verdict.
+4. Context: before every turn the prompt is measured with `engine.count_tokens`; while prompt +
+   the action's token budget would exceed `engine.n_ctx`, the oldest tool results are summarised,
+   then dropped, each with a note telling the model how to get them back (`details["context_compactions"]`).
+
+The result records every tool call (name, arguments, size of the result) in `details["tool_calls"]`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
+from ..errors import InputError, ParseError, PromptTooLongError
+from ..results import JudgeResult, Timings, Usage
+from .actions import ActionFormat, RatingAction, RatingType, ToolAction
+from .tools import TOOL_SPECS, ToolLimits, ToolSpec, TraceTools, clip
+from .trace import Trace, load_trace
+
+JUDGE_VERSION = "1"
+
+# Verbatim from MLflow, mlflow/genai/judges/instructions_judge/constants.py (JUDGE_BASE_PROMPT and
+# INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE), as documented in the project's prompt seed 000.
+# Copyright the MLflow authors, licensed under the Apache License, Version 2.0.
+JUDGE_BASE_PROMPT = """You are an expert judge tasked with evaluating the performance of an AI
+agent on a particular query. You will be given instructions that describe the criteria and
+methodology for evaluating the agent's performance on the query."""
+
+INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE = (
+    JUDGE_BASE_PROMPT
+    + """ Your job is to analyze a trace of the agent's execution on the
+query and provide an evaluation rating in accordance with the instructions.
+
+A *trace* is a step-by-step record of how the agent processed the query, including the input query
+itself, all intermediate steps, decisions, and outputs. Each step in a trace is represented as a
+*span*, which includes the inputs and outputs of that step, as well as latency information and
+metadata.
+
+The instructions containing the evaluation criteria and methodology are provided below, and they
+refer to a placeholder called {{{{ trace }}}}. To read the actual trace, you will need to use the
+tools provided to you. These tools enable you to 1. fetch trace metadata, timing, & execution
+details, 2. list all spans in the trace with inputs and outputs, 3. search for specific text or
+patterns across the entire trace, and much more. These tools do *not* require you to specify a
+particular trace; the tools will select the relevant trace automatically (however, you *will* need
+to specify *span* IDs when retrieving specific spans).
+
+In order to follow the instructions precisely and correctly, you must think methodically and act
+step-by-step:
+
+1. Thoroughly read the instructions to understand what information you need to gather from the trace
+   in order to perform the evaluation, according to the criteria and methodology specified.
+2. Look at the tools available to you, and use as many of them as necessary in order to gather the
+   information you need from the trace.
+3. Carefully read and analyze the information you gathered.
+4. Think critically about whether you have enough information to produce an evaluation rating in
+   accordance with the instructions. If you do not have enough information, or if you suspect that
+   there is additional relevant information in the trace that you haven't gathered, then go back
+   to steps 2 and 3.
+5. Once you have gathered enough information, provide your evaluation rating in accordance with the
+   instructions.
+
+You *must* format your evaluation rating as a JSON object with the following fields. Pay close
+attention to the field type of the evaluation rating (string, boolean, numeric, etc.), and ensure
+that it conforms to the instructions.
+
+Evaluation Rating Fields
+------------------------
+{evaluation_rating_fields}
+
+Instructions
+------------------------
+{instructions}
+"""
+)
+
+RATIONALE_DESCRIPTION = "a concise explanation of the rating, citing what the tools showed you in the trace"
+
+
+def rating_fields(rating: RatingType, rationale_first: bool = False) -> str:
+    """`{evaluation_rating_fields}`: one `- name (type): description` line per field (MLflow's layout;
+    result first unless `rationale_first`, as in MLflow)."""
+    lines = [f"- result ({rating.type_name()}): {rating.describe()}", f"- rationale (str): {RATIONALE_DESCRIPTION}"]
+    return "\n".join(reversed(lines) if rationale_first else lines)
+
+
+def render_trace_prompt(instructions: str, rating: RatingType, rationale_first: bool = False) -> str:
+    return INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(evaluation_rating_fields=rating_fields(rating, rationale_first),
+                                                           instructions=instructions)
+
+
+def rating_example(rating: RatingType, rationale_first: bool = False) -> str:
+    if rationale_first:
+        return f'{{"rationale": "<rationale>", "result": {rating.example()}}}'
+    return f'{{"result": {rating.example()}, "rationale": "<rationale>"}}'
+
+
+def tools_message(rating: RatingType, max_iterations: int, rationale_first: bool = False, max_tool_calls: int | None = None) -> str:
+    """The tool catalogue and the action shapes (localjudge's own text, not from the seed)."""
+    lines = ["Tools", "------------------------",
+             "Reply with exactly one JSON object per turn: one tool call, or your final evaluation rating."]
+    for t in TOOL_SPECS:
+        lines.append(f"- {t.name}: {t.description}. Call: {t.example()}")
+    lines.append(f"- final evaluation rating: {rating_example(rating, rationale_first)}")
+    budget = f" ({max_tool_calls} of them tool calls at most)" if max_tool_calls is not None else ""
+    lines.append(f"You may take at most {max_iterations} actions{budget}. Start with a tool call.")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------ turns
+
+
+@dataclass(eq=False)
+class _Turn:
+    """One action and the reply to it, as the conversation shows it."""
+
+    number: int  # 1-based action number
+    action_text: str
+    label: str  # e.g. "list_spans(page=1)"
+    result: str
+    nudge: str = ""
+    invalid: bool = False  # the reply is an error about the action itself (not a tool result)
+    ref: _Turn | None = None  # an identical earlier call whose result is still shown in full
+    state: Literal["full", "summary", "dropped"] = "full"
+    summary_chars: int = 240
+
+    def body(self) -> str:
+        if self.ref is not None and self.ref.state == "full":
+            return f"(same call as action {self.ref.number}; its result is shown above)"
+        if self.state == "full":
+            return self.result
+        if self.state == "summary":
+            head = self.result[:self.summary_chars]
+            if len(head) == len(self.result):
+                return head
+            return head + (f"…[summarised to save context: {len(self.result) - len(head)} of {len(self.result)} chars cut; "
+                           f"call {self.label} again to see it all]")
+        if self.invalid:
+            return "[dropped to save context]"
+        return f"[result dropped to save context ({len(self.result)} chars); call {self.label} again if you need it]"
+
+    def result_message(self) -> str:
+        head = "Error in your last action" if self.invalid else f"Result of {self.label}"
+        return f"{head}:\n{self.body()}" + (f"\n\n{self.nudge}" if self.nudge else "")
+
+
+def _render(head: list[Message], turns: list[_Turn]) -> list[Message]:
+    msgs = list(head)
+    for t in turns:
+        msgs.append(Message(role="assistant", content=t.action_text))
+        msgs.append(Message(role="user", content=t.result_message()))
+    return msgs
+
+
+def _fit(engine: Engine, head: list[Message], turns: list[_Turn], reserve: int, at_action: int, log: list[dict]) -> list[Message]:
+    """Messages that leave `reserve` tokens free in the context window: older results shrink first."""
+    n_ctx = int(getattr(engine, "n_ctx", 0) or 0)
+    msgs = _render(head, turns)
+    if not n_ctx:
+        return msgs
+    while (n := engine.count_tokens(msgs)) + reserve > n_ctx:
+        older, last = turns[:-1], turns[-1:]
+        victim = (next((t for t in older if t.state == "full"), None) or next((t for t in older if t.state == "summary"), None)
+                  or next((t for t in last if t.state != "dropped"), None))
+        if victim is None:
+            raise PromptTooLongError(f"the trace prompt alone is {n} tokens + {reserve} for the action > context window "
+                                     f"{n_ctx}; shorten the instructions or raise --n-ctx", n_prompt=n, n_ctx=n_ctx, budget=reserve)
+        victim.state = "summary" if victim.state == "full" else "dropped"
+        log.append({"at_action": at_action, "turn": turns.index(victim) + 1, "tool": victim.label, "to": victim.state,
+                    "prompt_tokens_before": n})
+        msgs = _render(head, turns)
+    return msgs
+
+
+# ------------------------------------------------------------------------------------------ judge
+
+
+class TraceJudge:
+    """MLflow's trace-based instructions judge on a local engine; configure once, judge many traces."""
+
+    def __init__(self, instructions: str, result_type: str | RatingType | type = "yes/no", *, max_iterations: int = 10,
+                 field_tokens: int = 48, limits: ToolLimits | None = None, first_action: Literal["tool", "any"] = "tool",
+                 max_tool_calls: int | None = None, rationale_first: bool = False, retire_exhausted: bool = True,
+                 pass_threshold: float = 0.5, name: str = "instructions_trace"):
+        if not instructions or not str(instructions).strip():
+            raise InputError("instructions are empty; say what the judge should check in the trace")
+        if first_action not in ("tool", "any"):
+            raise InputError(f"first_action must be 'tool' or 'any', got {first_action!r}")
+        least = 2 if first_action == "tool" else 1
+        if max_iterations < least:
+            raise InputError(f"max_iterations must be >= {least} (the first action is a tool call), got {max_iterations}")
+        if max_tool_calls is not None and max_tool_calls < (1 if first_action == "tool" else 0):
+            raise InputError(f"max_tool_calls must be >= 1 when the first action is a tool call, got {max_tool_calls}")
+        self.instructions = str(instructions)
+        self.rating = RatingType.parse(result_type)
+        self.max_iterations = int(max_iterations)
+        self.field_tokens = int(field_tokens)
+        self.limits = limits or ToolLimits()
+        self.first_action = first_action
+        self.max_tool_calls = max_tool_calls
+        self.rationale_first = rationale_first
+        self.pass_threshold = float(pass_threshold)
+        self.retire_exhausted = retire_exhausted
+        self.name = name
+        self.fmt = self._format(TOOL_SPECS, True)
+        self._formats: dict[tuple, ActionFormat] = {}
+
+    def _format(self, tools: tuple[ToolSpec, ...], allow_rating: bool) -> ActionFormat:
+        return ActionFormat(self.rating, tools, allow_tools=bool(tools), allow_rating=allow_rating,
+                            field_tokens=self.field_tokens, rationale_first=self.rationale_first)
+
+    def format_for(self, action: int, retired: set[str], n_tool_calls: int = 0) -> ActionFormat:
+        """The action format of turn `action` (1-based): tool calls only on the first turn when
+        `first_action="tool"`; tools in `retired` left out; the rating alone once `max_tool_calls`
+        tool calls were made. At most a handful of distinct regexes per judge."""
+        allow_rating = not (action == 1 and self.first_action == "tool")
+        spent = self.max_tool_calls is not None and n_tool_calls >= self.max_tool_calls
+        tools = () if spent else tuple(t for t in TOOL_SPECS if t.name not in retired)
+        key = (tuple(t.name for t in tools), allow_rating)
+        if key not in self._formats:
+            self._formats[key] = self._format(tools, allow_rating)
+        return self._formats[key]
+
+    def spec(self) -> dict[str, Any]:
+        """Everything that changes the output (for cache keys)."""
+        return {"judge": self.name, "version": JUDGE_VERSION, "instructions": self.instructions, "rating": self.rating.spec(),
+                "max_iterations": self.max_iterations, "field_tokens": self.field_tokens, "limits": self.limits.model_dump(),
+                "first_action": self.first_action, "max_tool_calls": self.max_tool_calls, "rationale_first": self.rationale_first,
+                "retire_exhausted": self.retire_exhausted, "pass_threshold": self.pass_threshold, "format": self.fmt.spec()}
+
+    def messages(self) -> list[Message]:
+        return [Message(role="system", content=render_trace_prompt(self.instructions, self.rating, self.rationale_first)),
+                Message(role="user", content=tools_message(self.rating, self.max_iterations, self.rationale_first,
+                                                           self.max_tool_calls))]
+
+    def nudge(self, actions_done: int, tool_calls_done: int) -> str:
+        """The line closing each tool result: what is left of the budgets."""
+        left = self.max_iterations - actions_done
+        if left <= 0:
+            return "No action left."
+        if self.max_tool_calls is not None:
+            tools_left = self.max_tool_calls - tool_calls_done
+            if tools_left <= 0:
+                return "No tool call left: give your final evaluation rating now."
+            return (f"{left} action(s) left, at most {tools_left} of them tool calls. Call another tool, or give your final "
+                    "evaluation rating if you have enough information.")
+        return f"{left} action(s) left. Call another tool, or give your final evaluation rating if you have enough information."
+
+    @staticmethod
+    def _retired(tools: TraceTools, turns: list[_Turn]) -> set[str]:
+        """Tools with a finite set of calls, all of whose results are still shown in full: calling
+        them again cannot tell the model anything new (get_trace_info, list_spans once every page is shown)."""
+        shown = {t.label for t in turns if t.state == "full" and not t.invalid and t.ref is None}
+        out = set()
+        if "get_trace_info()" in shown:
+            out.add("get_trace_info")
+        if all(f"list_spans(page={p})" in shown for p in range(1, tools.n_pages + 1)):
+            out.add("list_spans")
+        return out
+
+    def judge(self, trace: Any, engine: Engine, options: DecodeOptions | None = None) -> JudgeResult:
+        """Judge one trace (a Trace, parsed JSON, JSON text or a path); a bad trace raises `InputError`."""
+        tr = load_trace(trace)
+        tools = TraceTools(tr, self.limits)
+        head = self.messages()
+        turns: list[_Turn] = []
+        calls: list[dict[str, Any]] = []
+        invalid: list[dict[str, Any]] = []
+        compactions: list[dict[str, Any]] = []
+        gens: list[Generation] = []
+        seen: dict[str, _Turn] = {}
+        t0 = time.perf_counter()
+
+        def result(**kw: Any) -> JudgeResult:
+            return self._result(tr, gens, calls, invalid, compactions, time.perf_counter() - t0,
+                                model_id=str(getattr(engine, "model_id", "")), **kw)
+
+        for i in range(self.max_iterations):
+            retired = self._retired(tools, turns) if self.retire_exhausted else set()
+            fmt = self.format_for(i + 1, retired, len(calls))
+            try:
+                budget = (options.max_tokens if options is not None and options.max_tokens else fmt.max_tokens())
+                msgs = _fit(engine, head, turns, budget + 8, i + 1, compactions)
+                gen = engine.generate(msgs, fmt, options)
+            except PromptTooLongError as e:
+                return result(unscored_reason="prompt_too_long", error=str(e))
+            gens.append(gen)
+            try:
+                action = fmt.parse(gen.text)
+            except ParseError as e:
+                invalid.append({"action": i + 1, "error": e.reason, "text": clip(gen.text, 200)})
+                turns.append(_Turn(i + 1, gen.text, "invalid action", f"not a valid action ({e.reason}). Reply with one JSON "
+                                   "object: a tool call or the final evaluation rating.", self.nudge(i + 1, len(calls)), invalid=True))
+                continue
+            if isinstance(action, RatingAction):
+                return result(action=action, raw_text=gen.text, rating_only=not fmt.tools)
+            assert isinstance(action, ToolAction)
+            label = action.label()
+            out = tools.call(action.tool, action.arguments)
+            prev = seen.get(label)
+            ref = prev if prev is not None and prev.state == "full" and prev.result == out else None
+            calls.append({"action": i + 1, "name": action.tool, "arguments": action.arguments, "result_chars": len(out),
+                          "truncated": "…[truncated:" in out, "error": out.startswith("Error:"), "repeat": prev is not None})
+            turn = _Turn(i + 1, gen.text, label, out, self.nudge(i + 1, len(calls)), ref=ref)
+            if ref is None:
+                seen[label] = turn
+            turns.append(turn)
+        return result(unscored_reason="max_iterations",
+                      error=f"no rating after {self.max_iterations} actions; raise max_iterations or simplify the instructions")
+
+    def _result(self, tr: Trace, gens: list[Generation], calls: list, invalid: list, compactions: list, seconds: float, *,
+                action: RatingAction | None = None, raw_text: str = "", unscored_reason: str | None = None,
+                error: str | None = None, rating_only: bool = False, model_id: str = "") -> JudgeResult:
+        usage = Usage(prompt_tokens=sum(g.n_prompt_tokens for g in gens), cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
+                      output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
+                      calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
+        timings = Timings(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens), total_ms=seconds * 1000)
+        details = {"trace_id": tr.trace_id, "trace_format": tr.source_format, "n_spans": len(tr.spans),
+                   "result_type": self.rating.spec(), "actions": len(gens), "max_iterations": self.max_iterations,
+                   "action_texts": [clip(g.text, 300) for g in gens],
+                   "first_action": self.first_action, "max_tool_calls": self.max_tool_calls,
+                   "rating_after_tool_budget": rating_only and action is not None, "tool_calls": calls, "invalid_actions": invalid,
+                   "context_compactions": compactions, "seconds_per_action": round(seconds / len(gens), 3) if gens else None}
+        base = dict(judge=self.name, judge_version=self.version, format=self.fmt.kind, model_id=gens[-1].model_id if gens else model_id,
+                    usage=usage, timings=timings, details=details, raw_text=raw_text)
+        if action is None:
+            return JudgeResult(**base, unscored_reason=unscored_reason, error=error)
+        score = self.rating.normalise(action.result)
+        return JudgeResult(**base, value=action.result, score=score, passed=None if score is None else score >= self.pass_threshold,
+                           rationale=action.rationale, verdict=action.model_dump())
+
+    # ------------------------------------------------------------------------------- batch runner
+    # `localjudge.runner.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column: the runner
+    # reads `name`, `required_variables`, `format`, `version`, hashes `render(trace=...)` into the
+    # cache key and calls `evaluate(engine, options=..., trace=...)`; a bad trace is an InputError,
+    # which the runner records as an unscored `input_error` row.
+
+    required_variables: tuple[str, ...] = ("trace",)
+    optional_variables: tuple[str, ...] = ()
+
+    @property
+    def format(self) -> ActionFormat:
+        return self.fmt
+
+    @property
+    def version(self) -> str:
+        """Hash of everything that changes the output except the trace (prompt text, caps, limits)."""
+        return "trace-" + canonical_hash(self.spec())[3:19]
+
+    def render(self, trace: Any) -> list[Message]:
+        """The messages that determine the output: the prompt, plus the trace as canonical JSON
+        (the model reads the trace only through the tools; this is for cache keys)."""
+        tr = load_trace(trace)
+        return [*self.messages(), Message(role="user", content=tr.model_dump_json())]
+
+    def evaluate(self, engine: Engine, options: DecodeOptions | None = None, trace: Any = None) -> JudgeResult:
+        if trace is None:
+            raise InputError(f"judge {self.name!r} needs a trace; map a column to the variable 'trace'")
+        return self.judge(trace, engine, options)
+
+    def judge_value(self, value: Any, engine: Engine, options: DecodeOptions | None = None) -> JudgeResult:
+        """One row's trace value (JSON text, parsed JSON, or a path); a bad trace is an unscored result
+        with reason `invalid_trace`, so one bad row does not stop a run."""
+        try:
+            tr = load_trace(value)
+        except InputError as e:
+            return JudgeResult(judge=self.name, judge_version=self.version, format=self.fmt.kind,
+                               unscored_reason="invalid_trace", error=str(e), model_id=getattr(engine, "model_id", ""))
+        return self.judge(tr, engine, options)
+
+    def judge_column(self, values: Iterable[Any], engine: Engine, options: DecodeOptions | None = None,
+                     progress: Callable[[int, JudgeResult], None] | None = None) -> list[JudgeResult]:
+        """Judge a column of traces, one `JudgeResult` per value, in order."""
+        out = []
+        for i, v in enumerate(values):
+            r = self.judge_value(v, engine, options)
+            out.append(r)
+            if progress is not None:
+                progress(i, r)
+        return out
+
+
+def judge_trace_column(values: Iterable[Any], instructions: str, result_type: str | RatingType | type = "yes/no",
+                       engine: Engine | None = None, max_iterations: int = 10, **kwargs: Any) -> list[JudgeResult]:
+    """Judge a column of traces (JSON text, parsed JSON or paths), one result per value, in order;
+    a value that is not a trace is an unscored result with reason `invalid_trace`."""
+    options = kwargs.pop("options", None)
+    progress = kwargs.pop("progress", None)
+    judge = TraceJudge(instructions, result_type, max_iterations=max_iterations, **kwargs)
+    if engine is None:
+        from ..engine import load_engine
+
+        engine = load_engine()
+    return judge.judge_column(values, engine, options, progress)
+
+
+def judge_trace(trace: Any, instructions: str, result_type: str | RatingType | type = "yes/no", engine: Engine | None = None,
+                max_iterations: int = 10, **kwargs: Any) -> JudgeResult:
+    """Judge one trace against `instructions` with the trace tools; `engine` None = the default model.
+
+    `kwargs` go to `TraceJudge` (field_tokens, limits, first_action, name) or, for `options`, to the engine.
+    """
+    options = kwargs.pop("options", None)
+    judge = TraceJudge(instructions, result_type, max_iterations=max_iterations, **kwargs)
+    if engine is None:
+        from ..engine import load_engine
+
+        engine = load_engine()
+    return judge.judge(trace, engine, options)
