@@ -1,0 +1,148 @@
+"""`localjudge run`: evaluate a dataset with judges, resumably; prints a summary table.
+
+    localjudge run data.jsonl --judge correctness --judge groundedness --out runs/demo
+    python -m localjudge.run_cli data.csv -j relevance_to_query --map input=prompt
+
+Exit codes:
+  0    every (row, judge) was scored.
+  1    the run finished, but at least one (row, judge) is unscored: a bad row (malformed line,
+       missing / empty / wrong-type value, prompt too long for the context window), a verdict that
+       could not be parsed, or a judgement that raised. Details: `error` / `unscored_reason` in
+       results.jsonl; counts in the summary.
+  2    bad input before any inference: unreadable or unknown data file, a mapped column that does
+       not exist (the message lists the columns), an unknown judge, a bad --map. Nothing was run.
+  3    the model cannot be used (not found, checksum, load failure, a format it cannot express, or
+       10 judgements in a row raising); finished results are kept, run again to resume.
+  130  interrupted by Ctrl-C (143: SIGTERM); finished results are kept and exported, run the same
+       command again to resume.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+
+from .cli import engine_kwargs, model_options
+from .errors import ConstraintError, InputError, LocalJudgeError, ModelError
+
+EXIT_OK, EXIT_UNSCORED, EXIT_INPUT, EXIT_MODEL, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop, keep and export what is finished."""
+
+
+def _fmt_duration(s: float | None) -> str:
+    if s is None:
+        return "?"
+    s = int(s)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+class ProgressLine:
+    """One self-overwriting status line on a terminal: rows, rate, ETA, running pass rate per judge."""
+
+    def __init__(self, stream: TextIO, enabled: bool, interval_s: float = 0.25, width: int | None = None):
+        self.stream, self.enabled, self.interval_s, self.width = stream, enabled, interval_s, width
+        self._last = 0.0
+        self._shown = 0
+
+    def __call__(self, p: Any) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < self.interval_s and p.cells_done < p.cells_total):
+            return
+        self._last = now
+        passes = " ".join(f"{j} {k / n:.0%}" if n else f"{j} -" for j, (k, n) in p.pass_rates.items())
+        bar_w = 20
+        filled = int(bar_w * p.cells_done / p.cells_total) if p.cells_total else bar_w
+        line = (f"[{'#' * filled}{'.' * (bar_w - filled)}] rows {p.rows_done}/{p.rows_total} "
+                f"({p.cells_done}/{p.cells_total} judgements, {p.cached + p.reused} cached) "
+                f"{p.rows_per_min:.1f} rows/min ETA {_fmt_duration(p.eta_s)} | pass: {passes}")
+        if self.width is None:
+            import shutil
+
+            self.width = shutil.get_terminal_size((120, 20)).columns
+        line = line[: self.width - 1]
+        self.stream.write("\r" + line.ljust(self._shown))
+        self.stream.flush()
+        self._shown = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def exit_code_for(e: LocalJudgeError) -> int:
+    if isinstance(e, (ModelError, ConstraintError)):
+        return EXIT_MODEL
+    if isinstance(e, InputError):
+        return EXIT_INPUT
+    return EXIT_UNSCORED
+
+
+@click.command(name="run", epilog="Exit codes: 0 all scored; 1 some rows unscored or failed; 2 bad input before "
+               "inference; 3 model error; 130/143 interrupted (run again to resume).")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--judge", "-j", "judges", multiple=True, required=True, help="A judge to run (repeatable).")
+@click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN[:list|:text]",
+              help="Take judge variable VAR from COLUMN (repeatable); :list parses a CSV cell as a JSON list.")
+@click.option("--out", "-o", default=None, type=click.Path(file_okay=False),
+              help="Run directory (store + exports). Default: runs/<data file stem>. Re-running with it resumes.")
+@click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
+@click.option("--limit", type=int, default=None, help="Only the first N rows.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
+@model_options
+def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
+            limit: int | None, temperature: float, seed: int, quiet: bool, model: str | None, gpu_layers: int,
+            n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
+    """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
+    from .engine.base import DecodeOptions
+    from .runner import evaluate
+
+    out_dir = Path(out) if out else Path("runs") / Path(data).stem
+    show = not quiet and sys.stderr.isatty()
+    bar = ProgressLine(sys.stderr, enabled=show)
+    old = signal.getsignal(signal.SIGTERM)
+
+    def _term(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, _term)
+    try:
+        run = evaluate(data, list(judges), model=model, out=out_dir, mapping=list(mapping),
+                       options=DecodeOptions(temperature=temperature, seed=seed), progress=bar, judges_dir=judges_dir,
+                       engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit)
+    except KeyboardInterrupt as e:
+        bar.close()
+        click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)
+        sys.exit(EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT)
+    except LocalJudgeError as e:
+        bar.close()
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(exit_code_for(e))
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    bar.close()
+    if not quiet:
+        from .aggregate import format_table
+
+        c = run.counts
+        click.echo(format_table(run.summary.judges))
+        click.echo(f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
+                   f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
+                   "summary.json")
+    sys.exit(run.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run_cmd()

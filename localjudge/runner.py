@@ -1,0 +1,490 @@
+"""Batch runs: datasets in, one result per (row, judge) out; cached, resumable, streamed.
+
+    from localjudge.runner import evaluate
+    run = evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
+    run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
+
+How a run goes:
+  1. Before any inference: the data's columns and row count are read, every judge's variables are
+     mapped onto columns (a missing column is an `InputError` listing the columns that exist).
+  2. Rows stream in chunks; inside a chunk each judge runs over every row (consecutive prompts share
+     the judge's prefix in the KV cache). Every finished result is committed to the store at once.
+  3. Each judgement's reproducibility record (model sha256, judge version, format, rendered-prompt
+     hash, decode options, seed, localjudge version) hashed with `canonical_hash` is its cache key.
+     A cell whose stored key matches is skipped; a key found in the cache is copied without
+     inference; only what changed runs. The model is loaded on the first cache miss, never before.
+  4. Exports (results.jsonl, results.csv, summary.json, run.json) are written atomically from the
+     store at the end, and also when the run is interrupted.
+
+Row problems are data: a malformed line, a missing/empty/wrong-type value, a prompt too long for
+the context window or a judgement that raised gets an unscored result naming file, line/row,
+column and reason (top-level `error`), and the other rows still run. Only model errors abort.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .aggregate import JudgeSummary, Tally
+from .datasets import ColumnSpec, Dataset, Row, extract, open_dataset, parse_mapping, resolve_mapping
+from .engine.base import DecodeOptions, Engine, canonical_hash
+from .errors import ConstraintError, InputError, ModelError, PromptTooLongError
+from .results import JudgeResult
+from .store import SCHEMA_VERSION, Record, ResultRow, Store
+
+RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
+MAX_CONSECUTIVE_FAILURES = 10  # judgements in a row raising unexpected errors before the run stops
+CSV_COLUMNS = ["run_id", "row_index", "row_id", "source", "judge", "error", "value", "score", "passed", "unscored_reason",
+               "result_error", "rationale", "raw_text", "expected_score", "judge_version", "format", "model_id",
+               "model_sha256", "prompt_hash", "seed", "decode_options", "localjudge_version", "cache_key",
+               "prompt_tokens", "output_tokens", "total_ms", "inputs"]
+
+
+def localjudge_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("localjudge")
+    except Exception:  # not installed (a source checkout on sys.path)
+        from . import __version__
+
+        return __version__
+
+
+# ----------------------------------------------------------------------------------- public types
+
+
+@dataclass
+class Progress:
+    """What a progress callback receives after every (row, judge) cell."""
+
+    rows_done: int
+    rows_total: int
+    cells_done: int
+    cells_total: int
+    evaluated: int  # judgements that ran on the engine in this invocation
+    cached: int  # served from the cache table
+    reused: int  # already in this run's results with the same key
+    elapsed_s: float
+    pass_rates: dict[str, tuple[int, int]]  # judge -> (passed, with a pass/fail) so far
+
+    @property
+    def rows_per_min(self) -> float:
+        """Rows' worth of judgements per minute (judges run row chunk by row chunk, so rows complete in steps)."""
+        if self.elapsed_s <= 0 or not self.cells_total:
+            return 0.0
+        return 60.0 * self.cells_done * self.rows_total / self.cells_total / self.elapsed_s
+
+    @property
+    def eta_s(self) -> float | None:
+        """Remaining judgements at the pace of those that ran on the engine (cached ones cost nothing)."""
+        if self.cells_done >= self.cells_total:
+            return 0.0
+        if self.evaluated == 0:
+            return None
+        return (self.cells_total - self.cells_done) * self.elapsed_s / self.evaluated
+
+
+class RunCounts(BaseModel):
+    rows: int = 0
+    cells: int = 0
+    evaluated: int = 0  # engine judgements in this invocation ("model calls")
+    cached: int = 0
+    reused: int = 0
+    failed: int = 0  # cells with a top-level error (bad input, prompt too long, a raised judgement)
+    unscored: int = 0  # all unscored cells, failed ones included
+    engine_loaded: bool = False
+
+
+class RunSummary(BaseModel):
+    run: dict[str, Any]
+    judges: dict[str, JudgeSummary]
+
+
+@dataclass
+class RunResult:
+    """A finished (or interrupted) run: results streamed from its store, summary, counts."""
+
+    run_id: str
+    store_path: Path
+    out: Path | None
+    judges: list[str]
+    n_rows: int
+    summary: RunSummary
+    counts: RunCounts
+
+    @property
+    def results(self) -> ResultsView:
+        return ResultsView(self.store_path, self.run_id, self.judges, self.n_rows)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every (row, judge) was scored, 1 when any is unscored (see run_cli for all codes)."""
+        return 1 if self.counts.unscored else 0
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([flat_row(r) for r in self.results], columns=CSV_COLUMNS)
+
+
+class ResultsView:
+    """Re-iterable typed `ResultRow`s of a run, read from its store on each iteration."""
+
+    def __init__(self, store_path: Path, run_id: str, judges: list[str], n_rows: int):
+        self.store_path, self.run_id, self.judges, self.n_rows = store_path, run_id, judges, n_rows
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        with Store(self.store_path) as st:
+            yield from st.iter_results(self.run_id, self.judges, self.n_rows)
+
+    def __len__(self) -> int:
+        with Store(self.store_path) as st:
+            return st.count(self.run_id, self.judges, self.n_rows)
+
+
+# ----------------------------------------------------------------------------------- the engine
+
+
+class EngineHandle:
+    """The model's identity without loading it; the engine itself on first use."""
+
+    def __init__(self, model: str | None, engine: Engine | None, engine_kwargs: dict[str, Any] | None):
+        self.model, self._engine, self.kwargs = model, engine, dict(engine_kwargs or {})
+        self.loaded = engine is not None
+
+    def identity(self) -> tuple[str, str]:
+        """(model_id, model_sha256): from the engine if given, else from the registry / file checksum."""
+        if self._engine is not None:
+            return self._engine.model_id, self._engine.model_sha256
+        from .models import resolve_model, sha256_of
+
+        info = resolve_model(self.model)
+        return info.name, info.sha256 or sha256_of(info.path)
+
+    def get(self) -> Engine:
+        if self._engine is None:
+            from .engine import load_engine
+
+            self._engine = load_engine(self.model, **self.kwargs)
+            self.loaded = True
+        return self._engine
+
+
+# ----------------------------------------------------------------------------------- evaluate
+
+
+@dataclass
+class _JudgePlan:
+    judge: Any
+    name: str
+    required: list[str]
+    allow_empty: list[str]
+    columns: dict[str, ColumnSpec]
+    format_spec: Any
+    format_name: str
+
+
+@dataclass
+class _State:
+    counts: RunCounts = field(default_factory=RunCounts)
+    passes: dict[str, list[int]] = field(default_factory=dict)
+    cells_done: int = 0
+    consecutive_failures: int = 0
+
+
+def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engine: Engine | None = None,
+             out: str | os.PathLike | None = None, mapping: Any = None, options: DecodeOptions | dict | None = None,
+             progress: Callable[[Progress], None] | None = None, judges_dir: str | None = None,
+             engine_kwargs: dict[str, Any] | None = None, limit: int | None = None, chunk_size: int = 16) -> RunResult:
+    """Run `judges` (catalog names or Judge objects) over every row of `data`; see the module docstring.
+
+    `out`: a run directory (store + exports; re-running with it resumes). None: results go to the
+    shared store in LOCALJUDGE_HOME (its cache still applies) and no files are exported.
+    `mapping`: {"judge_var": "column"} or ["var=column", "var=column:list"]. `limit`: first N rows only.
+    """
+    t0 = time.time()
+    ds = open_dataset(data)
+    plans = _plan(judges, judges_dir, ds, parse_mapping(mapping))
+    n_rows = ds.count() if limit is None else min(ds.count(), limit)
+    if n_rows == 0:
+        raise InputError(f"{ds.label}: no rows to evaluate; check the file")
+    opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
+    handle = EngineHandle(model, engine, engine_kwargs)
+    model_id, model_sha = handle.identity()
+    version = localjudge_version()
+    key_extra = {k: v for k, v in handle.kwargs.items() if k in ("n_ctx", "chat_template")}
+
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(f"--out {str(out_dir)!r} is a file; give a directory for the run")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        store_path = out_dir / "results.sqlite"
+    else:
+        from .engine.constraint import cache_home
+
+        store_path = cache_home() / "runs.sqlite"
+    store = Store(store_path)
+    run_id = store.run_for_dir() if out_dir is not None else store.new_run()
+    meta = {"run_id": run_id, "data": ds.path or ds.label, "judges": [{"name": p.name, "version": p.judge.version} for p in plans],
+            "model_id": model_id, "model_sha256": model_sha, "options": opts.model_dump(), "engine": key_extra,
+            "mapping": {p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()}
+                        for p in plans},
+            "localjudge_version": version, "schema_version": RUN_SCHEMA_VERSION, "store_schema_version": SCHEMA_VERSION,
+            "started": _iso(t0), "finished": None, "status": "running", "rows": n_rows}
+    store.set_run_meta(run_id, meta)
+    if out_dir is not None:
+        write_json_atomic(out_dir / "run.json", meta)
+
+    st = _State(counts=RunCounts(rows=n_rows, cells=n_rows * len(plans)), passes={p.name: [0, 0] for p in plans})
+    status = "failed"
+    try:
+        done_rows = 0
+        for chunk in _chunks(ds, n_rows, chunk_size):
+            for plan in plans:
+                for row in chunk:
+                    _run_cell(store, run_id, row, plan, handle, opts, model_id, model_sha, version, key_extra, st)
+                    if progress is not None:
+                        progress(_progress(st, done_rows, n_rows, len(plans), t0))
+            done_rows += len(chunk)
+            if progress is not None:
+                progress(_progress(st, done_rows, n_rows, len(plans), t0))
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        st.counts.engine_loaded = handle.loaded and engine is None
+        meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
+        store.set_run_meta(run_id, meta)
+        summaries = export(store, run_id, [p.name for p in plans], n_rows, out_dir, meta, st.counts)
+        store.close()
+    return RunResult(run_id=run_id, store_path=store_path, out=out_dir, judges=[p.name for p in plans], n_rows=n_rows,
+                     summary=RunSummary(run=meta, judges=summaries), counts=st.counts)
+
+
+def _plan(judges: Sequence[Any], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec]) -> list[_JudgePlan]:
+    if not judges:
+        raise InputError("no judge given; name at least one with --judge (see `localjudge judges list`)")
+    plans: list[_JudgePlan] = []
+    for j in judges:
+        if isinstance(j, str):
+            from .judges import get_judge
+
+            j = get_judge(j, judges_dir=judges_dir)
+        if any(p.name == j.name for p in plans):
+            raise InputError(f"judge {j.name!r} given twice; name each judge once")
+        req, opt = list(j.required_variables), list(j.optional_variables)
+        variables = getattr(j, "variables", [])  # catalog judges: Variable objects with aliases
+        aliases = {v.name: list(v.aliases) for v in variables}
+        allow_empty = [v.name for v in variables if getattr(v, "allow_empty", False)]
+        fmts = [f for f in ([getattr(j, "format", None)] if getattr(j, "format", None) else getattr(j, "formats", [])) if f]
+        spec = [f.spec() for f in fmts] if len(fmts) > 1 else fmts[0].spec() if fmts else None
+        name = " + ".join(f.describe() for f in fmts)
+        columns = resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)
+        plans.append(_JudgePlan(j, j.name, req, allow_empty, columns, spec, name))
+    unused = [v for v in explicit if not any(v in p.columns for p in plans)]
+    if unused:
+        takes = sorted({v for p in plans for v in [*p.judge.required_variables, *p.judge.optional_variables]})
+        raise InputError(f"--map {unused[0]}=...: no judge takes a variable {unused[0]!r}; they take {', '.join(takes)}")
+    return plans
+
+
+def _chunks(ds: Dataset, n_rows: int, size: int) -> Iterator[list[Row]]:
+    chunk: list[Row] = []
+    for row in ds:
+        if row.index >= n_rows:
+            break
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _run_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, handle: EngineHandle, opts: DecodeOptions,
+              model_id: str, model_sha: str, version: str, key_extra: dict[str, Any], st: _State) -> None:
+    """Decide, run if needed, and commit one (row, judge) cell."""
+    values, problem = extract(row, plan.columns, plan.required, plan.allow_empty)
+    base = dict(run_id=run_id, row_index=row.index, row_id=row.row_id, source=row.source, judge=plan.name, inputs=values)
+    record = key = None
+    if problem is None:
+        try:
+            messages = plan.judge.render(**values)
+        except InputError as e:
+            problem = ("input_error", f"{row.source}: {e}")
+        else:
+            # every prompt the judge will send (a two-stage judge's second prompt, each per-item prompt),
+            # not only the first one render() shows
+            fingerprint = getattr(plan.judge, "fingerprint", None)
+            prompt_hash = fingerprint(**values) if fingerprint else canonical_hash([m.model_dump() for m in messages])
+            record = Record(model_id=model_id, model_sha256=model_sha, judge_version=plan.judge.version,
+                            format=plan.format_spec, prompt_hash=prompt_hash, decode_options=opts.model_dump(),
+                            seed=opts.seed, localjudge_version=version)
+            key = canonical_hash({"judge": plan.name, **record.model_dump(exclude={"model_id"}), "engine": key_extra})
+    if problem is not None:
+        _commit(store, st, plan, ResultRow(**base, result=_failed(plan, model_id, *problem), error=problem[1]))
+        return
+    assert key is not None
+    stored = store.cell(run_id, row.index, plan.name)
+    if stored is not None and stored[0] == key:
+        st.counts.reused += 1
+        _count(st, plan.name, stored[1], stored[2], failed=False)
+        return
+    cached = store.cached(key)
+    if cached is not None:
+        st.counts.cached += 1
+        err = cached.error if cached.unscored_reason == "prompt_too_long" else None
+        _commit(store, st, plan, ResultRow(**base, cache_key=key, record=record, result=cached, error=err))
+        return
+    result, error, cacheable = _judge(row, plan, handle, values, opts, model_id, st)
+    # a judgement that raised is stored without its key, so the next run retries it
+    _commit(store, st, plan, ResultRow(**base, cache_key=key if cacheable else None, record=record, result=result, error=error),
+            cache=cacheable)
+
+
+def _judge(row: Row, plan: _JudgePlan, handle: EngineHandle, values: dict[str, Any], opts: DecodeOptions, model_id: str,
+           st: _State) -> tuple[JudgeResult, str | None, bool]:
+    """Run one judgement: (result, top-level error, whether to cache it). Model errors propagate."""
+    engine = handle.get()
+    st.counts.evaluated += 1
+    try:
+        result = plan.judge.evaluate(engine, options=opts, **values)
+    except (ModelError, ConstraintError):
+        raise
+    except PromptTooLongError as e:
+        result = _failed(plan, model_id, "prompt_too_long", str(e))
+    except InputError as e:
+        st.consecutive_failures = 0
+        msg = f"{row.source}: {e}"
+        return _failed(plan, model_id, "input_error", msg), msg, False
+    except Exception as e:  # a poison row must not stop an overnight run nor block its resume
+        st.consecutive_failures += 1
+        if st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+            raise ModelError(f"{st.consecutive_failures} judgements in a row failed, the last with {type(e).__name__}: {e}; "
+                             "check the model and judge (finished results are kept)") from e
+        msg = f"{row.source}: judge {plan.name!r} failed: {type(e).__name__}: {e}"
+        return _failed(plan, model_id, "error", msg), msg, False
+    st.consecutive_failures = 0
+    if result.unscored_reason == "prompt_too_long":
+        col, n = max(((plan.columns[v].column, len(str(x))) for v, x in values.items()), key=lambda t: t[1])
+        msg = f"{row.source}: {result.error or 'prompt too long'}; longest column {col!r} ({n} chars)"
+        result = result.model_copy(update={"error": msg})
+        return result, msg, True
+    return result, None, True
+
+
+def _failed(plan: _JudgePlan, model_id: str, reason: str, message: str) -> JudgeResult:
+    return JudgeResult(judge=plan.name, judge_version=plan.judge.version, format=plan.format_name, model_id=model_id,
+                       unscored_reason=reason, error=message)
+
+
+def _commit(store: Store, st: _State, plan: _JudgePlan, row: ResultRow, cache: bool = False) -> None:
+    store.put(row, cache=cache)
+    _count(st, plan.name, row.result.scored, row.result.passed, failed=row.error is not None)
+
+
+def _count(st: _State, judge: str, scored: bool, passed: bool | None, failed: bool) -> None:
+    st.cells_done += 1
+    st.counts.failed += int(failed)
+    st.counts.unscored += int(not scored)
+    if scored and passed is not None:
+        st.passes[judge][0] += int(passed)
+        st.passes[judge][1] += 1
+
+
+def _progress(st: _State, rows_done: int, n_rows: int, n_judges: int, t0: float) -> Progress:
+    c = st.counts
+    return Progress(rows_done=rows_done, rows_total=n_rows, cells_done=st.cells_done, cells_total=n_rows * n_judges,
+                    evaluated=c.evaluated, cached=c.cached, reused=c.reused, elapsed_s=time.time() - t0,
+                    pass_rates={j: (p[0], p[1]) for j, p in st.passes.items()})
+
+
+# ----------------------------------------------------------------------------------- exports
+
+
+def flat_row(r: ResultRow) -> dict[str, Any]:
+    """One result as a flat dict (the CSV / DataFrame columns)."""
+    res, rec = r.result, r.record
+    v = res.value
+    return {
+        "run_id": r.run_id, "row_index": r.row_index, "row_id": r.row_id, "source": r.source, "judge": r.judge,
+        "error": r.error, "value": v if v is None or isinstance(v, (str, int, float, bool)) else json.dumps(v, ensure_ascii=False),
+        "score": res.score, "passed": res.passed, "unscored_reason": res.unscored_reason, "result_error": res.error,
+        "rationale": res.rationale, "raw_text": res.raw_text, "expected_score": res.expected_score,
+        "judge_version": res.judge_version, "format": res.format, "model_id": res.model_id,
+        "model_sha256": rec.model_sha256 if rec else None, "prompt_hash": rec.prompt_hash if rec else None,
+        "seed": rec.seed if rec else None,
+        "decode_options": json.dumps(rec.decode_options, sort_keys=True) if rec else None,
+        "localjudge_version": rec.localjudge_version if rec else None, "cache_key": r.cache_key,
+        "prompt_tokens": res.usage.prompt_tokens, "output_tokens": res.usage.output_tokens, "total_ms": res.timings.total_ms,
+        "inputs": json.dumps(r.inputs, ensure_ascii=False),
+    }
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return v
+
+
+def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: Path | None, meta: dict[str, Any],
+           counts: RunCounts) -> dict[str, JudgeSummary]:
+    """Stream the run's results once: summaries, and (with a run directory) the four export files."""
+    import csv
+
+    tallies = {j: Tally() for j in judges}
+    if out_dir is None:
+        for r in store.iter_results(run_id, judges, n_rows):
+            tallies[r.judge].add(r.result)
+        return {j: t.summary() for j, t in tallies.items()}
+    tmp_jsonl, tmp_csv = _tmp(out_dir / "results.jsonl"), _tmp(out_dir / "results.csv")
+    with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
+        writer = csv.writer(fc)
+        writer.writerow(CSV_COLUMNS)
+        for r in store.iter_results(run_id, judges, n_rows):
+            tallies[r.judge].add(r.result)
+            fj.write(r.model_dump_json() + "\n")
+            flat = flat_row(r)
+            writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
+        for f in (fj, fc):
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp_jsonl, out_dir / "results.jsonl")
+    os.replace(tmp_csv, out_dir / "results.csv")
+    summaries = {j: t.summary() for j, t in tallies.items()}
+    run = {**meta, "counts": counts.model_dump()}
+    write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
+    write_json_atomic(out_dir / "run.json", run)
+    return summaries
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON to a temporary file beside `path`, fsync it, rename it over `path`."""
+    tmp = _tmp(path)
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t))

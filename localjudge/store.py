@@ -1,0 +1,257 @@
+"""The SQLite store of a run: one row per (row, judge) in `results`, every judgement in `cache`.
+
+Durability and concurrency:
+  * WAL journal, `synchronous=FULL`, a 30 s busy timeout: every finished result is its own
+    committed transaction, so a `kill -9` loses at most the judgement in flight, and two processes
+    writing the same store wait for each other instead of failing or corrupting it.
+  * Writes take the write lock up front (`BEGIN IMMEDIATE`); `results` is keyed by
+    (run_id, row_index, judge) and written with an upsert, so a cell is never duplicated.
+
+Schema changes are append-only named migrations (`MIGRATIONS`); `PRAGMA user_version` holds how
+many have run (the schema version) and `_migrations` records their names. Never edit or reorder a
+migration that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .errors import InputError
+from .results import JudgeResult
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("001_initial", """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            created TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE results (
+            run_id TEXT NOT NULL,
+            row_index INTEGER NOT NULL,
+            judge TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            source TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            cache_key TEXT,
+            record TEXT,
+            result TEXT NOT NULL,
+            error TEXT,
+            scored INTEGER NOT NULL,
+            passed INTEGER,
+            updated TEXT NOT NULL,
+            PRIMARY KEY (run_id, row_index, judge)
+        );
+        CREATE TABLE cache (
+            cache_key TEXT PRIMARY KEY,
+            record TEXT NOT NULL,
+            result TEXT NOT NULL,
+            created TEXT NOT NULL
+        );
+    """),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class Record(BaseModel):
+    """The reproducibility record of one judgement; its hash (minus `model_id`) is the cache key."""
+
+    model_id: str
+    model_sha256: str
+    judge_version: str
+    format: Any = None
+    prompt_hash: str
+    decode_options: dict[str, Any]
+    seed: int | None = None
+    localjudge_version: str
+
+
+class ResultRow(BaseModel):
+    """One (row, judge) result as stored and exported (results.jsonl schema)."""
+
+    run_id: str
+    row_index: int
+    row_id: str
+    source: str
+    judge: str
+    inputs: dict[str, Any]
+    cache_key: str | None = None
+    record: Record | None = None
+    result: JudgeResult
+    error: str | None = None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def connect(path: str | Path, timeout_s: float = 30.0) -> sqlite3.Connection:
+    """A connection in autocommit mode (explicit transactions), WAL, busy timeout, FULL sync."""
+    conn = sqlite3.connect(str(path), timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+    # switching a new file to WAL needs an exclusive lock and does not always wait on the busy handler:
+    # two processes opening a fresh store at once retry here instead of failing
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> int:
+    """Apply the migrations not yet applied, each in its own locked transaction; returns the version."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    names = [n for n, _ in migrations]
+    for i, (name, sql) in enumerate(migrations):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+            unknown = done - set(names)
+            if unknown:
+                raise InputError(f"store was written by a newer localjudge (migrations {sorted(unknown)}); upgrade localjudge")
+            if name not in done:
+                for stmt in sql.split(";"):
+                    if stmt.strip():
+                        conn.execute(stmt)
+                conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, _now()))
+                conn.execute(f"PRAGMA user_version = {i + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+class Store:
+    """Results and cache of runs in one SQLite file (safe for several processes at once)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = connect(self.path)
+            self.schema_version = migrate(self.conn)
+        except sqlite3.DatabaseError as e:
+            raise InputError(f"cannot open store {str(self.path)!r} ({e}); move it away to start afresh") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------------------------- runs
+
+    def new_run(self, meta: dict[str, Any] | None = None, run_id: str | None = None) -> str:
+        run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.conn.execute("INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)",
+                          (run_id, _now(), json.dumps(meta or {})))
+        return run_id
+
+    def run_for_dir(self) -> str:
+        """The run of a run directory's store: the existing one, or a new one (race-free across processes)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            run_id = self.latest_run() or self.new_run()
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return run_id
+
+    def latest_run(self) -> str | None:
+        r = self.conn.execute("SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1").fetchone()
+        return r[0] if r else None
+
+    def set_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        self.conn.execute("UPDATE runs SET meta = ? WHERE run_id = ?", (json.dumps(meta, default=str), run_id))
+
+    # ------------------------------------------------------------------------------- results
+
+    def put(self, row: ResultRow, cache: bool = False) -> None:
+        """Write one result (and its cache entry) in one committed transaction."""
+        res = row.result
+        result_json = res.model_dump_json()
+        record_json = row.record.model_dump_json() if row.record else None
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                """INSERT INTO results (run_id, row_index, judge, row_id, source, inputs, cache_key, record, result,
+                                        error, scored, passed, updated)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (run_id, row_index, judge) DO UPDATE SET
+                     row_id = excluded.row_id, source = excluded.source, inputs = excluded.inputs,
+                     cache_key = excluded.cache_key, record = excluded.record, result = excluded.result,
+                     error = excluded.error, scored = excluded.scored, passed = excluded.passed,
+                     updated = excluded.updated""",
+                (row.run_id, row.row_index, row.judge, row.row_id, row.source, json.dumps(row.inputs, ensure_ascii=False),
+                 row.cache_key, record_json, result_json, row.error, int(res.scored),
+                 None if res.passed is None else int(res.passed), _now()))
+            if cache and row.cache_key and record_json:
+                self.conn.execute("INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
+                                  (row.cache_key, record_json, result_json, _now()))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def cell(self, run_id: str, row_index: int, judge: str) -> tuple[str | None, bool, bool | None] | None:
+        """(cache_key, scored, passed) of a stored cell, or None when the cell has no result."""
+        r = self.conn.execute("SELECT cache_key, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
+                              (run_id, row_index, judge)).fetchone()
+        if r is None:
+            return None
+        return r[0], bool(r[1]), None if r[2] is None else bool(r[2])
+
+    def cached(self, cache_key: str) -> JudgeResult | None:
+        r = self.conn.execute("SELECT result FROM cache WHERE cache_key = ?", (cache_key,)).fetchone()
+        return JudgeResult.model_validate_json(r[0]) if r else None
+
+    def _where(self, run_id: str, judges: Sequence[str] | None, max_rows: int | None) -> tuple[str, list[Any]]:
+        sql, args = " WHERE run_id = ?", [run_id]
+        if judges is not None:
+            sql += f" AND judge IN ({', '.join('?' * len(judges))})"
+            args += list(judges)
+        if max_rows is not None:
+            sql += " AND row_index < ?"
+            args.append(max_rows)
+        return sql, args
+
+    def count(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> int:
+        where, args = self._where(run_id, judges, max_rows)
+        return int(self.conn.execute("SELECT COUNT(*) FROM results" + where, args).fetchone()[0])
+
+    def iter_results(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> Iterator[ResultRow]:
+        """Stored results in row order (judges in the order given), streamed from the database."""
+        where, args = self._where(run_id, judges, max_rows)
+        order = "row_index, judge"
+        if judges:
+            order = "row_index, CASE judge " + " ".join(f"WHEN ? THEN {i}" for i in range(len(judges))) + " END"
+            args += list(judges)
+        cur = self.conn.execute(
+            "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results"
+            + where + " ORDER BY " + order, args)
+        for r in cur:
+            yield ResultRow(run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=json.loads(r[5]),
+                            cache_key=r[6], record=Record.model_validate_json(r[7]) if r[7] else None,
+                            result=JudgeResult.model_validate_json(r[8]), error=r[9])
+
+    def integrity_ok(self) -> bool:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,0 +1,85 @@
+"""Test support for the batch runner: a tiny judge built from a real OutputFormat, and scripted answers.
+
+`TinyJudge` follows the judge contract the runner codes against (name, version, required/optional
+variables, render, evaluate); answers come from `ScriptedEngine` functions, so runs are fast and
+deterministic. Used by tests/test_runner*.py and by the subprocess scripts they start.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from localjudge.engine.base import DecodeOptions, Message, ScriptedEngine
+from localjudge.errors import MissingVariableError, ParseError
+from localjudge.formats import OutputFormat, ScoreJSON, YesNoJSON
+from localjudge.results import JudgeResult, Timings, Usage
+
+
+class TinyJudge:
+    """A yes/no (or 1-5 score) judge over input/output/context; the scripted engine decides."""
+
+    def __init__(self, name: str = "tiny", fmt: OutputFormat | None = None, version: str = "v1",
+                 required: Sequence[str] = ("input", "output"), optional: Sequence[str] = ("context",)):
+        self.name, self.version = name, version
+        self.format = fmt or YesNoJSON()
+        self.required_variables, self.optional_variables = list(required), list(optional)
+
+    def render(self, **v: Any) -> list[Message]:
+        for var in self.required_variables:
+            if var not in v:
+                raise MissingVariableError(f"judge {self.name!r} needs variable {var!r}")
+        ctx = v.get("context")
+        ctx_text = "\n".join(ctx) if isinstance(ctx, list) else (ctx or "")
+        body = f"[{self.name}]\nQuestion: {v['input']}\nAnswer: {v['output']}\nContext: {ctx_text}"
+        return [Message(role="system", content="You are a judge."), Message(role="user", content=body)]
+
+    def evaluate(self, engine: Any, options: DecodeOptions | None = None, **v: Any) -> JudgeResult:
+        gen = engine.generate(self.render(**v), self.format, options)
+        base = dict(judge=self.name, judge_version=self.version, format=self.format.describe(), raw_text=gen.text,
+                    model_id=gen.model_id, usage=Usage(prompt_tokens=gen.n_prompt_tokens, output_tokens=gen.n_output_tokens,
+                                                       calls=1), timings=Timings(total_ms=gen.total_ms))
+        try:
+            verdict = self.format.parse(gen.text)
+        except ParseError as e:
+            return JudgeResult(**base, unscored_reason="parse_error", error=str(e))
+        score = self.format.normalise(verdict)
+        return JudgeResult(**base, value=self.format.value(verdict), score=score,
+                           passed=None if score is None else score >= 0.5, rationale=self.format.rationale(verdict),
+                           verdict=verdict.model_dump())
+
+
+def answer_of(messages: Sequence[Message]) -> str:
+    return messages[-1].content.split("Answer: ", 1)[1].split("\nContext:", 1)[0]
+
+
+def scripted_text(messages: Sequence[Message], fmt: OutputFormat) -> str:
+    """'garbled' answers → unparseable text; answers with 'wrong' → no / 1; anything else → yes / 5."""
+    ans = answer_of(messages)
+    if "garbled" in ans:
+        return "I cannot decide"
+    bad = "wrong" in ans
+    if isinstance(fmt, ScoreJSON):
+        return json.dumps({"eval_score": 1 if bad else 5, "explanation": "scripted"})
+    return json.dumps({"rationale": "scripted", "result": "no" if bad else "yes"})
+
+
+def scripted_engine(delay_s: float = 0.0, model_id: str = "scripted") -> ScriptedEngine:
+    import time
+
+    def fn(messages: Sequence[Message], fmt: OutputFormat) -> str:
+        if delay_s:
+            time.sleep(delay_s)
+        return scripted_text(messages, fmt)
+
+    return ScriptedEngine(fn, model_id=model_id)
+
+
+def failing_engine(model_id: str = "scripted") -> ScriptedEngine:
+    """Same identity as `scripted_engine`, but any call fails: proves a run was served from the cache."""
+
+    def fn(messages: Sequence[Message], fmt: OutputFormat) -> str:
+        raise AssertionError("the engine was called")
+
+    return ScriptedEngine(fn, model_id=model_id)
