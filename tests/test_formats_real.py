@@ -10,8 +10,7 @@ import re
 import pytest
 
 from localjudge.engine import DecodeOptions, Message
-from localjudge.formats import (Choice, FourLine, PairwiseJSON, ScoreJSON, ScoreLines, Statements, VerdictList,
-                                YesNoJSON)
+from localjudge.formats import Choice, FourLine, PairwiseJSON, ScoreJSON, ScoreLines, Statements, VerdictList, YesNoJSON
 
 HOSTILE = [
     ("What is the capital of France?", "Paris."),

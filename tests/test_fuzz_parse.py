@@ -11,8 +11,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localjudge.errors import ParseError
-from localjudge.formats import (Choice, FourLine, OutputFormat, PairwiseJSON, ScoreJSON, ScoreLines, Statements,
-                                VerdictList, YesNoJSON)
+from localjudge.formats import (
+    Choice,
+    FourLine,
+    OutputFormat,
+    PairwiseJSON,
+    ScoreJSON,
+    ScoreLines,
+    Statements,
+    VerdictList,
+    YesNoJSON,
+)
 
 FORMATS: list[OutputFormat] = [
     YesNoJSON(), ScoreJSON(1, 5), ScoreJSON(0, 1, decimals=1), PairwiseJSON(), ScoreLines(1, 5), FourLine(),
