@@ -100,10 +100,14 @@ def exit_code_for(e: LocalJudgeError) -> int:
 @click.option("--limit", type=int, default=None, help="Only the first N rows.")
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: each judge's).")
+@click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice judges).")
+@click.option("--probs", is_flag=True, help="Also record each verdict's expected score under the model's distribution.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options
 def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
-            limit: int | None, temperature: float, seed: int, quiet: bool, model: str | None, gpu_layers: int,
+            limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
+            quiet: bool, model: str | None, gpu_layers: int,
             n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from .engine.base import DecodeOptions
@@ -120,7 +124,8 @@ def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: s
     signal.signal(signal.SIGTERM, _term)
     try:
         run = evaluate(data, list(judges), model=model, out=out_dir, mapping=list(mapping),
-                       options=DecodeOptions(temperature=temperature, seed=seed), progress=bar, judges_dir=judges_dir,
+                       options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
+                                             probs=probs), progress=bar, judges_dir=judges_dir,
                        engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit)
     except KeyboardInterrupt as e:
         bar.close()
