@@ -13,6 +13,8 @@ Exit codes:
        not exist (the message lists the columns), an unknown judge, a bad --map. Nothing was run.
   3    the model cannot be used (not found, checksum, load failure, a format it cannot express, or
        10 judgements in a row raising); finished results are kept, run again to resume.
+  5    the run directory cannot be written (disk full, read-only, no permission); the store keeps
+       every result finished before, free space or fix permissions and run again to resume.
   130  interrupted by Ctrl-C (143: SIGTERM); finished results are kept and exported, run the same
        command again to resume.
 """
@@ -28,9 +30,10 @@ from typing import Any, TextIO
 import click
 
 from .cli import engine_kwargs, model_options
-from .errors import ConstraintError, InputError, LocalJudgeError, ModelError
+from .errors import ConstraintError, InputError, LocalJudgeError, ModelError, StorageError
 
 EXIT_OK, EXIT_UNSCORED, EXIT_INPUT, EXIT_MODEL, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
+EXIT_STORAGE = 5
 
 
 class Terminated(KeyboardInterrupt):
@@ -85,11 +88,14 @@ def exit_code_for(e: LocalJudgeError) -> int:
         return EXIT_MODEL
     if isinstance(e, InputError):
         return EXIT_INPUT
+    if isinstance(e, StorageError):
+        return EXIT_STORAGE
     return EXIT_UNSCORED
 
 
 @click.command(name="run", epilog="Exit codes: 0 all scored; 1 some rows unscored or failed; 2 bad input before "
-               "inference; 3 model error; 130/143 interrupted (run again to resume).")
+               "inference; 3 model error; 5 cannot write the run directory (disk full, read-only); 130/143 interrupted "
+               "(run again to resume).")
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", "judges", multiple=True, required=True, help="A judge to run (repeatable).")
 @click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN[:list|:text]",
@@ -103,11 +109,12 @@ def exit_code_for(e: LocalJudgeError) -> int:
 @click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: each judge's).")
 @click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice judges).")
 @click.option("--probs", is_flag=True, help="Also record each verdict's expected score under the model's distribution.")
+@click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options
 def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
             limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
-            quiet: bool, model: str | None, gpu_layers: int,
+            both_orders: bool, quiet: bool, model: str | None, gpu_layers: int,
             n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from .engine.base import DecodeOptions
@@ -126,7 +133,8 @@ def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: s
         run = evaluate(data, list(judges), model=model, out=out_dir, mapping=list(mapping),
                        options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
                                              probs=probs), progress=bar, judges_dir=judges_dir,
-                       engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit)
+                       engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit,
+                       both_orders=both_orders)
     except KeyboardInterrupt as e:
         bar.close()
         click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)

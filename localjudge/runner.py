@@ -18,7 +18,9 @@ How a run goes:
 
 Row problems are data: a malformed line, a missing/empty/wrong-type value, a prompt too long for
 the context window or a judgement that raised gets an unscored result naming file, line/row,
-column and reason (top-level `error`), and the other rows still run. Only model errors abort.
+column and reason (top-level `error`), and the other rows still run. Only model errors abort, and
+storage errors (`StorageError`: disk full, read-only run directory); the store keeps every result
+committed before, so running again resumes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +39,7 @@ from pydantic import BaseModel
 from .aggregate import JudgeSummary, Tally
 from .datasets import ColumnSpec, Dataset, Row, extract, open_dataset, parse_mapping, resolve_mapping
 from .engine.base import DecodeOptions, Engine, canonical_hash
-from .errors import ConstraintError, InputError, ModelError, PromptTooLongError
+from .errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
 from .results import JudgeResult
 from .store import SCHEMA_VERSION, Record, ResultRow, Store
 
@@ -204,16 +207,18 @@ class _State:
 def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engine: Engine | None = None,
              out: str | os.PathLike | None = None, mapping: Any = None, options: DecodeOptions | dict | None = None,
              progress: Callable[[Progress], None] | None = None, judges_dir: str | None = None,
-             engine_kwargs: dict[str, Any] | None = None, limit: int | None = None, chunk_size: int = 16) -> RunResult:
+             engine_kwargs: dict[str, Any] | None = None, limit: int | None = None, chunk_size: int = 16,
+             both_orders: bool = False) -> RunResult:
     """Run `judges` (catalog names or Judge objects) over every row of `data`; see the module docstring.
 
     `out`: a run directory (store + exports; re-running with it resumes). None: results go to the
     shared store in LOCALJUDGE_HOME (its cache still applies) and no files are exported.
     `mapping`: {"judge_var": "column"} or ["var=column", "var=column:list"]. `limit`: first N rows only.
+    `both_orders`: pairwise judges judge every pair in both orders (disagreement = tie; see pairwise.py).
     """
     t0 = time.time()
     ds = open_dataset(data)
-    plans = _plan(judges, judges_dir, ds, parse_mapping(mapping))
+    plans = _plan(judges, judges_dir, ds, parse_mapping(mapping), both_orders)
     n_rows = ds.count() if limit is None else min(ds.count(), limit)
     if n_rows == 0:
         raise InputError(f"{ds.label}: no rows to evaluate; check the file")
@@ -227,7 +232,11 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
     if out_dir is not None:
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(f"--out {str(out_dir)!r} is a file; give a directory for the run")
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create the run directory {str(out_dir)!r} ({e.strerror or e}); "
+                               "choose a writable --out") from None
         store_path = out_dir / "results.sqlite"
     else:
         from .engine.constraint import cache_home
@@ -241,13 +250,12 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
                         for p in plans},
             "localjudge_version": version, "schema_version": RUN_SCHEMA_VERSION, "store_schema_version": SCHEMA_VERSION,
             "started": _iso(t0), "finished": None, "status": "running", "rows": n_rows}
-    store.set_run_meta(run_id, meta)
-    if out_dir is not None:
-        write_json_atomic(out_dir / "run.json", meta)
-
     st = _State(counts=RunCounts(rows=n_rows, cells=n_rows * len(plans)), passes={p.name: [0, 0] for p in plans})
     status = "failed"
     try:
+        store.set_run_meta(run_id, meta)
+        if out_dir is not None:
+            write_json_atomic(out_dir / "run.json", meta)
         done_rows = 0
         for chunk in _chunks(ds, n_rows, chunk_size):
             for plan in plans:
@@ -265,14 +273,21 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
     finally:
         st.counts.engine_loaded = handle.loaded and engine is None
         meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
-        store.set_run_meta(run_id, meta)
-        summaries = export(store, run_id, [p.name for p in plans], n_rows, out_dir, meta, st.counts)
-        store.close()
+        try:
+            store.set_run_meta(run_id, meta)
+            summaries = export(store, run_id, [p.name for p in plans], n_rows, out_dir, meta, st.counts)
+        except StorageError:
+            if status == "finished":
+                raise
+            # the run is already failing (a full disk, Ctrl-C): report that error; the store keeps every result
+        finally:
+            store.close()
     return RunResult(run_id=run_id, store_path=store_path, out=out_dir, judges=[p.name for p in plans], n_rows=n_rows,
                      summary=RunSummary(run=meta, judges=summaries), counts=st.counts)
 
 
-def _plan(judges: Sequence[Any], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec]) -> list[_JudgePlan]:
+def _plan(judges: Sequence[Any], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec],
+          both_orders: bool = False) -> list[_JudgePlan]:
     if not judges:
         raise InputError("no judge given; name at least one with --judge (see `localjudge judges list`)")
     plans: list[_JudgePlan] = []
@@ -281,6 +296,12 @@ def _plan(judges: Sequence[Any], judges_dir: str | None, ds: Dataset, explicit: 
             from .judges import get_judge
 
             j = get_judge(j, judges_dir=judges_dir)
+        if both_orders:
+            from .pairwise import BothOrders, is_pairwise_format
+
+            fmt = getattr(j, "format", None)
+            if fmt is not None and not isinstance(j, BothOrders) and is_pairwise_format(fmt.spec()):
+                j = BothOrders(j)
         if any(p.name == j.name for p in plans):
             raise InputError(f"judge {j.name!r} given twice; name each judge once")
         req, opt = list(j.required_variables), list(j.optional_variables)
@@ -451,19 +472,20 @@ def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: P
             tallies[r.judge].add(r.result)
         return {j: t.summary() for j, t in tallies.items()}
     tmp_jsonl, tmp_csv = _tmp(out_dir / "results.jsonl"), _tmp(out_dir / "results.csv")
-    with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
-        writer = csv.writer(fc)
-        writer.writerow(CSV_COLUMNS)
-        for r in store.iter_results(run_id, judges, n_rows):
-            tallies[r.judge].add(r.result)
-            fj.write(r.model_dump_json() + "\n")
-            flat = flat_row(r)
-            writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
-        for f in (fj, fc):
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp_jsonl, out_dir / "results.jsonl")
-    os.replace(tmp_csv, out_dir / "results.csv")
+    with _writing(out_dir / "results.jsonl", tmp_jsonl, tmp_csv):
+        with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
+            writer = csv.writer(fc)
+            writer.writerow(CSV_COLUMNS)
+            for r in store.iter_results(run_id, judges, n_rows):
+                tallies[r.judge].add(r.result)
+                fj.write(r.model_dump_json() + "\n")
+                flat = flat_row(r)
+                writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
+            for f in (fj, fc):
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp_jsonl, out_dir / "results.jsonl")
+        os.replace(tmp_csv, out_dir / "results.csv")
     summaries = {j: t.summary() for j, t in tallies.items()}
     run = {**meta, "counts": counts.model_dump()}
     write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
@@ -475,15 +497,29 @@ def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}")
 
 
+@contextmanager
+def _writing(path: Path, *tmps: Path) -> Iterator[None]:
+    """Writing `path` through temporary files: an OSError (disk full, read-only) removes them and
+    becomes a one-line StorageError; the file being replaced is left as it was."""
+    try:
+        yield
+    except OSError as e:
+        for t in tmps:
+            t.unlink(missing_ok=True)
+        raise StorageError(f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "
+                           "writable, then run the same command again (finished results are kept in the store)") from None
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Write JSON to a temporary file beside `path`, fsync it, rename it over `path`."""
     tmp = _tmp(path)
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with _writing(path, tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
 
 def _iso(t: float) -> str:

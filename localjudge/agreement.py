@@ -1,0 +1,503 @@
+"""Agreement of a judge with human labels.
+
+Pure statistics first (accuracy, balanced accuracy, Cohen's kappa, confusion matrix, Spearman and
+Kendall through scipy.stats, pairwise accuracy, Wilson intervals), then the label join and
+`agree(rows, labels, ...)`, which picks the statistics that fit the judge's output:
+
+    categorical  yes/no and choice judges   accuracy, balanced accuracy, kappa, confusion matrix
+    numeric      score judges               Spearman rho, Kendall tau-b (rank-based: any label scale)
+    pairwise     better-response judges     pairwise accuracy (a both-orders tie counts as a miss)
+
+Labels join to results by `row_id` (the data's `id` column), by position, or by a key column; a
+join that matches nothing, duplicate keys, or label values the judge cannot produce are errors that
+say what was found.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .report.rundir import RunRow
+
+Kind = Literal["categorical", "numeric", "pairwise"]
+Z95 = 1.959963984540054
+
+# ------------------------------------------------------------------------------------ statistics
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval for k successes out of n (None when n == 0)."""
+    if n <= 0:
+        return None
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, mid - half), min(1.0, mid + half))
+
+
+def _check_pairs(a: Sequence[Any], b: Sequence[Any]) -> int:
+    if len(a) != len(b):
+        raise ValueError(f"sequences differ in length: {len(a)} and {len(b)}")
+    if not a:
+        raise ValueError("no pairs to compare")
+    return len(a)
+
+
+def accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
+    """Share of items where the prediction equals the label."""
+    n = _check_pairs(y_true, y_pred)
+    return sum(t == p for t, p in zip(y_true, y_pred, strict=True)) / n
+
+
+def balanced_accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
+    """Mean recall over the classes present in `y_true` (sklearn's definition, unadjusted)."""
+    _check_pairs(y_true, y_pred)
+    per_class = Counter(y_true)
+    hits = Counter(t for t, p in zip(y_true, y_pred, strict=True) if t == p)
+    return sum(hits[c] / per_class[c] for c in per_class) / len(per_class)
+
+
+def cohen_kappa(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float | None:
+    """Cohen's kappa (po - pe) / (1 - pe); None when chance agreement is 1 (both raters constant, equal)."""
+    n = _check_pairs(y_true, y_pred)
+    po = accuracy(y_true, y_pred)
+    ct, cp = Counter(y_true), Counter(y_pred)
+    pe = sum(ct[c] * cp[c] for c in ct) / (n * n)
+    if math.isclose(pe, 1.0):
+        return None
+    return (po - pe) / (1 - pe)
+
+
+def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable], labels: Sequence[Hashable]) -> list[list[int]]:
+    """Counts with rows = label (human), columns = prediction (judge), in the order of `labels`."""
+    _check_pairs(y_true, y_pred)
+    idx = {lab: i for i, lab in enumerate(labels)}
+    unknown = sorted({str(x) for x in (*y_true, *y_pred) if x not in idx})
+    if unknown:
+        raise ValueError(f"values not in labels: {unknown}")
+    m = [[0] * len(labels) for _ in labels]
+    for t, p in zip(y_true, y_pred, strict=True):
+        m[idx[t]][idx[p]] += 1
+    return m
+
+
+class Correlation(BaseModel):
+    statistic: float | None  # None when undefined (a constant input)
+    p_value: float | None
+    n: int
+
+
+def _finite(x: Any) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def _correlation(fn_name: str, x: Sequence[float], y: Sequence[float]) -> Correlation:
+    n = _check_pairs(x, y)
+    if n < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return Correlation(statistic=None, p_value=None, n=n)
+    from scipy import stats
+
+    res = getattr(stats, fn_name)(list(x), list(y))
+    return Correlation(statistic=_finite(res.statistic), p_value=_finite(res.pvalue), n=n)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    """Spearman's rank correlation (scipy.stats.spearmanr; ties get average ranks)."""
+    return _correlation("spearmanr", x, y)
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> Correlation:
+    """Kendall's tau-b (scipy.stats.kendalltau), which corrects for ties."""
+    return _correlation("kendalltau", x, y)
+
+
+class PairwiseAccuracy(BaseModel):
+    n: int
+    n_correct: int
+    accuracy: float
+    accuracy_ci: tuple[float, float] | None
+    n_ties: int  # judge said "tie" (the two orders disagreed)
+    tie_rate: float
+    n_decided: int
+    accuracy_decided: float | None  # accuracy among pairs the judge decided
+
+
+def pairwise_accuracy(labels: Sequence[Any], winners: Sequence[Any]) -> PairwiseAccuracy:
+    """Share of pairs where the judge prefers the answer humans preferred; a judge tie is a miss."""
+    n = _check_pairs(labels, winners)
+    correct = sum(lab == w for lab, w in zip(labels, winners, strict=True))
+    ties = sum(w == "tie" for w in winners)
+    decided = [(lab, w) for lab, w in zip(labels, winners, strict=True) if w != "tie"]
+    dc = sum(lab == w for lab, w in decided)
+    return PairwiseAccuracy(n=n, n_correct=correct, accuracy=correct / n, accuracy_ci=wilson(correct, n), n_ties=ties,
+                            tie_rate=ties / n, n_decided=len(decided), accuracy_decided=dc / len(decided) if decided else None)
+
+
+# ----------------------------------------------------------------------------------- judge kinds
+
+NUMERIC_FORMATS = {"score_json", "score_lines", "four_line", "verdict_list"}
+
+
+def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
+    """(kind, params) from a result's `format` string ("yes_no_json" or "choice(...)") or a spec dict."""
+    if isinstance(fmt, dict):
+        return str(fmt.get("kind", "")), {k: v for k, v in fmt.items() if k != "kind"}
+    return str(fmt or "").split("(")[0].strip(), {}
+
+
+def judge_kind(rows: Sequence[RunRow]) -> tuple[Kind, list[Any] | None]:
+    """How a judge's results compare with labels, and the values it can produce (None: not known)."""
+    kind, params = "", {}
+    for r in rows:
+        kind, params = format_kind(r.record.get("format"))
+        if not kind:
+            kind, params = format_kind(r.result.format)
+        if kind:
+            break
+    name = rows[0].judge if rows else "?"
+    if kind == "yes_no_json":
+        return "categorical", ["yes", "no"]
+    if kind == "choice":
+        labels = params.get("labels")
+        return "categorical", [str(x) for x in labels] if labels else None
+    if kind == "pairwise_json":
+        return "pairwise", [1, 2, "tie"]
+    if kind in NUMERIC_FORMATS:
+        return "numeric", None
+    if kind == "statements":
+        raise InputError(f"judge {name!r} produces a statement list, not a verdict: agreement needs a yes/no, choice, "
+                         "score or pairwise judge")
+    values = [r.result.value for r in rows if r.result.scored]
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "numeric", None
+    return "categorical", None
+
+
+def _key_str(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
+
+
+_YES = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
+
+
+def normalise_label(v: Any, kind: Kind, allowed: list[Any] | None) -> Any:
+    """A label value in the judge's own terms, or None when the judge cannot produce it."""
+    if kind == "numeric":
+        if isinstance(v, bool):
+            return None
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            return None
+        return x if math.isfinite(x) else None
+    if kind == "pairwise":
+        s = _key_str(v).lower()
+        return {"1": 1, "2": 2, "tie": "tie"}.get(s)
+    if isinstance(v, bool):
+        v = "yes" if v else "no"
+    s = _key_str(v)
+    if allowed is None:
+        return s
+    if s in allowed:
+        return s
+    low = {str(a).lower(): a for a in allowed}
+    if allowed == ["yes", "no"]:
+        return _YES.get(s.lower())
+    return low.get(s.lower())
+
+
+def judge_value(row: RunRow, kind: Kind) -> Any:
+    """The comparable value of a scored result: a label, a score, or the winning answer."""
+    r = row.result
+    if kind == "numeric":
+        return r.score if r.score is not None else (float(r.value) if isinstance(r.value, (int, float)) else None)
+    if kind == "pairwise":
+        from .pairwise import winner_of
+
+        return winner_of(r)
+    if isinstance(r.value, bool):
+        return "yes" if r.value else "no"
+    return None if r.value is None else _key_str(r.value)
+
+
+# ----------------------------------------------------------------------------------------- labels
+
+
+def read_labels(path: str | Path) -> list[dict[str, Any]]:
+    """Label rows from JSONL, a JSON array, CSV or Parquet (by extension)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"labels file {p} not found; pass a JSONL, JSON, CSV or Parquet file")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            out = []
+            with p.open(encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    if line.strip():
+                        try:
+                            obj = json.loads(line)
+                        except json.JSONDecodeError as e:
+                            raise InputError(f"{p}:{n}: not valid JSON ({e.msg}); fix or remove that line") from None
+                        if not isinstance(obj, dict):
+                            raise InputError(f"{p}:{n}: expected a JSON object per line, got {type(obj).__name__}")
+                        out.append(obj)
+            return out
+        if suffix == ".json":
+            data = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+                raise InputError(f"{p}: a JSON labels file must be an array of objects")
+            return data
+        if suffix == ".csv":
+            with p.open(encoding="utf-8", newline="") as fh:
+                return [dict(r) for r in csv.DictReader(fh)]
+        if suffix in (".parquet", ".pq"):
+            import pandas as pd
+
+            return pd.read_parquet(p).to_dict(orient="records")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"cannot read labels file {p}: {e}; check that it is UTF-8 {suffix[1:]}") from None
+    raise InputError(f"labels file {p} has extension {suffix or '(none)'}; use .jsonl, .json, .csv or .parquet")
+
+
+class Join(BaseModel):
+    how: str
+    n_results: int
+    n_labels: int
+    n_matched: int
+    unmatched_label_keys: list[str]
+    unmatched_result_keys: list[str]
+
+
+def _run_side(rows: Sequence[RunRow], field: str) -> list[str | None]:
+    if field == "row_id":
+        return [r.row_id for r in rows]
+    if field == "row_index":
+        return [str(r.row_index) for r in rows]
+    return [None if field not in r.inputs else _key_str(r.inputs[field]) for r in rows]
+
+
+def join_labels(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], key: str | None = None
+                ) -> tuple[list[tuple[RunRow, dict[str, Any]]], Join]:
+    """Pair each result with its label row.
+
+    key None: the labels' `id` column against row_id if it has one, else by position (label i ↔ row i).
+    key "COL": labels[COL] against the input variable COL when the results have it, else against row_id.
+    key "COL=FIELD": labels[COL] against FIELD: `row_id`, `row_index` or an input variable.
+    """
+    if not labels:
+        raise InputError("the labels file has no rows")
+    columns = list(dict.fromkeys(k for lab in labels for k in lab))
+    if key is None:
+        if "id" in columns:
+            col, field = "id", "row_id"
+        else:
+            col, field = None, "row_index"
+    elif "=" in key:
+        col, field = (s.strip() for s in key.split("=", 1))
+    else:
+        col = key
+        field = key if rows and all(key in r.inputs for r in rows) else "row_id"
+    if col is not None and col not in columns:
+        raise InputError(f"labels have no key column {col!r}; columns: {', '.join(columns)}")
+    run_keys = _run_side(rows, field)
+    if field not in ("row_id", "row_index") and all(k is None for k in run_keys):
+        raise InputError(f"results have no input variable {field!r}; use row_id, row_index or one of: "
+                         f"{', '.join(sorted({k for r in rows for k in r.inputs}))}")
+    label_keys = [str(i) if col is None else (None if _is_missing(lab.get(col)) else _key_str(lab.get(col)))
+                  for i, lab in enumerate(labels)]
+    how = "by position (label row i = data row i)" if col is None else f"labels[{col!r}] = results' {field}"
+    index: dict[str, dict[str, Any]] = {}
+    dups: list[str] = []
+    for k, lab in zip(label_keys, labels, strict=True):
+        if k is None:
+            continue
+        if k in index:
+            dups.append(k)
+        index[k] = lab
+    if dups:
+        raise InputError(f"label key {col!r} is not unique: {len(dups)} duplicate(s), e.g. {dups[:3]}; choose a key "
+                         "column with one label per result (--key)")
+    pairs = [(r, index[k]) for r, k in zip(rows, run_keys, strict=True) if k is not None and k in index]
+    matched_keys = {k for k in run_keys if k is not None and k in index}
+    info = Join(how=how, n_results=len(rows), n_labels=len(labels), n_matched=len(pairs),
+                unmatched_label_keys=[k for k in index if k not in matched_keys][:5],
+                unmatched_result_keys=[str(k) for k in run_keys if k is None or k not in index][:5])
+    if not pairs:
+        variables = sorted({k for r in rows for k in r.inputs})
+        raise InputError(f"labels do not join to the run: 0 of {len(rows)} results matched {len(labels)} labels "
+                         f"({how}); unmatched label keys e.g. {info.unmatched_label_keys}, result keys e.g. "
+                         f"{info.unmatched_result_keys}; pick the matching column with --key COL or --key COL=FIELD "
+                         f"(FIELD: row_id, row_index or an input variable: {', '.join(variables) or 'none'})")
+    return pairs, info
+
+
+# -------------------------------------------------------------------------------------- agreement
+
+
+class Disagreement(BaseModel):
+    row_id: str
+    row_index: int
+    label: Any
+    judge_value: Any
+    score: float | None
+    rationale: str | None
+    inputs: dict[str, Any]
+
+
+class AgreementReport(BaseModel):
+    judge: str
+    kind: Kind
+    label_column: str
+    join: Join
+    n_used: int  # matched, labelled and scored
+    n_unlabelled: int  # matched rows with an empty label
+    n_unscored: int  # matched rows the judge could not score
+    labels: list[Any] | None = None  # categorical / pairwise: the classes, in matrix order
+    accuracy: float | None = None
+    accuracy_ci: tuple[float, float] | None = None
+    balanced_accuracy: float | None = None
+    cohen_kappa: float | None = None
+    confusion: list[list[int]] | None = None  # rows: human label, columns: judge
+    spearman: Correlation | None = None
+    kendall: Correlation | None = None
+    pairwise: PairwiseAccuracy | None = None
+    n_disagreements: int = 0
+    disagreements: list[Disagreement] = []
+
+
+def pick_judge(judges: Sequence[str], judge: str | None) -> str:
+    if judge is not None:
+        if judge not in judges:
+            raise InputError(f"judge {judge!r} is not in this run; it has: {', '.join(judges) or '(none)'}")
+        return judge
+    if len(judges) != 1:
+        raise InputError(f"the run has {len(judges)} judges ({', '.join(judges)}); choose one with --judge NAME")
+    return judges[0]
+
+
+def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column: str, judge: str | None = None,
+          key: str | None = None, max_disagreements: int = 200) -> AgreementReport:
+    """Agreement of one judge's results with the label column of `labels`."""
+    name = pick_judge(list(dict.fromkeys(r.judge for r in rows)), judge)
+    rows = [r for r in rows if r.judge == name]
+    if not any(label_column in lab for lab in labels):
+        cols = ", ".join(dict.fromkeys(k for lab in labels for k in lab))
+        raise InputError(f"labels have no column {label_column!r}; columns: {cols}")
+    kind, allowed = judge_kind(rows)
+    pairs, join = join_labels(rows, labels, key)
+    bad: Counter[str] = Counter()
+    used: list[tuple[RunRow, Any, Any]] = []
+    n_unlabelled = n_unscored = 0
+    for row, lab in pairs:
+        raw = lab.get(label_column)
+        if _is_missing(raw):
+            n_unlabelled += 1
+            continue
+        value = normalise_label(raw, kind, allowed)
+        if value is None:
+            bad[repr(raw)] += 1
+            continue
+        if not row.result.scored:
+            n_unscored += 1
+            continue
+        jv = judge_value(row, kind)
+        if jv is None:
+            n_unscored += 1
+            continue
+        used.append((row, value, jv))
+    if bad:
+        can = {"numeric": "numbers", "pairwise": "1, 2 or tie"}.get(kind) or ", ".join(map(str, allowed or []))
+        shown = ", ".join(f"{v} ({c} row{'s' if c > 1 else ''})" for v, c in bad.most_common(5))
+        if len(bad) > 5:
+            shown += f" and {len(bad) - 5} more value(s)"
+        raise InputError(f"label column {label_column!r} has values judge {name!r} cannot produce: {shown}; it produces "
+                         f"{can}: map the labels to those values")
+    rep = AgreementReport(judge=name, kind=kind, label_column=label_column, join=join, n_used=len(used),
+                          n_unlabelled=n_unlabelled, n_unscored=n_unscored)
+    if not used:
+        return rep
+    y = [u[1] for u in used]
+    p = [u[2] for u in used]
+    if kind == "numeric":
+        rep.spearman, rep.kendall = spearman(p, y), kendall(p, y)
+        n = len(used)
+        rank_j, rank_l = _ranks(p), _ranks(y)
+        gap = sorted(range(n), key=lambda i: -abs(rank_j[i] - rank_l[i]))
+        worst = [i for i in gap if abs(rank_j[i] - rank_l[i]) >= n / 4]  # ranks a quarter of the range apart
+    else:
+        classes = list(allowed or [])
+        classes += [c for c in dict.fromkeys([*y, *p]) if c not in classes]
+        if kind == "pairwise":
+            rep.pairwise = pairwise_accuracy(y, p)
+            rep.accuracy, rep.accuracy_ci = rep.pairwise.accuracy, rep.pairwise.accuracy_ci
+        else:
+            k = sum(a == b for a, b in zip(y, p, strict=True))
+            rep.accuracy, rep.accuracy_ci = k / len(y), wilson(k, len(y))
+            rep.balanced_accuracy, rep.cohen_kappa = balanced_accuracy(y, p), cohen_kappa(y, p)
+        rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
+        worst = [i for i in range(len(used)) if y[i] != p[i]]
+    rep.n_disagreements = len(worst)
+    rep.disagreements = [Disagreement(row_id=used[i][0].row_id, row_index=used[i][0].row_index, label=y[i],
+                                      judge_value=used[i][0].result.value, score=used[i][0].result.score,
+                                      rationale=used[i][0].result.rationale, inputs=used[i][0].inputs)
+                         for i in worst[:max_disagreements]]
+    return rep
+
+
+def _ranks(xs: Sequence[float]) -> list[float]:
+    """Average ranks scaled to [0, n-1]."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2
+        i = j + 1
+    return ranks
+
+
+def agreements_for_run(run: Any, labels_path: str | Path, label_column: str, judges: Sequence[str] | None = None,
+                       key: str | None = None) -> tuple[list[AgreementReport], list[tuple[str, str]]]:
+    """Agreement of several judges of a loaded run. Named judges must fit; unnamed ones that don't are skipped.
+
+    Returns (reports, skipped as (judge, reason)); raises the first error when no judge fits.
+    """
+    labels = read_labels(labels_path)
+    names = list(judges) if judges else run.judges()
+    reports: list[AgreementReport] = []
+    skipped: list[tuple[str, str]] = []
+    first: InputError | None = None
+    for name in names:
+        try:
+            reports.append(agree(run.rows, labels, label_column, judge=name, key=key))
+        except InputError as e:
+            if judges:
+                raise
+            first = first or e
+            skipped.append((name, str(e)))
+    if not reports and first is not None:
+        raise first
+    return reports, skipped

@@ -1,0 +1,121 @@
+"""Click commands `report` and `agree` (registered on the main group by localjudge.cli).
+
+    localjudge report RUN [--compare OTHER_RUN] [--labels FILE --label-column COL] -o report.html
+    localjudge agree RUN --labels FILE --label-column COL [--judge NAME] [--key COL] [-o agreement.json]
+
+They parse, call the library, print; library errors become ClickException here with their exit code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .errors import LocalJudgeError
+
+if TYPE_CHECKING:
+    from .agreement import AgreementReport
+
+
+def _fail(e: LocalJudgeError) -> click.ClickException:
+    exc = click.ClickException(str(e))
+    exc.exit_code = e.exit_code
+    return exc
+
+
+def _f(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.1%}" if pct else f"{x:.3f}"
+
+
+def render_table(rep: AgreementReport) -> str:
+    """The report as a plain-text table for the terminal."""
+    lines = [f"judge {rep.judge} ({rep.kind}) vs labels[{rep.label_column!r}]",
+             f"joined {rep.join.n_matched} of {rep.join.n_results} results to {rep.join.n_labels} labels, {rep.join.how}; "
+             f"used {rep.n_used} (unlabelled {rep.n_unlabelled}, unscored {rep.n_unscored})"]
+    stats: list[tuple[str, str]] = []
+    if rep.accuracy is not None:
+        ci = f" [{_f(rep.accuracy_ci[0], True)}, {_f(rep.accuracy_ci[1], True)}]" if rep.accuracy_ci else ""
+        stats.append(("accuracy", _f(rep.accuracy, True) + ci))
+    if rep.balanced_accuracy is not None:
+        stats.append(("balanced accuracy", _f(rep.balanced_accuracy, True)))
+    if rep.kind == "categorical":
+        stats.append(("Cohen's kappa", _f(rep.cohen_kappa)))
+    if rep.pairwise is not None:
+        stats += [("ties (orders disagree)", f"{rep.pairwise.n_ties} ({_f(rep.pairwise.tie_rate, True)})"),
+                  ("accuracy when decided", _f(rep.pairwise.accuracy_decided, True))]
+    for name, c in (("Spearman rho", rep.spearman), ("Kendall tau-b", rep.kendall)):
+        if c is not None:
+            stats.append((name, f"{_f(c.statistic)} (p={_f(c.p_value)}, n={c.n})"))
+    w = max((len(k) for k, _ in stats), default=0)
+    lines += [f"  {k.ljust(w)}  {v}" for k, v in stats]
+    if rep.confusion and rep.labels:
+        labs = [str(x) for x in rep.labels]
+        cw = max(6, *(len(x) for x in labs))
+        lines.append("  confusion (rows: label, columns: judge)")
+        lines.append("  " + "".ljust(cw) + "".join(x.rjust(cw + 1) for x in labs))
+        for lab, row in zip(labs, rep.confusion, strict=True):
+            lines.append("  " + lab.ljust(cw) + "".join(str(c).rjust(cw + 1) for c in row))
+    lines.append(f"  disagreements: {rep.n_disagreements}")
+    return "\n".join(lines)
+
+
+@click.command(name="report")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--compare", "compare_dir", type=click.Path(path_type=Path), help="Another run to compare with (the base).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True,
+              help="HTML file to write.")
+@click.option("--labels", type=click.Path(path_type=Path), help="Human labels (JSONL/JSON/CSV/Parquet) for an agreement section.")
+@click.option("--label-column", help="Column of --labels holding the label.")
+@click.option("--judge", "judges", multiple=True, help="Judge(s) to check against the labels (default: every judge that fits).")
+@click.option("--key", help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD.")
+@click.option("--max-rows", type=click.IntRange(1), default=20000, show_default=True, help="Rows shown in the table.")
+def report_cmd(run_dir: Path, compare_dir: Path | None, output: Path, labels: Path | None, label_column: str | None,
+               judges: tuple[str, ...], key: str | None, max_rows: int) -> None:
+    """Write a self-contained HTML report of RUN_DIR (charts, rows, record; optional comparison and agreement)."""
+    from .agreement import agreements_for_run
+    from .report import build_report, load_run
+
+    if (labels is None) != (label_column is None):
+        raise click.UsageError("--labels and --label-column go together")
+    try:
+        run = load_run(run_dir)
+        base = load_run(compare_dir) if compare_dir else None
+        reports, skipped = [], []
+        if labels is not None and label_column is not None:
+            reports, skipped = agreements_for_run(run, labels, label_column, list(judges) or None, key)
+        path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows)
+    except LocalJudgeError as e:
+        raise _fail(e) from None
+    for judge, why in skipped:
+        click.echo(f"agreement skipped for judge {judge}: {why}", err=True)
+    click.echo(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(run.rows)} results)")
+
+
+@click.command(name="agree")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--labels", type=click.Path(path_type=Path), required=True, help="Human labels: JSONL, JSON, CSV or Parquet.")
+@click.option("--label-column", required=True, help="Column of --labels holding the label.")
+@click.option("--judge", help="Judge to check (needed when the run has several).")
+@click.option("--key", help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD. "
+              "Default: the labels' id column, else row position.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="JSON file to write [default: agreement-JUDGE.json].")
+@click.option("--max-disagreements", type=click.IntRange(0), default=200, show_default=True)
+def agree_cmd(run_dir: Path, labels: Path, label_column: str, judge: str | None, key: str | None, output: Path | None,
+              max_disagreements: int) -> None:
+    """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
+    from .agreement import agree, read_labels
+    from .report import load_run, write_atomic
+
+    try:
+        run = load_run(run_dir)
+        rep = agree(run.rows, read_labels(labels), label_column, judge=judge, key=key, max_disagreements=max_disagreements)
+        out = output or Path(f"agreement-{rep.judge}.json")
+        write_atomic(out, rep.model_dump_json(indent=2) + "\n")
+    except LocalJudgeError as e:
+        raise _fail(e) from None
+    click.echo(render_table(rep))
+    click.echo(f"wrote {out}")
