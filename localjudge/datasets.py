@@ -22,7 +22,8 @@ boolean, a list holding objects or lists) is a wrong-type row error. Empty value
 whitespace, []) are a row error for a required variable and are left out for an optional one.
 CSV cells are always text: a cell holding `["a", "b"]` stays that string, unless the mapping says
 `var=column:list`, which parses the cell as a JSON list (and makes anything else a row error).
-`var=column:text` refuses lists.
+`var=column:text` refuses lists. `var=column:json` passes any value through unchanged (an agent
+trace object, a dict of context fields) for judges that take structured values.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ ALIASES: tuple[tuple[str, ...], ...] = (
     ("expected", "ground_truth"),
     ("context", "retrieval_context"),
 )
-Kind = Literal["auto", "text", "list"]
+Kind = Literal["auto", "text", "list", "json"]
 CSV_FIELD_LIMIT = 1 << 30
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")  # what errors="surrogateescape" makes of bytes that are not UTF-8
 
@@ -329,7 +330,7 @@ def parse_mapping(mapping: Mapping[str, str] | Iterable[str] | None) -> dict[str
     out: dict[str, ColumnSpec] = {}
     for var, col in items:
         kind: Kind = "auto"
-        for suffix in ("list", "text"):
+        for suffix in ("list", "text", "json"):
             if col.endswith(":" + suffix):
                 col, kind = col[: -len(suffix) - 1], suffix  # type: ignore[assignment]
         if not var or not col:
@@ -418,6 +419,8 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
     value = _plain(value)
     if _is_empty(value):
         return None, "empty"
+    if kind == "json":  # structured values (an agent trace, a dict of context fields) pass through as they are
+        return value, None
     if kind == "list" and isinstance(value, str):
         try:
             value = json.loads(value)

@@ -97,7 +97,12 @@ def exit_code_for(e: LocalJudgeError) -> int:
                "inference; 3 model error; 5 cannot write the run directory (disk full, read-only); 130/143 interrupted "
                "(run again to resume).")
 @click.argument("data", type=click.Path(dir_okay=False))
-@click.option("--judge", "-j", "judges", multiple=True, required=True, help="A judge to run (repeatable).")
+@click.option("--judge", "-j", "judges", multiple=True, help="A judge to run (repeatable).")
+@click.option("--trace-instructions", default=None,
+              help="Also judge a `trace` column (agent traces: JSON text, a path, or an object with --map trace=COL:json) "
+                   "with MLflow's trace judge and these instructions.")
+@click.option("--trace-result", default="yes/no", show_default=True, help="With --trace-instructions: the rating type.")
+@click.option("--trace-max-iterations", default=10, show_default=True, type=int, help="With --trace-instructions.")
 @click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN[:list|:text]",
               help="Take judge variable VAR from COLUMN (repeatable); :list parses a CSV cell as a JSON list.")
 @click.option("--out", "-o", default=None, type=click.Path(file_okay=False),
@@ -112,7 +117,8 @@ def exit_code_for(e: LocalJudgeError) -> int:
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options
-def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
+def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, trace_result: str, trace_max_iterations: int,
+            mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
             limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
             both_orders: bool, quiet: bool, model: str | None, gpu_layers: int,
             n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
@@ -120,6 +126,13 @@ def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: s
     from .engine.base import DecodeOptions
     from .runner import evaluate
 
+    todo: list[Any] = list(judges)
+    if trace_instructions:
+        from .agent import TraceJudge
+
+        todo.append(TraceJudge(trace_instructions, trace_result, max_iterations=trace_max_iterations))
+    if not todo:
+        raise click.UsageError("name at least one --judge (see `localjudge judges list`) or --trace-instructions")
     out_dir = Path(out) if out else Path("runs") / Path(data).stem
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
@@ -130,7 +143,7 @@ def run_cmd(data: str, judges: tuple[str, ...], mapping: tuple[str, ...], out: s
 
     signal.signal(signal.SIGTERM, _term)
     try:
-        run = evaluate(data, list(judges), model=model, out=out_dir, mapping=list(mapping),
+        run = evaluate(data, todo, model=model, out=out_dir, mapping=list(mapping),
                        options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
                                              probs=probs), progress=bar, judges_dir=judges_dir,
                        engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit,

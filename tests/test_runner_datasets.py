@@ -77,3 +77,11 @@ def test_extract_names_source_column_and_variable():
         {}, ("empty_value", "records:row 0: column 'a' (variable 'output'): empty value; fill it in or drop the row"))
     assert extract(row, plan, ["input"]) == ({"input": "hi"}, None)  # an empty optional value is left out
     assert extract(row, plan, ["input", "output"], allow_empty=["output"]) == ({"input": "hi", "output": ""}, None)
+
+
+def test_json_column_kind_passes_structured_values_through():
+    trace = {"info": {"trace_id": "t"}, "data": {"spans": [{"name": "llm"}]}}
+    assert coerce(trace, "json") == (trace, None)
+    assert coerce(trace, "auto")[1].startswith("wrong type")
+    assert coerce("", "json") == (None, "empty")
+    assert parse_mapping(["trace=col:json"])["trace"].kind == "json"
