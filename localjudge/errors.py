@@ -9,6 +9,7 @@
     │   └── GPUUnavailableError     GPU layers asked of a CPU-only llama.cpp build
     ├── ConstraintError             exit 3: a format the model's vocabulary cannot express
     ├── PromptTooLongError          exit 4: prompt + output budget exceed n_ctx
+    ├── StorageError                exit 5: the run directory / store cannot be written (disk full, read-only)
     ├── InputError                  exit 2: bad user input (empty field, bad value, bad file)
     │   ├── MissingVariableError    a judge variable has no value
     │   ├── UnknownJudgeError       name not in the registry (with suggestions)
@@ -63,6 +64,12 @@ class PromptTooLongError(LocalJudgeError):
         self.n_prompt = n_prompt
         self.n_ctx = n_ctx
         self.budget = budget
+
+
+class StorageError(LocalJudgeError):
+    """The run directory or its store cannot be written: disk full, read-only, no permission."""
+
+    exit_code = 5
 
 
 class InputError(LocalJudgeError):

@@ -7,6 +7,10 @@ Durability and concurrency:
   * Writes take the write lock up front (`BEGIN IMMEDIATE`); `results` is keyed by
     (run_id, row_index, judge) and written with an upsert, so a cell is never duplicated.
 
+A store that cannot be written (disk full, read-only directory, no permission, I/O error) raises
+`StorageError` naming the file; the transaction in flight is rolled back, so the file keeps every
+result committed before it. Free space or make the directory writable, then run again to resume.
+
 Schema changes are append-only named migrations (`MIGRATIONS`); `PRAGMA user_version` holds how
 many have run (the schema version) and `_migrations` records their names. Never edit or reorder a
 migration that has shipped: append a new one.
@@ -19,12 +23,13 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import InputError
+from .errors import InputError, StorageError
 from .results import JudgeResult
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -89,6 +94,19 @@ class ResultRow(BaseModel):
     error: str | None = None
 
 
+# SQLite primary result codes that mean "cannot write here", not "bad file": PERM, READONLY, IOERR, FULL, CANTOPEN
+_STORAGE_CODES = {3, 8, 10, 13, 14}
+
+
+def storage_error(path: str | Path, e: BaseException) -> StorageError | None:
+    """A one-line StorageError for an SQLite error that means the store cannot be written, else None."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if not isinstance(e, sqlite3.Error) or code is None or code & 0xFF not in _STORAGE_CODES:
+        return None
+    return StorageError(f"cannot write the store {str(path)!r} ({e}); free disk space or make its directory writable, "
+                        "then run the same command again to resume")
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -131,7 +149,8 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MI
                 conn.execute(f"PRAGMA user_version = {i + 1}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+                conn.execute("ROLLBACK")
             raise
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
@@ -141,11 +160,17 @@ class Store:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create {str(self.path.parent)!r} ({e.strerror or e}); choose a writable place") from None
         try:
             self.conn = connect(self.path)
             self.schema_version = migrate(self.conn)
         except sqlite3.DatabaseError as e:
+            err = storage_error(self.path, e)
+            if err is not None:
+                raise err from None
             raise InputError(f"cannot open store {str(self.path)!r} ({e}); move it away to start afresh") from None
 
     def close(self) -> None:
@@ -159,21 +184,39 @@ class Store:
 
     # ---------------------------------------------------------------------------------- runs
 
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """One autocommitted write; a store that cannot be written raises StorageError."""
+        try:
+            self.conn.execute(sql, args)
+        except sqlite3.Error as e:
+            raise (storage_error(self.path, e) or e) from None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT; on any error, ROLLBACK (unless SQLite already did, as on a full
+        disk) and re-raise, as StorageError when the store cannot be written."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException as e:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            err = storage_error(self.path, e)
+            if err is None:
+                raise
+            raise err from None
+
     def new_run(self, meta: dict[str, Any] | None = None, run_id: str | None = None) -> str:
         run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        self.conn.execute("INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)",
-                          (run_id, _now(), json.dumps(meta or {})))
+        self._write("INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)",
+                    (run_id, _now(), json.dumps(meta or {})))
         return run_id
 
     def run_for_dir(self) -> str:
         """The run of a run directory's store: the existing one, or a new one (race-free across processes)."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             run_id = self.latest_run() or self.new_run()
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
         return run_id
 
     def latest_run(self) -> str | None:
@@ -181,7 +224,7 @@ class Store:
         return r[0] if r else None
 
     def set_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
-        self.conn.execute("UPDATE runs SET meta = ? WHERE run_id = ?", (json.dumps(meta, default=str), run_id))
+        self._write("UPDATE runs SET meta = ? WHERE run_id = ?", (json.dumps(meta, default=str), run_id))
 
     # ------------------------------------------------------------------------------- results
 
@@ -190,8 +233,7 @@ class Store:
         res = row.result
         result_json = res.model_dump_json()
         record_json = row.record.model_dump_json() if row.record else None
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             self.conn.execute(
                 """INSERT INTO results (run_id, row_index, judge, row_id, source, inputs, cache_key, record, result,
                                         error, scored, passed, updated)
@@ -207,10 +249,6 @@ class Store:
             if cache and row.cache_key and record_json:
                 self.conn.execute("INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
                                   (row.cache_key, record_json, result_json, _now()))
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def cell(self, run_id: str, row_index: int, judge: str) -> tuple[str | None, bool, bool | None] | None:
         """(cache_key, scored, passed) of a stored cell, or None when the cell has no result."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ChatTemplateError, GPUUnavailableError, NotGGUFError, PromptTooLongError
+from ..errors import ChatTemplateError, GPUUnavailableError, InputError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, resolve_model, sha256_of
 from .base import DecodeOptions, Generation, Message, TokenInfo
@@ -221,9 +221,32 @@ class LlamaEngine:
         text = self.render_prompt(messages)
         bos = self._special_text("bos")
         add_bos = bool(self._L.llama_vocab_get_add_bos(self._vocab_p)) and not (bos and text.startswith(bos))
-        toks = self.tokenize(text, add_special=False, parse_special=True)
+        toks = self._tokenize_prompt(text, messages)
         bos_id = self._L.llama_vocab_bos(self._vocab_p)
         return ([bos_id] if add_bos and bos_id >= 0 else []) + toks
+
+    def _tokenize_prompt(self, text: str, messages: Sequence[Message]) -> list[int]:
+        """Control tokens (<|im_end|>, <end_of_turn>) come only from the template's own markup: a message
+        that spells one (a judged text) gets it as plain text, so it cannot end its turn or forge one.
+        Prompts whose messages spell none are tokenized as one string, as before."""
+        spelled = [self.tokenize(m.content, parse_special=True) != self.tokenize(m.content) for m in messages]
+        if not any(spelled):
+            return self.tokenize(text, parse_special=True)
+        marks = [f"\ue000{i}\ue001" if sp else m.content for i, (m, sp) in enumerate(zip(messages, spelled, strict=True))]
+        masked = self.render_prompt([Message(role=m.role, content=k) for m, k in zip(messages, marks, strict=True)])
+        out: list[int] = []
+        rebuilt, rest = "", masked  # private-use sentinels mark where each spelling message's text goes
+        for i, m in enumerate(messages):
+            if spelled[i]:
+                head, found, rest = rest.partition(marks[i])
+                if not found or marks[i] in rest:
+                    break
+                out += self.tokenize(head, parse_special=True) + self.tokenize(m.content)
+                rebuilt += head + m.content
+        if rebuilt + rest != text:
+            raise InputError("a message spells the model's control tokens (such as <|im_end|>) and the chat template "
+                             "alters message text, so it cannot be kept as plain text; remove them from the input")
+        return out + self.tokenize(rest, parse_special=True)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         return len(self.prompt_tokens(messages))
