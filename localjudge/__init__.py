@@ -26,7 +26,7 @@ _EXPORTS = {
     "get_judge": "judges", "list_judges": "judges", "load_judge_file": "judges", "Judge": "judges",
     "evaluate": "runner",
     "LocalJudgeError": "errors", "ParseError": "errors", "InputError": "errors", "ModelError": "errors",
-    "PromptTooLongError": "errors",
+    "PromptTooLongError": "errors", "StorageError": "errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
