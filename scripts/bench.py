@@ -124,6 +124,40 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
                 "prompt_tokens": sum(x["prompt"] for x in res), "cached_tokens": sum(x["cached"] for x in res),
                 "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+    if mode in ("engine_free_tokens", "engine_nojump_tokens"):  # our loop without the mask / without jump-forward
+        from localjudge.engine import DecodeOptions
+        from localjudge.engine.llama import LlamaEngine
+        from localjudge.formats import YesNoJSON
+
+        eng = LlamaEngine(None, jump_forward=False)
+        _, items = prompts(n_tokens_prompts)
+        res = []
+        for _, _, msgs in items[:n_tokens_prompts]:
+            eng.reset()
+            free = mode == "engine_free_tokens"
+            g = eng.generate(msgs, YesNoJSON(), DecodeOptions(constrained=not free, max_tokens=64 if free else None))
+            res.append({"valid": _valid(g.text), "out": g.n_output_tokens, "decode_ms": g.decode_ms})
+        return {"n": len(res), "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
+                "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+    if mode == "reuse":  # prefix reuse must not change verdicts: same judge, KV reused vs reset before every call
+        from localjudge.engine import load_engine
+        from localjudge.judges import get_judge
+
+        eng = load_engine()
+        j = get_judge("relevance_to_query")
+        rows = [json.loads(x) for x in (ROOT / "scripts" / "data" / "truthfulqa_labelled_300.jsonl").read_text().splitlines()]
+        same = n = 0
+        diffs = []
+        for r in rows[:rows_limit(rows)]:
+            v = {"input": r["question"], "output": r["answer"]}
+            warm = j.evaluate(eng, **v)
+            eng.reset()
+            cold = j.evaluate(eng, **v)
+            n += 1
+            same += warm.raw_text == cold.raw_text
+            if warm.raw_text != cold.raw_text and len(diffs) < 3:
+                diffs.append([warm.raw_text, cold.raw_text])
+        return {"n": n, "identical": same, "diffs": diffs, "rss_mb": peak_rss_mb()}
     if mode in ("gbnf", "gbnf_tokens", "raw_tokens"):
         from llama_cpp import LlamaGrammar
 
@@ -181,6 +215,13 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
     raise SystemExit(f"unknown mode {mode}")
 
 
+REUSE_ROWS = int(os.environ.get("BENCH_REUSE_ROWS", "40"))
+
+
+def rows_limit(rows: list) -> int:
+    return min(len(rows), REUSE_ROWS)
+
+
 def sub(mode: str, rows: int, n: int) -> dict:
     r = subprocess.run([sys.executable, __file__, "_run", mode, "--rows", str(rows), "--n", str(n)],
                        capture_output=True, text=True, timeout=7200)
@@ -208,7 +249,10 @@ def section_tokens(n: int) -> None:
     print("|---|---|---|---|")
     rows = {}
     for mode, label in (("raw_tokens", "llama.cpp raw (no constraint)"), ("gbnf_tokens", "llama-cpp-python GBNF JSON schema"),
-                        ("outlines_tokens", "outlines from_llamacpp (stock)"), ("localjudge_tokens", "localjudge engine")):
+                        ("outlines_tokens", "outlines from_llamacpp (stock)"),
+                        ("engine_free_tokens", "localjudge loop, no constraint"),
+                        ("engine_nojump_tokens", "localjudge engine, constraint, jump-forward off"),
+                        ("localjudge_tokens", "localjudge engine (constraint + jump-forward)")):
         rows[mode] = (label, sub(mode, 0, n))
     raw = rows["raw_tokens"][1]
     raw_ms = raw["decode_ms"] / max(raw["out_tokens"], 1)
@@ -222,6 +266,15 @@ def section_tokens(n: int) -> None:
         cold_cli(warm)
         print(f"\ncold CLI start to first verdict: {cold_cli(cold):.2f} s with an empty cache (index compiled), "
               f"{cold_cli(warm):.2f} s with the compiled index cached on disk\n")
+
+
+def section_reuse() -> None:
+    r = sub("reuse", 0, 0)
+    if "error" in r:
+        print("reuse check error:", r["error"])
+        return
+    print(f"\n## Prefix reuse vs a cold KV cache (relevance_to_query on TruthfulQA, first {r['n']} rows)\n")
+    print(f"byte-identical outputs: {r['identical']}/{r['n']}" + (f"; first differences: {r['diffs']}" if r["diffs"] else ""))
 
 
 def section_workload(rows: int) -> None:
@@ -259,7 +312,7 @@ def section_workload(rows: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("section", choices=["tokens", "workload", "all", "_run"])
+    ap.add_argument("section", choices=["tokens", "workload", "reuse", "all", "_run"])
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -272,6 +325,8 @@ def main() -> None:
         section_tokens(a.n)
     if a.section in ("workload", "all"):
         section_workload(a.rows)
+    if a.section in ("reuse", "all"):
+        section_reuse()
 
 
 if __name__ == "__main__":

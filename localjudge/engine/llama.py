@@ -62,7 +62,7 @@ class LlamaEngine:
 
     def __init__(self, model: str | os.PathLike | None = None, *, n_ctx: int | None = None, n_threads: int | None = None,
                  n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, n_slots: int = 1,
-                 verbose: bool = False):
+                 jump_forward: bool = True, verbose: bool = False):
         import llama_cpp
 
         self._L = llama_cpp
@@ -129,6 +129,7 @@ class LlamaEngine:
         self._fsm_cache: dict[str, TokenFSM] = {}
         self._forced_cache: dict[tuple[int, int], tuple[list[int], int] | None] = {}
         self.n_calls = 0
+        self.jump_forward = jump_forward  # off only to measure what it saves
 
     # ------------------------------------------------------------------ model facts
 
@@ -386,7 +387,7 @@ class LlamaEngine:
                 lo, hi = fsm.offsets[state], fsm.offsets[state + 1]
                 if fsm.final[state] and lo == hi:
                     return out, "final", cut, n_forced
-                jump = self._forced(fsm, state) if not fsm.final[state] else None
+                jump = self._forced(fsm, state) if self.jump_forward and not fsm.final[state] else None
                 if jump and len(jump[0]) + fsm.dist[jump[1]] <= remaining:
                     toks, end = jump
                     out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
