@@ -211,20 +211,14 @@ def models_verify(name):
 
 
 def _register() -> None:
-    """Commands that live next to the library code they drive."""
-    import importlib
+    """Commands that live next to the library code they drive (each imports its heavy parts lazily)."""
+    from .agent_cli import judge_trace_cmd
+    from .judge_cli import judges_group
+    from .report_cli import agree_cmd, report_cmd
+    from .run_cli import run_cmd
 
-    for mod, attrs in (("judge_cli", ("judges_group",)), ("run_cli", ("run_cmd",)),
-                       ("report_cli", ("report_cmd", "agree_cmd")), ("agent_cli", ("judge_trace_cmd",))):
-        try:
-            m = importlib.import_module(f"localjudge.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"localjudge.{mod}":
-                raise
-            continue
-        for a in attrs:
-            if hasattr(m, a):
-                main.add_command(getattr(m, a))
+    for cmd in (judges_group, run_cmd, report_cmd, agree_cmd, judge_trace_cmd):
+        main.add_command(cmd)
 
 
 _register()

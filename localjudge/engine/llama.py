@@ -205,10 +205,8 @@ class LlamaEngine:
         msgs = [{"role": m.role, "content": m.content} for m in messages]
         if self._template_mode == "raw":
             return "\n\n".join(m["content"] for m in msgs) + "\n\n"
-        bos = self.vocab.pieces[self._L.llama_vocab_bos(self._vocab_p)] if self._L.llama_vocab_bos(self._vocab_p) >= 0 else b""
-        eos = self.vocab.pieces[self.vocab.eos_ids[0]] if self.vocab.eos_ids else b""
         return self._template.render(messages=msgs, add_generation_prompt=True, bos_token=self._special_text("bos"),
-                                     eos_token=self._special_text("eos") or eos.decode("utf-8", "replace") or bos.decode())
+                                     eos_token=self._special_text("eos"))
 
     def _special_text(self, which: str) -> str:
         tok = self._L.llama_vocab_bos(self._vocab_p) if which == "bos" else self._L.llama_vocab_eos(self._vocab_p)
