@@ -25,26 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from .aggregate import wilson_interval
 from .errors import InputError
 
 if TYPE_CHECKING:
     from .report.rundir import RunRow
 
 Kind = Literal["categorical", "numeric", "pairwise"]
-Z95 = 1.959963984540054
+wilson = wilson_interval  # the one Wilson interval of the project (aggregate.py), under its short name here
 
 # ------------------------------------------------------------------------------------ statistics
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """Wilson score interval for k successes out of n (None when n == 0)."""
-    if n <= 0:
-        return None
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
 
 
 def _check_pairs(a: Sequence[Any], b: Sequence[Any]) -> int:

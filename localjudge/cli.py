@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from .cli_options import decode_options, engine_kwargs, model_options
 from .errors import LocalJudgeError
 
 
@@ -42,33 +43,6 @@ def main(ctx: click.Context, debug: bool) -> None:
     """localjudge: LLM-as-a-judge on your own machine, outputs valid by construction."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-
-
-def model_options(f):
-    """--model, --gpu-layers, --n-ctx, --threads, --chat-template: shared by every command that loads a model."""
-    opts = [
-        click.option("--model", "-m", default=None, help="Registry name, path to a .gguf, or empty for the default."),
-        click.option("--gpu-layers", type=int, default=0, show_default=True, help="Layers to offload to the GPU (-1: all)."),
-        click.option("--n-ctx", type=int, default=None, help="Context window (default: min(4096, model's))."),
-        click.option("--threads", type=int, default=None, help="CPU threads (default: all cores this process may use)."),
-        click.option("--chat-template", default=None, help="'gguf' (from the model), 'raw' (plain text), or a Jinja template."),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
-
-
-def engine_kwargs(gpu_layers: int, n_ctx: int | None, threads: int | None, chat_template: str | None) -> dict[str, Any]:
-    kw: dict[str, Any] = {}
-    if gpu_layers:
-        kw["n_gpu_layers"] = gpu_layers
-    if n_ctx:
-        kw["n_ctx"] = n_ctx
-    if threads:
-        kw["n_threads"] = threads
-    if chat_template:
-        kw["chat_template"] = chat_template
-    return kw
 
 
 def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
@@ -114,11 +88,7 @@ def _format_from(kind: str, params: tuple[str, ...]):
 @click.option("--prompt", default=None, help="With a FORMAT name instead of a judge: the prompt to answer.")
 @click.option("--param", "params", multiple=True, help="With a FORMAT name: format parameter name=value (e.g. min=1).")
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: the format's).")
-@click.option("--fast", is_flag=True, help="Verdict only: skip the rationale (yes/no, score and choice formats).")
-@click.option("--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict.")
+@decode_options
 @click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
 @click.option("--trace", "trace_path", default=None, help="With NAME 'instructions': an agent trace (MLflow or OpenTelemetry JSON).")
 @click.option("--instructions", default=None, help="With --trace: what to check.")

@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 import click
 
-from .cli import engine_kwargs, model_options
+from .cli_options import decode_options, engine_kwargs, model_options
 from .errors import ConstraintError, InputError, LocalJudgeError, ModelError, StorageError
 
 EXIT_OK, EXIT_UNSCORED, EXIT_INPUT, EXIT_MODEL, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
@@ -109,11 +109,7 @@ def exit_code_for(e: LocalJudgeError) -> int:
               help="Run directory (store + exports). Default: runs/<data file stem>. Re-running with it resumes.")
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
 @click.option("--limit", type=int, default=None, help="Only the first N rows.")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: each judge's).")
-@click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice judges).")
-@click.option("--probs", is_flag=True, help="Also record each verdict's expected score under the model's distribution.")
+@decode_options
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options
