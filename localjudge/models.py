@@ -141,6 +141,21 @@ def check_gguf(path: str | os.PathLike) -> None:
                            "or re-convert the model")
 
 
+def _hash_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_sha256(info: ModelInfo, digest: str) -> None:
+    """Raise when a registered model's file does not have the registry's checksum."""
+    if info.sha256 and digest != info.sha256:
+        raise ChecksumMismatchError(f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
+                                    f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it")
+
+
 def sha256_of(path: str | os.PathLike) -> str:
     """sha256 of a file, cached by (path, size, mtime) so a run pays for it once."""
     p = Path(path).resolve()
@@ -151,11 +166,7 @@ def sha256_of(path: str | os.PathLike) -> str:
         return json.loads(cache.read_text())["sha256"]
     except (OSError, ValueError, KeyError):
         pass
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = _hash_file(p)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"path": str(p), "sha256": digest}))
@@ -168,12 +179,6 @@ def verify_model(model: str | None = None) -> tuple[ModelInfo, str]:
     """Recompute the file's sha256 (no cache) and compare with the registry; raises on mismatch."""
     info = resolve_model(model)
     check_gguf(info.path)
-    h = hashlib.sha256()
-    with open(info.path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    digest = h.hexdigest()
-    if info.sha256 and digest != info.sha256:
-        raise ChecksumMismatchError(f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
-                                    f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it")
+    digest = _hash_file(info.path)
+    check_sha256(info, digest)
     return info, digest

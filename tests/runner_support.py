@@ -83,3 +83,16 @@ def failing_engine(model_id: str = "scripted") -> ScriptedEngine:
         raise AssertionError("the engine was called")
 
     return ScriptedEngine(fn, model_id=model_id)
+
+
+def comparable_rows(out) -> list[dict]:
+    """results.jsonl rows of a run directory, sorted, without run-specific fields (run id, timings)."""
+    from pathlib import Path
+
+    rows = []
+    for line in (Path(out) / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        r.pop("run_id")
+        r["result"].pop("timings")
+        rows.append(r)
+    return sorted(rows, key=lambda r: (r["row_index"], r["judge"]))

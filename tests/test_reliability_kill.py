@@ -20,7 +20,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from runner_support import TinyJudge, failing_engine, scripted_engine
+from runner_support import TinyJudge, comparable_rows, failing_engine, scripted_engine
 
 from localjudge.formats import ScoreJSON
 from localjudge.results import JudgeResult
@@ -104,14 +104,7 @@ def check_export(out: Path, cells: dict) -> None:
 
 def comparable(out: Path) -> tuple[list[dict], dict]:
     """results.jsonl rows sorted, without run-specific fields (run id, timings), and the per-judge summary."""
-    rows = []
-    for line in (out / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        r.pop("run_id")
-        r["result"].pop("timings")
-        rows.append(r)
-    rows.sort(key=lambda r: (r["row_index"], r["judge"]))
-    return rows, json.loads((out / "summary.json").read_text())["judges"]
+    return comparable_rows(out), json.loads((out / "summary.json").read_text())["judges"]
 
 
 def judged(cells: dict) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from runner_support import TinyJudge, failing_engine, scripted_engine
+from runner_support import TinyJudge, comparable_rows, failing_engine, scripted_engine
 
 from localjudge.engine import DecodeOptions
 from localjudge.errors import StorageError
@@ -110,14 +110,7 @@ def no_temp_files(out: Path) -> bool:
     return not [p for p in os.listdir(out) if ".tmp" in p]
 
 
-def comparable(out: Path) -> list[dict]:
-    rows = []
-    for line in (out / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        r.pop("run_id")
-        r["result"].pop("timings")
-        rows.append(r)
-    return sorted(rows, key=lambda r: (r["row_index"], r["judge"]))
+comparable = comparable_rows
 
 
 def resume_and_compare(data: Path, out: Path, stored: int, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ChatTemplateError, GPUUnavailableError, InputError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
-from ..models import ModelInfo, check_gguf, resolve_model, sha256_of
+from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .base import DecodeOptions, Generation, Message, TokenInfo
 from .constraint import TokenFSM, TokenVocab, compile_regex
 
@@ -70,13 +70,7 @@ class LlamaEngine:
         self.info: ModelInfo = resolve_model(model)
         check_gguf(self.info.path)
         if self.info.sha256:
-            got = sha256_of(self.info.path)
-            if got != self.info.sha256:
-                from ..errors import ChecksumMismatchError
-
-                raise ChecksumMismatchError(
-                    f"model {self.info.name!r} at {self.info.path} has sha256 {got[:16]}…, expected {self.info.sha256[:16]}… "
-                    "(models.toml); the file is corrupt or was replaced: reinstall its package")
+            check_sha256(self.info, sha256_of(self.info.path))
         if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
             raise GPUUnavailableError(
                 f"--gpu-layers {n_gpu_layers} asked, but this llama-cpp-python build is CPU-only; reinstall it with "
