@@ -151,6 +151,23 @@ class BothOrders:
         result = combine_orders(forward, swapped)
         return result.model_copy(update={"judge_version": self.version})
 
+    def submit_many(self, queue: Any, rows: Any, options: Any, on_result: Any, model_id: str = "") -> None:
+        """Both orders of every row on `queue` (side by side with an engine that batches)."""
+        halves: dict[int, list[Any]] = {}
+
+        def got(k: int, r: Any) -> None:
+            i, order = divmod(k, 2)
+            h = halves.setdefault(i, [None, None])
+            h[order] = r
+            if h[0] is not None and h[1] is not None:
+                del halves[i]
+                err = next((x for x in h if isinstance(x, Exception)), None)
+                on_result(i, err if err is not None else
+                          combine_orders(h[0], h[1]).model_copy(update={"judge_version": self.version}))
+
+        pairs = [v for row in rows for v in (row, swap_inputs(row, self.pair))]
+        self.judge.submit_many(queue, pairs, options, got, model_id)
+
     def __repr__(self) -> str:
         return f"BothOrders({self.judge!r})"
 

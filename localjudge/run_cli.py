@@ -111,12 +111,16 @@ def exit_code_for(e: LocalJudgeError) -> int:
 @click.option("--limit", type=int, default=None, help="Only the first N rows.")
 @decode_options
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
+@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Rows decoded side by side in one llama.cpp batch. 1: every output byte-identical to judging the row "
+                   "alone. N > 1: faster decoding (most on a GPU); llama.cpp's batched kernels round differently, so a "
+                   "rationale can differ where the model is at a near-tie (see README).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options
 def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, trace_result: str, trace_max_iterations: int,
             mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
             limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
-            both_orders: bool, quiet: bool, model: str | None, gpu_layers: int,
+            both_orders: bool, parallel: int, quiet: bool, model: str | None, gpu_layers: int,
             n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from .engine.base import DecodeOptions
@@ -142,7 +146,8 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
         run = evaluate(data, todo, model=model, out=out_dir, mapping=list(mapping),
                        options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
                                              probs=probs), progress=bar, judges_dir=judges_dir,
-                       engine_kwargs=engine_kwargs(gpu_layers, n_ctx, threads, chat_template), limit=limit,
+                       engine_kwargs={**engine_kwargs(gpu_layers, n_ctx, threads, chat_template),
+                                      **({"n_parallel": parallel} if parallel > 1 else {})}, limit=limit,
                        both_orders=both_orders)
     except KeyboardInterrupt as e:
         bar.close()

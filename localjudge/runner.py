@@ -226,7 +226,10 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
     handle = EngineHandle(model, engine, engine_kwargs)
     model_id, model_sha = handle.identity()
     version = localjudge_version()
-    key_extra = {k: v for k, v in handle.kwargs.items() if k in ("n_ctx", "chat_template")}
+    # engine settings that change outputs; n_parallel > 1 only (batched kernels round differently, see LlamaEngine)
+    key_extra = {k: v for k, v in handle.kwargs.items() if k in ("n_ctx", "chat_template") or (k == "n_parallel" and v > 1)}
+    if engine is not None and getattr(engine, "n_parallel", 1) > 1:
+        key_extra["n_parallel"] = engine.n_parallel
 
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
@@ -258,11 +261,8 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
             write_json_atomic(out_dir / "run.json", meta)
         done_rows = 0
         for chunk in _chunks(ds, n_rows, chunk_size):
-            for plan in plans:
-                for row in chunk:
-                    _run_cell(store, run_id, row, plan, handle, opts, model_id, model_sha, version, key_extra, st)
-                    if progress is not None:
-                        progress(_progress(st, done_rows, n_rows, len(plans), t0))
+            tick = (lambda d=done_rows: progress(_progress(st, d, n_rows, len(plans), t0))) if progress else (lambda: None)
+            _run_chunk(store, run_id, chunk, plans, handle, opts, model_id, model_sha, version, key_extra, st, tick)
             done_rows += len(chunk)
             if progress is not None:
                 progress(_progress(st, done_rows, n_rows, len(plans), t0))
@@ -333,9 +333,70 @@ def _chunks(ds: Dataset, n_rows: int, size: int) -> Iterator[list[Row]]:
         yield chunk
 
 
-def _run_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, handle: EngineHandle, opts: DecodeOptions,
-              model_id: str, model_sha: str, version: str, key_extra: dict[str, Any], st: _State) -> None:
-    """Decide, run if needed, and commit one (row, judge) cell."""
+@dataclass
+class _Cell:
+    row: Row
+    plan: _JudgePlan
+    values: dict[str, Any]
+    base: dict[str, Any]
+    record: Record
+    key: str
+
+
+def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePlan], handle: EngineHandle,
+               opts: DecodeOptions, model_id: str, model_sha: str, version: str, key_extra: dict[str, Any], st: _State,
+               tick: Callable[[], None]) -> None:
+    """Every (row, judge) cell of a chunk: stored/cached/bad ones at once, the rest queued judge by judge
+    on the engine and run together (side by side when it batches); each result committed as it finishes."""
+    queue = None
+    queued: list[_Cell] = []
+    finished: set[int] = set()
+    for plan in plans:
+        cells = []
+        for row in chunk:
+            cell = _prepare_cell(store, run_id, row, plan, opts, model_id, model_sha, version, key_extra, st)
+            if cell is None:
+                tick()
+            elif not hasattr(plan.judge, "submit_many"):  # e.g. the trace judge: one call at a time
+                _commit_judged(store, st, cell, *_judge(cell, handle, opts, model_id, st))
+                tick()
+            else:
+                cells.append(cell)
+        if not cells:
+            continue
+        engine = handle.get()
+        if queue is None:
+            from .engine.base import request_queue
+
+            queue = request_queue(engine)
+        st.counts.evaluated += len(cells)
+        first = len(queued)
+        queued.extend(cells)
+
+        def on_result(i: int, r: JudgeResult | Exception, first: int = first) -> None:
+            finished.add(first + i)
+            cell = queued[first + i]
+            _commit_judged(store, st, cell, *_outcome(cell, r, model_id, st))
+            tick()
+
+        plan.judge.submit_many(queue, [c.values for c in cells], opts, on_result, model_id)
+    if queue is None:
+        return
+    try:
+        queue.drain()
+    except (ModelError, ConstraintError, StorageError):
+        raise
+    except Exception as e:  # the engine failed mid-batch: every unfinished cell is an error, retried next run
+        for k, cell in enumerate(queued):
+            if k not in finished:
+                _commit_judged(store, st, cell, *_outcome(cell, e, model_id, st))
+                tick()
+
+
+def _prepare_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, opts: DecodeOptions, model_id: str,
+                  model_sha: str, version: str, key_extra: dict[str, Any], st: _State) -> _Cell | None:
+    """Commit a cell that needs no inference (bad input, already stored, cached) and return None;
+    else return what its judgement needs."""
     values, problem = extract(row, plan.columns, plan.required, plan.allow_empty)
     base = dict(run_id=run_id, row_index=row.index, row_id=row.row_id, source=row.source, judge=plan.name, inputs=values)
     record = key = None
@@ -355,46 +416,61 @@ def _run_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, handle: Eng
             key = canonical_hash({"judge": plan.name, **record.model_dump(exclude={"model_id"}), "engine": key_extra})
     if problem is not None:
         _commit(store, st, plan, ResultRow(**base, result=_failed(plan, model_id, *problem), error=problem[1]))
-        return
-    assert key is not None
+        return None
+    assert key is not None and record is not None
     stored = store.cell(run_id, row.index, plan.name)
     if stored is not None and stored[0] == key:
         st.counts.reused += 1
         _count(st, plan.name, stored[1], stored[2], failed=False)
-        return
+        return None
     cached = store.cached(key)
     if cached is not None:
         st.counts.cached += 1
         err = cached.error if cached.unscored_reason == "prompt_too_long" else None
         _commit(store, st, plan, ResultRow(**base, cache_key=key, record=record, result=cached, error=err))
-        return
-    result, error, cacheable = _judge(row, plan, handle, values, opts, model_id, st)
+        return None
+    return _Cell(row, plan, values, base, record, key)
+
+
+def _commit_judged(store: Store, st: _State, cell: _Cell, result: JudgeResult, error: str | None, cacheable: bool) -> None:
     # a judgement that raised is stored without its key, so the next run retries it
-    _commit(store, st, plan, ResultRow(**base, cache_key=key if cacheable else None, record=record, result=result, error=error),
-            cache=cacheable)
+    _commit(store, st, cell.plan, ResultRow(**cell.base, cache_key=cell.key if cacheable else None, record=cell.record,
+                                             result=result, error=error), cache=cacheable)
 
 
-def _judge(row: Row, plan: _JudgePlan, handle: EngineHandle, values: dict[str, Any], opts: DecodeOptions, model_id: str,
+def _judge(cell: _Cell, handle: EngineHandle, opts: DecodeOptions, model_id: str,
            st: _State) -> tuple[JudgeResult, str | None, bool]:
-    """Run one judgement: (result, top-level error, whether to cache it). Model errors propagate."""
+    """Run one judgement alone (judges without `submit_many`)."""
     engine = handle.get()
     st.counts.evaluated += 1
     try:
-        result = plan.judge.evaluate(engine, options=opts, **values)
+        result: JudgeResult | Exception = cell.plan.judge.evaluate(engine, options=opts, **cell.values)
     except (ModelError, ConstraintError):
         raise
-    except PromptTooLongError as e:
-        result = _failed(plan, model_id, "prompt_too_long", str(e))
-    except InputError as e:
+    except Exception as e:
+        result = e
+    return _outcome(cell, result, model_id, st)
+
+
+def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str,
+             st: _State) -> tuple[JudgeResult, str | None, bool]:
+    """A judgement's result or exception as (result, top-level error, whether to cache it). Model
+    errors propagate; ten unexpected errors in a row stop the run."""
+    plan, row, values = cell.plan, cell.row, cell.values
+    if isinstance(result, (ModelError, ConstraintError)):
+        raise result
+    if isinstance(result, PromptTooLongError):
+        result = _failed(plan, model_id, "prompt_too_long", str(result))
+    elif isinstance(result, InputError):
         st.consecutive_failures = 0
-        msg = f"{row.source}: {e}"
+        msg = f"{row.source}: {result}"
         return _failed(plan, model_id, "input_error", msg), msg, False
-    except Exception as e:  # a poison row must not stop an overnight run nor block its resume
+    elif isinstance(result, Exception):  # a poison row must not stop an overnight run nor block its resume
         st.consecutive_failures += 1
         if st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-            raise ModelError(f"{st.consecutive_failures} judgements in a row failed, the last with {type(e).__name__}: {e}; "
-                             "check the model and judge (finished results are kept)") from e
-        msg = f"{row.source}: judge {plan.name!r} failed: {type(e).__name__}: {e}"
+            raise ModelError(f"{st.consecutive_failures} judgements in a row failed, the last with {type(result).__name__}: "
+                             f"{result}; check the model and judge (finished results are kept)") from result
+        msg = f"{row.source}: judge {plan.name!r} failed: {type(result).__name__}: {result}"
         return _failed(plan, model_id, "error", msg), msg, False
     st.consecutive_failures = 0
     if result.unscored_reason == "prompt_too_long":

@@ -4,6 +4,7 @@
                                                  and cold CLI start to first verdict
     python scripts/bench.py workload [--rows 20] rows/min on the committed RAG workload (scripts/data/coqa_rag_60.jsonl,
                                                  3 judges): raw bound / GBNF / outlines / localjudge
+    python scripts/bench.py batching [--rows 300] one-at-a-time vs --parallel 4 on TruthfulQA: same verdicts?
     python scripts/bench.py all
 
 Each contender runs in its own subprocess (so peak RSS is its own). Ratios, not absolute times, are
@@ -94,14 +95,14 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             gen_tok += g.n_output_tokens
             gen_ms += g.decode_ms
         return {"pp_tok_s": pp_tok / pp_ms * 1000, "gen_ms_per_tok": gen_ms / max(gen_tok, 1), "rss_mb": peak_rss_mb()}
-    if mode in ("localjudge", "localjudge_fast", "localjudge_tokens"):
+    if mode in ("localjudge", "localjudge_fast", "localjudge_tokens", "localjudge_noreuse", "localjudge_p4"):
         import tempfile
 
         from localjudge.engine import DecodeOptions, load_engine
         from localjudge.judges import get_judge
         from localjudge.runner import evaluate
 
-        eng = load_engine()
+        eng = load_engine(reuse_prefix=mode != "localjudge_noreuse", n_parallel=4 if mode == "localjudge_p4" else 1)
         for name in JUDGES:  # compile each judge's format once, outside the timed part (cached on disk anyway)
             eng.compile(get_judge(name).format)
             eng.compile(get_judge(name).format.fast())
@@ -139,6 +140,21 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             res.append({"valid": _valid(g.text), "out": g.n_output_tokens, "decode_ms": g.decode_ms})
         return {"n": len(res), "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
                 "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+    if mode in ("batch_p1", "batch_p4"):  # the batch runner one row at a time vs 4 rows side by side
+        import tempfile
+
+        from localjudge.engine import load_engine
+        from localjudge.judges import get_judge
+        from localjudge.runner import evaluate
+
+        eng = load_engine(n_parallel=1 if mode == "batch_p1" else 4)
+        src = [json.loads(x) for x in (ROOT / "scripts" / "data" / "truthfulqa_labelled_300.jsonl").read_text().splitlines()]
+        data = [{"input": r["question"], "output": r["answer"]} for r in src[:rows]]
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as out:
+            run = evaluate(data, [get_judge("relevance_to_query"), get_judge("safety")], engine=eng, out=out)
+            res = [[r.row_index, r.judge, r.result.raw_text, r.result.value] for r in run.results]
+        return {"wall_s": time.perf_counter() - t0, "results": res, "rss_mb": peak_rss_mb()}
     if mode == "reuse":  # prefix reuse must not change verdicts: same judge, KV reused vs reset before every call
         from localjudge.engine import load_engine
         from localjudge.judges import get_judge
@@ -277,10 +293,25 @@ def section_reuse() -> None:
     print(f"byte-identical outputs: {r['identical']}/{r['n']}" + (f"; first differences: {r['diffs']}" if r["diffs"] else ""))
 
 
+def section_batching(rows: int) -> None:
+    p1, p4 = sub("batch_p1", rows, 0), sub("batch_p4", rows, 0)
+    if "error" in p1 or "error" in p4:
+        print("batching check error:", p1.get("error") or p4.get("error"))
+        return
+    a = {(r[0], r[1]): r for r in p1["results"]}
+    b = {(r[0], r[1]): r for r in p4["results"]}
+    same_text = sum(a[k][2] == b[k][2] for k in a)
+    same_value = sum(a[k][3] == b[k][3] for k in a)
+    print(f"\n## Batching vs one at a time ({rows} TruthfulQA rows x relevance_to_query + safety = {len(a)} judgements)\n")
+    print(f"one at a time: {p1['wall_s']:.0f} s; --parallel 4: {p4['wall_s']:.0f} s ({p1['wall_s'] / p4['wall_s']:.2f}x); "
+          f"byte-identical outputs {same_text}/{len(a)}, same verdicts {same_value}/{len(a)}")
+
+
 def section_workload(rows: int) -> None:
     n = rows * len(JUDGES)
     print(f"## Workload: {rows} CoQA RAG rows x {len(JUDGES)} judges = {n} judgements (default model)\n")
-    res = {m: sub(m, rows, 0) for m in ("speeds", "gbnf", "outlines", "localjudge", "localjudge_fast")}
+    res = {m: sub(m, rows, 0) for m in ("speeds", "gbnf", "outlines", "localjudge", "localjudge_fast", "localjudge_noreuse",
+                                         "localjudge_p4")}
     sp, lj = res["speeds"], res["localjudge"]
     if "error" in sp or "error" in lj:
         print("error:", sp.get("error") or lj.get("error"))
@@ -293,7 +324,9 @@ def section_workload(rows: int) -> None:
     print(f"| 1. raw llama.cpp bound (no reuse, localjudge's token counts) | {bound_rpm:.1f} | 1.00 | - | "
           f"{lj['out_tokens'] / n:.1f} | - |")
     for m, label in (("gbnf", "2. llama-cpp-python + GBNF, one call per row"), ("outlines", "3. outlines from_llamacpp, one call per row"),
-                     ("localjudge", "4. localjudge default (batch runner)"), ("localjudge_fast", "5. localjudge fast verdict mode")):
+                     ("localjudge", "4. localjudge default (batch runner)"), ("localjudge_fast", "5. localjudge fast verdict mode"),
+                     ("localjudge_noreuse", "localjudge default, prefix reuse off (no shared prefix)"),
+                     ("localjudge_p4", "localjudge default, --parallel 4 (4 rows decoded per batch)")):
         r = res[m]
         if "error" in r:
             print(f"| {label} | error: {r['error']} | | | | |")
@@ -312,7 +345,7 @@ def section_workload(rows: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("section", choices=["tokens", "workload", "reuse", "all", "_run"])
+    ap.add_argument("section", choices=["tokens", "workload", "reuse", "batching", "all", "_run"])
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -327,6 +360,8 @@ def main() -> None:
         section_workload(a.rows)
     if a.section in ("reuse", "all"):
         section_reuse()
+    if a.section in ("batching", "all"):
+        section_batching(a.rows if a.section == "batching" else 300)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -115,6 +116,69 @@ class ScriptedEngine:
     def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
                       options: DecodeOptions | None = None) -> list[Generation]:
         return [self.generate(m, f, options) for m, f in requests]
+
+
+Request = tuple[Sequence[Message], OutputFormat]
+# a judgement as a generator: yields the requests of one step, receives their generations, returns its result
+Calls = Generator[list[Request], list[Generation], Any]
+
+
+class RequestQueue(Protocol):
+    """Where judges put their calls: `submit` queues requests, `drain` runs them all (callbacks may
+    submit more: a judge's next stage). `LlamaEngine` is one (it batches); `SequentialQueue` wraps any engine."""
+
+    def submit(self, requests: Sequence[Request], options: DecodeOptions | None,
+               callback: Callable[[list[Generation | Exception]], None]) -> None: ...
+
+    def drain(self) -> None: ...
+
+
+class SequentialQueue:
+    """A `RequestQueue` over any engine's `generate`: one request at a time, in submission order. A
+    request that raises gets its exception in its place (the judge decides what that means)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._pending: deque[tuple[Sequence[Request], DecodeOptions | None, Callable]] = deque()
+
+    def submit(self, requests: Sequence[Request], options: DecodeOptions | None,
+               callback: Callable[[list[Generation | Exception]], None]) -> None:
+        self._pending.append((requests, options, callback))
+
+    def drain(self) -> None:
+        while self._pending:
+            requests, options, callback = self._pending.popleft()
+            out: list[Generation | Exception] = []
+            for messages, fmt in requests:
+                try:
+                    out.append(self.engine.generate(messages, fmt, options))
+                except Exception as e:
+                    out.append(e)
+            callback(out)
+
+
+def request_queue(engine: Any) -> RequestQueue:
+    """The engine itself when it queues and batches requests, else a `SequentialQueue` over it."""
+    return engine if hasattr(engine, "submit") and hasattr(engine, "drain") else SequentialQueue(engine)
+
+
+def drive(queue: RequestQueue, calls: Calls, options: DecodeOptions | None, done: Callable[[Any], None],
+          sent: list[Generation | Exception] | None = None) -> None:
+    """Advance a judgement generator by one step: send it its generations (or throw the first error
+    among them), queue what it asks next; `done(result or exception)` when it returns or raises."""
+    try:
+        err = next((g for g in sent or [] if isinstance(g, Exception)), None)
+        if err is not None:
+            requests = calls.throw(err)
+        else:
+            requests = calls.send(sent) if sent is not None else next(calls)
+    except StopIteration as stop:
+        done(stop.value)
+        return
+    except Exception as e:
+        done(e)
+        return
+    queue.submit(requests, options, lambda gens: drive(queue, calls, options, done, gens))
 
 
 def canonical_hash(obj: Any, version: str = "v1") -> str:

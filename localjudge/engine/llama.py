@@ -4,8 +4,13 @@ Per call: render the chat template, tokenize, reuse the longest common token pre
 KV cache (only the new suffix is evaluated), then loop: read the last logits in place (no copy),
 keep only tokens the format's automaton allows within the token budget, pick greedily (or sample
 with a seed), advance the automaton. Literals the format forces (JSON keys, `", "result": "`,
-closing braces) are tokenized and fed in one batch (jump-forward); a forced tail that ends the
-output is not evaluated at all.
+closing braces) are tokenized and fed with the chosen token before it (jump-forward); a forced tail
+that ends the output is not evaluated at all. The per-request half of that loop is `job.DecodeJob`.
+
+Several requests run side by side (`n_parallel` llama.cpp sequences, each with its own stream of
+n_ctx KV cells): every `llama_decode` carries the next token of each decoding sequence plus prompt
+chunks of those still prefilling, so one pass over the weights serves many rows. `submit` queues
+requests, `drain` runs them; `generate` is one request through the same path.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import ctypes
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,8 +29,9 @@ import numpy as np
 from ..errors import ChatTemplateError, GPUUnavailableError, InputError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
-from .base import DecodeOptions, Generation, Message, TokenInfo
+from .base import DecodeOptions, Generation, Message
 from .constraint import TokenFSM, TokenVocab, compile_regex
+from .job import DecodeJob, common_prefix
 
 log = logging.getLogger("localjudge")
 
@@ -35,6 +43,44 @@ def default_threads() -> int:
     except AttributeError:  # pragma: no cover - macOS / Windows
         n = os.cpu_count() or 1
     return max(1, min(n, 16))
+
+
+COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
+
+
+class _Group:
+    """Requests submitted together; their callback runs once all are done."""
+
+    def __init__(self, n: int, callback: Callable[[list[Generation | Exception]], None]):
+        self.results: list[Any] = [None] * n
+        self.left = n
+        self.callback = callback
+
+    def put(self, i: int, result: Generation | Exception) -> None:
+        self.results[i] = result
+        self.left -= 1
+
+    @property
+    def complete(self) -> bool:
+        return self.left == 0
+
+
+@dataclass
+class _Queued:
+    job: DecodeJob
+    group: _Group
+    index: int
+
+
+@dataclass
+class _Running:
+    job: DecodeJob
+    seq: int
+    todo: list[int]  # tokens to evaluate next (prompt suffix, or the chosen token + a forced literal)
+    prefilling: bool
+    group: _Group
+    index: int
+    order: int  # admission order: prompts are evaluated first come, first served
 
 
 _LOG_CB = None
@@ -61,8 +107,8 @@ class LlamaEngine:
     """A loaded GGUF model. Load once per process; call `generate` as often as you like."""
 
     def __init__(self, model: str | os.PathLike | None = None, *, n_ctx: int | None = None, n_threads: int | None = None,
-                 n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, n_slots: int = 1,
-                 jump_forward: bool = True, verbose: bool = False):
+                 n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, n_parallel: int = 1,
+                 jump_forward: bool = True, reuse_prefix: bool = True, verbose: bool = False):
         import llama_cpp
 
         self._L = llama_cpp
@@ -92,30 +138,33 @@ class LlamaEngine:
         self.n_batch = int(n_batch)
         self.n_gpu_layers = int(n_gpu_layers)
         cp = llama_cpp.llama_context_default_params()
-        cp.n_ctx = self.n_ctx
+        self.n_parallel = max(1, int(n_parallel))
+        cp.n_ctx = self.n_ctx * self.n_parallel  # one stream of n_ctx cells per sequence
         cp.n_batch = self.n_batch
         cp.n_ubatch = self.n_batch
-        self.n_slots = max(1, int(n_slots))
-        cp.n_seq_max = self.n_slots
-        if self.n_slots > 1:
-            cp.kv_unified = True  # one cache shared by the slots, each may use the whole n_ctx
+        cp.n_seq_max = self.n_parallel
+        cp.kv_unified = False  # a unified cache makes every token attend over all sequences' cells
         cp.n_threads = self.n_threads
         cp.n_threads_batch = self.n_threads
         cp.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cp)
         if not self._ctx:
-            raise NotGGUFError(f"llama.cpp could not create a context of {self.n_ctx} tokens for {self.info.path!r}; "
-                               "lower --n-ctx")
+            raise NotGGUFError(f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
+                               f"{self.info.path!r}; lower --n-ctx or --parallel")
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
-        # prefix slots: one llama.cpp sequence each, holding the tokens of a recent prompt (+ output);
-        # a new prompt goes to the slot sharing its longest prefix (so interleaved judges keep theirs)
-        self._slots: list[list[int]] = [[] for _ in range(self.n_slots)]
-        self._used: list[int] = [0] * self.n_slots  # last use, for LRU eviction
-        self._seq = 0  # the slot the current call decodes in
+        # one llama.cpp sequence per parallel job; an idle sequence keeps its last prompt (+ output) as a
+        # prefix cache: a new prompt goes to the one sharing its longest prefix, or copies it from another
+        self._slots: list[list[int]] = [[] for _ in range(self.n_parallel)]
+        self._used: list[int] = [0] * self.n_parallel  # last use, for LRU choice
+        self._busy: list[bool] = [False] * self.n_parallel
+        self._copied: set[int] = set()  # sequences whose stream copy llama.cpp applies at the next decode
         self._clock = 0
-        self._kv: list[int] = self._slots[0]
+        self._queue: deque[_Queued] = deque()
+        self._active: dict[int, _Running] = {}
+        self._groups: list[_Group] = []
+        self._draining = False
         self.vocab = self._read_vocab()
         self.model_id = self.info.name
         self._sha256: str | None = None
@@ -124,6 +173,7 @@ class LlamaEngine:
         self._forced_cache: dict[tuple[int, int], tuple[list[int], int] | None] = {}
         self.n_calls = 0
         self.jump_forward = jump_forward  # off only to measure what it saves
+        self.reuse_prefix = reuse_prefix  # likewise
 
     # ------------------------------------------------------------------ model facts
 
@@ -246,63 +296,117 @@ class LlamaEngine:
 
     # ------------------------------------------------------------------ llama.cpp plumbing
 
-    def _decode(self, tokens: Sequence[int], want_logits: bool = True) -> None:
-        """Append `tokens` to sequence 0 (in n_batch chunks); logits only for the last one."""
-        L, b = self._L, self._batch
-        for start in range(0, len(tokens), self.n_batch):
-            chunk = tokens[start:start + self.n_batch]
-            pos0 = len(self._kv)
-            b.n_tokens = len(chunk)
-            last = start + len(chunk) == len(tokens)
-            for i, t in enumerate(chunk):
-                b.token[i] = t
-                b.pos[i] = pos0 + i
-                b.n_seq_id[i] = 1
-                b.seq_id[i][0] = self._seq
-                b.logits[i] = bool(want_logits and last and i == len(chunk) - 1)
-            rc = L.llama_decode(self._ctx, b)
-            if rc != 0:
-                raise RuntimeError(f"llama_decode failed with code {rc} (context of {self.n_ctx} tokens full?)")
-            self._kv.extend(chunk)
-
-    def _logits(self) -> np.ndarray:
-        ptr = self._L.llama_get_logits_ith(self._ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
-
-    @staticmethod
-    def _lcp(a: list[int], b: list[int]) -> int:
-        n, i = min(len(a), len(b)), 0
-        while i < n and a[i] == b[i]:
-            i += 1
-        return i
-
-    def _prefill(self, prompt: list[int], budget: int = 0) -> int:
-        """Put `prompt` in the slot sharing its longest prefix (evaluating only the rest); returns tokens reused."""
-        self._clock += 1
-        lcps = [self._lcp(kv, prompt) for kv in self._slots]
-        seq = max(range(self.n_slots), key=lambda i: (lcps[i], -self._used[i]))  # ties: least recently used
-        self._seq, self._kv = seq, self._slots[seq]
-        self._used[seq] = self._clock
-        common = min(lcps[seq], len(prompt) - 1)  # the last prompt token is evaluated again for its logits
-        if common < len(self._kv):
-            self._L.llama_memory_seq_rm(self._mem, seq, common, -1)
-            del self._kv[common:]
-        # the slots share n_ctx cells: evict least recently used slots until this call fits
-        need = len(prompt) - common + budget
-        for other in sorted(range(self.n_slots), key=lambda i: self._used[i]):
-            if sum(len(k) for k in self._slots) + need <= self.n_ctx:
-                break
-            if other != seq and self._slots[other]:
-                self._L.llama_memory_seq_rm(self._mem, other, 0, -1)
-                self._slots[other].clear()
-        self._decode(prompt[common:])
-        return common
-
     def reset(self) -> None:
         """Forget the KV cache (the next call evaluates its whole prompt)."""
         self._L.llama_memory_clear(self._mem, True)
         for kv in self._slots:
             kv.clear()
+
+    def _pick_seq(self, prompt: list[int]) -> tuple[int, int, int | None] | None:
+        """(sequence, tokens reusable, sequence to copy them from or None) for a new prompt; None when
+        an active job is about to put a longer shared prefix into its cache (wait for it, then copy)."""
+        P = self.n_parallel
+        free = [s for s in range(P) if not self._busy[s]]
+        if not free:
+            return None
+        lcps = [common_prefix(kv, prompt) if self.reuse_prefix else 0 for kv in self._slots]
+        seq = max(free, key=lambda s: (lcps[s], -self._used[s]))  # ties: least recently used
+        if P == 1:
+            return seq, lcps[seq], None
+        src = max((s for s in range(P) if s not in self._copied), key=lambda s: lcps[s], default=seq)
+        coming = max((common_prefix(r.job.prompt, prompt) for r in self._active.values() if r.prefilling and self.reuse_prefix),
+                     default=0)
+        if coming > max(lcps) + COPY_MIN:
+            return None
+        if src != seq and lcps[src] > lcps[seq] + COPY_MIN:
+            return seq, lcps[src], src
+        return seq, lcps[seq], None
+
+    def _admit(self) -> None:
+        """Start queued jobs on free sequences, each reusing the longest cached prefix it can."""
+        waiting: list[_Queued] = []
+        while self._queue:
+            q = self._queue.popleft()
+            pick = self._pick_seq(q.job.prompt)
+            if pick is None:
+                waiting.append(q)
+                if not any(not b for b in self._busy):
+                    break
+                continue
+            seq, lcp, src = pick
+            common = min(lcp, len(q.job.prompt) - 1)  # the last prompt token is evaluated again for its logits
+            if src is not None:  # whole-stream copy (llama.cpp copies across sequences only whole), then trim
+                self._L.llama_memory_seq_cp(self._mem, src, seq, -1, -1)
+                self._slots[seq][:] = self._slots[src]
+                self._copied.add(seq)
+            if common < len(self._slots[seq]):
+                self._L.llama_memory_seq_rm(self._mem, seq, common, -1)
+                del self._slots[seq][common:]
+            self._clock += 1
+            self._busy[seq], self._used[seq] = True, self._clock
+            job = q.job
+            job.t_start, job.reused = time.perf_counter(), common
+            feed = q.job.prompt[common:] + job.start()
+            run = _Running(job=job, seq=seq, todo=feed, prefilling=True, group=q.group, index=q.index, order=self._clock)
+            if job.done:
+                self._finish(run)
+            else:
+                self._active[seq] = run
+        self._queue.extendleft(reversed(waiting))
+
+    def _step(self) -> None:
+        """Evaluate what the active sequences need next, then let each job choose its next token(s):
+        one llama_decode with the next feed of every decoding sequence (the batched decode step),
+        then one prompt chunk of the sequence admitted first among those still prefilling."""
+        decoding = sorted((r for r in self._active.values() if not r.prefilling), key=lambda r: r.seq)
+        for i in range(0, len(decoding), self.n_batch // 16):  # a forced literal is rarely > 16 tokens
+            self._eval(decoding[i:i + self.n_batch // 16])
+        prefilling = [r for r in self._active.values() if r.prefilling]
+        if prefilling:
+            self._eval([min(prefilling, key=lambda r: r.order)])
+
+    def _eval(self, runs: list[_Running]) -> None:
+        """One llama_decode: each run's next tokens (a prompt at most n_batch at a time); logits at the
+        end of each run's feed, where its job then takes one step."""
+        L, b = self._L, self._batch
+        n = 0
+        fed: list[tuple[_Running, list[int], int | None]] = []
+        for run in runs:
+            take = run.todo[: self.n_batch - n]
+            pos0 = len(self._slots[run.seq])
+            whole = len(take) == len(run.todo)
+            for i, t in enumerate(take):
+                b.token[n + i] = t
+                b.pos[n + i] = pos0 + i
+                b.n_seq_id[n + i] = 1
+                b.seq_id[n + i][0] = run.seq
+                b.logits[n + i] = whole and i == len(take) - 1
+            n += len(take)
+            fed.append((run, take, n - 1 if whole else None))
+        b.n_tokens = n
+        rc = L.llama_decode(self._ctx, b)
+        if rc != 0:
+            raise RuntimeError(f"llama_decode failed with code {rc} (context of {self.n_ctx} tokens full?)")
+        self._copied.clear()
+        for run, take, last in fed:
+            self._slots[run.seq].extend(take)
+            run.todo = run.todo[len(take):]
+            if last is None:
+                continue
+            run.prefilling = False
+            logits = np.ctypeslib.as_array(L.llama_get_logits_ith(self._ctx, last), shape=(self.n_vocab,))
+            feed = run.job.step(logits)
+            if feed is None:
+                del self._active[run.seq]
+                self._finish(run)
+            else:
+                run.todo = feed
+
+    def _finish(self, run: _Running) -> None:
+        self._busy[run.seq] = False
+        self._clock += 1
+        self._used[run.seq] = self._clock
+        run.group.put(run.index, run.job.generation())
 
     # ------------------------------------------------------------------ constraint
 
@@ -330,13 +434,9 @@ class LlamaEngine:
 
     # ------------------------------------------------------------------ generation
 
-    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
-        opts = options or DecodeOptions()
-        t0 = time.perf_counter()
-        self.n_calls += 1
+    def _job(self, messages: Sequence[Message], fmt: OutputFormat, opts: DecodeOptions) -> DecodeJob:
         prompt = self.prompt_tokens(messages)
         budget = opts.max_tokens or fmt.max_tokens()
-        field_budget = opts.field_tokens or fmt.field_tokens
         if len(prompt) + budget > self.n_ctx:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
@@ -345,119 +445,69 @@ class LlamaEngine:
         tc = time.perf_counter()
         fsm = self.compile(fmt) if opts.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
-        tp = time.perf_counter()
-        reused = self._prefill(prompt, budget)
-        prompt_ms = (time.perf_counter() - tp) * 1000
-        td = time.perf_counter()
-        steps: list[tuple[str, dict[str, float]]] | None = [] if opts.probs else None
-        out, stop, cut, n_forced = self._loop(fsm, budget, field_budget, opts, steps)
-        decode_ms = (time.perf_counter() - td) * 1000
-        text = b"".join(self.vocab.pieces[t.id] for t in out).decode("utf-8", "replace")
-        return Generation(text=text, tokens=out, n_prompt_tokens=len(prompt), n_cached_prompt_tokens=reused,
-                          n_output_tokens=len(out), n_forced_tokens=n_forced, stop_reason=stop, fields_cut=cut,
-                          prompt_ms=prompt_ms, decode_ms=decode_ms, compile_ms=compile_ms,
-                          total_ms=(time.perf_counter() - t0) * 1000, model_id=self.model_id, choice_steps=steps)
+        return DecodeJob(prompt, fmt, fsm, self.vocab, opts, budget, opts.field_tokens or fmt.field_tokens,
+                         self._forced if self.jump_forward else None, self.model_id, compile_ms)
+
+    def submit(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None,
+               callback: Callable[[list[Generation | Exception]], None]) -> None:
+        """Queue requests; `callback(results)` runs inside `drain` once all of them are done (a request
+        that cannot start, such as a prompt too long, gets its exception in its place)."""
+        opts = options or DecodeOptions()
+        group = _Group(len(requests), callback)
+        for i, (messages, fmt) in enumerate(requests):
+            self.n_calls += 1
+            try:
+                job = self._job(messages, fmt, opts)
+            except Exception as e:  # a prompt too long, a message the template cannot keep as text, ...
+                group.put(i, e)
+                continue
+            self._queue.append(_Queued(job, group, i))
+        self._groups.append(group)
+
+    def drain(self) -> None:
+        """Run every queued request to completion, up to `n_parallel` side by side in one llama.cpp
+        batch; callbacks may queue more (a judge's second stage) and those run too."""
+        if self._draining:
+            raise RuntimeError("LlamaEngine.drain is not re-entrant: callbacks may submit, not generate")
+        self._draining = True
+        try:
+            while True:
+                ready = [g for g in self._groups if g.complete]
+                if ready:
+                    self._groups = [g for g in self._groups if not g.complete]
+                    for g in ready:
+                        g.callback(g.results)
+                    continue
+                self._admit()
+                if not self._active:
+                    if self._queue:
+                        raise RuntimeError("queued requests but no sequence could take them (a bug)")
+                    break
+                self._step()
+        except BaseException:
+            # abandon unfinished work; the KV cache keeps only what each sequence really holds
+            self._queue.clear()
+            self._groups.clear()
+            for run in self._active.values():
+                self._busy[run.seq] = False
+            self._active.clear()
+            raise
+        finally:
+            self._draining = False
 
     def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
                       options: DecodeOptions | None = None) -> list[Generation]:
-        return [self.generate(m, f, options) for m, f in requests]
+        """Generate for several requests side by side; raises the first request's error, if any."""
+        box: list[list[Generation | Exception]] = []
+        self.submit(requests, options, box.append)
+        self.drain()
+        for r in box[0]:
+            if isinstance(r, Exception):
+                raise r
+        return box[0]  # type: ignore[return-value]
 
-    def _loop(self, fsm: TokenFSM | None, budget: int, field_budget: int, opts: DecodeOptions,
-              steps: list[tuple[str, dict[str, float]]] | None = None):
-        pieces = self.vocab.pieces
-        eos_ids = self.vocab.eos_ids
-        rng = np.random.default_rng(opts.seed) if opts.temperature > 0 else None
-        out: list[TokenInfo] = []
-        state = fsm.initial if fsm else 0
-        run = 0  # consecutive model-chosen tokens that did not bring the output closer to its end
-        cut = 0
-        n_forced = 0
-        all_ids = np.arange(self.n_vocab, dtype=np.int32) if fsm is None else None
-        while True:
-            remaining = budget - len(out)
-            if fsm is not None:
-                lo, hi = fsm.offsets[state], fsm.offsets[state + 1]
-                if fsm.final[state] and lo == hi:
-                    return out, "final", cut, n_forced
-                jump = self._forced(fsm, state) if self.jump_forward and not fsm.final[state] else None
-                if jump and len(jump[0]) + fsm.dist[jump[1]] <= remaining:
-                    toks, end = jump
-                    out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
-                    n_forced += len(toks)
-                    state, run = end, 0
-                    if fsm.final[state] and fsm.offsets[state] == fsm.offsets[state + 1]:
-                        return out, "final", cut, n_forced  # nothing left to choose: no need to evaluate the tail
-                    self._decode(toks)
-                    continue
-                ids, nxt = fsm.allowed(state)
-                d = fsm.dist[nxt]
-                ok = d < remaining  # 1 + dist(next) <= remaining
-                if run >= field_budget:
-                    ok &= d < fsm.dist[state]
-                if not ok.all():
-                    ids, nxt = ids[ok], nxt[ok]
-                    if run >= field_budget and fsm.dist[state] > 0:
-                        cut += 1
-                        run = 0
-                allow_eos = bool(fsm.final[state])
-            else:
-                if remaining <= 0:
-                    return out, "max_tokens", cut, n_forced
-                ids, nxt, allow_eos = all_ids, None, True
-            logits = self._logits()
-            if steps is not None and fsm is not None and 2 <= len(ids) + allow_eos <= 64:
-                steps.append(self._step_dist(out, logits, ids, eos_ids[0] if allow_eos else None))
-            tok, pos = self._choose(logits, ids, eos_ids[0] if allow_eos else None, opts, rng)
-            if tok is None:
-                return out, "eos" if fsm is None or fsm.final[state] else "budget", cut, n_forced
-            m = float(logits.max())
-            lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
-            out.append(TokenInfo(id=int(tok), text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
-            if fsm is not None:
-                new = int(nxt[pos])
-                run = run + 1 if fsm.dist[new] >= fsm.dist[state] else 0
-                state = new
-                if fsm.final[state] and fsm.offsets[state] == fsm.offsets[state + 1]:
-                    return out, "final", cut, n_forced
-            elif tok in eos_ids:
-                out.pop()
-                return out, "eos", cut, n_forced
-            self._decode([int(tok)])
-
-    def _step_dist(self, out: list[TokenInfo], logits: np.ndarray, ids: np.ndarray, eos: int | None):
-        """(text so far, {piece: probability among the allowed tokens}) at one choice point."""
-        cand = np.append(ids, eos) if eos is not None else ids
-        z = logits[cand].astype(np.float64)
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        before = b"".join(self.vocab.pieces[t.id] for t in out).decode("utf-8", "replace")
-        dist: dict[str, float] = {}
-        for t, q in zip(cand.tolist(), p.tolist(), strict=True):
-            key = "<eos>" if t == eos else self.vocab.pieces[t].decode("utf-8", "replace")
-            dist[key] = dist.get(key, 0.0) + q
-        return before, dist
-
-    @staticmethod
-    def _choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng):
-        """Greedy (temperature 0) or seeded sampling over the allowed ids (+ EOS where the output may end).
-        Returns (token or None for EOS, its position in `ids`)."""
-        cand = logits[ids] if len(ids) else np.empty(0, dtype=np.float32)
-        if eos is not None:
-            cand = np.append(cand, logits[eos])
-        if len(cand) == 0:
-            raise RuntimeError("constraint left no token to choose: this is a bug in the format's budget")
-        if rng is None:
-            pos = int(np.argmax(cand))
-        else:
-            z = cand.astype(np.float64) / opts.temperature
-            if opts.top_k and opts.top_k < len(z):
-                kth = np.partition(z, -opts.top_k)[-opts.top_k]
-                z = np.where(z >= kth, z, -np.inf)
-            p = np.exp(z - z.max())
-            pos = int(rng.choice(len(z), p=p / p.sum()))
-        if eos is not None and pos == len(ids):
-            return None, pos
-        return int(ids[pos]), pos
+    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
+        return self.generate_many([(messages, fmt)], options)[0]
 
     def close(self) -> None:
         L = self._L

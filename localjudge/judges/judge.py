@@ -9,10 +9,10 @@ ever turned into a "no". Bad input (a missing or empty required variable) raises
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
+from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, RequestQueue, canonical_hash, drive, request_queue
 from ..errors import InputError, JudgeSpecError, MissingVariableError, ParseError, PromptTooLongError
 from ..formats import FourLine, OutputFormat, VerdictList
 from ..results import JudgeResult, Timings, Usage
@@ -224,28 +224,62 @@ class Judge:
 
     def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
         """Judge one example with `engine`; see the module docstring for what failure looks like."""
-        raw, text = self._values(variables)
+        result = self.evaluate_many(engine, [variables], options)[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def evaluate_many(self, engine: Engine, rows: Sequence[dict[str, Any]], options: DecodeOptions | None = None,
+                      on_result: Callable[[int, JudgeResult | Exception], None] | None = None) -> list[JudgeResult | Exception]:
+        """Judge several examples side by side (an engine with `n_parallel > 1` batches their decoding).
+        Each row's result, or the exception it raised (bad input), in order; `on_result(i, result)` as
+        each one finishes."""
+        out: list[Any] = [None] * len(rows)
+
+        def done(i: int, r: JudgeResult | Exception) -> None:
+            out[i] = r
+            if on_result is not None:
+                on_result(i, r)
+
+        queue = request_queue(engine)
+        self.submit_many(queue, rows, options, done, getattr(engine, "model_id", ""))
+        queue.drain()
+        return out
+
+    def submit_many(self, queue: RequestQueue, rows: Sequence[dict[str, Any]], options: DecodeOptions | None,
+                    on_result: Callable[[int, JudgeResult | Exception], None], model_id: str = "") -> None:
+        """Queue every row's calls on `queue`; `on_result(i, result or exception)` runs inside its drain."""
+        for i, variables in enumerate(rows):
+            try:
+                raw, text = self._values(variables)
+            except Exception as e:
+                on_result(i, e)
+                continue
+            drive(queue, self._calls(raw, text, options, model_id), options, lambda r, i=i: on_result(i, r))
+
+    def _calls(self, raw: dict[str, Any], text: dict[str, str], options: DecodeOptions | None, model_id: str) -> Calls:
+        """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
         gens: list[Generation] = []
         try:
             if self.kind == "per_item":
                 items = self._item_texts(raw, text)
                 fmt = self._plan.formats[0]
                 assert fmt is not None
-                gens = engine.generate_many([(self._messages(0, raw, t), fmt) for _, t in items], options)
+                gens += yield [(self._messages(0, raw, t), fmt) for _, t in items]
                 return self._per_item(gens, fmt, isinstance(raw.get(self.spec.item_variable or ""), list | tuple))
             if self.kind == "two_stage":
-                return self._two_stage(engine, options, raw, text, gens)
+                return (yield from self._two_stage(raw, text, gens, model_id))
             fmt = self._plan.formats[0]
             assert fmt is not None
             if options is not None and options.fast:  # verdict only: no rationale to decode
                 fmt = fmt.fast() or fmt
-            gens = [engine.generate(self._messages(0, raw, text), fmt, options)]
+            gens += yield [(self._messages(0, raw, text), fmt)]
             res = self._single(gens, fmt, raw)
             if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
                 res.expected_score = fmt.expected_score(gens[0].choice_steps)
             return res
         except PromptTooLongError as e:
-            return self._unscored(gens, engine, "prompt_too_long", str(e))
+            return self._unscored(gens, model_id, "prompt_too_long", str(e))
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""
@@ -275,17 +309,17 @@ class Judge:
         return JudgeResult(**base, value=value, score=score, passed=passed, rationale=rationale, verdict=verdict,
                            details=details or {})
 
-    def _unscored(self, gens: Sequence[Generation], engine: Engine | None, reason: str, error: str,
+    def _unscored(self, gens: Sequence[Generation], model_id: str, reason: str, error: str,
                   details: dict[str, Any] | None = None) -> JudgeResult:
         fmt = self._plan.formats[-1] or self._plan.formats[0]
-        base = self._base(gens, fmt.describe() if fmt else "", getattr(engine, "model_id", "") if engine else "")
+        base = self._base(gens, fmt.describe() if fmt else "", model_id)
         return JudgeResult(**base, unscored_reason=reason, error=error, details=details or {})
 
     def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult:
         try:
             verdict = fmt.parse(gens[0].text)
         except ParseError as e:
-            return self._unscored(gens, None, "parse_error", str(e))
+            return self._unscored(gens, "", "parse_error", str(e))
         details: dict[str, Any] = {}
         if self.kind == "four_line" and isinstance(fmt, FourLine):
             has_context = not _empty(raw.get(self.spec.context_variable or ""))
@@ -303,7 +337,7 @@ class Judge:
             try:
                 verdicts.append(fmt.parse(g.text))
             except ParseError as e:
-                return self._unscored(gens, None, "parse_error", f"item {i}: {e}")
+                return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
         if not is_list:
             v = verdicts[0]
             return self._scored(self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())
@@ -314,23 +348,22 @@ class Judge:
         return self._scored(self._base(gens, fmt.describe()), [fmt.value(v) for v in verdicts], sum(scores) / len(scores),
                             rationale, {"items": [v.model_dump() for v in verdicts]}, details)
 
-    def _two_stage(self, engine: Engine, options: DecodeOptions | None, raw: dict[str, Any], text: dict[str, str],
-                   gens: list[Generation]) -> JudgeResult:
+    def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
         f1 = self._plan.formats[0]
         assert f1 is not None
-        gens.append(engine.generate(self._messages(0, raw, text), f1, options))
+        gens += yield [(self._messages(0, raw, text), f1)]
         try:
             statements: list[str] = f1.value(f1.parse(gens[0].text))
         except ParseError as e:
-            return self._unscored(gens, engine, "parse_error", f"statements: {e}")
+            return self._unscored(gens, model_id, "parse_error", f"statements: {e}")
         f2 = self.stage_two_format(len(statements))
         t2 = dict(text)
         t2.update(self.stage_two_values(statements))
-        gens.append(engine.generate(self._messages(1, raw, t2), f2, options))
+        gens += yield [(self._messages(1, raw, t2), f2)]
         try:
             verdict = f2.parse(gens[1].text)
         except ParseError as e:
-            return self._unscored(gens, engine, "parse_error", f"verdicts: {e}", {"statements": statements})
+            return self._unscored(gens, model_id, "parse_error", f"verdicts: {e}", {"statements": statements})
         details = {"statements": statements, "unsure_value": self.spec.unsure_value,
                    "verdicts": [x.model_dump() for x in verdict.verdicts]}
         return self._scored(self._base(gens, f2.describe()), f2.value(verdict), f2.normalise(verdict), f2.rationale(verdict),

@@ -1,0 +1,177 @@
+"""One request's decoding state: the format's automaton, token budgets, sampling, jump-forward.
+
+A `DecodeJob` never touches llama.cpp: the engine feeds it the logits of the sequence's last
+position (`step`) and it answers with the tokens to evaluate next (the chosen token, followed by
+any literal the format then forces), or None when the output is complete. So one job decodes
+alone or side by side with others in one llama.cpp batch, with the same result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..formats import OutputFormat
+from .base import DecodeOptions, Generation, TokenInfo
+from .constraint import TokenFSM, TokenVocab
+
+Forced = Callable[[TokenFSM, int], "tuple[list[int], int] | None"]
+
+
+class DecodeJob:
+    """The per-request half of generation; `LlamaEngine` owns the KV cache and the batch."""
+
+    def __init__(self, prompt: list[int], fmt: OutputFormat, fsm: TokenFSM | None, vocab: TokenVocab,
+                 opts: DecodeOptions, budget: int, field_budget: int, forced: Forced | None, model_id: str,
+                 compile_ms: float = 0.0):
+        self.prompt, self.fmt, self.fsm, self.vocab, self.opts = prompt, fmt, fsm, vocab, opts
+        self.budget, self.field_budget, self.forced, self.model_id = budget, field_budget, forced, model_id
+        self.rng = np.random.default_rng(opts.seed) if opts.temperature > 0 else None
+        self.out: list[TokenInfo] = []
+        self.state = fsm.initial if fsm is not None else 0
+        self.run = 0  # consecutive model-chosen tokens that did not bring the output closer to its end
+        self.cut = 0
+        self.n_forced = 0
+        self.stop: str | None = None
+        self.steps: list[tuple[str, dict[str, float]]] | None = [] if opts.probs else None
+        self.reused = 0
+        self.compile_ms = compile_ms
+        self.t_start = self.t_first = self.t_end = 0.0
+
+    # ------------------------------------------------------------------ the loop, one step at a time
+
+    def start(self) -> list[int]:
+        """Tokens the format forces before the model chooses anything (evaluated with the prompt)."""
+        return self._jump()
+
+    def step(self, logits: np.ndarray) -> list[int] | None:
+        """Choose the next token from the last position's logits; return what to evaluate next
+        (None: the output is complete, nothing more to evaluate)."""
+        if not self.t_first:
+            self.t_first = time.perf_counter()
+        fsm, pieces, eos_ids = self.fsm, self.vocab.pieces, self.vocab.eos_ids
+        remaining = self.budget - len(self.out)
+        if fsm is not None:
+            state = self.state
+            ids, nxt = fsm.allowed(state)
+            d = fsm.dist[nxt]
+            ok = d < remaining  # 1 + dist(next) <= remaining
+            if self.run >= self.field_budget:
+                ok &= d < fsm.dist[state]
+            if not ok.all():
+                ids, nxt = ids[ok], nxt[ok]
+                if self.run >= self.field_budget and fsm.dist[state] > 0:
+                    self.cut += 1
+                    self.run = 0
+            allow_eos = bool(fsm.final[state])
+        else:
+            if remaining <= 0:
+                return self._finish("max_tokens")
+            ids, nxt, allow_eos = np.arange(len(logits), dtype=np.int32), None, True
+        eos = eos_ids[0] if allow_eos else None
+        if self.steps is not None and fsm is not None and 2 <= len(ids) + allow_eos <= 64:
+            self.steps.append(self._step_dist(logits, ids, eos))
+        tok, pos = choose(logits, ids, eos, self.opts, self.rng)
+        if tok is None:
+            return self._finish("eos" if fsm is None or fsm.final[self.state] else "budget")
+        m = float(logits.max())
+        lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
+        self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        if fsm is None:
+            if tok in eos_ids:
+                self.out.pop()
+                return self._finish("eos")
+            return [tok]
+        new = int(nxt[pos])
+        self.run = self.run + 1 if fsm.dist[new] >= fsm.dist[self.state] else 0
+        self.state = new
+        if self._terminal():
+            return self._finish("final")
+        feed = [tok] + self._jump()
+        return None if self.done else feed
+
+    def _terminal(self) -> bool:
+        fsm = self.fsm
+        return fsm is not None and bool(fsm.final[self.state]) and fsm.offsets[self.state] == fsm.offsets[self.state + 1]
+
+    def _jump(self) -> list[int]:
+        """Feed the literal the format forces from here, if it fits the budget (jump-forward)."""
+        fsm = self.fsm
+        if fsm is None or self.forced is None or fsm.final[self.state]:
+            return []
+        jump = self.forced(fsm, self.state)
+        if not jump or len(jump[0]) + fsm.dist[jump[1]] > self.budget - len(self.out):
+            return []
+        toks, end = jump
+        pieces = self.vocab.pieces
+        self.out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
+        self.n_forced += len(toks)
+        self.state, self.run = end, 0
+        if self._terminal():
+            self._finish("final")  # nothing left to choose: the forced tail need not be evaluated
+            return []
+        return list(toks)
+
+    def _finish(self, reason: str) -> None:
+        self.stop = reason
+        self.t_end = time.perf_counter()
+        return None
+
+    @property
+    def done(self) -> bool:
+        return self.stop is not None
+
+    # ------------------------------------------------------------------ results
+
+    def _step_dist(self, logits: np.ndarray, ids: np.ndarray, eos: int | None) -> tuple[str, dict[str, float]]:
+        """(text so far, {piece: probability among the allowed tokens}) at one choice point."""
+        cand = np.append(ids, eos) if eos is not None else ids
+        z = logits[cand].astype(np.float64)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        before = b"".join(self.vocab.pieces[t.id] for t in self.out).decode("utf-8", "replace")
+        dist: dict[str, float] = {}
+        for t, q in zip(cand.tolist(), p.tolist(), strict=True):
+            key = "<eos>" if t == eos else self.vocab.pieces[t].decode("utf-8", "replace")
+            dist[key] = dist.get(key, 0.0) + q
+        return before, dist
+
+    def generation(self) -> Generation:
+        text = b"".join(self.vocab.pieces[t.id] for t in self.out).decode("utf-8", "replace")
+        first = self.t_first or self.t_end
+        return Generation(text=text, tokens=self.out, n_prompt_tokens=len(self.prompt), n_cached_prompt_tokens=self.reused,
+                          n_output_tokens=len(self.out), n_forced_tokens=self.n_forced, stop_reason=self.stop or "budget",
+                          fields_cut=self.cut, prompt_ms=(first - self.t_start) * 1000, decode_ms=(self.t_end - first) * 1000,
+                          compile_ms=self.compile_ms, total_ms=(self.t_end - self.t_start) * 1000 + self.compile_ms,
+                          model_id=self.model_id, choice_steps=self.steps)
+
+
+def choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng) -> tuple[int | None, int]:
+    """Greedy (temperature 0) or seeded sampling over the allowed ids (+ EOS where the output may end).
+    Returns (token or None for EOS, its position in `ids`)."""
+    cand = logits[ids] if len(ids) else np.empty(0, dtype=np.float32)
+    if eos is not None:
+        cand = np.append(cand, logits[eos])
+    if len(cand) == 0:
+        raise RuntimeError("constraint left no token to choose: this is a bug in the format's budget")
+    if rng is None:
+        pos = int(np.argmax(cand))
+    else:
+        z = cand.astype(np.float64) / opts.temperature
+        if opts.top_k and opts.top_k < len(z):
+            kth = np.partition(z, -opts.top_k)[-opts.top_k]
+            z = np.where(z >= kth, z, -np.inf)
+        p = np.exp(z - z.max())
+        pos = int(rng.choice(len(z), p=p / p.sum()))
+    if eos is not None and pos == len(ids):
+        return None, pos
+    return int(ids[pos]), pos
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n, i = min(len(a), len(b)), 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
