@@ -99,7 +99,7 @@ def _format_from(kind: str, params: tuple[str, ...]):
 @model_options
 def judge_cmd(name, fields, prompt, params, judges_dir, temperature, seed, field_tokens, fast, probs, unconstrained,
               trace_path, instructions, result_type, max_iterations, max_tool_calls,
-              model, gpu_layers, n_ctx, threads, chat_template):
+              model, gpu_layers, n_ctx, threads, chat_template, n_batch):
     """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON.
 
     `judge instructions --trace T --instructions "..." --result yes/no` runs the trace judge with tools."""
@@ -118,7 +118,7 @@ def judge_cmd(name, fields, prompt, params, judges_dir, temperature, seed, field
 
     opts = DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, constrained=not unconstrained,
                          fast=fast, probs=probs)
-    ekw = engine_kwargs(gpu_layers, n_ctx, threads, chat_template)
+    ekw = engine_kwargs(gpu_layers, n_ctx, threads, chat_template, n_batch)
     if name in FORMATS:
         if fields:
             raise click.UsageError("a format takes --prompt, not --field; use a judge name for judge variables")

@@ -9,12 +9,13 @@ import click
 
 
 def model_options(f):
-    """--model, --gpu-layers, --n-ctx, --threads, --chat-template: shared by every command that loads a model."""
+    """--model, --gpu-layers, --n-ctx, --threads, --n-batch, --chat-template: every command that loads a model."""
     opts = [
         click.option("--model", "-m", default=None, help="Registry name, path to a .gguf, or empty for the default."),
         click.option("--gpu-layers", type=int, default=0, show_default=True, help="Layers to offload to the GPU (-1: all)."),
         click.option("--n-ctx", type=int, default=None, help="Context window (default: min(4096, model's))."),
         click.option("--threads", type=int, default=None, help="CPU threads (default: all cores this process may use)."),
+        click.option("--n-batch", type=int, default=None, help="Tokens per llama.cpp batch (default 512)."),
         click.option("--chat-template", default=None, help="'gguf' (from the model), 'raw' (plain text), or a Jinja template."),
     ]
     for o in reversed(opts):
@@ -36,8 +37,11 @@ def decode_options(f):
     return f
 
 
-def engine_kwargs(gpu_layers: int, n_ctx: int | None, threads: int | None, chat_template: str | None) -> dict[str, Any]:
+def engine_kwargs(gpu_layers: int, n_ctx: int | None, threads: int | None, chat_template: str | None,
+                  n_batch: int | None = None) -> dict[str, Any]:
     kw: dict[str, Any] = {}
+    if n_batch:
+        kw["n_batch"] = n_batch
     if gpu_layers:
         kw["n_gpu_layers"] = gpu_layers
     if n_ctx:

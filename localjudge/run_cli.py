@@ -121,7 +121,7 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
             mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
             limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
             both_orders: bool, parallel: int, quiet: bool, model: str | None, gpu_layers: int,
-            n_ctx: int | None, threads: int | None, chat_template: str | None) -> None:
+            n_ctx: int | None, threads: int | None, n_batch: int | None, chat_template: str | None) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from .engine.base import DecodeOptions
     from .runner import evaluate
@@ -146,7 +146,7 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
         run = evaluate(data, todo, model=model, out=out_dir, mapping=list(mapping),
                        options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
                                              probs=probs), progress=bar, judges_dir=judges_dir,
-                       engine_kwargs={**engine_kwargs(gpu_layers, n_ctx, threads, chat_template),
+                       engine_kwargs={**engine_kwargs(gpu_layers, n_ctx, threads, chat_template, n_batch),
                                       **({"n_parallel": parallel} if parallel > 1 else {})}, limit=limit,
                        both_orders=both_orders)
     except KeyboardInterrupt as e:
