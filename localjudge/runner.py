@@ -219,7 +219,8 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
     t0 = time.time()
     ds = open_dataset(data)
     plans = _plan(judges, judges_dir, ds, parse_mapping(mapping), both_orders)
-    n_rows = ds.count() if limit is None else min(ds.count(), limit)
+    n_data = ds.count()
+    n_rows = n_export = n_data if limit is None else min(n_data, limit)
     if n_rows == 0:
         raise InputError(f"{ds.label}: no rows to evaluate; check the file")
     opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
@@ -275,14 +276,17 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
         meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
         try:
             store.set_run_meta(run_id, meta)
-            summaries = export(store, run_id, [p.name for p in plans], n_rows, out_dir, meta, st.counts)
+            # exports cover every row of the data this run has results for: a later `--limit 10` must not
+            # shrink the exports of an earlier full run (the store keeps them all)
+            n_export = n_rows if limit is None else min(n_data, max(n_rows, store.rows_with_results(run_id)))
+            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts)
         except StorageError:
             if status == "finished":
                 raise
             # the run is already failing (a full disk, Ctrl-C): report that error; the store keeps every result
         finally:
             store.close()
-    return RunResult(run_id=run_id, store_path=store_path, out=out_dir, judges=[p.name for p in plans], n_rows=n_rows,
+    return RunResult(run_id=run_id, store_path=store_path, out=out_dir, judges=[p.name for p in plans], n_rows=n_export,
                      summary=RunSummary(run=meta, judges=summaries), counts=st.counts)
 
 

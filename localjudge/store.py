@@ -272,6 +272,11 @@ class Store:
             args.append(max_rows)
         return sql, args
 
+    def rows_with_results(self, run_id: str) -> int:
+        """1 + the highest row index with a result in this run (0 when none)."""
+        r = self.conn.execute("SELECT MAX(row_index) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        return 0 if r[0] is None else int(r[0]) + 1
+
     def count(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> int:
         where, args = self._where(run_id, judges, max_rows)
         return int(self.conn.execute("SELECT COUNT(*) FROM results" + where, args).fetchone()[0])

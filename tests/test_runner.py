@@ -48,6 +48,16 @@ def test_rerun_of_a_finished_run_makes_no_engine_call(tmp_path):
     assert len(run.results) == 12
 
 
+def test_a_limited_rerun_keeps_the_full_exports_of_an_earlier_run(tmp_path):
+    evaluate(QA, judges(), engine=scripted_engine(), out=tmp_path, limit=2)
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 4
+    evaluate(QA, judges(), engine=scripted_engine(), out=tmp_path)
+    run = evaluate(QA, judges(), engine=failing_engine(), out=tmp_path, limit=2)
+    assert run.counts.rows == 2 and run.counts.reused == 4  # this invocation looked at 2 rows...
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 12  # ...the exports keep all 6
+    assert len(run.results) == 12 and run.summary.judges["tiny_score"].n == 6
+
+
 def test_cache_serves_a_judgement_the_run_lost(tmp_path):
     evaluate(QA, judges(), engine=scripted_engine(), out=tmp_path)
     with Store(tmp_path / "results.sqlite") as st:
@@ -304,3 +314,29 @@ def test_csv_records_with_bad_bytes_are_row_errors_and_reading_goes_on(tmp_path)
     assert r[1].error == "d.csv:line 3: not valid UTF-8; save the file as UTF-8"
     assert r[2].error.startswith("d.csv:line 4: unreadable CSV record (',' expected after '\"')")
     assert r[2].result.unscored_reason == "bad_row" and r[4].error.startswith("d.csv:line 6: unreadable CSV record")
+
+
+def test_guidelines_from_csv_json_columns_reach_the_prompt_as_mlflow_renders_them(tmp_path):
+    from localjudge.engine.base import ScriptedEngine
+
+    data = tmp_path / "g.csv"
+    with open(data, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["rules", "ctx"])
+        w.writerow([json.dumps(["Be polite.", "Answer in English."]), json.dumps({"request": "Hi?", "response": "Hello!"})])
+        w.writerow([json.dumps("One sentence only."), json.dumps({"request": "Why?", "retrieved_context": "Because."})])
+    eng = ScriptedEngine(lambda m, f: '{"rationale": "ok", "result": "yes"}')
+    run = evaluate(data, ["guidelines"], engine=eng, out=tmp_path / "run",
+                   mapping=["guidelines=rules:json", "guidelines_context=ctx:json"])
+    assert run.counts.failed == 0 and [r.result.value for r in run.results] == ["yes", "yes"]
+    first, second = (p[-1].content for p in eng.prompts)
+    assert "<guideline>Be polite.</guideline>\n<guideline>Answer in English.</guideline>" in first
+    assert "<request>Hi?</request>" in first and "<response>Hello!</response>" in first
+    assert "<guideline>One sentence only.</guideline>" in second and "<retrieved_context>Because.</retrieved_context>" in second
+    # a context that is not a JSON object is a row error naming the row, not a crash
+    bad = tmp_path / "bad.csv"
+    bad.write_text('rules,ctx\n"[""x""]",not json\n', encoding="utf-8")
+    run = evaluate(bad, ["guidelines"], engine=eng, out=tmp_path / "run2", mapping=["guidelines=rules:json", "guidelines_context=ctx:json"])
+    assert run.counts.failed == 1
+    err = next(iter(run.results)).error
+    assert "ctx" in err and ("row" in err.lower() or "line" in err.lower()), err
