@@ -20,6 +20,7 @@ import hashlib
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,7 @@ class TokenFSM:
     compile_ms: float = 0.0
     from_cache: bool = False
     _forced: dict[int, bytes] = field(default_factory=dict)
+    _jumps: dict[int, tuple[list[int], int] | None] = field(default_factory=dict)
 
     @property
     def n_states(self) -> int:
@@ -155,6 +157,17 @@ class TokenFSM:
             cur = nxt
         self._forced[s] = bytes(out)
         return self._forced[s]
+
+    def forced_tokens(self, s: int, vocab: TokenVocab, tokenize: Callable[[bytes], list[int]]) -> tuple[list[int], int] | None:
+        """The forced literal from s as the model's own tokenization, and the state after it (for
+        jump-forward); None when nothing is forced or that tokenization is not a path of the automaton."""
+        if s not in self._jumps:
+            lit = self.forced_bytes(s, vocab)
+            toks = tokenize(lit) if lit else []
+            end = self.walk(s, toks) if toks else None
+            ok = end is not None and b"".join(vocab.pieces[t] for t in toks) == lit
+            self._jumps[s] = (toks, end) if ok else None  # type: ignore[assignment]
+        return self._jumps[s]
 
     def nbytes(self) -> int:
         return int(self.offsets.nbytes + self.ids.nbytes + self.nxt.nbytes + self.final.nbytes + self.dist.nbytes)

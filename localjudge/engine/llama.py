@@ -170,7 +170,6 @@ class LlamaEngine:
         self._sha256: str | None = None
         self._template_mode, self._template = self._pick_template(chat_template)
         self._fsm_cache: dict[str, TokenFSM] = {}
-        self._forced_cache: dict[tuple[int, int], tuple[list[int], int] | None] = {}
         self.n_calls = 0
         self.jump_forward = jump_forward  # off only to measure what it saves
         self.reuse_prefix = reuse_prefix  # likewise
@@ -359,8 +358,9 @@ class LlamaEngine:
         one llama_decode with the next feed of every decoding sequence (the batched decode step),
         then one prompt chunk of the sequence admitted first among those still prefilling."""
         decoding = sorted((r for r in self._active.values() if not r.prefilling), key=lambda r: r.seq)
-        for i in range(0, len(decoding), self.n_batch // 16):  # a forced literal is rarely > 16 tokens
-            self._eval(decoding[i:i + self.n_batch // 16])
+        per = max(1, self.n_batch // 16)  # a forced literal is rarely > 16 tokens (a longer one is fed in parts)
+        for i in range(0, len(decoding), per):
+            self._eval(decoding[i:i + per])
         prefilling = [r for r in self._active.values() if r.prefilling]
         if prefilling:
             self._eval([min(prefilling, key=lambda r: r.order)])
@@ -419,18 +419,7 @@ class LlamaEngine:
         return fsm
 
     def _forced(self, fsm: TokenFSM, state: int) -> tuple[list[int], int] | None:
-        key = (id(fsm), state)
-        if key in self._forced_cache:
-            return self._forced_cache[key]
-        lit = fsm.forced_bytes(state, self.vocab)
-        res = None
-        if lit:
-            toks = self.tokenize(lit)
-            end = fsm.walk(state, toks) if toks else None
-            if end is not None and b"".join(self.vocab.pieces[t] for t in toks) == lit:
-                res = (toks, end)
-        self._forced_cache[key] = res
-        return res
+        return fsm.forced_tokens(state, self.vocab, self.tokenize)
 
     # ------------------------------------------------------------------ generation
 
