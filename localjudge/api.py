@@ -44,11 +44,7 @@ def run_format(fmt: OutputFormat, prompt: str, *, system: str | None = None, mod
     msgs = ([Message(role="system", content=system)] if system else []) + [Message(role="user", content=prompt)]
     gen = eng.generate(msgs, fmt, options)
     base = dict(judge=f"format:{fmt.kind}", judge_version="", format=fmt.describe(), raw_text=gen.text,
-                model_id=gen.model_id,
-                usage=Usage(prompt_tokens=gen.n_prompt_tokens, cached_prompt_tokens=gen.n_cached_prompt_tokens,
-                            output_tokens=gen.n_output_tokens, forced_tokens=gen.n_forced_tokens, calls=1,
-                            fields_cut=gen.fields_cut),
-                timings=Timings(prompt_ms=gen.prompt_ms, decode_ms=gen.decode_ms, total_ms=gen.total_ms))
+                model_id=gen.model_id, usage=Usage.of([gen]), timings=Timings.of([gen]))
     try:
         v = fmt.parse(gen.text)
     except ParseError as e:

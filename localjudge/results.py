@@ -4,6 +4,7 @@ report reads. Failure is data: a result that could not be scored has `score=None
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -17,11 +18,23 @@ class Usage(BaseModel):
     calls: int = 0
     fields_cut: int = 0
 
+    @classmethod
+    def of(cls, gens: Sequence[Any]) -> Usage:
+        """Summed over an evaluation's `Generation`s."""
+        return cls(prompt_tokens=sum(g.n_prompt_tokens for g in gens), cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
+                   output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
+                   calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
+
 
 class Timings(BaseModel):
     prompt_ms: float = 0.0
     decode_ms: float = 0.0
     total_ms: float = 0.0
+
+    @classmethod
+    def of(cls, gens: Sequence[Any]) -> Timings:
+        return cls(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens),
+                   total_ms=sum(g.total_ms for g in gens))
 
 
 class JudgeResult(BaseModel):

@@ -293,12 +293,7 @@ class Judge:
     # ---------------------------------------------------------------------------------- results
 
     def _base(self, gens: Sequence[Generation], fmt_name: str, model_id: str = "") -> dict[str, Any]:
-        usage = Usage(prompt_tokens=sum(g.n_prompt_tokens for g in gens),
-                      cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
-                      output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
-                      calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
-        timings = Timings(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens),
-                          total_ms=sum(g.total_ms for g in gens))
+        usage, timings = Usage.of(gens), Timings.of(gens)
         mid = next((g.model_id for g in gens if g.model_id), model_id)
         return {"judge": self.name, "judge_version": self.version, "format": fmt_name, "model_id": mid,
                 "usage": usage, "timings": timings, "raw_text": "\n\n".join(g.text for g in gens)}
