@@ -1,0 +1,89 @@
+"""Output formats: one object per output contract.
+
+Each `OutputFormat` knows three things:
+  * `regex()` – the decoding constraint (compiled by outlines-core in the engine);
+  * `parse(text)` – raw text (constrained or not) → typed pydantic verdict, or `ParseError`;
+  * `normalise(verdict)` – the verdict as a score in [0, 1] (None where a format has no score).
+
+Free-text fields are unbounded in the regex (char-bounded regexes explode the index) and bounded
+in *tokens* instead: `field_tokens` is the per-field budget the engine enforces, and `max_tokens()`
+the whole output's budget. The engine forces a field closed once its budget is spent, so every
+output closes by construction.
+
+Layout: `base.py` (the `OutputFormat` contract, verdict models, lenient parsing helpers),
+`json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
+(score lines, four-line rubric, label choice); `FORMATS` / `make_format` here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from .base import (
+    FREE_LINE,
+    JSON_STR,
+    ChoiceVerdict,
+    FourLineVerdict,
+    NumberRange,
+    OutputFormat,
+    PairwiseVerdict,
+    ScoreLinesVerdict,
+    ScoreVerdict,
+    StatementsVerdict,
+    StatementVerdict,
+    VerdictListVerdict,
+    YesNoVerdict,
+    _as_number,
+    _as_text,
+    _first_with,
+    _json_objects,
+    _lit,
+    _lower_keys,
+)
+from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
+from .line_formats import Choice, FourLine, ScoreLines
+
+FORMATS: dict[str, type[OutputFormat]] = {
+    cls.kind: cls for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList)
+}
+def make_format(kind: str, **params: Any) -> OutputFormat:
+    """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters."""
+    if kind not in FORMATS:
+        raise InputError(f"unknown output format {kind!r}; known: {', '.join(FORMATS)}")
+    try:
+        return FORMATS[kind](**params)
+    except TypeError as e:
+        raise InputError(f"bad parameters for format {kind!r}: {e}") from None
+
+__all__ = [
+    "FORMATS",
+    "FREE_LINE",
+    "JSON_STR",
+    "Choice",
+    "ChoiceVerdict",
+    "FourLine",
+    "FourLineVerdict",
+    "NumberRange",
+    "OutputFormat",
+    "PairwiseJSON",
+    "PairwiseVerdict",
+    "ScoreJSON",
+    "ScoreLines",
+    "ScoreLinesVerdict",
+    "ScoreVerdict",
+    "Statements",
+    "StatementsVerdict",
+    "StatementVerdict",
+    "VerdictList",
+    "VerdictListVerdict",
+    "YesNoJSON",
+    "YesNoVerdict",
+    "make_format",
+    "_as_number",
+    "_as_text",
+    "_first_with",
+    "_json_objects",
+    "_lit",
+    "_lower_keys",
+]

@@ -1,0 +1,276 @@
+"""The `OutputFormat` contract, the verdict models, and the lenient parsing helpers all formats share.
+
+Each `OutputFormat` knows three things:
+  * `regex()` – the decoding constraint (compiled by outlines-core in the engine);
+  * `parse(text)` – raw text (constrained or not) → typed pydantic verdict, or `ParseError`;
+  * `normalise(verdict)` – the verdict as a score in [0, 1] (None where a format has no score).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel
+
+from ..errors import InputError, ParseError
+
+# A JSON string body: any char but quote, backslash and control chars, or a simple escape.
+JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
+FREE_LINE = r"[^\n]+"
+
+
+def _lit(text: str) -> str:
+    return re.escape(text)
+
+
+# ---------------------------------------------------------------------------------------- verdicts
+
+
+class YesNoVerdict(BaseModel):
+    rationale: str
+    result: Literal["yes", "no"]
+
+
+class ScoreVerdict(BaseModel):
+    eval_score: float
+    explanation: str
+
+
+class PairwiseVerdict(BaseModel):
+    better_response: Literal[1, 2]
+    raw_value: int
+    explanation: str
+
+
+class ScoreLinesVerdict(BaseModel):
+    score: int
+    justification: str
+
+
+class FourLineVerdict(BaseModel):
+    accuracy: int
+    comprehensiveness: int
+    context_precision: int
+    final: float
+    final_reported: float | None = None
+    rules_applied: list[str] = []
+
+
+class ChoiceVerdict(BaseModel):
+    label: str
+    rationale: str | None = None
+
+
+class StatementsVerdict(BaseModel):
+    statements: list[str]
+
+
+class StatementVerdict(BaseModel):
+    verdict: Literal["yes", "no", "unsure"]
+    reason: str
+
+
+class VerdictListVerdict(BaseModel):
+    verdicts: list[StatementVerdict]
+
+
+# ------------------------------------------------------------------------------------- text helpers
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def _json_objects(text: str) -> list[Any]:
+    """Every top-level JSON value that starts with `{` in `text`, fenced or not, in order."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    out: list[Any] = []
+    dec = json.JSONDecoder()
+    for cand in candidates:
+        i = cand.find("{")
+        while i != -1:
+            try:
+                obj, end = dec.raw_decode(cand, i)
+            except (json.JSONDecodeError, RecursionError):
+                i = cand.find("{", i + 1)
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+            i = cand.find("{", end)
+    return out
+
+
+def _lower_keys(obj: dict) -> dict:
+    return {str(k).strip().lower().replace(" ", "_"): v for k, v in obj.items()}
+
+
+def _first_with(text: str, fmt: str, keys: tuple[str, ...]) -> dict:
+    objs = [_lower_keys(o) for o in _json_objects(text)]
+    for o in objs:
+        if all(k in o for k in keys):
+            return o
+    if objs:
+        raise ParseError(fmt, f"JSON object lacks key(s) {', '.join(k for k in keys if k not in objs[0])}", text)
+    raise ParseError(fmt, "no JSON object found", text)
+
+
+def _as_text(value: Any, fmt: str, key: str, text: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        raise ParseError(fmt, f"{key!r} must be a string, got {type(value).__name__}", text)
+    return str(value)
+
+
+def _as_number(value: Any, fmt: str, key: str, text: str) -> float:
+    if isinstance(value, bool) or value is None:
+        raise ParseError(fmt, f"{key!r} must be a number, got {value!r}", text)
+    if isinstance(value, (int, float)):
+        num = float(value)
+    else:
+        s = str(value).strip()
+        m = re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", s)
+        if not m:
+            raise ParseError(fmt, f"{key!r} must be a number, got {value!r}", text)
+        num = float(s)
+    if num != num or num in (float("inf"), float("-inf")):
+        raise ParseError(fmt, f"{key!r} must be finite", text)
+    return num
+
+
+# --------------------------------------------------------------------------------------- the base
+
+
+class OutputFormat(ABC):
+    """An output contract: decoding constraint + parser + normaliser."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, field_tokens: int = 80):
+        if field_tokens < 1:
+            raise InputError(f"field_tokens must be >= 1, got {field_tokens}")
+        self.field_tokens = field_tokens
+
+    @abstractmethod
+    def regex(self) -> str:
+        """The whole output as a regular expression (outlines-core syntax)."""
+
+    @abstractmethod
+    def parse(self, text: str) -> BaseModel:
+        """Text → typed verdict, or `ParseError` naming what is wrong."""
+
+    @abstractmethod
+    def normalise(self, verdict: Any) -> float | None:
+        """Verdict → score in [0, 1]; None where the format carries no score."""
+
+    def value(self, verdict: Any) -> Any:
+        """The raw value a user reads (yes/no, a number, a label, a dict of criteria)."""
+        return verdict.model_dump()
+
+    def rationale(self, verdict: Any) -> str | None:
+        return None
+
+    def n_free_fields(self) -> int:
+        return 1
+
+    def max_tokens(self) -> int:
+        """Whole-output token budget: every free field's budget plus room for the structure."""
+        return self.n_free_fields() * self.field_tokens + 32 + len(self.regex()) // 2
+
+    def params(self) -> dict[str, Any]:
+        return {"field_tokens": self.field_tokens}
+
+    # -- probability-weighted scores (G-Eval style) and fast verdicts --------------------------
+
+    value_prefix: ClassVar[str | None] = None  # the text that precedes the verdict value in the output
+
+    def value_scores(self) -> dict[str, float] | None:
+        """Each allowed verdict literal → its normalised score (None: this format has no single verdict)."""
+        return None
+
+    def expected_score(self, steps: list[tuple[str, dict[str, float]]]) -> float | None:
+        """Expected normalised score under the model's distribution at the verdict position.
+
+        `steps` are (output text before the step, {token piece: probability among allowed tokens});
+        the verdict step is the first whose preceding text ends with `value_prefix`. A token counts
+        for every value it is consistent with (piece is a prefix of the value or starts with it);
+        a token that spells a whole value counts for the longest value it spells ("10" → 10), one
+        that only begins several values counts for the shortest ("1" → 1, not 10).
+        """
+        values = self.value_scores()
+        if not values or self.value_prefix is None:
+            return None
+        for before, dist in steps:
+            if not before.endswith(self.value_prefix):
+                continue
+            mass: dict[str, float] = {}
+            for piece, p in dist.items():
+                covered = [v for v in values if piece.startswith(v)]  # the piece spells the whole value
+                started = [v for v in values if v.startswith(piece)]  # the piece only begins it
+                if covered or started:
+                    v = max(covered, key=len) if covered else min(started, key=len)
+                    mass[v] = mass.get(v, 0.0) + p
+            total = sum(mass.values())
+            if total <= 0:
+                return None
+            return sum(values[v] * m for v, m in mass.items()) / total
+        return None
+
+    def fast(self) -> OutputFormat | None:
+        """The same contract without free text (verdict only), or None where that makes no sense."""
+        return None
+
+    def spec(self) -> dict[str, Any]:
+        """Canonical description (for cache keys and reproducibility records)."""
+        return {"kind": self.kind, **self.params()}
+
+    def describe(self) -> str:
+        return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
+
+
+# --------------------------------------------------------------------------------- numeric ranges
+
+
+class NumberRange:
+    """Closed range [lo, hi] with a fixed number of decimals; rendered as an enumerating regex."""
+
+    MAX_VALUES = 2000
+
+    def __init__(self, lo: float, hi: float, decimals: int = 0):
+        if hi < lo:
+            raise InputError(f"score range min {lo} is above max {hi}")
+        if decimals < 0 or decimals > 3:
+            raise InputError(f"decimals must be 0..3, got {decimals}")
+        if decimals == 0 and (lo != int(lo) or hi != int(hi)):
+            raise InputError(f"integer range needs integer bounds, got {lo}..{hi}")
+        n_int = int(hi) - int(lo) + 1
+        if n_int > self.MAX_VALUES:
+            raise InputError(f"score range {lo}..{hi} has {n_int} integer values; at most {self.MAX_VALUES} can be constrained")
+        self.lo, self.hi, self.decimals = lo, hi, decimals
+
+    def regex(self) -> str:
+        lo, hi, d = self.lo, self.hi, self.decimals
+        if d == 0:
+            return "(" + "|".join(str(v) for v in range(int(hi), int(lo) - 1, -1)) + ")"
+        if lo != int(lo) or hi != int(hi):
+            raise InputError(f"decimal ranges need integer bounds, got {lo}..{hi}")
+        parts = []
+        frac = r"(\.[0-9]{1," + str(d) + "})?"
+        for v in range(int(lo), int(hi)):
+            parts.append(f"{v}{frac}" if v >= 0 else f"{v}")
+        parts.append(f"{int(hi)}" + r"(\.0{1," + str(d) + "})?")
+        return "(" + "|".join(reversed(parts)) + ")"
+
+    def check(self, x: float, fmt: str, text: str) -> float:
+        if x < self.lo or x > self.hi:
+            raise ParseError(fmt, f"score {x:g} is outside {self.lo:g}..{self.hi:g}", text)
+        if self.decimals == 0 and x != int(x):
+            raise ParseError(fmt, f"score {x:g} is not an integer", text)
+        return x
+
+    def normalise(self, x: float) -> float:
+        return 1.0 if self.hi == self.lo else (x - self.lo) / (self.hi - self.lo)
+
+
+# ---------------------------------------------------------------------------------------- formats

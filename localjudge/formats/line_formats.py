@@ -1,0 +1,236 @@
+"""Line formats: `score: N` / `justification:` lines, the four-line rubric, and a bare label choice."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InputError, ParseError
+from .base import (
+    FREE_LINE,
+    JSON_STR,
+    ChoiceVerdict,
+    FourLineVerdict,
+    NumberRange,
+    OutputFormat,
+    ScoreLinesVerdict,
+    _as_number,
+    _as_text,
+    _json_objects,
+    _lit,
+    _lower_keys,
+)
+
+
+class ScoreLines(OutputFormat):
+    """Two lines: `score: N` / `justification: ...` (MLflow v1 metrics)."""
+
+    kind = "score_lines"
+    value_prefix = "score: "
+
+    def __init__(self, min: int = 1, max: int = 5, field_tokens: int = 80, justification: bool = True):
+        super().__init__(field_tokens)
+        self.range = NumberRange(min, max, 0)
+        self.with_justification = justification
+
+    def n_free_fields(self) -> int:
+        return 1 if self.with_justification else 0
+
+    def regex(self) -> str:
+        if not self.with_justification:
+            return "score: " + self.range.regex()
+        return "score: " + self.range.regex() + r"\njustification: " + FREE_LINE
+
+    _SCORE = re.compile(r"^[\s*#>-]*score\**\s*[:=]\s*\**\s*(\S+?)\**\s*$", re.I | re.M)
+    _JUST = re.compile(r"^[\s*#>-]*justification\**\s*[:=]\**\s*(.*)", re.I | re.M | re.S)
+
+    def parse(self, text: str) -> ScoreLinesVerdict:
+        m = self._SCORE.search(text)
+        if not m:
+            raise ParseError(self.kind, "no 'score:' line", text)
+        raw = m.group(1).strip().strip("\"'").rstrip(".,")
+        if "/" in raw:  # "4/5"
+            raw = raw.split("/")[0]
+        x = self.range.check(_as_number(raw, self.kind, "score", text), self.kind, text)
+        j = self._JUST.search(text, m.end())
+        return ScoreLinesVerdict(score=int(x), justification=j.group(1).strip() if j else "")
+
+    def normalise(self, v: ScoreLinesVerdict) -> float:
+        return self.range.normalise(v.score)
+
+    def value(self, v: ScoreLinesVerdict) -> int:
+        return v.score
+
+    def rationale(self, v: ScoreLinesVerdict) -> str:
+        return v.justification
+
+    def value_scores(self) -> dict[str, float]:
+        return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
+
+    def fast(self) -> ScoreLines:
+        return ScoreLines(int(self.range.lo), int(self.range.hi), self.field_tokens, justification=False)
+
+    def params(self) -> dict[str, Any]:
+        extra = {} if self.with_justification else {"justification": False}
+        return {"min": self.range.lo, "max": self.range.hi, **super().params(), **extra}
+
+
+class FourLine(OutputFormat):
+    """`Accuracy: X` / `Comprehensiveness: Y` / `Context Precision: Z` / `Final: W` (0–10 ints).
+
+    `final` is always recomputed as round((X+Y+Z)/30, 1); the model's own `Final` is kept as
+    `final_reported` and never trusted. `apply_rules` enforces the seed's capping rules.
+    """
+
+    kind = "four_line"
+    KEYS = (("accuracy", "Accuracy"), ("comprehensiveness", "Comprehensiveness"), ("context_precision", "Context Precision"))
+
+    def n_free_fields(self) -> int:
+        return 0
+
+    def max_tokens(self) -> int:
+        return 64
+
+    def regex(self) -> str:
+        n = "(10|[0-9])"
+        return f"Accuracy: {n}\\nComprehensiveness: {n}\\nContext Precision: {n}\\nFinal: (0\\.[0-9]|1\\.0)"
+
+    def parse(self, text: str) -> FourLineVerdict:
+        vals: dict[str, int] = {}
+        for key, label in self.KEYS:
+            pat = label.replace(" ", r"[\s_]*")
+            m = re.search(rf"{pat}\**\s*[:=]\s*\**\s*([+-]?\d+(?:\.\d+)?)", text, re.I)
+            if not m:
+                raise ParseError(self.kind, f"no '{label}:' line", text)
+            x = float(m.group(1))
+            if x != int(x) or not 0 <= x <= 10:
+                raise ParseError(self.kind, f"{label} must be an integer 0..10, got {m.group(1)}", text)
+            vals[key] = int(x)
+        m = re.search(r"final\**\s*[:=]\s*\**\s*([+-]?\d+(?:\.\d+)?)", text, re.I)
+        reported = float(m.group(1)) if m else None
+        return FourLineVerdict(**vals, final=self.final_of(vals), final_reported=reported)
+
+    @staticmethod
+    def final_of(vals: dict[str, int]) -> float:
+        return round((vals["accuracy"] + vals["comprehensiveness"] + vals["context_precision"]) / 30 + 1e-9, 1)
+
+    def apply_rules(self, v: FourLineVerdict, has_context: bool) -> FourLineVerdict:
+        """The seed's rules: no context → Context Precision 0; Accuracy ≤ 2 caps the others at 4."""
+        vals = {k: getattr(v, k) for k, _ in self.KEYS}
+        rules: list[str] = list(v.rules_applied)
+        if not has_context and vals["context_precision"] != 0:
+            vals["context_precision"] = 0
+            rules.append("no_context: context_precision set to 0")
+        if vals["accuracy"] <= 2:
+            for k in ("comprehensiveness", "context_precision"):
+                if vals[k] > 4:
+                    rules.append(f"accuracy<=2: {k} capped {vals[k]}->4")
+                    vals[k] = 4
+        return FourLineVerdict(**vals, final=self.final_of(vals), final_reported=v.final_reported, rules_applied=rules)
+
+    def normalise(self, v: FourLineVerdict) -> float:
+        return v.final
+
+    def value(self, v: FourLineVerdict) -> dict[str, Any]:
+        return {"accuracy": v.accuracy, "comprehensiveness": v.comprehensiveness,
+                "context_precision": v.context_precision, "final": v.final}
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
+class Choice(OutputFormat):
+    """A choice among labels: bare (`A`) or with a rationale first (`{"rationale": .., "result": "A"}`).
+
+    `values` maps each label to a score in [0, 1] (all labels or none).
+    """
+
+    kind = "choice"
+
+    def __init__(self, labels: list[str], values: dict[str, float] | None = None,
+                 rationale: bool = False, field_tokens: int = 80):
+        super().__init__(field_tokens)
+        labels = [str(x) for x in labels]
+        if len(labels) < 2:
+            raise InputError(f"a choice needs at least 2 labels, got {labels}")
+        if len(set(labels)) != len(labels):
+            raise InputError(f"duplicate labels in {labels}")
+        for lab in labels:
+            if not lab or '"' in lab or "\\" in lab or "\n" in lab or any(ord(c) < 32 for c in lab):
+                raise InputError(f"label {lab!r} cannot be constrained: no quotes, backslashes or control chars")
+        if values:
+            missing = [lab for lab in labels if lab not in values]
+            extra = [k for k in values if k not in labels]
+            if missing or extra:
+                raise InputError(f"choice values must cover every label exactly: missing {missing}, unknown {extra}")
+            for k, x in values.items():
+                if not 0 <= float(x) <= 1:
+                    raise InputError(f"value of label {k!r} must be in [0, 1], got {x}")
+        self.labels = labels
+        self.values = {k: float(x) for k, x in values.items()} if values else None
+        self.with_rationale = rationale
+
+    def _alt(self) -> str:
+        return "(" + "|".join(_lit(x) for x in sorted(self.labels, key=len, reverse=True)) + ")"
+
+    def n_free_fields(self) -> int:
+        return 1 if self.with_rationale else 0
+
+    def regex(self) -> str:
+        if self.with_rationale:
+            return r'\{"rationale": "' + JSON_STR + r'", "result": "' + self._alt() + r'"\}'
+        return self._alt()
+
+    def _match_label(self, s: str, text: str) -> str:
+        s = s.strip().strip("\"'*[]().` ").strip()
+        for lab in self.labels:
+            if s == lab:
+                return lab
+        low = {lab.lower(): lab for lab in self.labels}
+        if s.lower() in low:
+            return low[s.lower()]
+        raise ParseError(self.kind, f"unknown label {s!r}; expected one of {self.labels}", text)
+
+    def parse(self, text: str) -> ChoiceVerdict:
+        objs = [_lower_keys(o) for o in _json_objects(text)]
+        for o in objs:
+            for key in ("result", "choice", "answer", "label"):
+                if key in o:
+                    lab = self._match_label(_as_text(o[key], self.kind, key, text), text)
+                    why = _as_text(o["rationale"], self.kind, "rationale", text) if "rationale" in o else None
+                    return ChoiceVerdict(label=lab, rationale=why)
+        stripped = text.strip()
+        if stripped and len(stripped) <= max(len(x) for x in self.labels) + 6:
+            return ChoiceVerdict(label=self._match_label(stripped, text))
+        found = set(re.findall(r"\[\[([^\]\n]+)\]\]", text))
+        m = re.search(r"(?:answer|choice|result|verdict)\s*(?:is)?\s*[:=]?\s*\(?([^\s().,]+)", text, re.I)
+        if not found and m:
+            found = {m.group(1)}
+        labs = {self._match_label(s, text) for s in found}
+        if len(labs) == 1:
+            return ChoiceVerdict(label=labs.pop())
+        if len(labs) > 1:
+            raise ParseError(self.kind, f"several labels given: {sorted(labs)}", text)
+        raise ParseError(self.kind, f"no label found; expected one of {self.labels}", text)
+
+    def normalise(self, v: ChoiceVerdict) -> float | None:
+        return self.values[v.label] if self.values else None
+
+    def value(self, v: ChoiceVerdict) -> str:
+        return v.label
+
+    def rationale(self, v: ChoiceVerdict) -> str | None:
+        return v.rationale
+
+    @property
+    def value_prefix(self) -> str:  # type: ignore[override]
+        return '"result": "' if self.with_rationale else ""
+
+    def value_scores(self) -> dict[str, float] | None:
+        return dict(self.values) if self.values else None
+
+    def fast(self) -> Choice:
+        return Choice(self.labels, self.values, rationale=False, field_tokens=self.field_tokens)
+
+    def params(self) -> dict[str, Any]:
+        return {"labels": self.labels, "values": self.values, "rationale": self.with_rationale, **super().params()}
