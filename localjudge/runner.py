@@ -25,30 +25,25 @@ committed before, so running again resumes.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from .aggregate import JudgeSummary, Tally
+from .aggregate import JudgeSummary
 from .datasets import ColumnSpec, Dataset, Row, extract, open_dataset, parse_mapping, resolve_mapping
 from .engine.base import DecodeOptions, Engine, canonical_hash
 from .errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
+from .exports import CSV_COLUMNS, export, flat_row, write_json_atomic
 from .results import JudgeResult
 from .store import SCHEMA_VERSION, Record, ResultRow, Store
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
 MAX_CONSECUTIVE_FAILURES = 10  # judgements in a row raising unexpected errors before the run stops
-CSV_COLUMNS = ["run_id", "row_index", "row_id", "source", "judge", "error", "value", "score", "passed", "unscored_reason",
-               "result_error", "rationale", "raw_text", "expected_score", "judge_version", "format", "model_id",
-               "model_sha256", "prompt_hash", "seed", "decode_options", "localjudge_version", "cache_key",
-               "prompt_tokens", "output_tokens", "total_ms", "inputs"]
 
 
 def localjudge_version() -> str:
@@ -509,97 +504,6 @@ def _progress(st: _State, rows_done: int, n_rows: int, n_judges: int, t0: float)
     return Progress(rows_done=rows_done, rows_total=n_rows, cells_done=st.cells_done, cells_total=n_rows * n_judges,
                     evaluated=c.evaluated, cached=c.cached, reused=c.reused, elapsed_s=time.time() - t0,
                     pass_rates={j: (p[0], p[1]) for j, p in st.passes.items()})
-
-
-# ----------------------------------------------------------------------------------- exports
-
-
-def flat_row(r: ResultRow) -> dict[str, Any]:
-    """One result as a flat dict (the CSV / DataFrame columns)."""
-    res, rec = r.result, r.record
-    v = res.value
-    return {
-        "run_id": r.run_id, "row_index": r.row_index, "row_id": r.row_id, "source": r.source, "judge": r.judge,
-        "error": r.error, "value": v if v is None or isinstance(v, (str, int, float, bool)) else json.dumps(v, ensure_ascii=False),
-        "score": res.score, "passed": res.passed, "unscored_reason": res.unscored_reason, "result_error": res.error,
-        "rationale": res.rationale, "raw_text": res.raw_text, "expected_score": res.expected_score,
-        "judge_version": res.judge_version, "format": res.format, "model_id": res.model_id,
-        "model_sha256": rec.model_sha256 if rec else None, "prompt_hash": rec.prompt_hash if rec else None,
-        "seed": rec.seed if rec else None,
-        "decode_options": json.dumps(rec.decode_options, sort_keys=True) if rec else None,
-        "localjudge_version": rec.localjudge_version if rec else None, "cache_key": r.cache_key,
-        "prompt_tokens": res.usage.prompt_tokens, "output_tokens": res.usage.output_tokens, "total_ms": res.timings.total_ms,
-        "inputs": json.dumps(r.inputs, ensure_ascii=False),
-    }
-
-
-def _csv_cell(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return v
-
-
-def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: Path | None, meta: dict[str, Any],
-           counts: RunCounts) -> dict[str, JudgeSummary]:
-    """Stream the run's results once: summaries, and (with a run directory) the four export files."""
-    import csv
-
-    tallies = {j: Tally() for j in judges}
-    if out_dir is None:
-        for r in store.iter_results(run_id, judges, n_rows):
-            tallies[r.judge].add(r.result)
-        return {j: t.summary() for j, t in tallies.items()}
-    tmp_jsonl, tmp_csv = _tmp(out_dir / "results.jsonl"), _tmp(out_dir / "results.csv")
-    with _writing(out_dir / "results.jsonl", tmp_jsonl, tmp_csv):
-        with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
-            writer = csv.writer(fc)
-            writer.writerow(CSV_COLUMNS)
-            for r in store.iter_results(run_id, judges, n_rows):
-                tallies[r.judge].add(r.result)
-                fj.write(r.model_dump_json() + "\n")
-                flat = flat_row(r)
-                writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
-            for f in (fj, fc):
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp_jsonl, out_dir / "results.jsonl")
-        os.replace(tmp_csv, out_dir / "results.csv")
-    summaries = {j: t.summary() for j, t in tallies.items()}
-    run = {**meta, "counts": counts.model_dump()}
-    write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
-    write_json_atomic(out_dir / "run.json", run)
-    return summaries
-
-
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
-
-
-@contextmanager
-def _writing(path: Path, *tmps: Path) -> Iterator[None]:
-    """Writing `path` through temporary files: an OSError (disk full, read-only) removes them and
-    becomes a one-line StorageError; the file being replaced is left as it was."""
-    try:
-        yield
-    except OSError as e:
-        for t in tmps:
-            t.unlink(missing_ok=True)
-        raise StorageError(f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "
-                           "writable, then run the same command again (finished results are kept in the store)") from None
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to a temporary file beside `path`, fsync it, rename it over `path`."""
-    tmp = _tmp(path)
-    with _writing(path, tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
 
 
 def _iso(t: float) -> str:
