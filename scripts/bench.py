@@ -164,7 +164,7 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         rows = [json.loads(x) for x in (ROOT / "scripts" / "data" / "truthfulqa_labelled_300.jsonl").read_text().splitlines()]
         same = n = 0
         diffs = []
-        for r in rows[:rows_limit(rows)]:
+        for r in [r for r in rows if r["question"].strip() and r["answer"].strip()][:rows_limit(rows)]:
             v = {"input": r["question"], "output": r["answer"]}
             warm = j.evaluate(eng, **v)
             eng.reset()
