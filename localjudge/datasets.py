@@ -23,7 +23,9 @@ whitespace, []) are a row error for a required variable and are left out for an 
 CSV cells are always text: a cell holding `["a", "b"]` stays that string, unless the mapping says
 `var=column:list`, which parses the cell as a JSON list (and makes anything else a row error).
 `var=column:text` refuses lists. `var=column:json` passes any value through unchanged (an agent
-trace object, a dict of context fields) for judges that take structured values.
+trace object, a dict of context fields) for judges that take structured values; a text cell that
+starts like JSON (`{`, `[`, `"`) is parsed first (a CSV cell cannot hold an object otherwise), other
+text (a path to a trace file) stays text.
 """
 
 from __future__ import annotations
@@ -419,7 +421,14 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
     value = _plain(value)
     if _is_empty(value):
         return None, "empty"
-    if kind == "json":  # structured values (an agent trace, a dict of context fields) pass through as they are
+    if kind == "json":  # structured values (an agent trace, a dict of context fields) pass through as they are;
+        if isinstance(value, str) and value.lstrip()[:1] in ('{', '[', '"'):  # a CSV cell holding JSON is parsed
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as e:
+                return None, f"the mapping says json but the cell is not valid JSON ({e.msg} at char {e.pos}); fix the cell"
+            if _is_empty(value):
+                return None, "empty"
         return value, None
     if kind == "list" and isinstance(value, str):
         try:

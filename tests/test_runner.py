@@ -333,10 +333,10 @@ def test_guidelines_from_csv_json_columns_reach_the_prompt_as_mlflow_renders_the
     assert "<guideline>Be polite.</guideline>\n<guideline>Answer in English.</guideline>" in first
     assert "<request>Hi?</request>" in first and "<response>Hello!</response>" in first
     assert "<guideline>One sentence only.</guideline>" in second and "<retrieved_context>Because.</retrieved_context>" in second
-    # a context that is not a JSON object is a row error naming the row, not a crash
+    # a cell that starts like JSON but is not is a row error naming the line and column, not a crash
     bad = tmp_path / "bad.csv"
-    bad.write_text('rules,ctx\n"[""x""]",not json\n', encoding="utf-8")
+    bad.write_text('rules,ctx\n"[""x""]","{""request"": oops}"\n', encoding="utf-8")
     run = evaluate(bad, ["guidelines"], engine=eng, out=tmp_path / "run2", mapping=["guidelines=rules:json", "guidelines_context=ctx:json"])
     assert run.counts.failed == 1
     err = next(iter(run.results)).error
-    assert "ctx" in err and ("row" in err.lower() or "line" in err.lower()), err
+    assert "line 2" in err and "ctx" in err and "not valid JSON" in err, err
