@@ -131,6 +131,8 @@ class BothOrders:
             raise InputError(f"judge {judge.name!r} has no variable(s) {', '.join(missing)} to swap; its variables: "
                              f"{', '.join(names)}")
         self.judge, self.pair = judge, pair
+        if not hasattr(judge, "submit_many"):  # a judge that only evaluates one row at a time: so does this
+            self.submit_many = None  # type: ignore[assignment]
         self.name = judge.name
         self.version = judge.version + BOTH_ORDERS_SUFFIX
         self.format = fmt

@@ -356,7 +356,7 @@ def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePl
             cell = _prepare_cell(store, run_id, row, plan, opts, model_id, model_sha, version, key_extra, st)
             if cell is None:
                 tick()
-            elif not hasattr(plan.judge, "submit_many"):  # e.g. the trace judge: one call at a time
+            elif getattr(plan.judge, "submit_many", None) is None:  # e.g. the trace judge: one call at a time
                 _commit_judged(store, st, cell, *_judge(cell, handle, opts, model_id, st))
                 tick()
             else:

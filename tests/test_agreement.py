@@ -302,6 +302,31 @@ def test_both_orders_cancels_position_but_keeps_content_preference():
     assert (st.inconsistent_first, st.inconsistent_second) == (3, 0)
 
 
+def test_both_orders_in_a_run_gives_what_evaluate_gives_queued_or_one_at_a_time(tmp_path):
+    from localjudge.runner import evaluate
+
+    class OneAtATime:  # a judge that can only evaluate one row at a time (no submit_many)
+        def __init__(self, judge):
+            self._judge = judge
+
+        def __getattr__(self, name):
+            if name == "submit_many":
+                raise AttributeError(name)
+            return getattr(self._judge, name)
+
+    def content(messages, fmt):
+        first = messages[-1].content.split("Response 1:")[-1].split("Response 2:")[0]
+        return json.dumps({"better_response": 1 if "good" in first else 0, "explanation": "content"})
+
+    rows = [PAIR_INPUTS, swap_inputs(PAIR_INPUTS), {**PAIR_INPUTS, "answer_1": "meh", "answer_2": "also meh"}]
+    direct = [BothOrders(PAIRWISE).evaluate(ScriptedEngine(content), **r).value for r in rows]
+    assert direct == [1, 2, "tie"]
+    for i, judge in enumerate((BothOrders(PAIRWISE), BothOrders(OneAtATime(PAIRWISE)))):
+        eng = ScriptedEngine(content)
+        run = evaluate(rows, [judge], engine=eng, out=tmp_path / str(i))
+        assert [r.result.value for r in run.results] == direct and eng.calls == 6
+
+
 def test_single_order_stats_have_no_position_figures():
     st = pairwise_stats("pairwise", [pw(1), pw(2), pw(None)])
     assert (st.wins_1, st.wins_2, st.n_unscored, st.both_orders, st.consistency_rate) == (1, 1, 1, False, None)
