@@ -23,7 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
-from ..formats import JSON_STR, NumberRange, OutputFormat, _as_number, _as_text, _json_objects, _lit, _lower_keys
+from ..formats import JSON_STR, NumberRange, OutputFormat
+from ..formats.base import _as_number, _as_text, _json_objects, _lit, _lower_keys
 from .tools import TOOL_SPECS, ToolSpec
 
 RatingKind = Literal["yes_no", "bool", "int", "float", "labels"]

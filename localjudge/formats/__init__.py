@@ -21,7 +21,6 @@ from typing import Any
 
 from ..errors import InputError
 from .base import (
-    FREE_LINE,
     JSON_STR,
     ChoiceVerdict,
     FourLineVerdict,
@@ -34,12 +33,6 @@ from .base import (
     StatementVerdict,
     VerdictListVerdict,
     YesNoVerdict,
-    _as_number,
-    _as_text,
-    _first_with,
-    _json_objects,
-    _lit,
-    _lower_keys,
 )
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
 from .line_formats import Choice, FourLine, ScoreLines
@@ -47,6 +40,8 @@ from .line_formats import Choice, FourLine, ScoreLines
 FORMATS: dict[str, type[OutputFormat]] = {
     cls.kind: cls for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList)
 }
+
+
 def make_format(kind: str, **params: Any) -> OutputFormat:
     """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters."""
     if kind not in FORMATS:
@@ -56,9 +51,9 @@ def make_format(kind: str, **params: Any) -> OutputFormat:
     except TypeError as e:
         raise InputError(f"bad parameters for format {kind!r}: {e}") from None
 
+
 __all__ = [
     "FORMATS",
-    "FREE_LINE",
     "JSON_STR",
     "Choice",
     "ChoiceVerdict",
@@ -80,10 +75,4 @@ __all__ = [
     "YesNoJSON",
     "YesNoVerdict",
     "make_format",
-    "_as_number",
-    "_as_text",
-    "_first_with",
-    "_json_objects",
-    "_lit",
-    "_lower_keys",
 ]

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
-from ..formats import JSON_STR, NumberRange, OutputFormat, _as_number, _as_text, _first_with
+from ..formats import JSON_STR, NumberRange, OutputFormat
+from ..formats.base import _as_number, _as_text, _first_with
 
 _TRUE = {"true", "yes", "y", "pass", "1"}
 _FALSE = {"false", "no", "n", "fail", "0"}
