@@ -48,14 +48,18 @@ def scripted(all_yes: bool = False):
     return ScriptedEngine(fn, model_id="scripted")
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("runs")
+def make_runs(d: Path) -> dict[str, Path]:
+    """The report rows as data, a current run (pairwise in both orders) and an all-yes base run in `d`."""
     data = d / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in report_rows()), encoding="utf-8")
     evaluate(data, ["relevance_to_query", "coherence", BothOrders(get_judge("pairwise"))], engine=scripted(), out=d / "current")
     evaluate(data, ["relevance_to_query", "coherence", "pairwise"], engine=scripted(all_yes=True), out=d / "base")
     return {"data": data, "current": d / "current", "base": d / "base"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return make_runs(tmp_path_factory.mktemp("runs"))
 
 
 class Tags(HTMLParser):

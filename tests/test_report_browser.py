@@ -169,19 +169,16 @@ def check_loads_cleanly(browser: Browser, path: Path, n_judges: int) -> None:
 
 @pytest.fixture(scope="module")
 def scripted_report(tmp_path_factory):
-    from test_report import report_rows, scripted
+    from test_report import make_runs
 
-    d = tmp_path_factory.mktemp("browser-runs")
-    data = d / "data.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in report_rows()), encoding="utf-8")
-    evaluate(data, ["relevance_to_query", "coherence", BothOrders(get_judge("pairwise"))], engine=scripted(), out=d / "cur")
-    evaluate(data, ["relevance_to_query", "coherence", "pairwise"], engine=scripted(all_yes=True), out=d / "base")
     from localjudge.agreement import agreements_for_run
     from localjudge.report import load_run
 
-    run = load_run(d / "cur")
-    reports, _ = agreements_for_run(run, data, "label")
-    return build_report(run, d / "report.html", compare=d / "base", agreements=reports)
+    d = tmp_path_factory.mktemp("browser-runs")
+    runs = make_runs(d)
+    run = load_run(runs["current"])
+    reports, _ = agreements_for_run(run, runs["data"], "label")
+    return build_report(run, d / "report.html", compare=runs["base"], agreements=reports)
 
 
 def test_report_loads_in_chromium_without_errors_and_shows_its_charts(browser, scripted_report):
