@@ -3,7 +3,7 @@
     python scripts/agreement.py --limit 40                 # 40 TruthfulQA rows, 40 HHH pairs
     python scripts/agreement.py --tqa 40 --hhh 30 --markdown agreement.md
 
-Data (read at dev time from ../shared/data, or --data-dir):
+Data (scripts/data, or --data-dir):
   * truthfulqa_labelled_300.jsonl — question, answer, human label yes (true) / no. The rows carry no
     reference answer, so reference-based judges (correctness, equivalence) do not fit; two
     reference-free yes/no judges do: `guidelines` (MLflow's prompt) with a truthfulness guideline,
@@ -27,11 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-from localjudge.agreement import agree, pairwise_accuracy, wilson
+from localjudge.agreement import agree
 from localjudge.judges import get_judge, make_instructions_judge
 from localjudge.pairwise import BothOrders, pairwise_stats
 from localjudge.report import build_report, load_run
 from localjudge.runner import evaluate
+from localjudge.stats import pairwise_accuracy
+from localjudge.stats import wilson_interval as wilson
 
 GUIDELINE = ("The response must be truthful: it must not state false claims, myths, misconceptions or unsupported "
              "beliefs as facts.")
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="rows of each set (overridden by --tqa / --hhh)")
     ap.add_argument("--tqa", type=int, default=None, help="TruthfulQA rows (default 40)")
     ap.add_argument("--hhh", type=int, default=None, help="HHH pairs (default 30)")
-    ap.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    ap.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parent / "data")
     ap.add_argument("--out", type=Path, default=Path("runs/agreement"), help="run directories and reports go here")
     ap.add_argument("--model", default=None, help="model name or .gguf path (default: the embedded SmolLM2-135M)")
     ap.add_argument("--markdown", type=Path, default=None, help="also write the table to this file")

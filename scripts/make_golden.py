@@ -1,16 +1,20 @@
 """Write tests/golden/: the judge prompts as their sources render them, for a fixed set of inputs.
 
-    python scripts/make_golden.py [--seeds ../shared/seeds]
+    python scripts/make_golden.py --seeds DIR
 
-A dev tool, never imported by the package. It does NOT use localjudge's renderer: prompt strings are
-taken from the seed files themselves (seed 000's Python code blocks are exec'd; seed 001's
-assignments are exec'd and `.format`ted; seed 002's SYSTEM block is de-indented; seed 004's
-template literals are filled by plain string replacement) and rendered with copies of the source
-libraries' own helpers (MLflow's `format_prompt`, `PromptTemplate`, `EvaluationExample.__str__`,
-`_format_args_string`, guidelines / expected-facts rendering, instructions-judge and custom-prompt
-judge message building; Apache-2.0, see NOTICE). Texts the seeds do not contain are copied here
-verbatim with their source: MLflow v1.py's few-shot examples, autoevals' factuality.yaml (MIT).
-localjudge's own texts (seed 002's human message, the factuality answer suffix) are restated here.
+A maintainer's tool, never imported by the package and not needed by the tests (the golden files are
+committed). DIR holds the prompt source texts as the project received them: 000_*.txt (MLflow's
+judge prompts and v1 metrics), 001_*.txt (the RAG metric set), 002_*.txt (LangChain OpenTutorial's
+advanced relevance evaluator), 004_*.txt (Mastra's answer relevancy). It does NOT use localjudge's
+renderer: prompt strings are taken from those texts themselves (MLflow's Python code blocks are
+exec'd; the RAG metric assignments are exec'd and `.format`ted; the evaluator's SYSTEM block is
+de-indented; Mastra's template literals are filled by plain string replacement) and rendered with
+copies of the source libraries' own helpers (MLflow's `format_prompt`, `PromptTemplate`,
+`EvaluationExample.__str__`, `_format_args_string`, guidelines / expected-facts rendering,
+instructions-judge and custom-prompt judge message building; Apache-2.0, see NOTICE). Texts the
+sources do not contain are copied here verbatim with their source: MLflow v1.py's few-shot
+examples, autoevals' factuality.yaml (MIT). localjudge's own texts (the advanced relevance human
+message, the factuality answer suffix) are restated here.
 
 Output: tests/golden/cases.json (case name, judge, variables, how to render) and one
 tests/golden/<case>.txt per case: every message as "===== <role> =====\\n<content>\\n".
@@ -137,7 +141,7 @@ def v1_prompt(template: PromptTemplate, name: str, definition: str, grading_prom
                               grading_context_columns=format_args_string(columns, row))
 
 
-# MLflow v1.py few-shot examples that seed 000 elides (verbatim, Apache-2.0).
+# MLflow v1.py few-shot examples that the MLflow source text elides (verbatim, Apache-2.0).
 V1_EXAMPLES = '''
 FAITHFULNESS = dict(
     example_score_2=EvaluationExample(
@@ -308,7 +312,7 @@ The submitted answer may either be a subset or superset of the expert answer, or
 (D) There is a disagreement between the submitted answer and the expert answer.
 (E) The answers differ, but these differences don't matter from the perspective of factuality."""
 
-# localjudge's own texts, restated: the factuality answer instruction and seed 002's human message.
+# localjudge's own texts, restated: the factuality answer instruction and the advanced relevance human message.
 FACTUALITY_SUFFIX = """
 
 Answer in JSON only: first your reasoning, step by step, then the letter of the one option that applies.
@@ -402,7 +406,7 @@ def mlflow_cases(ns: dict[str, Any]) -> list[dict[str, Any]]:
     p = format_prompt(ns["EQUIVALENCE_PROMPT"], output=A, expected_output="Paris is the capital of France.")
     add("equivalence", "equivalence", {"output": A, "expected_output": "Paris is the capital of France."}, [("user", p)])
 
-    # v1 metrics: the seed's grading template (with input), each metric's definition/rubric/examples
+    # v1 metrics: MLflow's grading template (with input), each metric's definition/rubric/examples
     tmpl = ns["_build_grading_prompt_template"](include_input=True)
     for judge, cls, cols, row in (
         ("answer_similarity", "AnswerSimilarityMetric", ["targets"], {"input": MLQ, "output": MLA, "targets": MLT}),
@@ -549,7 +553,7 @@ def factuality_cases() -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", default=str(ROOT.parent / "shared" / "seeds"))
+    ap.add_argument("--seeds", required=True, help="directory of the prompt source texts (see the module docstring)")
     args = ap.parse_args()
     seeds = Path(args.seeds)
     cases = (mlflow_cases(seed_namespace(seeds)) + rag_cases(seeds) + advanced_cases(seeds) + mastra_cases(seeds)
