@@ -14,18 +14,19 @@ decimals (`"score=0.73"`).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .results import JudgeResult
-
-Z95 = 1.959963984540054
+from .stats import wilson_interval
 
 
 class JudgeSummary(BaseModel):
+    """One judge's summary: counts, mean normalised score, pass rate with its 95 % Wilson interval, the
+    distribution of values and the unscored count by reason (None where nothing counts)."""
+
     n: int = 0
     n_scored: int = 0
     n_unscored: int = 0
@@ -34,17 +35,6 @@ class JudgeSummary(BaseModel):
     pass_rate_ci: list[float] | None = None
     distribution: dict[str, int] = Field(default_factory=dict)
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """Wilson score interval for k successes in n trials (None when n == 0)."""
-    if n <= 0:
-        return None
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def value_key(result: JudgeResult) -> str:
@@ -71,6 +61,8 @@ class Tally:
         self.unscored_reasons: dict[str, int] = {}
 
     def add(self, r: JudgeResult) -> None:
+        """Count one result: an unscored one only by its reason; a scored one into the mean (when it has a score),
+        the pass rate (when it has a pass/fail) and the distribution."""
         self.n += 1
         if not r.scored:
             reason = r.unscored_reason or "unknown"
@@ -88,9 +80,11 @@ class Tally:
 
     @property
     def pass_rate(self) -> float | None:
+        """Passed over results with a pass/fail, or None when no result has one."""
         return self.n_passed / self.n_pass_known if self.n_pass_known else None
 
     def summary(self) -> JudgeSummary:
+        """The counts so far as a `JudgeSummary` (distribution and unscored reasons sorted by key)."""
         ci = wilson_interval(self.n_passed, self.n_pass_known)
         return JudgeSummary(
             n=self.n, n_scored=self.n_scored, n_unscored=self.n - self.n_scored,
@@ -129,4 +123,5 @@ def format_table(summaries: dict[str, JudgeSummary]) -> str:
 
 
 def to_jsonable(summaries: dict[str, JudgeSummary]) -> dict[str, Any]:
+    """The summaries as plain dicts, judge name → `JudgeSummary.model_dump()`."""
     return {k: v.model_dump() for k, v in summaries.items()}

@@ -19,123 +19,30 @@ import csv
 import json
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from .aggregate import wilson_interval
 from .errors import InputError
+from .stats import (
+    Correlation,
+    PairwiseAccuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    confusion_matrix,
+    kendall,
+    pairwise_accuracy,
+    ranks,
+    spearman,
+    wilson_interval,
+)
 
 if TYPE_CHECKING:
-    from .report.rundir import RunRow
+    from .results import ResultRow
 
 Kind = Literal["categorical", "numeric", "pairwise"]
-wilson = wilson_interval  # the one Wilson interval of the project (aggregate.py), under its short name here
-
-# ------------------------------------------------------------------------------------ statistics
-
-
-def _check_pairs(a: Sequence[Any], b: Sequence[Any]) -> int:
-    if len(a) != len(b):
-        raise ValueError(f"sequences differ in length: {len(a)} and {len(b)}")
-    if not a:
-        raise ValueError("no pairs to compare")
-    return len(a)
-
-
-def accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
-    """Share of items where the prediction equals the label."""
-    n = _check_pairs(y_true, y_pred)
-    return sum(t == p for t, p in zip(y_true, y_pred, strict=True)) / n
-
-
-def balanced_accuracy(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
-    """Mean recall over the classes present in `y_true` (sklearn's definition, unadjusted)."""
-    _check_pairs(y_true, y_pred)
-    per_class = Counter(y_true)
-    hits = Counter(t for t, p in zip(y_true, y_pred, strict=True) if t == p)
-    return sum(hits[c] / per_class[c] for c in per_class) / len(per_class)
-
-
-def cohen_kappa(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float | None:
-    """Cohen's kappa (po - pe) / (1 - pe); None when chance agreement is 1 (both raters constant, equal)."""
-    n = _check_pairs(y_true, y_pred)
-    po = accuracy(y_true, y_pred)
-    ct, cp = Counter(y_true), Counter(y_pred)
-    pe = sum(ct[c] * cp[c] for c in ct) / (n * n)
-    if math.isclose(pe, 1.0):
-        return None
-    return (po - pe) / (1 - pe)
-
-
-def confusion_matrix(y_true: Sequence[Hashable], y_pred: Sequence[Hashable], labels: Sequence[Hashable]) -> list[list[int]]:
-    """Counts with rows = label (human), columns = prediction (judge), in the order of `labels`."""
-    _check_pairs(y_true, y_pred)
-    idx = {lab: i for i, lab in enumerate(labels)}
-    unknown = sorted({str(x) for x in (*y_true, *y_pred) if x not in idx})
-    if unknown:
-        raise ValueError(f"values not in labels: {unknown}")
-    m = [[0] * len(labels) for _ in labels]
-    for t, p in zip(y_true, y_pred, strict=True):
-        m[idx[t]][idx[p]] += 1
-    return m
-
-
-class Correlation(BaseModel):
-    statistic: float | None  # None when undefined (a constant input)
-    p_value: float | None
-    n: int
-
-
-def _finite(x: Any) -> float | None:
-    x = float(x)
-    return None if math.isnan(x) or math.isinf(x) else x
-
-
-def _correlation(fn_name: str, x: Sequence[float], y: Sequence[float]) -> Correlation:
-    n = _check_pairs(x, y)
-    if n < 2 or len(set(x)) < 2 or len(set(y)) < 2:
-        return Correlation(statistic=None, p_value=None, n=n)
-    from scipy import stats
-
-    res = getattr(stats, fn_name)(list(x), list(y))
-    return Correlation(statistic=_finite(res.statistic), p_value=_finite(res.pvalue), n=n)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
-    """Spearman's rank correlation (scipy.stats.spearmanr; ties get average ranks)."""
-    return _correlation("spearmanr", x, y)
-
-
-def kendall(x: Sequence[float], y: Sequence[float]) -> Correlation:
-    """Kendall's tau-b (scipy.stats.kendalltau), which corrects for ties."""
-    return _correlation("kendalltau", x, y)
-
-
-class PairwiseAccuracy(BaseModel):
-    n: int
-    n_correct: int
-    accuracy: float
-    accuracy_ci: tuple[float, float] | None
-    n_ties: int  # judge said "tie" (the two orders disagreed)
-    tie_rate: float
-    n_decided: int
-    accuracy_decided: float | None  # accuracy among pairs the judge decided
-
-
-def pairwise_accuracy(labels: Sequence[Any], winners: Sequence[Any]) -> PairwiseAccuracy:
-    """Share of pairs where the judge prefers the answer humans preferred; a judge tie is a miss."""
-    n = _check_pairs(labels, winners)
-    correct = sum(lab == w for lab, w in zip(labels, winners, strict=True))
-    ties = sum(w == "tie" for w in winners)
-    decided = [(lab, w) for lab, w in zip(labels, winners, strict=True) if w != "tie"]
-    dc = sum(lab == w for lab, w in decided)
-    return PairwiseAccuracy(n=n, n_correct=correct, accuracy=correct / n, accuracy_ci=wilson(correct, n), n_ties=ties,
-                            tie_rate=ties / n, n_decided=len(decided), accuracy_decided=dc / len(decided) if decided else None)
-
-
 # ----------------------------------------------------------------------------------- judge kinds
 
 NUMERIC_FORMATS = {"score_json", "score_lines", "four_line", "verdict_list"}
@@ -148,11 +55,11 @@ def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
     return str(fmt or "").split("(")[0].strip(), {}
 
 
-def judge_kind(rows: Sequence[RunRow]) -> tuple[Kind, list[Any] | None]:
+def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
     """How a judge's results compare with labels, and the values it can produce (None: not known)."""
-    kind, params = "", {}
+    kind, params = "", {}  # type: str, dict[str, Any]
     for r in rows:
-        kind, params = format_kind(r.record.get("format"))
+        kind, params = format_kind(r.record_fields().get("format"))
         if not kind:
             kind, params = format_kind(r.result.format)
         if kind:
@@ -215,7 +122,7 @@ def normalise_label(v: Any, kind: Kind, allowed: list[Any] | None) -> Any:
     return low.get(s.lower())
 
 
-def judge_value(row: RunRow, kind: Kind) -> Any:
+def judge_value(row: ResultRow, kind: Kind) -> Any:
     """The comparable value of a scored result: a label, a score, or the winning answer."""
     r = row.result
     if kind == "numeric":
@@ -270,6 +177,8 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
 
 
 class Join(BaseModel):
+    """How labels were joined to results: the rule used, the counts, and up to 5 unmatched keys of each side."""
+
     how: str
     n_results: int
     n_labels: int
@@ -278,7 +187,7 @@ class Join(BaseModel):
     unmatched_result_keys: list[str]
 
 
-def _run_side(rows: Sequence[RunRow], field: str) -> list[str | None]:
+def _run_side(rows: Sequence[ResultRow], field: str) -> list[str | None]:
     if field == "row_id":
         return [r.row_id for r in rows]
     if field == "row_index":
@@ -286,8 +195,8 @@ def _run_side(rows: Sequence[RunRow], field: str) -> list[str | None]:
     return [None if field not in r.inputs else _key_str(r.inputs[field]) for r in rows]
 
 
-def join_labels(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], key: str | None = None
-                ) -> tuple[list[tuple[RunRow, dict[str, Any]]], Join]:
+def join_labels(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], key: str | None = None
+                ) -> tuple[list[tuple[ResultRow, dict[str, Any]]], Join]:
     """Pair each result with its label row.
 
     key None: the labels' `id` column against row_id if it has one, else by position (label i ↔ row i).
@@ -345,6 +254,8 @@ def join_labels(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], key: s
 
 
 class Disagreement(BaseModel):
+    """A row where judge and label disagree (categorical: different values; numeric: ranks at least n/4 apart)."""
+
     row_id: str
     row_index: int
     label: Any
@@ -355,6 +266,9 @@ class Disagreement(BaseModel):
 
 
 class AgreementReport(BaseModel):
+    """One judge against human labels: the join, the row counts, the statistics that fit the judge's kind, and
+    the disagreeing rows (at most `max_disagreements`; `n_disagreements` counts them all)."""
+
     judge: str
     kind: Kind
     label_column: str
@@ -376,6 +290,7 @@ class AgreementReport(BaseModel):
 
 
 def pick_judge(judges: Sequence[str], judge: str | None) -> str:
+    """`judge` when the run has it, else the run's only judge; `InputError` when it is absent or ambiguous."""
     if judge is not None:
         if judge not in judges:
             raise InputError(f"judge {judge!r} is not in this run; it has: {', '.join(judges) or '(none)'}")
@@ -385,7 +300,7 @@ def pick_judge(judges: Sequence[str], judge: str | None) -> str:
     return judges[0]
 
 
-def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column: str, judge: str | None = None,
+def agree(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_column: str, judge: str | None = None,
           key: str | None = None, max_disagreements: int = 200) -> AgreementReport:
     """Agreement of one judge's results with the label column of `labels`."""
     name = pick_judge(list(dict.fromkeys(r.judge for r in rows)), judge)
@@ -396,7 +311,7 @@ def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column
     kind, allowed = judge_kind(rows)
     pairs, join = join_labels(rows, labels, key)
     bad: Counter[str] = Counter()
-    used: list[tuple[RunRow, Any, Any]] = []
+    used: list[tuple[ResultRow, Any, Any]] = []
     n_unlabelled = n_unscored = 0
     for row, lab in pairs:
         raw = lab.get(label_column)
@@ -431,7 +346,7 @@ def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column
     if kind == "numeric":
         rep.spearman, rep.kendall = spearman(p, y), kendall(p, y)
         n = len(used)
-        rank_j, rank_l = _ranks(p), _ranks(y)
+        rank_j, rank_l = ranks(p), ranks(y)
         gap = sorted(range(n), key=lambda i: -abs(rank_j[i] - rank_l[i]))
         worst = [i for i in gap if abs(rank_j[i] - rank_l[i]) >= n / 4]  # ranks a quarter of the range apart
     else:
@@ -442,7 +357,7 @@ def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column
             rep.accuracy, rep.accuracy_ci = rep.pairwise.accuracy, rep.pairwise.accuracy_ci
         else:
             k = sum(a == b for a, b in zip(y, p, strict=True))
-            rep.accuracy, rep.accuracy_ci = k / len(y), wilson(k, len(y))
+            rep.accuracy, rep.accuracy_ci = k / len(y), wilson_interval(k, len(y))
             rep.balanced_accuracy, rep.cohen_kappa = balanced_accuracy(y, p), cohen_kappa(y, p)
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
@@ -452,21 +367,6 @@ def agree(rows: Sequence[RunRow], labels: Sequence[dict[str, Any]], label_column
                                       rationale=used[i][0].result.rationale, inputs=used[i][0].inputs)
                          for i in worst[:max_disagreements]]
     return rep
-
-
-def _ranks(xs: Sequence[float]) -> list[float]:
-    """Average ranks scaled to [0, n-1]."""
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    ranks = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2
-        i = j + 1
-    return ranks
 
 
 def agreements_for_run(run: Any, labels_path: str | Path, label_column: str, judges: Sequence[str] | None = None,

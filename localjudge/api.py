@@ -7,38 +7,45 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from .engine.backends import ModelRef
 from .engine.base import DecodeOptions, Engine, Message
 from .errors import InputError, ParseError
 from .formats import OutputFormat
 from .results import JudgeResult, Timings, Usage
 
+if TYPE_CHECKING:
+    from .judges.protocol import JudgeProtocol
 
-def _engine(model: str | None, engine: Engine | None, engine_kwargs: dict[str, Any] | None) -> Engine:
+
+def _engine(model: str | None, engine: Engine | None, model_options: Mapping[str, Any] | None) -> Engine:
     if engine is not None:
         return engine
-    from .engine import load_engine
-
-    return load_engine(model, **(engine_kwargs or {}))
+    return ModelRef(model, model_options).engine()
 
 
-def judge(name: str | Any, *, model: str | None = None, engine: Engine | None = None, options: DecodeOptions | None = None,
-          judges_dir: str | None = None, engine_kwargs: dict[str, Any] | None = None, **variables: Any) -> JudgeResult:
-    """Run a judge (a catalog name or a `Judge`) on one example; loads the model once per process."""
+def judge(name: str | JudgeProtocol, *, model: str | None = None, engine: Engine | None = None,
+          options: DecodeOptions | None = None, judges_dir: str | None = None, model_options: Mapping[str, Any] | None = None,
+          engine_kwargs: Mapping[str, Any] | None = None, **variables: Any) -> JudgeResult:
+    """Run a judge (a catalog name or a judge object) on one example; loads the model once per process.
+
+    `model` is a model spec (see `engine.backends`), `model_options` its backend's options
+    (`engine_kwargs` is their former name)."""
     from .judges import get_judge
 
     j = get_judge(name, judges_dir=judges_dir) if isinstance(name, str) else name
-    return j.evaluate(_engine(model, engine, engine_kwargs), options=options, **variables)
+    return j.evaluate(_engine(model, engine, {**(engine_kwargs or {}), **(model_options or {})}), options=options, **variables)
 
 
 def run_format(fmt: OutputFormat, prompt: str, *, system: str | None = None, model: str | None = None,
                engine: Engine | None = None, options: DecodeOptions | None = None,
-               engine_kwargs: dict[str, Any] | None = None) -> JudgeResult:
+               model_options: Mapping[str, Any] | None = None, engine_kwargs: Mapping[str, Any] | None = None) -> JudgeResult:
     """Generate under any output format for a free prompt and parse it into a typed result."""
     if not prompt or not prompt.strip():
         raise InputError("the prompt is empty; pass the text the model should answer")
-    eng = _engine(model, engine, engine_kwargs)
+    eng = _engine(model, engine, {**(engine_kwargs or {}), **(model_options or {})})
     if options is not None and options.fast:
         fmt = fmt.fast() or fmt
     msgs = ([Message(role="system", content=system)] if system else []) + [Message(role="user", content=prompt)]

@@ -65,6 +65,7 @@ class Row:
 
     @property
     def row_id(self) -> str:
+        """The row's `id` value as text, or its 0-based index when it has none (or an empty one)."""
         v = self.values.get("id")
         return str(self.index) if _is_empty(v) else _text(v)
 
@@ -130,6 +131,7 @@ class JSONLDataset(Dataset):
         return obj, None
 
     def _lines(self) -> Iterator[tuple[int, bytes]]:
+        assert self.path is not None
         with open(self.path, "rb") as f:
             for lineno, raw in enumerate(f, 1):
                 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -169,6 +171,7 @@ class CSVDataset(Dataset):
         one with bytes that are not UTF-8, comes back as a problem and reading goes on."""
         if csv.field_size_limit() < CSV_FIELD_LIMIT:
             csv.field_size_limit(CSV_FIELD_LIMIT)  # default 128 KiB: too small for long contexts
+        assert self.path is not None
         with open(self.path, newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
             reader = csv.reader(f, delimiter=self.delimiter, strict=True)
             start = 1
@@ -320,6 +323,8 @@ def open_dataset(data: Any, fmt: str | None = None) -> Dataset:
 
 @dataclass(frozen=True)
 class ColumnSpec:
+    """Where a judge variable's value comes from: a column, and how to read it (`auto`, `text`, `list`, `json`)."""
+
     column: str
     kind: Kind = "auto"
 
@@ -334,7 +339,7 @@ def parse_mapping(mapping: Mapping[str, str] | Iterable[str] | None) -> dict[str
         kind: Kind = "auto"
         for suffix in ("list", "text", "json"):
             if col.endswith(":" + suffix):
-                col, kind = col[: -len(suffix) - 1], suffix  # type: ignore[assignment]
+                col, kind = col[: -len(suffix) - 1], suffix
         if not var or not col:
             raise InputError(f"bad mapping {var}={col}; write judge_variable=column")
         out[var] = ColumnSpec(col, kind)

@@ -29,34 +29,43 @@ class LocalJudgeError(Exception):
 
 
 class ModelError(LocalJudgeError):
+    """The model cannot be used (exit 3); also raised when too many judgements of a run fail in a row."""
+
     exit_code = 3
 
 
 class ModelNotFoundError(ModelError):
-    pass
+    """No model file at the path, an unknown registry name, a model package not installed, or an unreadable
+    registry or answers file (exit 3)."""
 
 
 class NotGGUFError(ModelError):
-    pass
+    """Not a loadable GGUF: a directory, wrong magic bytes, truncated, an unsupported header, or llama.cpp cannot
+    load the model or create its context (exit 3)."""
 
 
 class ChecksumMismatchError(ModelError):
-    pass
+    """A registered model file's sha256 differs from the one in the model registry (exit 3)."""
 
 
 class ChatTemplateError(ModelError):
-    pass
+    """The GGUF has no chat template, or it does not compile or refuses the messages (exit 3)."""
 
 
 class GPUUnavailableError(ModelError):
-    pass
+    """GPU layers were asked of a CPU-only llama-cpp-python build (exit 3)."""
 
 
 class ConstraintError(LocalJudgeError):
+    """The model's vocabulary cannot express or complete a format's regex (exit 3)."""
+
     exit_code = 3
 
 
 class PromptTooLongError(LocalJudgeError):
+    """Prompt plus output budget exceed the context window (exit 4); `n_prompt`, `n_ctx` and `budget` are
+    token counts. A run records it as an unscored `prompt_too_long` result instead."""
+
     exit_code = 4
 
     def __init__(self, message: str, n_prompt: int = 0, n_ctx: int = 0, budget: int = 0):
@@ -73,19 +82,21 @@ class StorageError(LocalJudgeError):
 
 
 class InputError(LocalJudgeError):
+    """Bad user input: an empty or wrong-typed value, a bad option, an unreadable or malformed file (exit 2)."""
+
     exit_code = 2
 
 
 class MissingVariableError(InputError):
-    pass
+    """A judge variable that is needed (required, or to swap a pairwise pair) has no value (exit 2)."""
 
 
 class UnknownJudgeError(InputError):
-    pass
+    """A judge name that is not in the registry; the message suggests near names (exit 2)."""
 
 
 class JudgeSpecError(InputError):
-    pass
+    """A judge data file or judges directory is unreadable, malformed or conflicting; names the file and key (exit 2)."""
 
 
 class ParseError(LocalJudgeError):

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .aggregate import JudgeSummary, Tally
+from .atomic import replacing
+from .atomic import write_json_atomic as _write_json_atomic
 from .errors import StorageError
-from .store import ResultRow, Store
+from .results import ResultRow
+from .store import Store
 
 CSV_COLUMNS = ["run_id", "row_index", "row_id", "source", "judge", "error", "value", "score", "passed", "unscored_reason",
                "result_error", "rationale", "raw_text", "expected_score", "judge_version", "format", "model_id",
@@ -56,8 +58,8 @@ def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: P
         for r in store.iter_results(run_id, judges, n_rows):
             tallies[r.judge].add(r.result)
         return {j: t.summary() for j, t in tallies.items()}
-    tmp_jsonl, tmp_csv = _tmp(out_dir / "results.jsonl"), _tmp(out_dir / "results.csv")
-    with _writing(out_dir / "results.jsonl", tmp_jsonl, tmp_csv):
+    with _storage(out_dir / "results.jsonl"), replacing(out_dir / "results.jsonl") as tmp_jsonl, \
+            replacing(out_dir / "results.csv") as tmp_csv:
         with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
             writer = csv.writer(fc)
             writer.writerow(CSV_COLUMNS)
@@ -66,11 +68,6 @@ def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: P
                 fj.write(r.model_dump_json() + "\n")
                 flat = flat_row(r)
                 writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
-            for f in (fj, fc):
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp_jsonl, out_dir / "results.jsonl")
-        os.replace(tmp_csv, out_dir / "results.csv")
     summaries = {j: t.summary() for j, t in tallies.items()}
     run = {**meta, "counts": counts.model_dump()}
     write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
@@ -78,30 +75,18 @@ def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: P
     return summaries
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
-
-
 @contextmanager
-def _writing(path: Path, *tmps: Path) -> Iterator[None]:
-    """Writing `path` through temporary files: an OSError (disk full, read-only) removes them and
-    becomes a one-line StorageError; the file being replaced is left as it was."""
+def _storage(path: Path) -> Iterator[None]:
+    """An OSError while writing an export (disk full, read-only) becomes a one-line StorageError; the
+    file being replaced is left as it was (the atomic write removes its temporary file)."""
     try:
         yield
     except OSError as e:
-        for t in tmps:
-            t.unlink(missing_ok=True)
         raise StorageError(f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "
                            "writable, then run the same command again (finished results are kept in the store)") from None
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to a temporary file beside `path`, fsync it, rename it over `path`."""
-    tmp = _tmp(path)
-    with _writing(path, tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, ensure_ascii=False, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    """Write JSON atomically; an OSError becomes a StorageError naming the file."""
+    with _storage(path):
+        _write_json_atomic(path, obj)

@@ -22,8 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .engine.constraint import cache_home
+from .atomic import replacing, write_atomic
 from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
+from .paths import cache_home, models_home
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,6 +33,8 @@ else:  # pragma: no cover
 
 
 class ModelInfo(BaseModel):
+    """A model resolved to a local file: name, path, expected checksum, licence, chat template."""
+
     name: str  # registry name, or the file name for a plain path
     path: str
     sha256: str | None = None  # expected checksum (registry) — None for unregistered files
@@ -75,7 +78,7 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
                                      f"run: pip install {entry['package'].replace('_', '-')}")
         return pkg / entry["file"]
     if "parts" in entry:
-        target = cache_home() / "models" / entry["file"]
+        target = models_home() / entry["file"]
         if target.exists() and target.stat().st_size > 0:
             return target
         chunks = []
@@ -84,17 +87,14 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
             if pkg is None:
                 raise ModelNotFoundError(f"model {name!r} needs package {pkg_name!r}; run: pip install {pkg_name.replace('_', '-')}")
             chunks.append(pkg / rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "wb") as out:
+        with replacing(target, mkdir=True) as tmp, open(tmp, "wb") as out:
             for c in chunks:
-                with open(c, "rb") as f:
-                    while block := f.read(1 << 22):
+                with open(c, "rb") as src:
+                    while block := src.read(1 << 22):
                         out.write(block)
-        os.replace(tmp, target)
         return target
-    f = Path(entry["file"]).expanduser()
-    return f if f.is_absolute() else Path(__file__).resolve().parent.parent / "models" / f
+    path = Path(entry["file"]).expanduser()
+    return path if path.is_absolute() else Path(__file__).resolve().parent.parent / "models" / path
 
 
 def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:
@@ -168,8 +168,7 @@ def sha256_of(path: str | os.PathLike) -> str:
         pass
     digest = _hash_file(p)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"path": str(p), "sha256": digest}))
+        write_atomic(cache, json.dumps({"path": str(p), "sha256": digest}), mkdir=True)
     except OSError:
         pass
     return digest

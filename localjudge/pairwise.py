@@ -19,14 +19,18 @@ position-consistency rate and the first-position preference rate (with 95 % Wils
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .agreement import wilson
+from .engine.base import DecodeOptions, Engine, Message, canonical_hash
 from .errors import InputError, MissingVariableError
+from .formats import OutputFormat
+from .judges.protocol import JudgeProtocol, OnResult
+from .judges.spec import Variable
 from .results import JudgeResult, Timings, Usage
+from .stats import wilson_interval
 
 PAIR = ("answer_1", "answer_2")
 BOTH_ORDERS_SUFFIX = "+both_orders"
@@ -68,6 +72,7 @@ def winner_of(result: JudgeResult) -> Winner | None:
 
 
 def is_both_orders(result: JudgeResult) -> bool:
+    """Whether a result combines both orders of a pair."""
     return bool(result.details.get("both_orders"))
 
 
@@ -114,14 +119,14 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
 class BothOrders:
     """A pairwise judge that judges every pair in both orders: same name, same variables, one result.
 
-    It follows the judge contract the runner uses (name, version, required/optional variables,
-    format, render, evaluate), so a run needs no other change: `evaluate(data, [BothOrders(judge)])`.
-    Its version is the judge's plus "+both_orders", so cached one-order results are never mixed in.
+    It implements the judge contract (`judges.protocol.JudgeProtocol`), so a run needs no other change:
+    `evaluate(data, [BothOrders(judge)])`. Its version is the judge's plus "+both_orders", so cached
+    one-order results are never mixed in.
     """
 
-    def __init__(self, judge: Any, pair: tuple[str, str] = PAIR):
-        fmt = getattr(judge, "format", None)
-        spec = fmt.spec() if hasattr(fmt, "spec") else fmt
+    def __init__(self, judge: JudgeProtocol, pair: tuple[str, str] = PAIR):
+        fmts = judge.output_formats
+        spec = fmts[0].spec() if len(fmts) == 1 else [f.spec() for f in fmts]
         if not is_pairwise_format(spec):
             raise InputError(f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only "
                              "to pairwise_json judges")
@@ -131,33 +136,51 @@ class BothOrders:
             raise InputError(f"judge {judge.name!r} has no variable(s) {', '.join(missing)} to swap; its variables: "
                              f"{', '.join(names)}")
         self.judge, self.pair = judge, pair
-        if not hasattr(judge, "submit_many"):  # a judge that only evaluates one row at a time: so does this
-            self.submit_many = None  # type: ignore[assignment]
         self.name = judge.name
         self.version = judge.version + BOTH_ORDERS_SUFFIX
-        self.format = fmt
-        self.required_variables = list(judge.required_variables)
-        self.optional_variables = list(judge.optional_variables)
-        self.pass_threshold = getattr(judge, "pass_threshold", 0.5)
+        self.pass_threshold = judge.pass_threshold
 
-    def render(self, **variables: Any) -> Any:
+    @property
+    def variables(self) -> Sequence[Variable]:
+        """The pairwise judge's variables."""
+        return self.judge.variables
+
+    @property
+    def required_variables(self) -> list[str]:
+        """The pairwise judge's required variables."""
+        return list(self.judge.required_variables)
+
+    @property
+    def optional_variables(self) -> list[str]:
+        """The pairwise judge's optional variables."""
+        return list(self.judge.optional_variables)
+
+    @property
+    def output_formats(self) -> list[OutputFormat]:
+        """The pairwise judge's format (one call per order)."""
+        return self.judge.output_formats
+
+    def render(self, **variables: Any) -> list[Message]:
         """The forward-order prompt (the swapped one differs only in the two answers)."""
         return self.judge.render(**variables)
 
-    def render_swapped(self, **variables: Any) -> Any:
-        return self.judge.render(**swap_inputs(variables, self.pair))
+    def fingerprint(self, **variables: Any) -> str:
+        """The hash of the forward-order prompt (the swapped prompt follows from it)."""
+        return canonical_hash([m.model_dump() for m in self.render(**variables)])
 
-    def evaluate(self, engine: Any, options: Any = None, **variables: Any) -> JudgeResult:
+    def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
+        """Judge the pair in both orders and combine the two verdicts."""
         forward = self.judge.evaluate(engine, options=options, **variables)
         swapped = self.judge.evaluate(engine, options=options, **swap_inputs(variables, self.pair))
         result = combine_orders(forward, swapped)
         return result.model_copy(update={"judge_version": self.version})
 
-    def submit_many(self, queue: Any, rows: Any, options: Any, on_result: Any, model_id: str = "") -> None:
-        """Both orders of every row on `queue` (side by side with an engine that batches)."""
+    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
+                    on_result: OnResult, model_id: str = "") -> None:
+        """Both orders of every row on `engine` (side by side with an engine that batches)."""
         halves: dict[int, list[Any]] = {}
 
-        def got(k: int, r: Any) -> None:
+        def got(k: int, r: JudgeResult | Exception) -> None:
             i, order = divmod(k, 2)
             h = halves.setdefault(i, [None, None])
             h[order] = r
@@ -168,7 +191,7 @@ class BothOrders:
                           combine_orders(h[0], h[1]).model_copy(update={"judge_version": self.version}))
 
         pairs = [v for row in rows for v in (row, swap_inputs(row, self.pair))]
-        self.judge.submit_many(queue, pairs, options, got, model_id)
+        self.judge.submit_many(engine, pairs, options, got, model_id)
 
     def __repr__(self) -> str:
         return f"BothOrders({self.judge!r})"
@@ -222,10 +245,10 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
                 st.inconsistent_second += 1
     if st.n_pairs_both:
         st.consistency_rate = st.n_consistent / st.n_pairs_both
-        st.consistency_ci = wilson(st.n_consistent, st.n_pairs_both)
+        st.consistency_ci = wilson_interval(st.n_consistent, st.n_pairs_both)
     if st.n_single:
         st.first_position_rate = st.n_first / st.n_single
-        st.first_position_ci = wilson(st.n_first, st.n_single)
+        st.first_position_ci = wilson_interval(st.n_first, st.n_single)
     return st
 
 

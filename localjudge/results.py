@@ -1,6 +1,9 @@
-"""The typed result of one judgement: what every judge returns and every store, summary and
-report reads. Failure is data: a result that could not be scored has `score=None` and an
-`unscored_reason`, and is counted apart from "no" everywhere."""
+"""The typed result of one judgement, and the stored row that carries it.
+
+`JudgeResult` is what every judge returns; `ResultRow` (one (row, judge) cell with its inputs and
+reproducibility `Record`) is what the store writes, the exports print (results.jsonl) and the report
+reads: one model for all three. Failure is data: a result that could not be scored has `score=None`
+and an `unscored_reason`, and is counted apart from "no" everywhere."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from pydantic import BaseModel, Field
 
 
 class Usage(BaseModel):
+    """Tokens and calls one judgement cost (summed over its generations)."""
+
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
     output_tokens: int = 0
@@ -27,17 +32,22 @@ class Usage(BaseModel):
 
 
 class Timings(BaseModel):
+    """Milliseconds one judgement took: prompt evaluation, decoding, and in all."""
+
     prompt_ms: float = 0.0
     decode_ms: float = 0.0
     total_ms: float = 0.0
 
     @classmethod
     def of(cls, gens: Sequence[Any]) -> Timings:
+        """Summed over an evaluation's `Generation`s."""
         return cls(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens),
                    total_ms=sum(g.total_ms for g in gens))
 
 
 class JudgeResult(BaseModel):
+    """One judgement: value, score in [0, 1], pass/fail, rationale, raw text, or why it is unscored."""
+
     judge: str
     judge_version: str
     format: str
@@ -57,4 +67,42 @@ class JudgeResult(BaseModel):
 
     @property
     def scored(self) -> bool:
+        """False when the judgement could not be scored (see `unscored_reason`)."""
         return self.unscored_reason is None
+
+
+class Record(BaseModel):
+    """The reproducibility record of one judgement; its hash (minus `model_id`) is the cache key."""
+
+    model_id: str
+    model_sha256: str
+    judge_version: str
+    format: Any = None
+    prompt_hash: str
+    decode_options: dict[str, Any]
+    seed: int | None = None
+    localjudge_version: str
+
+
+class ResultRow(BaseModel):
+    """One (row, judge) cell as stored, exported (a line of results.jsonl) and reported."""
+
+    run_id: str = ""
+    row_index: int
+    row_id: str
+    source: str = ""
+    judge: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    cache_key: str | None = None
+    record: Record | None = None  # None when the row failed before its prompt could be rendered
+    result: JudgeResult
+    error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(row_id, judge): how rows of two runs of the same data are matched."""
+        return (self.row_id, self.judge)
+
+    def record_fields(self) -> dict[str, Any]:
+        """The record as a plain dict (empty when there is none)."""
+        return self.record.model_dump() if self.record is not None else {}

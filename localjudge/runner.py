@@ -25,9 +25,10 @@ committed before, so running again resumes.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,17 +37,22 @@ from pydantic import BaseModel
 
 from .aggregate import JudgeSummary
 from .datasets import ColumnSpec, Dataset, Row, extract, open_dataset, parse_mapping, resolve_mapping
+from .engine.backends import BackendOptions, ModelRef
 from .engine.base import DecodeOptions, Engine, canonical_hash
 from .errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
 from .exports import CSV_COLUMNS, export, flat_row, write_json_atomic
-from .results import JudgeResult
-from .store import SCHEMA_VERSION, Record, ResultRow, Store
+from .judges.protocol import JudgeProtocol
+from .pairwise import BothOrders, is_pairwise_format
+from .paths import shared_store
+from .results import JudgeResult, Record, ResultRow
+from .store import SCHEMA_VERSION, Store
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
 MAX_CONSECUTIVE_FAILURES = 10  # judgements in a row raising unexpected errors before the run stops
 
 
 def localjudge_version() -> str:
+    """The installed localjudge version (part of every cache key)."""
     try:
         from importlib.metadata import version
 
@@ -92,6 +98,8 @@ class Progress:
 
 
 class RunCounts(BaseModel):
+    """What a run did with its cells: judged now, from the cache, already stored, failed, unscored."""
+
     rows: int = 0
     cells: int = 0
     evaluated: int = 0  # engine judgements in this invocation ("model calls")
@@ -103,6 +111,8 @@ class RunCounts(BaseModel):
 
 
 class RunSummary(BaseModel):
+    """The run record (run.json) and a summary per judge."""
+
     run: dict[str, Any]
     judges: dict[str, JudgeSummary]
 
@@ -121,6 +131,7 @@ class RunResult:
 
     @property
     def results(self) -> ResultsView:
+        """The run's results, read from its store (re-iterable)."""
         return ResultsView(self.store_path, self.run_id, self.judges, self.n_rows)
 
     @property
@@ -129,6 +140,7 @@ class RunResult:
         return 1 if self.counts.unscored else 0
 
     def to_pandas(self) -> Any:
+        """The results as a pandas DataFrame with the CSV export's columns."""
         import pandas as pd
 
         return pd.DataFrame([flat_row(r) for r in self.results], columns=CSV_COLUMNS)
@@ -149,40 +161,12 @@ class ResultsView:
             return st.count(self.run_id, self.judges, self.n_rows)
 
 
-# ----------------------------------------------------------------------------------- the engine
-
-
-class EngineHandle:
-    """The model's identity without loading it; the engine itself on first use."""
-
-    def __init__(self, model: str | None, engine: Engine | None, engine_kwargs: dict[str, Any] | None):
-        self.model, self._engine, self.kwargs = model, engine, dict(engine_kwargs or {})
-        self.loaded = engine is not None
-
-    def identity(self) -> tuple[str, str]:
-        """(model_id, model_sha256): from the engine if given, else from the registry / file checksum."""
-        if self._engine is not None:
-            return self._engine.model_id, self._engine.model_sha256
-        from .models import resolve_model, sha256_of
-
-        info = resolve_model(self.model)
-        return info.name, info.sha256 or sha256_of(info.path)
-
-    def get(self) -> Engine:
-        if self._engine is None:
-            from .engine import load_engine
-
-            self._engine = load_engine(self.model, **self.kwargs)
-            self.loaded = True
-        return self._engine
-
-
 # ----------------------------------------------------------------------------------- evaluate
 
 
 @dataclass
 class _JudgePlan:
-    judge: Any
+    judge: JudgeProtocol
     name: str
     required: list[str]
     allow_empty: list[str]
@@ -199,19 +183,26 @@ class _State:
     consecutive_failures: int = 0
 
 
-def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engine: Engine | None = None,
-             out: str | os.PathLike | None = None, mapping: Any = None, options: DecodeOptions | dict | None = None,
-             progress: Callable[[Progress], None] | None = None, judges_dir: str | None = None,
-             engine_kwargs: dict[str, Any] | None = None, limit: int | None = None, chunk_size: int = 16,
-             both_orders: bool = False) -> RunResult:
-    """Run `judges` (catalog names or Judge objects) over every row of `data`; see the module docstring.
+def evaluate(data: Any, judges: Sequence[str | JudgeProtocol], *, model: str | os.PathLike[str] | None = None,
+             engine: Engine | None = None, out: str | os.PathLike[str] | None = None, mapping: Any = None,
+             options: DecodeOptions | dict[str, Any] | None = None, progress: Callable[[Progress], None] | None = None,
+             judges_dir: str | None = None, model_options: Mapping[str, Any] | BackendOptions | None = None, limit: int | None = None,
+             chunk_size: int = 16, both_orders: bool = False, engine_kwargs: Mapping[str, Any] | None = None) -> RunResult:
+    """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
+    `model`: a model spec (`llama:`/`scripted:`/`server:`, a registry name, a .gguf path; None: the
+    default) with its backend's `model_options` (n_ctx=..., n_parallel=...); or an `engine` already loaded.
     `out`: a run directory (store + exports; re-running with it resumes). None: results go to the
     shared store in LOCALJUDGE_HOME (its cache still applies) and no files are exported.
     `mapping`: {"judge_var": "column"} or ["var=column", "var=column:list"]. `limit`: first N rows only.
     `both_orders`: pairwise judges judge every pair in both orders (disagreement = tie; see pairwise.py).
+    `engine_kwargs`: the former name of `model_options`.
     """
     t0 = time.time()
+    given: Mapping[str, Any] | BackendOptions | None = model_options
+    if engine_kwargs:
+        given = {**engine_kwargs, **dict(model_options or {})}
+    ref = ModelRef(model, given, engine=engine)
     ds = open_dataset(data)
     plans = _plan(judges, judges_dir, ds, parse_mapping(mapping), both_orders)
     n_data = ds.count()
@@ -219,13 +210,10 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
     if n_rows == 0:
         raise InputError(f"{ds.label}: no rows to evaluate; check the file")
     opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
-    handle = EngineHandle(model, engine, engine_kwargs)
-    model_id, model_sha = handle.identity()
+    ident = ref.identity()
+    model_id, model_sha = ident.model_id, ident.digest
     version = localjudge_version()
-    # engine settings that change outputs; n_parallel > 1 only (batched kernels round differently, see LlamaEngine)
-    key_extra = {k: v for k, v in handle.kwargs.items() if k in ("n_ctx", "chat_template") or (k == "n_parallel" and v > 1)}
-    if engine is not None and getattr(engine, "n_parallel", 1) > 1:
-        key_extra["n_parallel"] = engine.n_parallel
+    key_extra = ident.settings  # engine settings that change outputs (see the backend's identity)
 
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
@@ -238,13 +226,12 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
                                "choose a writable --out") from None
         store_path = out_dir / "results.sqlite"
     else:
-        from .engine.constraint import cache_home
-
-        store_path = cache_home() / "runs.sqlite"
+        store_path = shared_store()
     store = Store(store_path)
     run_id = store.run_for_dir() if out_dir is not None else store.new_run()
     meta = {"run_id": run_id, "data": ds.path or ds.label, "judges": [{"name": p.name, "version": p.judge.version} for p in plans],
-            "model_id": model_id, "model_sha256": model_sha, "options": opts.model_dump(), "engine": key_extra,
+            "model_id": model_id, "model_sha256": model_sha, "backend": ident.backend, "options": opts.model_dump(),
+            "engine": key_extra,
             "mapping": {p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()}
                         for p in plans},
             "localjudge_version": version, "schema_version": RUN_SCHEMA_VERSION, "store_schema_version": SCHEMA_VERSION,
@@ -257,8 +244,8 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
             write_json_atomic(out_dir / "run.json", meta)
         done_rows = 0
         for chunk in _chunks(ds, n_rows, chunk_size):
-            tick = (lambda d=done_rows: progress(_progress(st, d, n_rows, len(plans), t0))) if progress else (lambda: None)
-            _run_chunk(store, run_id, chunk, plans, handle, opts, model_id, model_sha, version, key_extra, st, tick)
+            tick = functools.partial(_tick, progress, st, done_rows, n_rows, len(plans), t0)
+            _run_chunk(store, run_id, chunk, plans, ref, opts, model_id, model_sha, version, key_extra, st, tick)
             done_rows += len(chunk)
             if progress is not None:
                 progress(_progress(st, done_rows, n_rows, len(plans), t0))
@@ -267,7 +254,7 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
         status = "interrupted"
         raise
     finally:
-        st.counts.engine_loaded = handle.loaded and engine is None
+        st.counts.engine_loaded = ref.loaded and engine is None
         meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
         try:
             store.set_run_meta(run_id, meta)
@@ -285,29 +272,27 @@ def evaluate(data: Any, judges: Sequence[Any], *, model: str | None = None, engi
                      summary=RunSummary(run=meta, judges=summaries), counts=st.counts)
 
 
-def _plan(judges: Sequence[Any], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec],
+def _plan(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec],
           both_orders: bool = False) -> list[_JudgePlan]:
     if not judges:
         raise InputError("no judge given; name at least one with --judge (see `localjudge judges list`)")
     plans: list[_JudgePlan] = []
-    for j in judges:
-        if isinstance(j, str):
+    for given in judges:
+        j: JudgeProtocol
+        if isinstance(given, str):
             from .judges import get_judge
 
-            j = get_judge(j, judges_dir=judges_dir)
-        if both_orders:
-            from .pairwise import BothOrders, is_pairwise_format
-
-            fmt = getattr(j, "format", None)
-            if fmt is not None and not isinstance(j, BothOrders) and is_pairwise_format(fmt.spec()):
-                j = BothOrders(j)
+            j = get_judge(given, judges_dir=judges_dir)
+        else:
+            j = given
+        fmts = j.output_formats
+        if both_orders and not isinstance(j, BothOrders) and len(fmts) == 1 and is_pairwise_format(fmts[0].spec()):
+            j = BothOrders(j)
         if any(p.name == j.name for p in plans):
             raise InputError(f"judge {j.name!r} given twice; name each judge once")
         req, opt = list(j.required_variables), list(j.optional_variables)
-        variables = getattr(j, "variables", [])  # catalog judges: Variable objects with aliases
-        aliases = {v.name: list(v.aliases) for v in variables}
-        allow_empty = [v.name for v in variables if getattr(v, "allow_empty", False)]
-        fmts = [f for f in ([getattr(j, "format", None)] if getattr(j, "format", None) else getattr(j, "formats", [])) if f]
+        aliases = {v.name: list(v.aliases) for v in j.variables}
+        allow_empty = [v.name for v in j.variables if v.allow_empty]
         spec = [f.spec() for f in fmts] if len(fmts) > 1 else fmts[0].spec() if fmts else None
         name = " + ".join(f.describe() for f in fmts)
         columns = resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)
@@ -342,12 +327,12 @@ class _Cell:
     key: str
 
 
-def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePlan], handle: EngineHandle,
+def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePlan], ref: ModelRef,
                opts: DecodeOptions, model_id: str, model_sha: str, version: str, key_extra: dict[str, Any], st: _State,
                tick: Callable[[], None]) -> None:
-    """Every (row, judge) cell of a chunk: stored/cached/bad ones at once, the rest queued judge by judge
+    """Every (row, judge) cell of a chunk: stored/cached/bad ones at once, the rest submitted judge by judge
     on the engine and run together (side by side when it batches); each result committed as it finishes."""
-    queue = None
+    engine: Engine | None = None
     queued: list[_Cell] = []
     finished: set[int] = set()
     for plan in plans:
@@ -356,38 +341,32 @@ def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePl
             cell = _prepare_cell(store, run_id, row, plan, opts, model_id, model_sha, version, key_extra, st)
             if cell is None:
                 tick()
-            elif getattr(plan.judge, "submit_many", None) is None:  # e.g. the trace judge: one call at a time
-                _commit_judged(store, st, cell, *_judge(cell, handle, opts, model_id, st))
-                tick()
             else:
                 cells.append(cell)
         if not cells:
             continue
-        engine = handle.get()
-        if queue is None:
-            from .engine.base import request_queue
-
-            queue = request_queue(engine)
-        st.counts.evaluated += len(cells)
+        engine = ref.engine()
         first = len(queued)
         queued.extend(cells)
 
         def on_result(i: int, r: JudgeResult | Exception, first: int = first) -> None:
             finished.add(first + i)
+            st.counts.evaluated += 1
             cell = queued[first + i]
             _commit_judged(store, st, cell, *_outcome(cell, r, model_id, st))
             tick()
 
-        plan.judge.submit_many(queue, [c.values for c in cells], opts, on_result, model_id)
-    if queue is None:
+        plan.judge.submit_many(engine, [c.values for c in cells], opts, on_result, model_id)
+    if engine is None:
         return
     try:
-        queue.drain()
+        engine.drain()
     except (ModelError, ConstraintError, StorageError):
         raise
     except Exception as e:  # the engine failed mid-batch: every unfinished cell is an error, retried next run
         for k, cell in enumerate(queued):
             if k not in finished:
+                st.counts.evaluated += 1
                 _commit_judged(store, st, cell, *_outcome(cell, e, model_id, st))
                 tick()
 
@@ -401,14 +380,12 @@ def _prepare_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, opts: D
     record = key = None
     if problem is None:
         try:
-            messages = plan.judge.render(**values)
+            # every prompt the judge will send (a two-stage judge's second prompt, each per-item prompt),
+            # not only the first one render() shows; bad input raises here
+            prompt_hash = plan.judge.fingerprint(**values)
         except InputError as e:
             problem = ("input_error", f"{row.source}: {e}")
         else:
-            # every prompt the judge will send (a two-stage judge's second prompt, each per-item prompt),
-            # not only the first one render() shows
-            fingerprint = getattr(plan.judge, "fingerprint", None)
-            prompt_hash = fingerprint(**values) if fingerprint else canonical_hash([m.model_dump() for m in messages])
             record = Record(model_id=model_id, model_sha256=model_sha, judge_version=plan.judge.version,
                             format=plan.format_spec, prompt_hash=prompt_hash, decode_options=opts.model_dump(),
                             seed=opts.seed, localjudge_version=version)
@@ -435,20 +412,6 @@ def _commit_judged(store: Store, st: _State, cell: _Cell, result: JudgeResult, e
     # a judgement that raised is stored without its key, so the next run retries it
     _commit(store, st, cell.plan, ResultRow(**cell.base, cache_key=cell.key if cacheable else None, record=cell.record,
                                              result=result, error=error), cache=cacheable)
-
-
-def _judge(cell: _Cell, handle: EngineHandle, opts: DecodeOptions, model_id: str,
-           st: _State) -> tuple[JudgeResult, str | None, bool]:
-    """Run one judgement alone (judges without `submit_many`)."""
-    engine = handle.get()
-    st.counts.evaluated += 1
-    try:
-        result: JudgeResult | Exception = cell.plan.judge.evaluate(engine, options=opts, **cell.values)
-    except (ModelError, ConstraintError):
-        raise
-    except Exception as e:
-        result = e
-    return _outcome(cell, result, model_id, st)
 
 
 def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str,
@@ -497,6 +460,12 @@ def _count(st: _State, judge: str, scored: bool, passed: bool | None, failed: bo
     if scored and passed is not None:
         st.passes[judge][0] += int(passed)
         st.passes[judge][1] += 1
+
+
+def _tick(progress: Callable[[Progress], None] | None, st: _State, rows_done: int, n_rows: int, n_judges: int,
+          t0: float) -> None:
+    if progress is not None:
+        progress(_progress(st, rows_done, n_rows, n_judges, t0))
 
 
 def _progress(st: _State, rows_done: int, n_rows: int, n_judges: int, t0: float) -> Progress:

@@ -27,10 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from .errors import InputError, StorageError
-from .results import JudgeResult
+from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("001_initial", """
@@ -64,34 +62,6 @@ MIGRATIONS: list[tuple[str, str]] = [
     """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class Record(BaseModel):
-    """The reproducibility record of one judgement; its hash (minus `model_id`) is the cache key."""
-
-    model_id: str
-    model_sha256: str
-    judge_version: str
-    format: Any = None
-    prompt_hash: str
-    decode_options: dict[str, Any]
-    seed: int | None = None
-    localjudge_version: str
-
-
-class ResultRow(BaseModel):
-    """One (row, judge) result as stored and exported (results.jsonl schema)."""
-
-    run_id: str
-    row_index: int
-    row_id: str
-    source: str
-    judge: str
-    inputs: dict[str, Any]
-    cache_key: str | None = None
-    record: Record | None = None
-    result: JudgeResult
-    error: str | None = None
 
 
 # SQLite primary result codes that mean "cannot write here", not "bad file": PERM, READONLY, IOERR, FULL, CANTOPEN
@@ -174,6 +144,7 @@ class Store:
             raise InputError(f"cannot open store {str(self.path)!r} ({e}); move it away to start afresh") from None
 
     def close(self) -> None:
+        """Close the database connection."""
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -208,6 +179,8 @@ class Store:
             raise err from None
 
     def new_run(self, meta: dict[str, Any] | None = None, run_id: str | None = None) -> str:
+        """Register a run and return its id (default `YYYYmmdd-HHMMSS-` + 6 hex digits); an existing id is kept
+        as it is, metadata included."""
         run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self._write("INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)",
                     (run_id, _now(), json.dumps(meta or {})))
@@ -220,10 +193,12 @@ class Store:
         return run_id
 
     def latest_run(self) -> str | None:
+        """The id of the most recently created run, or None when the store has none."""
         r = self.conn.execute("SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1").fetchone()
         return r[0] if r else None
 
     def set_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
+        """Replace a run's metadata (stored as JSON, other values as text); an unknown run id changes nothing."""
         self._write("UPDATE runs SET meta = ? WHERE run_id = ?", (json.dumps(meta, default=str), run_id))
 
     # ------------------------------------------------------------------------------- results
@@ -259,11 +234,13 @@ class Store:
         return r[0], bool(r[1]), None if r[2] is None else bool(r[2])
 
     def cached(self, cache_key: str) -> JudgeResult | None:
+        """The cached result of a judgement by its cache key, or None when there is none."""
         r = self.conn.execute("SELECT result FROM cache WHERE cache_key = ?", (cache_key,)).fetchone()
         return JudgeResult.model_validate_json(r[0]) if r else None
 
     def _where(self, run_id: str, judges: Sequence[str] | None, max_rows: int | None) -> tuple[str, list[Any]]:
-        sql, args = " WHERE run_id = ?", [run_id]
+        sql = " WHERE run_id = ?"
+        args: list[Any] = [run_id]
         if judges is not None:
             sql += f" AND judge IN ({', '.join('?' * len(judges))})"
             args += list(judges)
@@ -278,6 +255,7 @@ class Store:
         return 0 if r[0] is None else int(r[0]) + 1
 
     def count(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> int:
+        """How many results a run has, optionally only for `judges` and for rows below `max_rows`."""
         where, args = self._where(run_id, judges, max_rows)
         return int(self.conn.execute("SELECT COUNT(*) FROM results" + where, args).fetchone()[0])
 
@@ -297,4 +275,5 @@ class Store:
                             result=JudgeResult.model_validate_json(r[8]), error=r[9])
 
     def integrity_ok(self) -> bool:
+        """Whether SQLite's `PRAGMA integrity_check` finds the file sound."""
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,7 +1,7 @@
 """Test support for the batch runner: a tiny judge built from a real OutputFormat, and scripted answers.
 
-`TinyJudge` follows the judge contract the runner codes against (name, version, required/optional
-variables, render, evaluate); answers come from `ScriptedEngine` functions, so runs are fast and
+`TinyJudge` implements the judge contract (`localjudge.judges.protocol`) with the one-row-at-a-time
+defaults of `SequentialJudge`; answers come from `ScriptedEngine` functions, so runs are fast and
 deterministic. Used by tests/test_runner*.py and by the subprocess scripts they start.
 """
 
@@ -14,17 +14,24 @@ from typing import Any
 from localjudge.engine.base import DecodeOptions, Message, ScriptedEngine
 from localjudge.errors import MissingVariableError, ParseError
 from localjudge.formats import OutputFormat, ScoreJSON, YesNoJSON
+from localjudge.judges.protocol import SequentialJudge
 from localjudge.results import JudgeResult, Timings, Usage
 
 
-class TinyJudge:
+class TinyJudge(SequentialJudge):
     """A yes/no (or 1-5 score) judge over input/output/context; the scripted engine decides."""
+
+    pass_threshold = 0.5
 
     def __init__(self, name: str = "tiny", fmt: OutputFormat | None = None, version: str = "v1",
                  required: Sequence[str] = ("input", "output"), optional: Sequence[str] = ("context",)):
         self.name, self.version = name, version
         self.format = fmt or YesNoJSON()
         self.required_variables, self.optional_variables = list(required), list(optional)
+
+    @property
+    def output_formats(self) -> list[OutputFormat]:
+        return [self.format]
 
     def render(self, **v: Any) -> list[Message]:
         for var in self.required_variables:
@@ -96,3 +103,8 @@ def comparable_rows(out) -> list[dict]:
         r["result"].pop("timings")
         rows.append(r)
     return sorted(rows, key=lambda r: (r["row_index"], r["judge"]))
+
+
+def tiny_judges() -> list[TinyJudge]:
+    """The two judges the reliability and resume tests run: a yes/no one and a 1-5 score one."""
+    return [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]

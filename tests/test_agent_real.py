@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from localjudge.agent import ActionFormat, ToolAction, ToolLimits, TraceJudge
-from localjudge.agent_cli import judge_trace_cmd
+from localjudge.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
 RAG = EXAMPLES / "rag_agent.mlflow.json"
@@ -36,6 +37,7 @@ def check_run(r, rating_spec, max_iterations):
         assert r.unscored_reason == "max_iterations" and d["actions"] == max_iterations and r.value is None
 
 
+@pytest.mark.slow
 def test_real_model_judges_the_rag_trace_without_a_tool_budget(engine):
     judge = TraceJudge("Evaluate whether the final answer in {{ trace }} is supported by the documents returned by the "
                        "retriever span.", "yes/no", max_iterations=3, field_tokens=16, limits=LIMITS)
@@ -44,6 +46,7 @@ def test_real_model_judges_the_rag_trace_without_a_tool_budget(engine):
     assert r.value in (None, "yes", "no")
 
 
+@pytest.mark.slow
 def test_real_model_rates_the_failing_tool_trace_after_its_tool_budget(engine):
     judge = TraceJudge("Evaluate whether the agent in {{ trace }} handled its tool calls correctly: if a tool call failed, "
                        "the final answer must not invent the missing information.", "yes/no", max_iterations=3,
@@ -54,7 +57,7 @@ def test_real_model_rates_the_failing_tool_trace_after_its_tool_budget(engine):
 
 
 def test_real_model_cli_returns_an_integer_rating(engine):
-    res = CliRunner().invoke(judge_trace_cmd, ["--trace", str(RAG), "--instructions", "Rate from 1 to 5 how well the answer "
+    res = CliRunner().invoke(main, ["trace", "--trace", str(RAG), "--instructions", "Rate from 1 to 5 how well the answer "
                                                "in {{ trace }} uses the retrieved documents.", "--result", "int:1-5",
                                                "--max-iterations", "2", "--max-tool-calls", "1", "--field-tokens", "12", "--json"])
     assert res.exit_code == 0, res.output

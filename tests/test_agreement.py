@@ -7,24 +7,29 @@ import math
 
 import pytest
 
-from localjudge.agreement import (
+from localjudge.agreement import agree, read_labels
+from localjudge.cli.report import render_table
+from localjudge.engine.base import ScriptedEngine
+from localjudge.errors import InputError
+from localjudge.judges import get_judge
+from localjudge.pairwise import BothOrders, combine_orders, pairwise_stats, swap_inputs, winner_of
+from localjudge.results import Record, ResultRow
+from localjudge.stats import (
     accuracy,
-    agree,
     balanced_accuracy,
     cohen_kappa,
     confusion_matrix,
     kendall,
     pairwise_accuracy,
-    read_labels,
     spearman,
-    wilson,
 )
-from localjudge.engine.base import ScriptedEngine
-from localjudge.errors import InputError
-from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders, combine_orders, pairwise_stats, swap_inputs, winner_of
-from localjudge.report.rundir import RunRow
-from localjudge.report_cli import render_table
+from localjudge.stats import wilson_interval as wilson
+
+
+def record(fmt_spec):
+    """A reproducibility record for rows built in a test (only the format matters here)."""
+    return Record(model_id="m", model_sha256="0" * 64, judge_version="v", format=fmt_spec, prompt_hash="p",
+                  decode_options={}, localjudge_version="test")
 
 # ------------------------------------------------------------------------------------ statistics
 
@@ -110,14 +115,14 @@ def test_wilson_interval_matches_the_published_value_for_8_of_10():
 
 
 def yes_no_rows(values, judge="relevance_to_query"):
-    """RunRows holding real results of a yes/no catalog judge ('?' = text that does not parse)."""
+    """ResultRows holding real results of a yes/no catalog judge ('?' = text that does not parse)."""
     j = get_judge(judge)
     rows = []
     for i, v in enumerate(values):
         text = "not json" if v == "?" else json.dumps({"rationale": f"because {i}", "result": v})
         inputs = {"input": f"question {i}", "output": f"answer {i}"}
-        rows.append(RunRow(row_index=i, row_id=f"r{i}", judge=judge, inputs=inputs, result=j.score_text(text, **inputs),
-                           record={"format": j.format.spec()}))
+        rows.append(ResultRow(row_index=i, row_id=f"r{i}", judge=judge, inputs=inputs, result=j.score_text(text, **inputs),
+                           record=record(j.format.spec())))
     return rows
 
 
@@ -127,8 +132,8 @@ def score_rows(scores):
     for i, s in enumerate(scores):
         inputs = {"question": f"q{i}", "answer": f"a{i}", "context": "c"}
         text = json.dumps({"eval_score": s, "explanation": f"e{i}"})
-        rows.append(RunRow(row_index=i, row_id=str(i), judge="coherence", inputs=inputs, result=j.score_text(text, **inputs),
-                           record={"format": j.format.spec()}))
+        rows.append(ResultRow(row_index=i, row_id=str(i), judge="coherence", inputs=inputs, result=j.score_text(text, **inputs),
+                           record=record(j.format.spec())))
     return rows
 
 
@@ -303,16 +308,21 @@ def test_both_orders_cancels_position_but_keeps_content_preference():
 
 
 def test_both_orders_in_a_run_gives_what_evaluate_gives_queued_or_one_at_a_time(tmp_path):
+    from localjudge.judges.protocol import SequentialJudge
     from localjudge.runner import evaluate
 
-    class OneAtATime:  # a judge that can only evaluate one row at a time (no submit_many)
+    class OneAtATime(SequentialJudge):  # a judge that evaluates its rows itself, one at a time
         def __init__(self, judge):
             self._judge = judge
 
         def __getattr__(self, name):
-            if name == "submit_many":
-                raise AttributeError(name)
             return getattr(self._judge, name)
+
+        def render(self, **v):
+            return self._judge.render(**v)
+
+        def evaluate(self, engine, options=None, **v):
+            return self._judge.evaluate(engine, options, **v)
 
     def content(messages, fmt):
         first = messages[-1].content.split("Response 1:")[-1].split("Response 2:")[0]
@@ -342,8 +352,8 @@ def test_pairwise_agreement_counts_both_order_ties_as_misses():
     outcomes = [(1, 2), (2, 1), (1, 1), (1, 2)]  # winners 1, 2, tie, 1
     for i, (f, s) in enumerate(outcomes):
         r = combine_orders(pw(f), pw(s))
-        rows.append(RunRow(row_index=i, row_id=str(i), judge="pairwise", inputs=PAIR_INPUTS, result=r,
-                           record={"format": PAIRWISE.format.spec()}))
+        rows.append(ResultRow(row_index=i, row_id=str(i), judge="pairwise", inputs=PAIR_INPUTS, result=r,
+                           record=record(PAIRWISE.format.spec())))
     labels = [{"id": str(i), "pref": p} for i, p in enumerate(["1", 2, 1, 2])]
     rep = agree(rows, labels, "pref")
     assert rep.kind == "pairwise" and rep.pairwise.n_correct == 2 and rep.pairwise.n_ties == 1
@@ -357,9 +367,9 @@ def test_choice_judges_use_their_labels_as_classes_and_refuse_other_labels():
     rows = []
     for i, label in enumerate(["C", "D", "C", "A"]):
         inputs = {"input": f"q{i}", "expected": "e", "output": "o"}
-        rows.append(RunRow(row_index=i, row_id=str(i), judge="factuality", inputs=inputs,
+        rows.append(ResultRow(row_index=i, row_id=str(i), judge="factuality", inputs=inputs,
                            result=j.score_text(json.dumps({"rationale": "r", "result": label}), **inputs),
-                           record={"format": j.format.spec()}))
+                           record=record(j.format.spec())))
     rep = agree(rows, [{"h": h} for h in ["C", "d", "D", "A"]], "h")  # labels match case-insensitively
     assert rep.labels == ["A", "B", "C", "D", "E"] and rep.accuracy == pytest.approx(3 / 4)
     assert rep.confusion[3] == [0, 0, 1, 1, 0]  # human D: judge said C once, D once

@@ -37,6 +37,7 @@ def _requests(judge_name: str = "relevance_to_query"):
     return [(j.render(input=q, output=a), j.format) for q, a in QA]
 
 
+@pytest.mark.slow
 def test_queued_requests_match_one_at_a_time_byte_for_byte(engine):
     reqs = _requests()
     opts = DecodeOptions(field_tokens=24)
@@ -50,6 +51,7 @@ def test_queued_requests_match_one_at_a_time_byte_for_byte(engine):
     assert sum(g.n_cached_prompt_tokens for g in queued) > 0  # the shared instructions were reused, not re-evaluated
 
 
+@pytest.mark.slow
 def test_side_by_side_decoding_gives_valid_verdicts_that_agree_with_one_at_a_time(engine, parallel_engine):
     reqs = _requests()
     opts = DecodeOptions(field_tokens=24)
@@ -84,6 +86,7 @@ def test_one_prompt_too_long_leaves_the_rest_of_the_batch_alone(parallel_engine)
     assert fmt.parse(first.text) and fmt.parse(second.text)
 
 
+@pytest.mark.slow
 def test_callbacks_can_queue_a_second_stage_inside_the_same_drain(parallel_engine):
     j = get_judge("answer_relevancy")
     rows = [{"input": q, "output": a} for q, a in QA[:4]]

@@ -43,7 +43,8 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
     }
 
 
-CASES = [pytest.param(n, v, id=f"{n}-1") for n, v in examples(Q, A, CTX).items()]
+FAST = ("correctness", "groundedness", "relevance", "answer_relevancy", "factuality")  # the fast loop's sample
+CASES = [pytest.param(n, v, id=f"{n}-1", marks=() if n in FAST else pytest.mark.slow) for n, v in examples(Q, A, CTX).items()]
 CASES += [pytest.param(n, v, id=f"{n}-2", marks=pytest.mark.slow) for n, v in examples(Q2, A2, CTX2).items()]
 
 

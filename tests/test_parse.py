@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.errors import ParseError
-from localjudge.formats import make_format
-from localjudge.judges.result_format import ResultJSON
+from localjudge.formats import ResultJSON, make_format
 
 
 @pytest.mark.parametrize("text", [

@@ -113,6 +113,7 @@ def test_judged_text_spelling_chat_control_tokens_cannot_forge_a_turn(engine, ge
                                                 parse_special=True)[-20:]
 
 
+@pytest.mark.slow
 def test_injections_demanding_yes_leave_a_valid_verdict_and_the_yes_rate_is_measured(engine):
     j = get_judge("correctness")
     fmt = j.format
@@ -146,6 +147,7 @@ def test_injections_demanding_yes_leave_a_valid_verdict_and_the_yes_rate_is_meas
           f"({', '.join(f'{x[0]}: {x[1]}' + (' copied' if x[3] == INJECTED_RATIONALE else '') for x in injected)})")
 
 
+@pytest.mark.slow
 def test_score_lines_in_the_judged_text_leave_a_valid_score(engine):
     j = get_judge("answer_similarity")
     q, a, gt = WRONG[0]

@@ -20,9 +20,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from runner_support import TinyJudge, comparable_rows, failing_engine, scripted_engine
+import pytest
+from runner_support import comparable_rows, failing_engine, scripted_engine, tiny_judges
 
-from localjudge.formats import ScoreJSON
 from localjudge.results import JudgeResult
 from localjudge.runner import evaluate
 
@@ -30,10 +30,6 @@ TESTS = Path(__file__).parent
 N_ROWS, JUDGES, N_KILLS, DELAY_S = 12, 2, 20, 0.05
 SEED = int(os.environ.get("LOCALJUDGE_KILL_SEED", "2"))  # kill moments are random but reproducible; vary to explore
 N_CELLS = N_ROWS * JUDGES
-
-
-def judges():
-    return [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]
 
 
 def make_data(path: Path) -> Path:
@@ -53,9 +49,8 @@ def start(data: Path, out: Path, log: Path) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(TESTS)!r})
-        from runner_support import TinyJudge, scripted_text
+        from runner_support import scripted_text, tiny_judges
         from localjudge.engine.base import ScriptedEngine
-        from localjudge.formats import ScoreJSON
         from localjudge.runner import evaluate
 
         def fn(messages, fmt):
@@ -64,7 +59,7 @@ def start(data: Path, out: Path, log: Path) -> subprocess.Popen:
             time.sleep({DELAY_S})
             return scripted_text(messages, fmt)
 
-        judges = [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]
+        judges = tiny_judges()
         evaluate({str(data)!r}, judges, engine=ScriptedEngine(fn, model_id="scripted"), out={str(out)!r}, chunk_size=4)
     """)
     return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -139,6 +134,7 @@ def wait_kill(proc: subprocess.Popen, out: Path, log: Path, rng: random.Random, 
     return phase
 
 
+@pytest.mark.slow
 def test_twenty_sigkills_at_random_moments_lose_nothing_and_export_equals_an_uninterrupted_run(tmp_path):
     t0 = time.perf_counter()
     data, out, log = make_data(tmp_path / "d.jsonl"), tmp_path / "run", tmp_path / "calls.log"
@@ -165,15 +161,15 @@ def test_twenty_sigkills_at_random_moments_lose_nothing_and_export_equals_an_uni
     killed_with = len(cells)
 
     eng = scripted_engine()
-    run = evaluate(data, judges(), engine=eng, out=out, chunk_size=4)
+    run = evaluate(data, tiny_judges(), engine=eng, out=out, chunk_size=4)
     assert eng.calls == (N_ROWS - 1) * JUDGES - judged(cells)
     assert len(run.results) == N_CELLS and len(snapshot(out)) == N_CELLS
     assert run.counts.reused + run.counts.evaluated + run.counts.failed == N_CELLS
     again = failing_engine()
-    assert evaluate(data, judges(), engine=again, out=out).counts.evaluated == 0 and again.calls == 0
+    assert evaluate(data, tiny_judges(), engine=again, out=out).counts.evaluated == 0 and again.calls == 0
 
     ref = tmp_path / "reference"
-    evaluate(data, judges(), engine=scripted_engine(), out=ref, chunk_size=4)
+    evaluate(data, tiny_judges(), engine=scripted_engine(), out=ref, chunk_size=4)
     assert comparable(out) == comparable(ref)
     assert calls(log) - judged(cells) <= N_KILLS  # across all processes: at most one lost judgement per kill
     elapsed = time.perf_counter() - t0

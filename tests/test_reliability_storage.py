@@ -24,22 +24,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from runner_support import TinyJudge, comparable_rows, failing_engine, scripted_engine
+from runner_support import comparable_rows, failing_engine, scripted_engine, tiny_judges
 
+from localjudge.cli import main
 from localjudge.engine import DecodeOptions
 from localjudge.errors import StorageError
-from localjudge.formats import ScoreJSON
 from localjudge.results import JudgeResult
-from localjudge.run_cli import run_cmd
 from localjudge.runner import evaluate
 
 TESTS = Path(__file__).parent
 N_ROWS = 40
 N_CELLS = 2 * N_ROWS
-
-
-def judges():
-    return [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]
 
 
 def make_data(path: Path, n: int = N_ROWS, size: int = 3000) -> Path:
@@ -116,11 +111,11 @@ comparable = comparable_rows
 def resume_and_compare(data: Path, out: Path, stored: int, tmp_path: Path) -> None:
     """Resuming judges only what is missing, and the export equals a run that was never interrupted."""
     eng = scripted_engine()
-    run = evaluate(data, judges(), engine=eng, out=out)
+    run = evaluate(data, tiny_judges(), engine=eng, out=out)
     assert eng.calls == N_CELLS - stored and run.counts.reused == stored and run.exit_code == 0
     assert len(store_state(out)) == N_CELLS and no_temp_files(out)
     ref = tmp_path / "reference"
-    evaluate(data, judges(), engine=scripted_engine(), out=ref)
+    evaluate(data, tiny_judges(), engine=scripted_engine(), out=ref)
     assert comparable(out) == comparable(ref)
 
 
@@ -138,7 +133,7 @@ def test_full_disk_mid_run_is_one_storage_error_and_the_run_resumes_once_space_i
     with tmpfs(tmp_path / "disk", "192k") as disk:
         out = disk / "run"
         with pytest.raises(StorageError) as e:
-            evaluate(data, judges(), engine=scripted_engine(), out=out)
+            evaluate(data, tiny_judges(), engine=scripted_engine(), out=out)
         assert_one_line_storage_error(e.value, str(out / "results.sqlite"))
         assert "disk is full" in str(e.value)
         stored = len(store_state(out))
@@ -152,13 +147,12 @@ def test_file_size_limit_mid_run_is_one_storage_error_and_the_run_resumes_withou
     script = textwrap.dedent(f"""
         import json, resource, sys
         sys.path.insert(0, {str(TESTS)!r})
-        from runner_support import TinyJudge, scripted_engine
+        from runner_support import scripted_engine, tiny_judges
         from localjudge.errors import LocalJudgeError
-        from localjudge.formats import ScoreJSON
         from localjudge.runner import evaluate
         resource.setrlimit(resource.RLIMIT_FSIZE, (192 * 1024, 192 * 1024))  # writes past it fail with EFBIG
         try:
-            evaluate({str(data)!r}, [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))],
+            evaluate({str(data)!r}, tiny_judges(),
                      engine=scripted_engine(), out={str(out)!r})
         except LocalJudgeError as e:
             print(json.dumps({{"type": type(e).__name__, "exit_code": e.exit_code, "message": str(e)}}))
@@ -178,16 +172,16 @@ def test_file_size_limit_mid_run_is_one_storage_error_and_the_run_resumes_withou
 
 def test_read_only_run_directory_fails_before_any_judgement_and_leaves_the_store_untouched(tmp_path):
     data, out = make_data(tmp_path / "d.jsonl"), tmp_path / "run"
-    evaluate(data, judges(), engine=scripted_engine(), out=out, limit=10)  # a first, partial run
+    evaluate(data, tiny_judges(), engine=scripted_engine(), out=out, limit=10)  # a first, partial run
     before = hashlib.sha256((out / "results.sqlite").read_bytes()).hexdigest()
     files = sorted(os.listdir(out))
     eng = failing_engine()
     with read_only(out):
         with pytest.raises(StorageError) as e:
-            evaluate(data, judges(), engine=eng, out=out)
+            evaluate(data, tiny_judges(), engine=eng, out=out)
         assert_one_line_storage_error(e.value, str(out / "results.sqlite"))
         with pytest.raises(StorageError) as e:
-            evaluate(data, judges(), engine=eng, out=out / "sub")
+            evaluate(data, tiny_judges(), engine=eng, out=out / "sub")
         assert_one_line_storage_error(e.value, f"cannot create the run directory {str(out / 'sub')!r}")
     assert eng.calls == 0
     assert hashlib.sha256((out / "results.sqlite").read_bytes()).hexdigest() == before
@@ -201,7 +195,7 @@ def test_run_command_on_a_read_only_directory_exits_5_with_one_line(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     with read_only(ro):
-        r = CliRunner().invoke(run_cmd, [str(data), "-j", "groundedness", "--out", str(ro / "run"), "-q"])
+        r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "--out", str(ro / "run"), "-q"])
     assert r.exit_code == 5, r.output
     assert r.stderr.strip().count("\n") == 0
     assert r.stderr.startswith(f"Error: cannot create the run directory {str(ro / 'run')!r}")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from localjudge.cli import main
 from localjudge.engine.base import ScriptedEngine
 from localjudge.formats import PairwiseJSON, ScoreJSON
 from localjudge.judges import get_judge
 from localjudge.pairwise import BothOrders
 from localjudge.report import RunDirError, build_report, compare_runs, load_run, render_report
-from localjudge.report_cli import agree_cmd, report_cmd
 from localjudge.runner import evaluate
 
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
@@ -200,7 +200,7 @@ def test_a_failed_build_writes_nothing_and_keeps_the_old_report(runs, tmp_path):
 
 def test_report_command_writes_the_html_and_notes_skipped_agreements(runs, tmp_path):
     out = tmp_path / "r.html"
-    res = CliRunner().invoke(report_cmd, [str(runs["current"]), "--compare", str(runs["base"]), "-o", str(out),
+    res = CliRunner().invoke(main, ["report", str(runs["current"]), "--compare", str(runs["base"]), "-o", str(out),
                                           "--labels", str(runs["data"]), "--label-column", "label"])
     assert res.exit_code == 0, res.output
     assert f"wrote {out}" in res.output and "agreement skipped for judge pairwise" in res.output
@@ -211,14 +211,14 @@ def test_report_command_fails_cleanly_on_an_old_run(tmp_path):
     d = tmp_path / "old"
     d.mkdir()
     (d / "run.json").write_text('{"run_id": "x"}')
-    res = CliRunner().invoke(report_cmd, [str(d), "-o", str(tmp_path / "r.html")])
+    res = CliRunner().invoke(main, ["report", str(d), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 2 and "older localjudge" in res.output
     assert not (tmp_path / "r.html").exists()
 
 
 def test_agree_command_prints_a_table_and_writes_json(runs, tmp_path):
     out = tmp_path / "a.json"
-    res = CliRunner().invoke(agree_cmd, [str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "label",
+    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "label",
                                          "--judge", "relevance_to_query", "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert "accuracy" in res.output and "confusion" in res.output
@@ -230,18 +230,18 @@ def test_agree_command_prints_a_table_and_writes_json(runs, tmp_path):
 
 def test_agree_command_errors_write_nothing(runs, tmp_path):
     out = tmp_path / "a.json"
-    res = CliRunner().invoke(agree_cmd, [str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "answer",
+    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "answer",
                                          "--judge", "relevance_to_query", "-o", str(out)])
     assert res.exit_code == 2 and "cannot produce" in res.output
     assert not out.exists()
-    res = CliRunner().invoke(agree_cmd, [str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
+    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
                                          "--judge", "pairwise", "--key", "nope", "-o", str(out)])
     assert res.exit_code == 2 and "no key column 'nope'" in res.output and not out.exists()
 
 
 def test_pairwise_agreement_on_a_both_orders_run(runs, tmp_path):
     out = tmp_path / "p.json"
-    res = CliRunner().invoke(agree_cmd, [str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
+    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
                                          "--judge", "pairwise", "-o", str(out)])
     assert res.exit_code == 0, res.output
     rep = json.loads(out.read_text())

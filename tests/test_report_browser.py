@@ -232,6 +232,7 @@ def test_filter_controls_and_sorting_work_and_update_the_hash(browser, scripted_
 # ------------------------------------------------------------------------------ a real small run
 
 
+@pytest.mark.slow
 def test_report_of_a_real_small_run_on_the_default_model_works_in_chromium(browser, engine, tmp_path):
     rows = [
         {"id": "paris", "question": "What is the capital of France?", "answer": "Paris is the capital of France.",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.aggregate import format_table, summarise, wilson_interval
+from localjudge.aggregate import format_table, summarise
 from localjudge.results import JudgeResult
+from localjudge.stats import wilson_interval
 
 
 def res(judge: str = "j", value=None, score=None, passed=None, reason=None) -> JudgeResult:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from localjudge.run_cli import ProgressLine, run_cmd
+from localjudge.cli import main
+from localjudge.cli.run import ProgressLine
 from localjudge.runner import Progress
 
 DATA = Path(__file__).parent / "data"
@@ -17,24 +18,24 @@ MIXED = str(DATA / "runner_mixed30.jsonl")
 
 def test_missing_mapped_column_exits_2_listing_columns_before_loading_anything(tmp_path):
     out = tmp_path / "run"
-    r = CliRunner().invoke(run_cmd, [MIXED, "-j", "correctness", "--map", "ground_truth=truth", "--out", str(out)])
+    r = CliRunner().invoke(main, ["run", MIXED, "-j", "correctness", "--map", "ground_truth=truth", "--out", str(out)])
     assert r.exit_code == 2
     assert "no column 'truth' in the data; columns: id, question, answer, ground_truth, context, label" in r.output
     assert not out.exists()
 
 
 def test_unknown_judge_and_unreadable_data_exit_2(tmp_path):
-    r = CliRunner().invoke(run_cmd, [MIXED, "-j", "corectness", "--out", str(tmp_path / "a")])
+    r = CliRunner().invoke(main, ["run", MIXED, "-j", "corectness", "--out", str(tmp_path / "a")])
     assert r.exit_code == 2 and "corectness" in r.output
-    r = CliRunner().invoke(run_cmd, [str(tmp_path / "missing.jsonl"), "-j", "correctness", "--out", str(tmp_path / "b")])
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "missing.jsonl"), "-j", "correctness", "--out", str(tmp_path / "b")])
     assert r.exit_code == 2 and "not found" in r.output
     (tmp_path / "data.xlsx").write_text("x")
-    r = CliRunner().invoke(run_cmd, [str(tmp_path / "data.xlsx"), "-j", "correctness", "--out", str(tmp_path / "c")])
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "data.xlsx"), "-j", "correctness", "--out", str(tmp_path / "c")])
     assert r.exit_code == 2 and "use a .jsonl, .csv, .tsv or .parquet file" in r.output
 
 
 def test_a_model_that_cannot_be_found_exits_3(tmp_path):
-    r = CliRunner().invoke(run_cmd, [MIXED, "-j", "correctness", "--model", str(tmp_path / "nope.gguf"),
+    r = CliRunner().invoke(main, ["run", MIXED, "-j", "correctness", "--model", str(tmp_path / "nope.gguf"),
                                      "--out", str(tmp_path / "run")])
     assert r.exit_code == 3 and "does not exist" in r.output
 
@@ -58,7 +59,7 @@ def test_progress_line_shows_rows_rate_eta_and_pass_rates():
 
 def test_short_real_run_prints_the_summary_and_exits_0(tmp_path):
     out = tmp_path / "run"
-    r = CliRunner().invoke(run_cmd, [MIXED, "-j", "relevance_to_query", "--limit", "2", "--out", str(out)])
+    r = CliRunner().invoke(main, ["run", MIXED, "-j", "relevance_to_query", "--limit", "2", "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[0].split()[:4] == ["judge", "n", "scored", "mean"]
     assert "relevance_to_query  2  2" in r.output and "2 judged now" in r.output

@@ -38,7 +38,7 @@ def wait_until(out: Path, n: int, proc: subprocess.Popen, timeout_s: float = 900
 @pytest.mark.slow
 def test_real_run_interrupted_twice_resumes_to_each_cell_once_and_reruns_from_cache(tmp_path, _localjudge_home):
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "localjudge.run_cli", str(DATA), *sum((["-j", j] for j in JUDGES), []), "--out", str(out)]
+    cmd = [sys.executable, "-m", "localjudge", "run", str(DATA), *sum((["-j", j] for j in JUDGES), []), "--out", str(out)]
     env = {**os.environ, "LOCALJUDGE_HOME": str(_localjudge_home)}
 
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -12,9 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from runner_support import TinyJudge, failing_engine, scripted_engine
+from runner_support import failing_engine, scripted_engine, tiny_judges
 
-from localjudge.formats import ScoreJSON
 from localjudge.runner import evaluate
 
 TESTS = Path(__file__).parent
@@ -28,18 +27,13 @@ def make_data(path: Path, n: int = N_ROWS) -> Path:
     return path
 
 
-def judges():
-    return [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]
-
-
 def start_run(data: Path, out: Path, delay_s: float) -> subprocess.Popen:
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(TESTS)!r})
-        from runner_support import TinyJudge, scripted_engine
-        from localjudge.formats import ScoreJSON
+        from runner_support import scripted_engine, tiny_judges
         from localjudge.runner import evaluate
-        judges = [TinyJudge("a"), TinyJudge("b", fmt=ScoreJSON(min=1, max=5))]
+        judges = tiny_judges()
         evaluate({str(data)!r}, judges, engine=scripted_engine(delay_s={delay_s}), out={str(out)!r}, chunk_size=4)
     """)
     return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -85,12 +79,12 @@ def test_sigkill_mid_run_then_resume_completes_only_the_rest(tmp_path):
     before = stored(out)
     assert 20 <= before < 2 * N_ROWS
     eng = scripted_engine()
-    run = evaluate(data, judges(), engine=eng, out=out)
+    run = evaluate(data, tiny_judges(), engine=eng, out=out)
     assert eng.calls == 2 * N_ROWS - before  # nothing finished is redone, nothing is lost
     assert run.counts.reused == before and len(run.results) == 2 * N_ROWS
     assert_each_cell_once(out, 2 * N_ROWS)
     again = failing_engine()
-    assert evaluate(data, judges(), engine=again, out=out).counts.evaluated == 0 and again.calls == 0
+    assert evaluate(data, tiny_judges(), engine=again, out=out).counts.evaluated == 0 and again.calls == 0
 
 
 def test_ctrl_c_keeps_and_exports_finished_results(tmp_path):
@@ -105,7 +99,7 @@ def test_ctrl_c_keeps_and_exports_finished_results(tmp_path):
     assert meta["status"] == "interrupted" and meta["counts"]["evaluated"] in (n, n + 1)
     assert len((out / "results.jsonl").read_text().splitlines()) == n
     eng = scripted_engine()
-    evaluate(data, judges(), engine=eng, out=out)
+    evaluate(data, tiny_judges(), engine=eng, out=out)
     assert eng.calls == 2 * N_ROWS - n
     assert_each_cell_once(out, 2 * N_ROWS)
 

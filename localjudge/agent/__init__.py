@@ -5,16 +5,16 @@
 
 `TraceJudge` holds a configured judge (instructions, result type, iteration cap, limits) and judges
 one trace (`judge`), one row's trace value (`judge_value`, bad traces become unscored results) or a
-whole column (`judge_column`, or `judge_trace_column(...)`). It also speaks the batch runner's judge
-protocol, so `localjudge.runner.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column.
+whole column (`judge_column`). It implements the judge
+contract, so `localjudge.runner.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column.
 See docs/traces.md for the two trace formats read.
 """
 
 from .actions import ActionFormat, RatingAction, RatingType, ToolAction
-from .loop import INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE, TraceJudge, judge_trace, judge_trace_column, render_trace_prompt
+from .loop import INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE, TraceJudge, judge_trace, render_trace_prompt
 from .tools import TOOL_SPECS, ToolLimits, TraceTools, clip
 from .trace import Span, SpanEvent, Trace, load_trace, parse_trace
 
 __all__ = ["ActionFormat", "INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE", "RatingAction", "RatingType", "Span", "SpanEvent",
-           "TOOL_SPECS", "ToolAction", "ToolLimits", "Trace", "TraceJudge", "TraceTools", "clip", "judge_trace", "judge_trace_column",
+           "TOOL_SPECS", "ToolAction", "ToolLimits", "Trace", "TraceJudge", "TraceTools", "clip", "judge_trace",
            "load_trace", "parse_trace", "render_trace_prompt"]

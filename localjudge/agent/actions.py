@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
 from ..formats import JSON_STR, NumberRange, OutputFormat
-from ..formats.base import _as_number, _as_text, _json_objects, _lit, _lower_keys
+from ..formats.base import as_number, as_text, json_objects, literal, lower_keys
 from .tools import TOOL_SPECS, ToolSpec
 
 RatingKind = Literal["yes_no", "bool", "int", "float", "labels"]
@@ -99,8 +99,8 @@ class RatingType(BaseModel):
             return cls(kind=kind)
         if kind in ("int", "float"):
             default = (1, 5) if kind == "int" else (0, 1)
-            lo = d.get("min") if d.get("min") is not None else default[0]
-            hi = d.get("max") if d.get("max") is not None else default[1]
+            lo: Any = d.get("min") if d.get("min") is not None else default[0]
+            hi: Any = d.get("max") if d.get("max") is not None else default[1]
             rt = cls(kind=kind, lo=float(lo), hi=float(hi), decimals=0 if kind == "int" else int(d.get("decimals", 2)))
             rt.range()
             return rt
@@ -114,18 +114,21 @@ class RatingType(BaseModel):
         raise InputError(f"unknown result type {kind!r}; use yes_no, bool, int, float or labels")
 
     def range(self) -> NumberRange:
+        """The `NumberRange` of an int or float rating (unset bounds: 0..1); `InputError` for invalid bounds."""
         return NumberRange(self.lo if self.lo is not None else 0, self.hi if self.hi is not None else 1, self.decimals)
 
     def value_regex(self) -> str:
+        """The regex of the `result` value: quoted yes/no or a quoted label, `true|false`, or the number range."""
         if self.kind == "yes_no":
             return '"(yes|no)"'
         if self.kind == "bool":
             return "(true|false)"
         if self.kind == "labels":
-            return '"(' + "|".join(_lit(x) for x in sorted(self.labels or [], key=len, reverse=True)) + ')"'
+            return '"(' + "|".join(literal(x) for x in sorted(self.labels or [], key=len, reverse=True)) + ')"'
         return self.range().regex()
 
     def value_chars(self) -> int:
+        """About how many characters the longest `result` value takes (for the action's token budget)."""
         if self.kind == "labels":
             return max(len(x) for x in self.labels or ["x"]) + 2
         if self.kind in ("int", "float"):
@@ -143,6 +146,7 @@ class RatingType(BaseModel):
         return self.kind
 
     def describe(self) -> str:
+        """The `result` field as the prompt describes it, e.g. `the evaluation rating: an integer from 1 to 5`."""
         if self.kind == "yes_no":
             return 'the evaluation rating: "yes" or "no"'
         if self.kind == "bool":
@@ -155,6 +159,7 @@ class RatingType(BaseModel):
         return f"the evaluation rating: a number from {r.lo:g} to {r.hi:g} with at most {r.decimals} decimals"
 
     def example(self) -> str:
+        """An example `result` value as JSON: `"yes"`, `true`, the first label (quoted) or the range's maximum."""
         if self.kind == "yes_no":
             return '"yes"'
         if self.kind == "bool":
@@ -176,15 +181,17 @@ class RatingType(BaseModel):
                 return value.strip().lower() == "true"
             raise ParseError(fmt, f"result must be true or false, got {value!r}", text)
         if self.kind == "labels":
-            s = _as_text(value, fmt, "result", text).strip()
+            s = as_text(value, fmt, "result", text).strip()
             for lab in self.labels or []:
                 if s.lower() == lab.lower():
                     return lab
             raise ParseError(fmt, f"result must be one of {self.labels}, got {value!r}", text)
-        x = self.range().check(_as_number(value, fmt, "result", text), fmt, text)
+        x = self.range().check(as_number(value, fmt, "result", text), fmt, text)
         return int(x) if self.kind == "int" else x
 
     def normalise(self, value: Any) -> float | None:
+        """A checked rating as a score in [0, 1]: yes/true 1.0, no/false 0.0, numbers scaled over the range,
+        labels by their values (None when the labels carry none)."""
         if self.kind == "yes_no":
             return 1.0 if value == "yes" else 0.0
         if self.kind == "bool":
@@ -194,6 +201,7 @@ class RatingType(BaseModel):
         return self.range().normalise(float(value))
 
     def spec(self) -> dict[str, Any]:
+        """The rating type as a dict without its unset fields (for specs and cache keys)."""
         return self.model_dump(exclude_none=True)
 
 
@@ -204,6 +212,7 @@ class ToolAction(BaseModel):
     arguments: dict[str, Any] = {}
 
     def label(self) -> str:
+        """The call as text: `tool(arg='value', ...)`."""
         return f"{self.tool}(" + ", ".join(f"{k}={v!r}" for k, v in self.arguments.items()) + ")"
 
 
@@ -243,34 +252,41 @@ class ActionFormat(OutputFormat):
         self.rationale_first = rationale_first
 
     def tool_regex(self, t: ToolSpec) -> str:
-        body = r'\{"tool": "' + _lit(t.name) + '"'
+        """`{"tool": "<name>", "<arg>": <value>, ...}` for tool `t`, arguments in its order: an int 1–999,
+        a quoted span id, or a JSON string."""
+        body = r'\{"tool": "' + literal(t.name) + '"'
         for a in t.args:
-            body += ', "' + _lit(a.name) + '": ' + _arg_regex(a.type)
+            body += ', "' + literal(a.name) + '": ' + _arg_regex(a.type)
         return body + r"\}"
 
     def rating_regex(self) -> str:
+        """`{"result": <value>, "rationale": "..."}`, or the rationale first when `rationale_first`."""
         if self.rationale_first:
             return r'\{"rationale": "' + JSON_STR + r'", "result": ' + self.rating.value_regex() + r"\}"
         return r'\{"result": ' + self.rating.value_regex() + r', "rationale": "' + JSON_STR + r'"\}'
 
     def regex(self) -> str:
+        """One of the allowed tool calls or (when allowed) the rating object."""
         alts = [self.tool_regex(t) for t in self.tools]
         if self.allow_rating:
             alts.append(self.rating_regex())
         return "(" + "|".join(alts) + ")"
 
     def max_tokens(self) -> int:
+        """`field_tokens` for the one free-text field, plus 40 for the structure and the result's length."""
         return self.field_tokens + 40 + self.rating.value_chars()
 
     def parse(self, text: str) -> ToolAction | RatingAction:
-        objs = [_lower_keys(o) for o in _json_objects(text)]
+        """The first JSON object with a `tool` key (tools allowed) or a `result` key (rating allowed): a tool call
+        checked against its spec (known tool, every argument, no others) or a rating checked against the type."""
+        objs = [lower_keys(o) for o in json_objects(text)]
         if not objs:
             raise ParseError(self.kind, "no JSON object found", text)
         for o in objs:
             if "tool" in o and self.tools:
                 return self._tool(o, text)
             if "result" in o and self.allow_rating:
-                return RatingAction(rationale=_as_text(o.get("rationale"), self.kind, "rationale", text),
+                return RatingAction(rationale=as_text(o.get("rationale"), self.kind, "rationale", text),
                                     result=self.rating.check(o["result"], self.kind, text))
         want = " or ".join(x for x, ok in (("a 'tool' key", bool(self.tools)), ("a 'result' key", self.allow_rating)) if ok)
         raise ParseError(self.kind, f"JSON object lacks {want}", text)
@@ -287,12 +303,12 @@ class ActionFormat(OutputFormat):
                 raise ParseError(self.kind, f"{spec.name} needs the argument {a.name!r}", text)
             v = o[a.name]
             if a.type == "int":
-                v = _as_number(v, self.kind, a.name, text)
+                v = as_number(v, self.kind, a.name, text)
                 if v != int(v) or v < 1:
                     raise ParseError(self.kind, f"{a.name} must be a positive integer, got {o[a.name]!r}", text)
                 v = int(v)
             else:
-                v = _as_text(v, self.kind, a.name, text)
+                v = as_text(v, self.kind, a.name, text)
             args[a.name] = v
         extra = [k for k in o if k != "tool" and k not in args]
         if extra:
@@ -300,14 +316,18 @@ class ActionFormat(OutputFormat):
         return ToolAction(tool=spec.name, arguments=args)
 
     def normalise(self, v: ToolAction | RatingAction) -> float | None:
+        """The rating's score in [0, 1] (None for unscored labels); None for a tool call."""
         return self.rating.normalise(v.result) if isinstance(v, RatingAction) else None
 
     def value(self, v: ToolAction | RatingAction) -> Any:
+        """The rating's result, or the tool call as a dict."""
         return v.result if isinstance(v, RatingAction) else v.model_dump()
 
     def rationale(self, v: ToolAction | RatingAction) -> str | None:
+        """The rating's rationale; None for a tool call."""
         return v.rationale if isinstance(v, RatingAction) else None
 
     def params(self) -> dict[str, Any]:
+        """The rating type, the tool names, whether the rating is allowed, rationale_first and field_tokens."""
         return {"rating": self.rating.spec(), "tools": [t.name for t in self.tools], "rating_allowed": self.allow_rating,
                 "rationale_first": self.rationale_first, **super().params()}

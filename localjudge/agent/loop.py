@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
 from ..errors import InputError, ParseError, PromptTooLongError
+from ..formats import OutputFormat
+from ..judges.protocol import SequentialJudge
 from ..results import JudgeResult, Timings, Usage
 from .actions import ActionFormat, RatingAction, RatingType, ToolAction
 from .tools import TOOL_SPECS, ToolLimits, ToolSpec, TraceTools, clip
@@ -38,7 +40,7 @@ from .trace import Trace, load_trace
 JUDGE_VERSION = "1"
 
 # Verbatim from MLflow, mlflow/genai/judges/instructions_judge/constants.py (JUDGE_BASE_PROMPT and
-# INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE), as documented in the project's prompt seed 000.
+# INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE).
 # Copyright the MLflow authors, licensed under the Apache License, Version 2.0.
 JUDGE_BASE_PROMPT = """You are an expert judge tasked with evaluating the performance of an AI
 agent on a particular query. You will be given instructions that describe the criteria and
@@ -102,18 +104,20 @@ def rating_fields(rating: RatingType, rationale_first: bool = False) -> str:
 
 
 def render_trace_prompt(instructions: str, rating: RatingType, rationale_first: bool = False) -> str:
+    """MLflow's trace-judge system prompt with the instructions and the rating fields filled in."""
     return INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(evaluation_rating_fields=rating_fields(rating, rationale_first),
                                                            instructions=instructions)
 
 
 def rating_example(rating: RatingType, rationale_first: bool = False) -> str:
+    """An example rating object in the order the action format writes its fields."""
     if rationale_first:
         return f'{{"rationale": "<rationale>", "result": {rating.example()}}}'
     return f'{{"result": {rating.example()}, "rationale": "<rationale>"}}'
 
 
 def tools_message(rating: RatingType, max_iterations: int, rationale_first: bool = False, max_tool_calls: int | None = None) -> str:
-    """The tool catalogue and the action shapes (localjudge's own text, not from the seed)."""
+    """The tool catalogue and the action shapes (localjudge's own text, not MLflow's)."""
     lines = ["Tools", "------------------------",
              "Reply with exactly one JSON object per turn: one tool call, or your final evaluation rating."]
     for t in TOOL_SPECS:
@@ -192,8 +196,11 @@ def _fit(engine: Engine, head: list[Message], turns: list[_Turn], reserve: int, 
 # ------------------------------------------------------------------------------------------ judge
 
 
-class TraceJudge:
-    """MLflow's trace-based instructions judge on a local engine; configure once, judge many traces."""
+class TraceJudge(SequentialJudge):
+    """MLflow's trace-based instructions judge on a local engine; configure once, judge many traces.
+
+    It implements the judge contract (one variable, `trace`), so `runner.evaluate(data, [TraceJudge(...)])`
+    judges a column of traces, one row at a time."""
 
     def __init__(self, instructions: str, result_type: str | RatingType | type = "yes/no", *, max_iterations: int = 10,
                  field_tokens: int = 48, limits: ToolLimits | None = None, first_action: Literal["tool", "any"] = "tool",
@@ -219,6 +226,7 @@ class TraceJudge:
         self.pass_threshold = float(pass_threshold)
         self.retire_exhausted = retire_exhausted
         self.name = name
+        self.required_variables, self.optional_variables = ["trace"], []  # the judge contract: one variable
         self.fmt = self._format(TOOL_SPECS, True)
         self._formats: dict[tuple, ActionFormat] = {}
 
@@ -246,6 +254,7 @@ class TraceJudge:
                 "retire_exhausted": self.retire_exhausted, "pass_threshold": self.pass_threshold, "format": self.fmt.spec()}
 
     def messages(self) -> list[Message]:
+        """The opening messages: the system prompt, then the tool catalogue and action shapes."""
         return [Message(role="system", content=render_trace_prompt(self.instructions, self.rating, self.rationale_first)),
                 Message(role="user", content=tools_message(self.rating, self.max_iterations, self.rationale_first,
                                                            self.max_tool_calls))]
@@ -328,9 +337,7 @@ class TraceJudge:
     def _result(self, tr: Trace, gens: list[Generation], calls: list, invalid: list, compactions: list, seconds: float, *,
                 action: RatingAction | None = None, raw_text: str = "", unscored_reason: str | None = None,
                 error: str | None = None, rating_only: bool = False, model_id: str = "") -> JudgeResult:
-        usage = Usage(prompt_tokens=sum(g.n_prompt_tokens for g in gens), cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
-                      output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
-                      calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
+        usage = Usage.of(gens)
         timings = Timings(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens), total_ms=seconds * 1000)
         details = {"trace_id": tr.trace_id, "trace_format": tr.source_format, "n_spans": len(tr.spans),
                    "result_type": self.rating.spec(), "actions": len(gens), "max_iterations": self.max_iterations,
@@ -346,31 +353,34 @@ class TraceJudge:
         return JudgeResult(**base, value=action.result, score=score, passed=None if score is None else score >= self.pass_threshold,
                            rationale=action.rationale, verdict=action.model_dump())
 
-    # ------------------------------------------------------------------------------- batch runner
-    # `localjudge.runner.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column: the runner
-    # reads `name`, `required_variables`, `format`, `version`, hashes `render(trace=...)` into the
-    # cache key and calls `evaluate(engine, options=..., trace=...)`; a bad trace is an InputError,
-    # which the runner records as an unscored `input_error` row.
-
-    required_variables: tuple[str, ...] = ("trace",)
-    optional_variables: tuple[str, ...] = ()
+    # ----------------------------------------------------------------------------- judge contract
+    # The runner hashes `render(trace=...)` into the cache key and calls `evaluate(engine, options,
+    # trace=...)` row by row; a bad trace is an InputError, recorded as an unscored `input_error` row.
 
     @property
     def format(self) -> ActionFormat:
+        """The action format of a turn where every tool and the rating are allowed."""
         return self.fmt
+
+    @property
+    def output_formats(self) -> list[OutputFormat]:
+        """The action format (what the cache key records)."""
+        return [self.fmt]
 
     @property
     def version(self) -> str:
         """Hash of everything that changes the output except the trace (prompt text, caps, limits)."""
         return "trace-" + canonical_hash(self.spec())[3:19]
 
-    def render(self, trace: Any) -> list[Message]:
-        """The messages that determine the output: the prompt, plus the trace as canonical JSON
+    def render(self, **variables: Any) -> list[Message]:
+        """The messages that determine the output: the prompt, plus the `trace` as canonical JSON
         (the model reads the trace only through the tools; this is for cache keys)."""
-        tr = load_trace(trace)
+        tr = load_trace(variables.get("trace"))
         return [*self.messages(), Message(role="user", content=tr.model_dump_json())]
 
-    def evaluate(self, engine: Engine, options: DecodeOptions | None = None, trace: Any = None) -> JudgeResult:
+    def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
+        """Judge the row's `trace` (a bad or missing trace raises `InputError`)."""
+        trace = variables.get("trace")
         if trace is None:
             raise InputError(f"judge {self.name!r} needs a trace; map a column to the variable 'trace'")
         return self.judge(trace, engine, options)
@@ -395,20 +405,6 @@ class TraceJudge:
             if progress is not None:
                 progress(i, r)
         return out
-
-
-def judge_trace_column(values: Iterable[Any], instructions: str, result_type: str | RatingType | type = "yes/no",
-                       engine: Engine | None = None, max_iterations: int = 10, **kwargs: Any) -> list[JudgeResult]:
-    """Judge a column of traces (JSON text, parsed JSON or paths), one result per value, in order;
-    a value that is not a trace is an unscored result with reason `invalid_trace`."""
-    options = kwargs.pop("options", None)
-    progress = kwargs.pop("progress", None)
-    judge = TraceJudge(instructions, result_type, max_iterations=max_iterations, **kwargs)
-    if engine is None:
-        from ..engine import load_engine
-
-        engine = load_engine()
-    return judge.judge_column(values, engine, options, progress)
 
 
 def judge_trace(trace: Any, instructions: str, result_type: str | RatingType | type = "yes/no", engine: Engine | None = None,

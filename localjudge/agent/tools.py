@@ -38,6 +38,8 @@ class ToolLimits(BaseModel):
 
 @dataclass(frozen=True)
 class ArgSpec:
+    """One tool argument as the model sees it: name, type (`int`, `str`, or `id`: a span id) and description."""
+
     name: str
     type: ArgType
     description: str
@@ -52,6 +54,7 @@ class ToolSpec:
     args: tuple[ArgSpec, ...] = ()
 
     def example(self) -> str:
+        """An example call as JSON: `{"tool": "<name>", ...}` with 1 for an int and `"<arg>"` for a text argument."""
         parts = [f'"tool": "{self.name}"'] + [f'"{a.name}": ' + ("1" if a.type == "int" else f'"<{a.name}>"') for a in self.args]
         return "{" + ", ".join(parts) + "}"
 
@@ -104,6 +107,7 @@ class TraceTools:
 
     @property
     def n_pages(self) -> int:
+        """How many pages `list_spans` has (at least 1, even for a trace without spans)."""
         return max(1, -(-len(self.trace.spans) // self.limits.page_size))
 
     def call(self, name: str, args: dict[str, Any] | None = None) -> str:
@@ -133,6 +137,8 @@ class TraceTools:
     # ---------------------------------------------------------------------------------------- tools
 
     def get_trace_info(self) -> str:
+        """The trace overview: id, format, state, start, duration, span counts by type, root span, failed spans
+        (first 5 named), request and response previews, tags and metadata."""
         t, lim = self.trace, self.limits
         types = ", ".join(f"{n} {k}" for k, n in t.type_counts().most_common())
         errs = t.errors()
@@ -156,6 +162,8 @@ class TraceTools:
         return "\n".join(lines)
 
     def list_spans(self, page: int = 1) -> str:
+        """Page `page` (1-based) of spans: each span's head line, clipped inputs and outputs, and error if it failed;
+        a page out of range is an `Error:` text."""
         lim, spans = self.limits, self.trace.spans
         if page < 1 or page > self.n_pages:
             return f"Error: page {page} does not exist; the trace has {len(spans)} spans on {self.n_pages} page(s) of {lim.page_size}."
@@ -173,6 +181,8 @@ class TraceTools:
         return "\n".join(out)
 
     def get_span(self, span_id: str) -> str:
+        """One span in full, each field clipped to `field_chars`: head, start, inputs, outputs, status message,
+        attributes, first 5 events, up to 10 children; an unknown id is an `Error:` text with hints."""
         s = self.trace.find_span(span_id)
         if s is None:
             return self._unknown_span(span_id)
@@ -195,6 +205,8 @@ class TraceTools:
         return "\n".join(lines)
 
     def search_trace(self, pattern: str) -> str:
+        """Case-insensitive regex search over every span field: the total match count and the first `max_matches`
+        non-empty matches with `context_chars` either side; an empty or invalid pattern is an `Error:` text."""
         lim = self.limits
         if not pattern.strip():
             return "Error: the search pattern is empty; give a word or a regular expression."

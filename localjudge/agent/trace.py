@@ -35,6 +35,8 @@ _HIDDEN_ATTRS = set(_INPUT_KEYS) | set(_TYPE_KEYS) | {"mlflow.traceRequestId"}
 
 
 class SpanEvent(BaseModel):
+    """An event recorded on a span (e.g. `exception`): name, time in ns since the epoch, attributes."""
+
     name: str
     time_ns: int | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
@@ -58,6 +60,7 @@ class Span(BaseModel):
 
     @property
     def duration_ms(self) -> float | None:
+        """End minus start in milliseconds, or None when either timestamp is missing."""
         if self.start_ns is None or self.end_ns is None:
             return None
         return (self.end_ns - self.start_ns) / 1e6
@@ -99,13 +102,16 @@ class Trace(BaseModel):
         return None
 
     def roots(self) -> list[Span]:
+        """The spans without a parent, or whose parent is not in the trace."""
         ids = {s.span_id for s in self.spans}
         return [s for s in self.spans if not s.parent_id or s.parent_id not in ids]
 
     def type_counts(self) -> Counter:
+        """How many spans have each span type (`UNKNOWN` for spans without one)."""
         return Counter(s.span_type or "UNKNOWN" for s in self.spans)
 
     def errors(self) -> list[Span]:
+        """The spans whose status is ERROR, in trace order."""
         return [s for s in self.spans if s.status == "ERROR"]
 
 
@@ -172,9 +178,9 @@ def parse_trace(obj: Any) -> Trace:
 def _parse_mlflow(obj: dict) -> Trace:
     info, data = obj.get("info"), obj.get("data")
     missing = [k for k, v in (("info", info), ("data", data)) if not isinstance(v, dict)]
-    if not missing and not isinstance(data.get("spans"), list):
+    if isinstance(data, dict) and not isinstance(data.get("spans"), list):
         missing.append("data.spans")
-    if missing:
+    if missing or not isinstance(info, dict) or not isinstance(data, dict):
         raise InputError(f"MLflow trace export is missing {', '.join(repr(m) for m in missing)}; "
                          "export it with mlflow `trace.to_json()` (see docs/traces.md)")
     spans = [_mlflow_span(s, i) for i, s in enumerate(data["spans"])]
@@ -270,7 +276,7 @@ def _otel_span(s: Any, i: int) -> Span:
     where = f"OpenTelemetry span #{i}"
     if not isinstance(s, dict):
         raise InputError(f"{where} is a {type(s).__name__}, not an object")
-    ctx = s.get("context") if isinstance(s.get("context"), dict) else {}
+    ctx: dict[str, Any] = s["context"] if isinstance(s.get("context"), dict) else {}
     span_id = _get(s, "spanId", "span_id") or ctx.get("span_id")
     missing = [k for k, v in (("spanId", span_id), ("name", s.get("name"))) if not v]
     if missing:
@@ -383,7 +389,7 @@ def _status(x: Any) -> SpanStatus:
     if x is None:
         return "UNSET"
     if isinstance(x, int):
-        return {1: "OK", 2: "ERROR"}.get(x, "UNSET")
+        return "OK" if x == 1 else "ERROR" if x == 2 else "UNSET"
     t = str(x).upper()
     if "ERROR" in t:
         return "ERROR"

@@ -1,7 +1,4 @@
-"""`localjudge judges list | show NAME`: the judge catalog on the command line.
-
-Register `judges_group` on the main click group. The commands parse, call localjudge.judges, print.
-"""
+"""`localjudge judges list | show NAME`: the judge catalog on the command line (parse, call, print)."""
 
 from __future__ import annotations
 
@@ -23,7 +20,7 @@ def judges_group() -> None:
 @_DIR
 def judges_list(as_json: bool, judges_dir: str | None) -> None:
     """List every judge: name, kind, output format, variables, source."""
-    from .judges import list_judges
+    from ..judges import list_judges
 
     judges = list_judges(judges_dir)
     if as_json:
@@ -46,7 +43,7 @@ def judges_list(as_json: bool, judges_dir: str | None) -> None:
 @_DIR
 def judges_show(name: str, as_json: bool, judges_dir: str | None) -> None:
     """Show one judge: description, variables, output format and its prompt templates."""
-    from .judges import get_judge
+    from ..judges import get_judge
 
     j = get_judge(name, judges_dir=judges_dir)
     info = j.info()

@@ -1,53 +1,198 @@
-"""Options shared by the commands that load a model or judge (kept apart from cli.py so the command
-modules can import them without importing the command group)."""
+"""Options shared by commands, defined once: the model and its backend options, decoding, traces.
+
+Each decorator adds its click options and hands the command one typed object instead of many
+parameters: `@model_options()` → `model: ModelChoice`, `@decode_options()` → `decode: DecodeOptions`,
+`@trace_options` → `trace: TraceChoice`. Values are validated by the library (a bad `--option` is an
+`InputError`, exit 2, naming the valid keys); nothing here loads a model.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import click
 
+from ..engine.base import DecodeOptions
+from ..errors import InputError
 
-def model_options(f):
-    """--model, --gpu-layers, --n-ctx, --threads, --n-batch, --chat-template: every command that loads a model."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+# flag → backend option key: the common llama.cpp settings keep their own flags
+ALIASES = {"n_ctx": "n_ctx", "threads": "n_threads", "gpu_layers": "n_gpu_layers", "n_batch": "n_batch",
+           "chat_template": "chat_template", "parallel": "n_parallel"}
+
+
+def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
+    """`name=value` pairs; a value that starts with [ or { is read as JSON (lists stay lists), @file reads a file."""
+    out: dict[str, Any] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise InputError(f"{what} {p!r} must look like name=value")
+        k, v = p.split("=", 1)
+        val: Any = v
+        if v[:1] in "[{":
+            try:
+                val = json.loads(v)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{what} {k!r} starts like JSON but is not valid JSON ({e.msg}); quote it as text") from None
+        elif v.startswith("@"):
+            try:
+                with open(v[1:], encoding="utf-8") as f:
+                    val = f.read()
+            except OSError as e:
+                raise InputError(f"{what} {k!r}: cannot read file {v[1:]!r} ({e.strerror})") from None
+        out[k.strip()] = val
+    return out
+
+
+def option_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`key=value` pairs of --option, values kept as text (the backend's Options coerce them)."""
+    out: dict[str, str] = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--option {p!r} must look like key=value (see `localjudge models options`)")
+        out[key.strip()] = value
+    return out
+
+
+@dataclass
+class ModelChoice:
+    """--model and its options as given on the command line (validated when resolved)."""
+
+    spec: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    flags: dict[str, str] = field(default_factory=dict)  # option key -> the flag that set it, for messages
+
+    def ref(self) -> Any:
+        """The `ModelRef` (backend found, options validated; nothing loaded). Bad options: `InputError`."""
+        from ..engine.backends import ModelRef
+
+        try:
+            return ModelRef(self.spec, self.options)
+        except InputError as e:
+            msg = str(e)
+            for key, flag in self.flags.items():
+                msg = msg.replace(f"--option {key}:", f"{flag} ({key}):").replace(f"--option {key}=", f"{flag}=")
+            raise InputError(msg) from None
+
+
+def model_options(*, parallel: bool = False) -> Callable[[F], F]:
+    """--model, --option KEY=VALUE and the aliases --n-ctx, --threads, --gpu-layers, --n-batch,
+    --chat-template (and --parallel for `run`); the command receives `model: ModelChoice`."""
     opts = [
-        click.option("--model", "-m", default=None, help="Registry name, path to a .gguf, or empty for the default."),
-        click.option("--gpu-layers", type=int, default=0, show_default=True, help="Layers to offload to the GPU (-1: all)."),
-        click.option("--n-ctx", type=int, default=None, help="Context window (default: min(4096, model's))."),
-        click.option("--threads", type=int, default=None, help="CPU threads (default: all cores this process may use)."),
-        click.option("--n-batch", type=int, default=None, help="Tokens per llama.cpp batch (default 512)."),
-        click.option("--chat-template", default=None, help="'gguf' (from the model), 'raw' (plain text), or a Jinja template."),
+        click.option("--model", "-m", "model_spec", default=None, metavar="SPEC",
+                     help="llama:NAME_OR_PATH (the default scheme: a registry name or a .gguf path), scripted:FILE, "
+                          "server:URL#MODEL; empty for the default model."),
+        click.option("--option", "model_option", multiple=True, metavar="KEY=VALUE",
+                     help="A backend option (repeatable), e.g. n_ctx=2048; `localjudge models options` lists them."),
+        click.option("--n-ctx", type=int, default=None, help="Alias of --option n_ctx: context window (default: min(4096, model's))."),
+        click.option("--threads", type=int, default=None, help="Alias of --option n_threads (default: every core this process may use)."),
+        click.option("--gpu-layers", type=int, default=None, help="Alias of --option n_gpu_layers: layers on the GPU (-1: all)."),
+        click.option("--n-batch", type=int, default=None, help="Alias of --option n_batch: tokens per llama.cpp batch (default 512)."),
+        click.option("--chat-template", default=None, help="Alias of --option chat_template: 'gguf', 'raw' or a Jinja template."),
     ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    if parallel:
+        opts.append(click.option(
+            "--parallel", type=click.IntRange(1, 64), default=None,
+            help="Alias of --option n_parallel: rows decoded side by side in one llama.cpp batch (default 1: every output "
+                 "byte-identical to judging the row alone; N > 1 is faster, most on a GPU, and a rationale can differ "
+                 "where the model is at a near-tie, see README)."))
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            spec = kw.pop("model_spec")
+            given = option_pairs(kw.pop("model_option"))
+            flags: dict[str, str] = {}
+            for name, key in ALIASES.items():
+                if name not in kw:
+                    continue
+                value = kw.pop(name)
+                if value is None:
+                    continue
+                flag = "--" + name.replace("_", "-")
+                if key in given and str(given[key]) != str(value):
+                    raise InputError(f"{flag} {value} and --option {key}={given[key]} disagree; give one of them")
+                given[key], flags[key] = value, flag
+            kw["model"] = ModelChoice(spec, given, flags)
+            return f(*args, **kw)
+
+        for o in reversed(opts):
+            wrapper = o(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco
 
 
-def decode_options(f):
-    """--temperature, --seed, --field-tokens, --fast, --probs: shared by every command that judges."""
+def decode_options(*, verdict: bool = True, field_tokens_default: int | None = None) -> Callable[[F], F]:
+    """--temperature, --seed, --field-tokens (and --fast, --probs where the command honours them);
+    the command receives `decode: DecodeOptions`."""
     opts = [
-        click.option("--temperature", type=float, default=0.0, show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--field-tokens", type=int, default=None, help="Token budget per free-text field (default: each format's)."),
-        click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice formats)."),
-        click.option("--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict."),
+        click.option("--temperature", type=float, default=0.0, show_default=True, help="0: greedy decoding."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (with --temperature > 0)."),
+        click.option("--field-tokens", type=click.IntRange(1), default=field_tokens_default, show_default=field_tokens_default is not None,
+                     help="Token budget per free-text field (default: each format's)."),
     ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    if verdict:
+        opts += [
+            click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice formats)."),
+            click.option("--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict."),
+        ]
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            extra = {k: kw.pop(k) for k in ("fast", "probs") if k in kw}
+            kw["decode"] = DecodeOptions(temperature=kw.pop("temperature"), seed=kw.pop("seed"),
+                                         field_tokens=kw.pop("field_tokens"), **extra)
+            return f(*args, **kw)
+
+        for o in reversed(opts):
+            wrapper = o(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco
 
 
-def engine_kwargs(gpu_layers: int, n_ctx: int | None, threads: int | None, chat_template: str | None,
-                  n_batch: int | None = None) -> dict[str, Any]:
-    kw: dict[str, Any] = {}
-    if n_batch:
-        kw["n_batch"] = n_batch
-    if gpu_layers:
-        kw["n_gpu_layers"] = gpu_layers
-    if n_ctx:
-        kw["n_ctx"] = n_ctx
-    if threads:
-        kw["n_threads"] = threads
-    if chat_template:
-        kw["chat_template"] = chat_template
-    return kw
+@dataclass
+class TraceChoice:
+    """The trace judge's settings from the command line."""
+
+    path: str | None
+    instructions: str | None
+    result_type: str
+    max_iterations: int
+    max_tool_calls: int | None
+
+
+def trace_options(*, required: bool) -> Callable[[F], F]:
+    """--trace, --instructions, --result, --max-iterations, --max-tool-calls; the command receives `trace: TraceChoice`."""
+    opts = [
+        click.option("--trace", "trace_path", required=required, default=None,
+                     help="An agent trace: MLflow trace export or OpenTelemetry span JSON file."),
+        click.option("--instructions", required=required, default=None, help="What to check; may refer to {{ trace }}."),
+        click.option("--result", "result_type", default="yes/no", show_default=True,
+                     help="Rating type: yes/no, bool, int:1-5, float:0-1[:decimals], labels:a,b,c (labels:good=1,bad=0)."),
+        click.option("--max-iterations", default=10, show_default=True, type=click.IntRange(1),
+                     help="Actions before giving up (unscored)."),
+        click.option("--max-tool-calls", default=None, type=click.IntRange(0),
+                     help="After this many tool calls only the rating may follow (default: the model decides)."),
+    ]
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            kw["trace"] = TraceChoice(kw.pop("trace_path"), kw.pop("instructions"), kw.pop("result_type"),
+                                      kw.pop("max_iterations"), kw.pop("max_tool_calls"))
+            return f(*args, **kw)
+
+        for o in reversed(opts):
+            wrapper = o(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco

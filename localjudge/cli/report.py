@@ -3,7 +3,7 @@
     localjudge report RUN [--compare OTHER_RUN] [--labels FILE --label-column COL] -o report.html
     localjudge agree RUN --labels FILE --label-column COL [--judge NAME] [--key COL] [-o agreement.json]
 
-They parse, call the library, print; library errors become ClickException here with their exit code.
+They parse, call the library, print; library errors reach the group's one error handler.
 """
 
 from __future__ import annotations
@@ -13,16 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .errors import LocalJudgeError
-
 if TYPE_CHECKING:
-    from .agreement import AgreementReport
-
-
-def _fail(e: LocalJudgeError) -> click.ClickException:
-    exc = click.ClickException(str(e))
-    exc.exit_code = e.exit_code
-    return exc
+    from ..agreement import AgreementReport
 
 
 def _f(x: float | None, pct: bool = False) -> str:
@@ -76,20 +68,18 @@ def render_table(rep: AgreementReport) -> str:
 def report_cmd(run_dir: Path, compare_dir: Path | None, output: Path, labels: Path | None, label_column: str | None,
                judges: tuple[str, ...], key: str | None, max_rows: int) -> None:
     """Write a self-contained HTML report of RUN_DIR (charts, rows, record; optional comparison and agreement)."""
-    from .agreement import agreements_for_run
-    from .report import build_report, load_run
+    from ..agreement import agreements_for_run
+    from ..report import build_report, load_run
 
     if (labels is None) != (label_column is None):
         raise click.UsageError("--labels and --label-column go together")
-    try:
-        run = load_run(run_dir)
-        base = load_run(compare_dir) if compare_dir else None
-        reports, skipped = [], []
-        if labels is not None and label_column is not None:
-            reports, skipped = agreements_for_run(run, labels, label_column, list(judges) or None, key)
-        path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows)
-    except LocalJudgeError as e:
-        raise _fail(e) from None
+    run = load_run(run_dir)
+    base = load_run(compare_dir) if compare_dir else None
+    reports: list[AgreementReport] = []
+    skipped: list[tuple[str, str]] = []
+    if labels is not None and label_column is not None:
+        reports, skipped = agreements_for_run(run, labels, label_column, list(judges) or None, key)
+    path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows)
     for judge, why in skipped:
         click.echo(f"agreement skipped for judge {judge}: {why}", err=True)
     click.echo(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(run.rows)} results)")
@@ -107,15 +97,13 @@ def report_cmd(run_dir: Path, compare_dir: Path | None, output: Path, labels: Pa
 def agree_cmd(run_dir: Path, labels: Path, label_column: str, judge: str | None, key: str | None, output: Path | None,
               max_disagreements: int) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
-    from .agreement import agree, read_labels
-    from .report import load_run, write_atomic
+    from ..agreement import agree, read_labels
+    from ..atomic import write_atomic
+    from ..report import load_run
 
-    try:
-        run = load_run(run_dir)
-        rep = agree(run.rows, read_labels(labels), label_column, judge=judge, key=key, max_disagreements=max_disagreements)
-        out = output or Path(f"agreement-{rep.judge}.json")
-        write_atomic(out, rep.model_dump_json(indent=2) + "\n")
-    except LocalJudgeError as e:
-        raise _fail(e) from None
+    run = load_run(run_dir)
+    rep = agree(run.rows, read_labels(labels), label_column, judge=judge, key=key, max_disagreements=max_disagreements)
+    out = output or Path(f"agreement-{rep.judge}.json")
+    write_atomic(out, rep.model_dump_json(indent=2) + "\n", mkdir=True)
     click.echo(render_table(rep))
     click.echo(f"wrote {out}")

@@ -1,7 +1,7 @@
 """`localjudge run`: evaluate a dataset with judges, resumably; prints a summary table.
 
     localjudge run data.jsonl --judge correctness --judge groundedness --out runs/demo
-    python -m localjudge.run_cli data.csv -j relevance_to_query --map input=prompt
+    localjudge run data.csv -j relevance_to_query --map input=prompt --model scripted:answers.jsonl
 
 Exit codes:
   0    every (row, judge) was scored.
@@ -29,11 +29,10 @@ from typing import Any, TextIO
 
 import click
 
-from .cli_options import decode_options, engine_kwargs, model_options
-from .errors import ConstraintError, InputError, LocalJudgeError, ModelError, StorageError
+from ..engine.base import DecodeOptions
+from .options import ModelChoice, decode_options, model_options
 
-EXIT_OK, EXIT_UNSCORED, EXIT_INPUT, EXIT_MODEL, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
-EXIT_STORAGE = 5
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 
 class Terminated(KeyboardInterrupt):
@@ -78,19 +77,10 @@ class ProgressLine:
         self._shown = len(line)
 
     def close(self) -> None:
+        """End the status line (a newline after it, if one was shown)."""
         if self.enabled and self._shown:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def exit_code_for(e: LocalJudgeError) -> int:
-    if isinstance(e, (ModelError, ConstraintError)):
-        return EXIT_MODEL
-    if isinstance(e, InputError):
-        return EXIT_INPUT
-    if isinstance(e, StorageError):
-        return EXIT_STORAGE
-    return EXIT_UNSCORED
 
 
 @click.command(name="run", epilog="Exit codes: 0 all scored; 1 some rows unscored or failed; 2 bad input before "
@@ -109,26 +99,19 @@ def exit_code_for(e: LocalJudgeError) -> int:
               help="Run directory (store + exports). Default: runs/<data file stem>. Re-running with it resumes.")
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
 @click.option("--limit", type=int, default=None, help="Only the first N rows.")
-@decode_options
+@decode_options()
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
-@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Rows decoded side by side in one llama.cpp batch. 1: every output byte-identical to judging the row "
-                   "alone. N > 1: faster decoding (most on a GPU); llama.cpp's batched kernels round differently, so a "
-                   "rationale can differ where the model is at a near-tie (see README).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
-@model_options
+@model_options(parallel=True)
 def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, trace_result: str, trace_max_iterations: int,
-            mapping: tuple[str, ...], out: str | None, judges_dir: str | None,
-            limit: int | None, temperature: float, seed: int, field_tokens: int | None, fast: bool, probs: bool,
-            both_orders: bool, parallel: int, quiet: bool, model: str | None, gpu_layers: int,
-            n_ctx: int | None, threads: int | None, n_batch: int | None, chat_template: str | None) -> None:
+            mapping: tuple[str, ...], out: str | None, judges_dir: str | None, limit: int | None, decode: DecodeOptions,
+            both_orders: bool, quiet: bool, model: ModelChoice) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
-    from .engine.base import DecodeOptions
-    from .runner import evaluate
+    from ..runner import evaluate
 
     todo: list[Any] = list(judges)
     if trace_instructions:
-        from .agent import TraceJudge
+        from ..agent import TraceJudge
 
         todo.append(TraceJudge(trace_instructions, trace_result, max_iterations=trace_max_iterations))
     if not todo:
@@ -143,25 +126,18 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
 
     signal.signal(signal.SIGTERM, _term)
     try:
-        run = evaluate(data, todo, model=model, out=out_dir, mapping=list(mapping),
-                       options=DecodeOptions(temperature=temperature, seed=seed, field_tokens=field_tokens, fast=fast,
-                                             probs=probs), progress=bar, judges_dir=judges_dir,
-                       engine_kwargs={**engine_kwargs(gpu_layers, n_ctx, threads, chat_template, n_batch),
-                                      **({"n_parallel": parallel} if parallel > 1 else {})}, limit=limit,
-                       both_orders=both_orders)
+        ref = model.ref()  # a bad --option fails here, before any data is read
+        run = evaluate(data, todo, model=ref.spec, model_options=ref.options, out=out_dir, mapping=list(mapping),
+                       options=decode, progress=bar, judges_dir=judges_dir, limit=limit, both_orders=both_orders)
     except KeyboardInterrupt as e:
         bar.close()
         click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)
         sys.exit(EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT)
-    except LocalJudgeError as e:
-        bar.close()
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(exit_code_for(e))
     finally:
+        bar.close()
         signal.signal(signal.SIGTERM, old)
-    bar.close()
     if not quiet:
-        from .aggregate import format_table
+        from ..aggregate import format_table
 
         c = run.counts
         click.echo(format_table(run.summary.judges))
@@ -169,7 +145,3 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
                    f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
                    "summary.json")
     sys.exit(run.exit_code)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run_cmd()

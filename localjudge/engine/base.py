@@ -1,14 +1,18 @@
 """What every engine takes and returns, and the scripted engine for tests.
 
-An engine turns chat messages + an `OutputFormat` into a `Generation`. `LlamaEngine` (llama.py)
-runs a GGUF model with the format's constraint; `ScriptedEngine` replays texts you give it, for
-users' own tests and for failure paths a real model cannot produce on demand.
+An engine turns chat messages + an `OutputFormat` into a `Generation`, one request at a time
+(`generate`) or queued (`submit`, then `drain`: an engine that batches decodes queued requests side
+by side). It names the model it runs with a `ModelIdentity` (what enters the run record and every
+cache key). `LlamaEngine` (llama.py) runs a GGUF model with the format's constraint;
+`ScriptedEngine` replays texts you give it, for users' own tests and for failure paths a real model
+cannot produce on demand. Backends (backends.py) build engines from a model spec.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -19,6 +23,8 @@ from ..formats import OutputFormat
 
 
 class Message(BaseModel):
+    """One chat message."""
+
     role: Literal["system", "user", "assistant"]
     content: str
 
@@ -37,6 +43,8 @@ class DecodeOptions(BaseModel):
 
 
 class TokenInfo(BaseModel):
+    """One output token: id, text, log-probability (None when forced by the format)."""
+
     id: int
     text: str
     logprob: float | None  # None for tokens fed by jump-forward (forced by the format)
@@ -52,7 +60,7 @@ class Generation(BaseModel):
     n_cached_prompt_tokens: int = 0
     n_output_tokens: int = 0
     n_forced_tokens: int = 0
-    stop_reason: Literal["eos", "final", "budget", "max_tokens", "scripted"] = "eos"
+    stop_reason: Literal["eos", "final", "budget", "max_tokens", "scripted", "cancelled", "stop"] = "eos"
     fields_cut: int = 0  # free-text fields closed because their token budget was spent
     prompt_ms: float = 0.0
     decode_ms: float = 0.0
@@ -63,103 +71,154 @@ class Generation(BaseModel):
     # allowed tokens}) at every model-chosen step with at most 64 allowed tokens
     choice_steps: list[tuple[str, dict[str, float]]] | None = None
 
-    def logprob_sum(self) -> float:
-        return sum(t.logprob for t in self.tokens if t.logprob is not None)
+
+class GenerationCancelled(Exception):
+    """A queued request was cancelled by its caller before it started."""
 
 
-@runtime_checkable
-class Engine(Protocol):
-    """Anything that can generate a judge output for a prompt under a format."""
+class ModelIdentity(BaseModel):
+    """Everything about a loaded model that changes outputs: what the run record and cache keys use.
 
+    `digest` is the record's `model_sha256` (the GGUF file's sha256 for llama.cpp); `settings` are
+    the engine settings that change outputs (they enter the cache key as its "engine" part)."""
+
+    backend: str
     model_id: str
-    model_sha256: str
-
-    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation: ...
-
-    def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
-                      options: DecodeOptions | None = None) -> list[Generation]: ...
-
-    def count_tokens(self, messages: Sequence[Message]) -> int: ...
-
-
-class ScriptedEngine:
-    """A fake engine: answers from a list of texts or a function of (messages, format).
-
-    It counts calls (`calls`) so tests can assert that cached runs make none.
-    """
-
-    def __init__(self, responses: Iterable[str] | Callable[[Sequence[Message], OutputFormat], str],
-                 model_id: str = "scripted", n_ctx: int = 4096):
-        self._fn = responses if callable(responses) else None
-        self._queue = [] if callable(responses) else list(responses)
-        self.model_id = model_id
-        self.model_sha256 = hashlib.sha256(model_id.encode()).hexdigest()
-        self.n_ctx = n_ctx
-        self.calls = 0
-        self.prompts: list[list[Message]] = []
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        return sum(len(m.content.split()) + 4 for m in messages)
-
-    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
-        self.calls += 1
-        self.prompts.append(list(messages))
-        if self._fn is not None:
-            text = self._fn(messages, fmt)
-        elif self._queue:
-            text = self._queue.pop(0)
-        else:
-            raise RuntimeError("ScriptedEngine ran out of scripted responses")
-        return Generation(text=text, n_prompt_tokens=self.count_tokens(messages), n_output_tokens=len(text.split()),
-                          stop_reason="scripted", model_id=self.model_id)
-
-    def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
-                      options: DecodeOptions | None = None) -> list[Generation]:
-        return [self.generate(m, f, options) for m, f in requests]
+    digest: str
+    settings: dict[str, Any] = Field(default_factory=dict)
 
 
 Request = tuple[Sequence[Message], OutputFormat]
 # a judgement as a generator: yields the requests of one step, receives their generations, returns its result
 Calls = Generator[list[Request], list[Generation], Any]
+Callback = Callable[[list[Generation | Exception]], None]
 
 
 class RequestQueue(Protocol):
     """Where judges put their calls: `submit` queues requests, `drain` runs them all (callbacks may
-    submit more: a judge's next stage). `LlamaEngine` is one (it batches); `SequentialQueue` wraps any engine."""
+    submit more: a judge's next stage). Every engine is one; `LlamaEngine` batches what is queued."""
 
-    def submit(self, requests: Sequence[Request], options: DecodeOptions | None,
-               callback: Callable[[list[Generation | Exception]], None]) -> None: ...
+    def submit(self, requests: Sequence[Request], options: DecodeOptions | None, callback: Callback,
+               cancel: threading.Event | None = None) -> None:
+        """Queue requests; `callback(results)` runs inside `drain` once all are done (a request that
+        cannot start gets its exception in its place). Setting `cancel` stops them early."""
 
-    def drain(self) -> None: ...
+    def drain(self, poll: Callable[[], None] | None = None) -> None:
+        """Run every queued request to completion (callbacks may queue more; those run too); `poll()`
+        runs before each request or step and may submit more."""
+
+
+@runtime_checkable
+class Engine(RequestQueue, Protocol):
+    """Anything that can generate a judge output for a prompt under a format."""
+
+    model_id: str
+    n_ctx: int
+
+    @property
+    def model_sha256(self) -> str:
+        """The model's digest (the record's `model_sha256`)."""
+
+    def identity(self) -> ModelIdentity:
+        """The model and the settings that change outputs (run record and cache key)."""
+
+    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
+        """One request, decoded under `fmt`."""
+
+    def generate_many(self, requests: Sequence[Request], options: DecodeOptions | None = None) -> list[Generation]:
+        """Several requests (side by side where the engine batches); raises the first request's error."""
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Prompt tokens these messages take with the model's chat template."""
 
 
 class SequentialQueue:
-    """A `RequestQueue` over any engine's `generate`: one request at a time, in submission order. A
-    request that raises gets its exception in its place (the judge decides what that means)."""
+    """`submit`/`drain` over `generate`, one request at a time in submission order, for engines that do
+    not batch. A request that raises gets its exception in its place (the judge decides what it means)."""
 
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self._pending: deque[tuple[Sequence[Request], DecodeOptions | None, Callable]] = deque()
+    def __init__(self) -> None:
+        self._pending: deque[tuple[Sequence[Request], DecodeOptions | None, Callback, threading.Event | None]] = deque()
 
-    def submit(self, requests: Sequence[Request], options: DecodeOptions | None,
-               callback: Callable[[list[Generation | Exception]], None]) -> None:
-        self._pending.append((requests, options, callback))
+    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
+        """One request (subclasses implement it)."""
+        raise NotImplementedError
 
-    def drain(self) -> None:
-        while self._pending:
-            requests, options, callback = self._pending.popleft()
+    def submit(self, requests: Sequence[Request], options: DecodeOptions | None, callback: Callback,
+               cancel: threading.Event | None = None) -> None:
+        """Queue requests; `callback(results)` runs inside `drain`."""
+        self._pending.append((requests, options, callback, cancel))
+
+    def drain(self, poll: Callable[[], None] | None = None) -> None:
+        """Run every queued request, in submission order (`poll()` before each group of requests)."""
+        while True:
+            if poll is not None:
+                poll()
+            if not self._pending:
+                break
+            requests, options, callback, cancel = self._pending.popleft()
             out: list[Generation | Exception] = []
             for messages, fmt in requests:
+                if cancel is not None and cancel.is_set():
+                    out.append(GenerationCancelled("the request was cancelled before it started"))
+                    continue
                 try:
-                    out.append(self.engine.generate(messages, fmt, options))
+                    out.append(self.generate(messages, fmt, options))
                 except Exception as e:
                     out.append(e)
             callback(out)
 
+    def generate_many(self, requests: Sequence[Request], options: DecodeOptions | None = None) -> list[Generation]:
+        """Each request in turn; raises the first error."""
+        return [self.generate(m, f, options) for m, f in requests]
 
-def request_queue(engine: Any) -> RequestQueue:
-    """The engine itself when it queues and batches requests, else a `SequentialQueue` over it."""
-    return engine if hasattr(engine, "submit") and hasattr(engine, "drain") else SequentialQueue(engine)
+
+class ScriptedEngine(SequentialQueue):
+    """A fake engine: answers from a list of texts or a function of (messages, format).
+
+    It counts calls (`calls`) so tests can assert that cached runs make none. `cycle=True` starts the
+    list again when it runs out (else running out is an error). Its digest is the sha256 of its
+    model id unless given (the `scripted:` backend gives the sha256 of the canned answers).
+    """
+
+    def __init__(self, responses: Iterable[str] | Callable[[Sequence[Message], OutputFormat], str],
+                 model_id: str = "scripted", n_ctx: int = 4096, *, cycle: bool = False, digest: str | None = None):
+        super().__init__()
+        self._fn = responses if callable(responses) else None
+        self._queue: list[str] = [] if callable(responses) else list(responses)
+        self._cycle = list(self._queue) if cycle else None
+        self.model_id = model_id
+        self._digest = digest or hashlib.sha256(model_id.encode()).hexdigest()
+        self.n_ctx = n_ctx
+        self.calls = 0
+        self.prompts: list[list[Message]] = []
+
+    @property
+    def model_sha256(self) -> str:
+        """sha256 of the model id, or the digest given."""
+        return self._digest
+
+    def identity(self) -> ModelIdentity:
+        """The scripted model: its id and digest; no settings."""
+        return ModelIdentity(backend="scripted", model_id=self.model_id, digest=self._digest)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Words + 4 per message: a stand-in for a tokenizer."""
+        return sum(len(m.content.split()) + 4 for m in messages)
+
+    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
+        """The next scripted answer (or the function's answer) for these messages."""
+        self.calls += 1
+        self.prompts.append(list(messages))
+        if self._fn is not None:
+            text = self._fn(messages, fmt)
+        else:
+            if not self._queue and self._cycle:
+                self._queue = list(self._cycle)
+            if not self._queue:
+                raise RuntimeError("ScriptedEngine ran out of scripted responses")
+            text = self._queue.pop(0)
+        return Generation(text=text, n_prompt_tokens=self.count_tokens(messages), n_output_tokens=len(text.split()),
+                          stop_reason="scripted", model_id=self.model_id)
 
 
 def drive(queue: RequestQueue, calls: Calls, options: DecodeOptions | None, done: Callable[[Any], None],
@@ -171,7 +230,7 @@ def drive(queue: RequestQueue, calls: Calls, options: DecodeOptions | None, done
         if err is not None:
             requests = calls.throw(err)
         else:
-            requests = calls.send(sent) if sent is not None else next(calls)
+            requests = calls.send(sent) if sent is not None else next(calls)  # type: ignore[arg-type]
     except StopIteration as stop:
         done(stop.value)
         return

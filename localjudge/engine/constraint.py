@@ -17,28 +17,18 @@ next (JSON keys, closing braces), which the decode loop feeds in one batch (jump
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
+from ..atomic import replacing
 from ..errors import ConstraintError
+from ..paths import cache_home
 
 FSM_CACHE_VERSION = "fsm-v2"
 INF = np.iinfo(np.int32).max
-
-
-def cache_home() -> Path:
-    """Where localjudge keeps compiled indexes, assembled models and checksums."""
-    env = os.environ.get("LOCALJUDGE_HOME")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "localjudge"
 
 
 @dataclass
@@ -54,10 +44,12 @@ class TokenVocab:
 
     @property
     def n(self) -> int:
+        """The vocabulary size (number of token pieces)."""
         return len(self.pieces)
 
     @property
     def hash(self) -> str:
+        """A 24-hex-digit SHA-256 of the pieces and EOS ids, computed once; keys the on-disk FSM cache."""
         if not self._hash:
             h = hashlib.sha256()
             for p in self.pieces:
@@ -69,6 +61,8 @@ class TokenVocab:
 
     @property
     def first_byte(self) -> np.ndarray:
+        """Each token's first byte (int16 array, -1 for an empty piece), computed once; also fills the
+        single-byte token map that `byte_token` reads."""
         if self._first_byte is None:
             fb = np.full(self.n, -1, dtype=np.int16)
             for i, p in enumerate(self.pieces):
@@ -80,10 +74,13 @@ class TokenVocab:
         return self._first_byte
 
     def byte_token(self, b: int) -> int | None:
+        """The lowest id of a token whose piece is exactly byte `b`, or None when there is none."""
         self.first_byte  # noqa: B018 - fills _byte_token
         return self._byte_token.get(b)
 
     def outlines_vocabulary(self):
+        """The pieces as an outlines-core `Vocabulary` (EOS and empty pieces left out, `eos_ids[0]` as its EOS),
+        built once."""
         if self._outlines_vocab is None:
             from outlines_core import Vocabulary
 
@@ -114,18 +111,22 @@ class TokenFSM:
 
     @property
     def n_states(self) -> int:
+        """The number of automaton states."""
         return len(self.final)
 
     def allowed(self, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """(token ids, next states) allowed in state `s`, as views into `ids` and `nxt`."""
         a, b = self.offsets[s], self.offsets[s + 1]
         return self.ids[a:b], self.nxt[a:b]
 
     def step(self, s: int, token: int) -> int | None:
+        """The state `token` leads to from `s`, or None when `token` is not allowed there."""
         ids, nxt = self.allowed(s)
         hit = np.nonzero(ids == token)[0]
         return int(nxt[hit[0]]) if len(hit) else None
 
     def walk(self, s: int, tokens: list[int]) -> int | None:
+        """The state after feeding `tokens` from `s`, or None as soon as one is not allowed."""
         for t in tokens:
             s2 = self.step(s, t)
             if s2 is None:
@@ -170,6 +171,7 @@ class TokenFSM:
         return self._jumps[s]
 
     def nbytes(self) -> int:
+        """The memory the automaton's arrays hold, in bytes."""
         return int(self.offsets.nbytes + self.ids.nbytes + self.nxt.nbytes + self.final.nbytes + self.dist.nbytes)
 
 
@@ -242,11 +244,8 @@ def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> Toke
     fsm.compile_ms = (time.perf_counter() - t0) * 1000
     if use_cache:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
+            with replacing(path, mkdir=True) as tmp, open(tmp, "wb") as f:  # a concurrent reader never sees half a file
                 np.savez(f, offsets=offsets, ids=ids, nxt=nxt, final=final, dist=dist, initial=np.int64(initial))
-            os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
         except OSError:
             pass  # a read-only cache only costs a recompile next time
     return fsm

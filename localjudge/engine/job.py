@@ -8,6 +8,7 @@ alone or side by side with others in one llama.cpp batch, with the same result.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -39,6 +40,7 @@ class DecodeJob:
         self.reused = 0
         self.compile_ms = compile_ms
         self.t_start = self.t_first = self.t_end = 0.0
+        self.cancel: threading.Event | None = None  # set by the caller: stop at the next step
 
     # ------------------------------------------------------------------ the loop, one step at a time
 
@@ -84,6 +86,7 @@ class DecodeJob:
                 self.out.pop()
                 return self._finish("eos")
             return [tok]
+        assert nxt is not None
         new = int(nxt[pos])
         self.run = self.run + 1 if fsm.dist[new] >= fsm.dist[self.state] else 0
         self.state = new
@@ -114,13 +117,25 @@ class DecodeJob:
             return []
         return list(toks)
 
-    def _finish(self, reason: str) -> None:
+    def _finish(self, reason: str) -> list[int] | None:
+        """Mark the output complete (`reason` is the stop reason); nothing more to evaluate."""
         self.stop = reason
         self.t_end = time.perf_counter()
         return None
 
     @property
+    def cancelled(self) -> bool:
+        """Whether the caller asked to stop this request."""
+        return self.cancel is not None and self.cancel.is_set()
+
+    def stop_now(self, reason: str) -> None:
+        """End the output here (e.g. "cancelled"): the generation keeps what was decoded so far."""
+        if not self.done:
+            self._finish(reason)
+
+    @property
     def done(self) -> bool:
+        """Whether the output is complete (a stop reason is set)."""
         return self.stop is not None
 
     # ------------------------------------------------------------------ results
@@ -139,6 +154,8 @@ class DecodeJob:
         return before, dist
 
     def generation(self) -> Generation:
+        """The output as a `Generation`: text, tokens, token counts, stop reason (`budget` if none was set),
+        fields cut, and timings in ms."""
         text = b"".join(self.vocab.pieces[t.id] for t in self.out).decode("utf-8", "replace")
         first = self.t_first or self.t_end
         return Generation(text=text, tokens=self.out, n_prompt_tokens=len(self.prompt), n_cached_prompt_tokens=self.reused,
@@ -171,6 +188,7 @@ def choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOpt
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the longest common prefix of two token sequences."""
     n, i = min(len(a), len(b)), 0
     while i < n and a[i] == b[i]:
         i += 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -25,11 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from ..errors import ChatTemplateError, GPUUnavailableError, InputError, NotGGUFError, PromptTooLongError
+from ..errors import ChatTemplateError, GPUUnavailableError, InputError, ModelError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
-from .base import DecodeOptions, Generation, Message
+from .backends import Backend, BackendOptions
+from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
 
@@ -103,13 +106,62 @@ def _quiet_llama_logs(llama_cpp, verbose: bool) -> None:
     llama_cpp.llama_log_set(_LOG_CB, ctypes.c_void_p(0))
 
 
-class LlamaEngine:
-    """A loaded GGUF model. Load once per process; call `generate` as often as you like."""
+class LlamaOptions(BackendOptions):
+    """Options of `llama:` models (`--option key=value`; --n-ctx, --threads, --gpu-layers, --n-batch,
+    --chat-template and run's --parallel are aliases)."""
 
-    def __init__(self, model: str | os.PathLike | None = None, *, n_ctx: int | None = None, n_threads: int | None = None,
-                 n_batch: int = 512, n_gpu_layers: int = 0, chat_template: str | None = None, n_parallel: int = 1,
-                 jump_forward: bool = True, reuse_prefix: bool = True, verbose: bool = False):
+    n_ctx: int | None = Field(None, ge=16, description="context window in tokens per sequence (default: min(4096, the model's))")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: every core this process may use)")
+    n_batch: int = Field(512, ge=1, description="tokens per llama.cpp batch")
+    n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to the GPU (-1: all)")
+    n_parallel: int = Field(1, ge=1, le=64, description="requests decoded side by side (1: byte-identical to one at a time)")
+    chat_template: str | None = Field(None, description="'gguf' (from the model), 'raw' (plain text) or a Jinja template")
+    jump_forward: bool = Field(True, description="feed literals the format forces without sampling them")
+    reuse_prefix: bool = Field(True, description="reuse the KV cache of a shared prompt prefix")
+    verbose: bool = Field(False, description="show llama.cpp's own logs")
+
+    def settings(self) -> dict[str, Any]:
+        """The options that change outputs, as the cache key has always recorded them: n_ctx and
+        chat_template when given, n_parallel when > 1 (batched kernels round differently)."""
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("n_ctx", "chat_template") if getattr(self, k) is not None}
+        if self.n_parallel > 1:
+            out["n_parallel"] = self.n_parallel
+        return out
+
+
+class LlamaBackend(Backend):
+    """`llama:NAME_OR_PATH` (or no scheme): a GGUF model in this process."""
+
+    scheme = "llama"
+    Options = LlamaOptions
+    summary = "a GGUF model in this process (llama.cpp); a registry name, a .gguf path, or nothing for the default"
+
+    def identity(self, target: str | None, options: BackendOptions) -> ModelIdentity:
+        """Registry name (or file name), the file's sha256 (the registry's pin, else computed), settings."""
+        assert isinstance(options, LlamaOptions)
+        info = resolve_model(target)
+        return ModelIdentity(backend="llama", model_id=info.name, digest=info.sha256 or sha256_of(info.path),
+                             settings=options.settings())
+
+    def load(self, target: str | None, options: BackendOptions) -> LlamaEngine:
+        """A `LlamaEngine` for the model."""
+        assert isinstance(options, LlamaOptions)
+        return LlamaEngine(target, options=options)
+
+
+class LlamaEngine:
+    """A loaded GGUF model. Load once per process; call `generate` as often as you like.
+
+    `LlamaEngine(model, n_ctx=..., n_threads=...)`: keyword options as in `LlamaOptions`."""
+
+    def __init__(self, model: str | os.PathLike | None = None, *, options: LlamaOptions | None = None, **kwargs: Any):
         import llama_cpp
+
+        self.options = options if options is not None else LlamaBackend().options(kwargs)
+        assert isinstance(self.options, LlamaOptions)
+        o = self.options
+        n_ctx, n_threads, n_batch, n_gpu_layers, n_parallel = o.n_ctx, o.n_threads, o.n_batch, o.n_gpu_layers, o.n_parallel
+        chat_template, verbose = o.chat_template, o.verbose
 
         self._L = llama_cpp
         _quiet_llama_logs(llama_cpp, verbose)
@@ -149,7 +201,7 @@ class LlamaEngine:
         cp.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cp)
         if not self._ctx:
-            raise NotGGUFError(f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
+            raise ModelError(f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
                                f"{self.info.path!r}; lower --n-ctx or --parallel")
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
@@ -171,16 +223,23 @@ class LlamaEngine:
         self._template_mode, self._template = self._pick_template(chat_template)
         self._fsm_cache: dict[str, TokenFSM] = {}
         self.n_calls = 0
-        self.jump_forward = jump_forward  # off only to measure what it saves
-        self.reuse_prefix = reuse_prefix  # likewise
+        self.jump_forward = o.jump_forward  # off only to measure what it saves
+        self.reuse_prefix = o.reuse_prefix  # likewise
 
     # ------------------------------------------------------------------ model facts
 
     @property
     def model_sha256(self) -> str:
+        """The GGUF file's sha256."""
         if self._sha256 is None:
             self._sha256 = sha256_of(self.info.path)
         return self._sha256
+
+    def identity(self) -> ModelIdentity:
+        """Model name, file sha256 and the options that change outputs (as `LlamaBackend.identity`)."""
+        assert isinstance(self.options, LlamaOptions)
+        return ModelIdentity(backend="llama", model_id=self.model_id, digest=self.info.sha256 or self.model_sha256,
+                             settings=self.options.settings())
 
     def _read_vocab(self) -> TokenVocab:
         L = self._L
@@ -235,6 +294,7 @@ class LlamaEngine:
     # ------------------------------------------------------------------ text ↔ tokens
 
     def tokenize(self, text: str | bytes, add_special: bool = False, parse_special: bool = False) -> list[int]:
+        """Text → the model's token ids (special tokens parsed only with `parse_special`)."""
         data = text.encode("utf-8") if isinstance(text, str) else text
         n_max = len(data) + 16
         arr = (self._L.llama_token * n_max)()
@@ -245,6 +305,7 @@ class LlamaEngine:
         return list(arr[:n])
 
     def render_prompt(self, messages: Sequence[Message]) -> str:
+        """The chat template applied to the messages, with the generation prompt (raw: plain text blocks)."""
         msgs = [{"role": m.role, "content": m.content} for m in messages]
         if self._template_mode == "raw":
             return "\n\n".join(m["content"] for m in msgs) + "\n\n"
@@ -260,6 +321,7 @@ class LlamaEngine:
         return buf.raw[: max(k, 0)].decode("utf-8", "replace")
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The prompt's token ids: BOS where the model wants one, control tokens only from the template."""
         text = self.render_prompt(messages)
         bos = self._special_text("bos")
         add_bos = bool(self._L.llama_vocab_get_add_bos(self._vocab_p)) and not (bos and text.startswith(bos))
@@ -291,6 +353,7 @@ class LlamaEngine:
         return out + self.tokenize(rest, parse_special=True)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Prompt tokens these messages take with the model's chat template."""
         return len(self.prompt_tokens(messages))
 
     # ------------------------------------------------------------------ llama.cpp plumbing
@@ -326,6 +389,9 @@ class LlamaEngine:
         waiting: list[_Queued] = []
         while self._queue:
             q = self._queue.popleft()
+            if q.job.cancelled:
+                q.group.put(q.index, GenerationCancelled("the request was cancelled before it started"))
+                continue
             pick = self._pick_seq(q.job.prompt)
             if pick is None:
                 waiting.append(q)
@@ -357,6 +423,10 @@ class LlamaEngine:
         """Evaluate what the active sequences need next, then let each job choose its next token(s):
         one llama_decode with the next feed of every decoding sequence (the batched decode step),
         then one prompt chunk of the sequence admitted first among those still prefilling."""
+        for run in [r for r in self._active.values() if r.job.cancelled]:  # free a cancelled request's sequence
+            run.job.stop_now("cancelled")
+            del self._active[run.seq]
+            self._finish(run)
         decoding = sorted((r for r in self._active.values() if not r.prefilling), key=lambda r: r.seq)
         per = max(1, self.n_batch // 16)  # a forced literal is rarely > 16 tokens (a longer one is fed in parts)
         for i in range(0, len(decoding), per):
@@ -411,6 +481,7 @@ class LlamaEngine:
     # ------------------------------------------------------------------ constraint
 
     def compile(self, fmt: OutputFormat) -> TokenFSM:
+        """The format's token automaton for this vocabulary (compiled once per regex, cached on disk)."""
         rx = fmt.regex()
         fsm = self._fsm_cache.get(rx)
         if fsm is None:
@@ -438,9 +509,10 @@ class LlamaEngine:
                          self._forced if self.jump_forward else None, self.model_id, compile_ms)
 
     def submit(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None,
-               callback: Callable[[list[Generation | Exception]], None]) -> None:
+               callback: Callable[[list[Generation | Exception]], None], cancel: threading.Event | None = None) -> None:
         """Queue requests; `callback(results)` runs inside `drain` once all of them are done (a request
-        that cannot start, such as a prompt too long, gets its exception in its place)."""
+        that cannot start, such as a prompt too long, gets its exception in its place). Setting `cancel`
+        drops the requests not started (`GenerationCancelled`) and stops the others at their next token."""
         opts = options or DecodeOptions()
         group = _Group(len(requests), callback)
         for i, (messages, fmt) in enumerate(requests):
@@ -450,17 +522,21 @@ class LlamaEngine:
             except Exception as e:  # a prompt too long, a message the template cannot keep as text, ...
                 group.put(i, e)
                 continue
+            job.cancel = cancel
             self._queue.append(_Queued(job, group, i))
         self._groups.append(group)
 
-    def drain(self) -> None:
+    def drain(self, poll: Callable[[], None] | None = None) -> None:
         """Run every queued request to completion, up to `n_parallel` side by side in one llama.cpp
-        batch; callbacks may queue more (a judge's second stage) and those run too."""
+        batch; callbacks may queue more (a judge's second stage) and those run too. `poll()` runs before
+        every step and may submit more (requests from other threads join the drain: `EngineWorker`)."""
         if self._draining:
             raise RuntimeError("LlamaEngine.drain is not re-entrant: callbacks may submit, not generate")
         self._draining = True
         try:
             while True:
+                if poll is not None:
+                    poll()
                 ready = [g for g in self._groups if g.complete]
                 if ready:
                     self._groups = [g for g in self._groups if not g.complete]
@@ -496,9 +572,11 @@ class LlamaEngine:
         return box[0]  # type: ignore[return-value]
 
     def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
+        """One request, decoded under `fmt` (the same path as queued requests)."""
         return self.generate_many([(messages, fmt)], options)[0]
 
     def close(self) -> None:
+        """Free the llama.cpp context, batch and model (the engine cannot be used after)."""
         L = self._L
         if getattr(self, "_batch", None) is not None:
             L.llama_batch_free(self._batch)
@@ -515,16 +593,3 @@ class LlamaEngine:
             self.close()
         except Exception:
             pass
-
-
-_ENGINES: dict[tuple, LlamaEngine] = {}
-
-
-def load_engine(model: str | os.PathLike | None = None, **kwargs: Any) -> LlamaEngine:
-    """Load a model once per process (same arguments → the same engine)."""
-    key = (str(model) if model is not None else None, tuple(sorted(kwargs.items())))
-    eng = _ENGINES.get(key)
-    if eng is None:
-        eng = LlamaEngine(model, **kwargs)
-        _ENGINES[key] = eng
-    return eng

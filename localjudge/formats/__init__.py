@@ -10,9 +10,10 @@ in *tokens* instead: `field_tokens` is the per-field budget the engine enforces,
 the whole output's budget. The engine forces a field closed once its budget is spent, so every
 output closes by construction.
 
-Layout: `base.py` (the `OutputFormat` contract, verdict models, lenient parsing helpers),
+Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
-(score lines, four-line rubric, label choice); `FORMATS` / `make_format` here.
+(score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
+result); `FORMATS` / `make_format` here: the one registry of formats.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from .base import (
 )
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
 from .line_formats import Choice, FourLine, ScoreLines
+from .result_json import ResultJSON, ResultVerdict
 
 FORMATS: dict[str, type[OutputFormat]] = {
-    cls.kind: cls for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList)
+    cls.kind: cls for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList,
+                              ResultJSON)
 }
 
 
@@ -63,6 +66,8 @@ __all__ = [
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
+    "ResultJSON",
+    "ResultVerdict",
     "ScoreJSON",
     "ScoreLines",
     "ScoreLinesVerdict",

@@ -22,7 +22,8 @@ JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
 FREE_LINE = r"[^\n]+"
 
 
-def _lit(text: str) -> str:
+def literal(text: str) -> str:
+    """`text` as a regex that matches it literally."""
     return re.escape(text)
 
 
@@ -30,27 +31,38 @@ def _lit(text: str) -> str:
 
 
 class YesNoVerdict(BaseModel):
+    """A yes/no result with its rationale (`yes_no_json`)."""
+
     rationale: str
     result: Literal["yes", "no"]
 
 
 class ScoreVerdict(BaseModel):
+    """A numeric `eval_score` with its explanation (`score_json`)."""
+
     eval_score: float
     explanation: str
 
 
 class PairwiseVerdict(BaseModel):
+    """The better response (1 or 2), `raw_value` as the model wrote it (0, 1 or 2), and why (`pairwise_json`)."""
+
     better_response: Literal[1, 2]
     raw_value: int
     explanation: str
 
 
 class ScoreLinesVerdict(BaseModel):
+    """An integer score with its justification (`score_lines`)."""
+
     score: int
     justification: str
 
 
 class FourLineVerdict(BaseModel):
+    """The four-line rubric: three 0–10 criteria, `final` recomputed in [0, 1], the model's own
+    `final_reported` (None when absent), and the capping rules applied (`four_line`)."""
+
     accuracy: int
     comprehensiveness: int
     context_precision: int
@@ -60,29 +72,38 @@ class FourLineVerdict(BaseModel):
 
 
 class ChoiceVerdict(BaseModel):
+    """The chosen label, with the rationale when one was given (`choice`)."""
+
     label: str
     rationale: str | None = None
 
 
 class StatementsVerdict(BaseModel):
+    """The statements extracted from a text (`statements`)."""
+
     statements: list[str]
 
 
 class StatementVerdict(BaseModel):
+    """One statement's verdict (yes, no or unsure) and the reason for it."""
+
     verdict: Literal["yes", "no", "unsure"]
     reason: str
 
 
 class VerdictListVerdict(BaseModel):
+    """One `StatementVerdict` per statement, in order (`verdict_list`)."""
+
     verdicts: list[StatementVerdict]
 
 
 # ------------------------------------------------------------------------------------- text helpers
+# Public: the parsing helpers every format (and the trace judge's action format) builds on.
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
-def _json_objects(text: str) -> list[Any]:
+def json_objects(text: str) -> list[Any]:
     """Every top-level JSON value that starts with `{` in `text`, fenced or not, in order."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     out: list[Any] = []
@@ -101,12 +122,14 @@ def _json_objects(text: str) -> list[Any]:
     return out
 
 
-def _lower_keys(obj: dict) -> dict:
+def lower_keys(obj: dict) -> dict:
+    """Keys lower-cased, spaces as underscores ("Better Response" → "better_response")."""
     return {str(k).strip().lower().replace(" ", "_"): v for k, v in obj.items()}
 
 
-def _first_with(text: str, fmt: str, keys: tuple[str, ...]) -> dict:
-    objs = [_lower_keys(o) for o in _json_objects(text)]
+def first_json_with(text: str, fmt: str, keys: tuple[str, ...]) -> dict:
+    """The first JSON object in `text` (keys lower-cased) that has every key; `ParseError` otherwise."""
+    objs = [lower_keys(o) for o in json_objects(text)]
     for o in objs:
         if all(k in o for k in keys):
             return o
@@ -115,7 +138,8 @@ def _first_with(text: str, fmt: str, keys: tuple[str, ...]) -> dict:
     raise ParseError(fmt, "no JSON object found", text)
 
 
-def _as_text(value: Any, fmt: str, key: str, text: str) -> str:
+def as_text(value: Any, fmt: str, key: str, text: str) -> str:
+    """A JSON value as text (None → ""); a list or object is a `ParseError`."""
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
@@ -123,7 +147,8 @@ def _as_text(value: Any, fmt: str, key: str, text: str) -> str:
     return str(value)
 
 
-def _as_number(value: Any, fmt: str, key: str, text: str) -> float:
+def as_number(value: Any, fmt: str, key: str, text: str) -> float:
+    """A JSON number, or a string that spells one ("4", " 3.5 "), as a finite float; else `ParseError`."""
     if isinstance(value, bool) or value is None:
         raise ParseError(fmt, f"{key!r} must be a number, got {value!r}", text)
     if isinstance(value, (int, float)):
@@ -169,9 +194,11 @@ class OutputFormat(ABC):
         return verdict.model_dump()
 
     def rationale(self, verdict: Any) -> str | None:
+        """The verdict's free-text justification, or None (the default: the format has none)."""
         return None
 
     def n_free_fields(self) -> int:
+        """How many free-text fields the output has, each bounded by `field_tokens` (default 1)."""
         return 1
 
     def max_tokens(self) -> int:
@@ -179,6 +206,7 @@ class OutputFormat(ABC):
         return self.n_free_fields() * self.field_tokens + 32 + len(self.regex()) // 2
 
     def params(self) -> dict[str, Any]:
+        """The parameters that define this format; with `kind` they make `spec()`."""
         return {"field_tokens": self.field_tokens}
 
     # -- probability-weighted scores (G-Eval style) and fast verdicts --------------------------
@@ -226,6 +254,7 @@ class OutputFormat(ABC):
         return {"kind": self.kind, **self.params()}
 
     def describe(self) -> str:
+        """A short readable form, `kind(param=value, ...)`."""
         return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
 
 
@@ -250,6 +279,8 @@ class NumberRange:
         self.lo, self.hi, self.decimals = lo, hi, decimals
 
     def regex(self) -> str:
+        """Every allowed value as an alternation, highest first; with decimals, each integer below `hi` may take
+        1..decimals fractional digits (negative integers none) and `hi` only zeros."""
         lo, hi, d = self.lo, self.hi, self.decimals
         if d == 0:
             return "(" + "|".join(str(v) for v in range(int(hi), int(lo) - 1, -1)) + ")"
@@ -263,6 +294,8 @@ class NumberRange:
         return "(" + "|".join(reversed(parts)) + ")"
 
     def check(self, x: float, fmt: str, text: str) -> float:
+        """`x` unchanged when it lies in lo..hi (and is an integer when decimals is 0), else `ParseError`.
+        The number of decimal places is not checked."""
         if x < self.lo or x > self.hi:
             raise ParseError(fmt, f"score {x:g} is outside {self.lo:g}..{self.hi:g}", text)
         if self.decimals == 0 and x != int(x):
@@ -270,6 +303,7 @@ class NumberRange:
         return x
 
     def normalise(self, x: float) -> float:
+        """`x` scaled to [0, 1] as (x − lo) / (hi − lo); 1.0 for a one-value range."""
         return 1.0 if self.hi == self.lo else (x - self.lo) / (self.hi - self.lo)
 
 

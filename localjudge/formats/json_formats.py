@@ -15,10 +15,10 @@ from .base import (
     StatementVerdict,
     VerdictListVerdict,
     YesNoVerdict,
-    _as_number,
-    _as_text,
-    _first_with,
-    _lower_keys,
+    as_number,
+    as_text,
+    first_json_with,
+    lower_keys,
 )
 
 
@@ -33,36 +33,45 @@ class YesNoJSON(OutputFormat):
         self.with_rationale = rationale
 
     def n_free_fields(self) -> int:
+        """1 for the rationale; 0 in the verdict-only variant."""
         return 1 if self.with_rationale else 0
 
     def regex(self) -> str:
+        """`{"rationale": "...", "result": "yes"|"no"}`, or `{"result": ...}` alone without the rationale."""
         if not self.with_rationale:
             return r'\{"result": "(yes|no)"\}'
         return r'\{"rationale": "' + JSON_STR + r'", "result": "(yes|no)"\}'
 
     def parse(self, text: str) -> YesNoVerdict:
-        o = _first_with(text, self.kind, ("result",))
+        """The first JSON object with a `result` key: yes or no (any case, padded); the rationale is optional ("")."""
+        o = first_json_with(text, self.kind, ("result",))
         res = o["result"]
         if not isinstance(res, str) or res.strip().lower() not in ("yes", "no"):
             raise ParseError(self.kind, f"result must be 'yes' or 'no', got {res!r}", text)
-        return YesNoVerdict(rationale=_as_text(o.get("rationale"), self.kind, "rationale", text), result=res.strip().lower())
+        return YesNoVerdict(rationale=as_text(o.get("rationale"), self.kind, "rationale", text), result=res.strip().lower())
 
     def normalise(self, v: YesNoVerdict) -> float:
+        """yes → 1.0, no → 0.0."""
         return 1.0 if v.result == "yes" else 0.0
 
     def value(self, v: YesNoVerdict) -> str:
+        """`yes` or `no`."""
         return v.result
 
     def rationale(self, v: YesNoVerdict) -> str | None:
+        """The rationale, or None when it is empty."""
         return v.rationale or None
 
     def value_scores(self) -> dict[str, float]:
+        """`yes` → 1.0, `no` → 0.0 (the token after `"result": "`)."""
         return {"yes": 1.0, "no": 0.0}
 
     def fast(self) -> YesNoJSON:
+        """The same format without the rationale field."""
         return YesNoJSON(self.field_tokens, rationale=False)
 
     def params(self) -> dict[str, Any]:
+        """`field_tokens`, plus `rationale: False` for the verdict-only variant."""
         return {**super().params(), **({} if self.with_rationale else {"rationale": False})}
 
 
@@ -78,36 +87,46 @@ class ScoreJSON(OutputFormat):
         self.with_explanation = explanation
 
     def n_free_fields(self) -> int:
+        """1 for the explanation; 0 without it."""
         return 1 if self.with_explanation else 0
 
     def regex(self) -> str:
+        """`{"eval_score": N, "explanation": "..."}` (or `{"eval_score": N}` alone); N enumerated over min..max."""
         if not self.with_explanation:
             return r'\{"eval_score": ' + self.range.regex() + r'\}'
         return r'\{"eval_score": ' + self.range.regex() + r', "explanation": "' + JSON_STR + r'"\}'
 
     def parse(self, text: str) -> ScoreVerdict:
-        o = _first_with(text, self.kind, ("eval_score",))
-        x = self.range.check(_as_number(o["eval_score"], self.kind, "eval_score", text), self.kind, text)
-        return ScoreVerdict(eval_score=x, explanation=_as_text(o.get("explanation"), self.kind, "explanation", text))
+        """The first JSON object with `eval_score`: a number (or a string spelling one) within min..max, an integer
+        when decimals is 0; the explanation is optional ("")."""
+        o = first_json_with(text, self.kind, ("eval_score",))
+        x = self.range.check(as_number(o["eval_score"], self.kind, "eval_score", text), self.kind, text)
+        return ScoreVerdict(eval_score=x, explanation=as_text(o.get("explanation"), self.kind, "explanation", text))
 
     def normalise(self, v: ScoreVerdict) -> float:
+        """The score scaled to [0, 1]: (score − min) / (max − min)."""
         return self.range.normalise(v.eval_score)
 
     def value(self, v: ScoreVerdict) -> float:
+        """The score: an int when decimals is 0, else a float."""
         return int(v.eval_score) if self.range.decimals == 0 else v.eval_score
 
     def rationale(self, v: ScoreVerdict) -> str:
+        """The explanation (possibly empty)."""
         return v.explanation
 
     def value_scores(self) -> dict[str, float] | None:
+        """Each integer score as text → its normalised score; None for a decimal range (several tokens per score)."""
         if self.range.decimals:
             return None  # a decimal score spans several tokens: no single verdict position
         return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
 
     def fast(self) -> ScoreJSON:
+        """The same range without the explanation field."""
         return ScoreJSON(self.range.lo, self.range.hi, self.range.decimals, self.field_tokens, explanation=False)
 
     def params(self) -> dict[str, Any]:
+        """min, max, decimals and field_tokens, plus `explanation: False` without the explanation."""
         extra = {} if self.with_explanation else {"explanation": False}
         return {"min": self.range.lo, "max": self.range.hi, "decimals": self.range.decimals, **super().params(), **extra}
 
@@ -124,29 +143,36 @@ class PairwiseJSON(OutputFormat):
     value_prefix = '"better_response": '
 
     def regex(self) -> str:
+        """`{"better_response": 1|2|0, "explanation": "..."}`."""
         return r'\{"better_response": (1|2|0), "explanation": "' + JSON_STR + r'"\}'
 
     def parse(self, text: str) -> PairwiseVerdict:
-        o = _first_with(text, self.kind, ("better_response",))
-        x = _as_number(o["better_response"], self.kind, "better_response", text)
+        """The first JSON object with `better_response` 0, 1 or 2 (a number or a string spelling one); 0 and 2
+        both read as the second response; the explanation is optional ("")."""
+        o = first_json_with(text, self.kind, ("better_response",))
+        x = as_number(o["better_response"], self.kind, "better_response", text)
         if x not in (0, 1, 2):
             raise ParseError(self.kind, f"better_response must be 1, 2 or 0, got {o['better_response']!r}", text)
         return PairwiseVerdict(
             better_response=1 if x == 1 else 2,
             raw_value=int(x),
-            explanation=_as_text(o.get("explanation"), self.kind, "explanation", text),
+            explanation=as_text(o.get("explanation"), self.kind, "explanation", text),
         )
 
     def normalise(self, v: PairwiseVerdict) -> float:
+        """1.0 when the first response is better, 0.0 when the second is."""
         return 1.0 if v.better_response == 1 else 0.0
 
     def value(self, v: PairwiseVerdict) -> int:
+        """The better response: 1 or 2 (a written 0 reads as 2)."""
         return v.better_response
 
     def rationale(self, v: PairwiseVerdict) -> str:
+        """The explanation (possibly empty)."""
         return v.explanation
 
     def value_scores(self) -> dict[str, float]:
+        """`1` → 1.0; `2` and `0` (both: the second response) → 0.0."""
         return {"1": 1.0, "2": 0.0, "0": 0.0}
 
 
@@ -162,26 +188,33 @@ class Statements(OutputFormat):
         self.max_items = max_items
 
     def n_free_fields(self) -> int:
+        """`max_items`: every statement is a free-text field."""
         return self.max_items
 
     def regex(self) -> str:
+        """`{"statements": ["...", ...]}` with 0 to `max_items` strings."""
         item = '"' + JSON_STR + '"'
         return r'\{"statements": \[(' + item + "(, " + item + "){0," + str(self.max_items - 1) + "})?" + r"\]\}"
 
     def parse(self, text: str) -> StatementsVerdict:
-        o = _first_with(text, self.kind, ("statements",))
+        """The first JSON object with a `statements` list of strings (numbers kept as text); the count is not
+        checked against `max_items`."""
+        o = first_json_with(text, self.kind, ("statements",))
         st = o["statements"]
         if not isinstance(st, list) or not all(isinstance(s, (str, int, float)) and not isinstance(s, bool) for s in st):
             raise ParseError(self.kind, "statements must be a list of strings", text)
         return StatementsVerdict(statements=[str(s) for s in st])
 
     def normalise(self, v: StatementsVerdict) -> None:
+        """None: a statement list carries no score."""
         return None
 
     def value(self, v: StatementsVerdict) -> list[str]:
+        """The statements, in order."""
         return v.statements
 
     def params(self) -> dict[str, Any]:
+        """max_items and field_tokens."""
         return {"max_items": self.max_items, **super().params()}
 
 
@@ -203,14 +236,18 @@ class VerdictList(OutputFormat):
         self.unsure_value = unsure_value
 
     def n_free_fields(self) -> int:
+        """`n`: one reason per verdict."""
         return self.n
 
     def regex(self) -> str:
+        """`{"verdicts": [{"verdict": "yes"|"no"|"unsure", "reason": "..."}, ...]}` with exactly `n` items."""
         item = r'\{"verdict": "(yes|no|unsure)", "reason": "' + JSON_STR + r'"\}'
         return r'\{"verdicts": \[' + ", ".join([item] * self.n) + r"\]\}"
 
     def parse(self, text: str) -> VerdictListVerdict:
-        o = _first_with(text, self.kind, ("verdicts",))
+        """The first JSON object with a `verdicts` list of exactly `n` objects, each verdict yes, no or unsure
+        (any case); a reason is optional ("")."""
+        o = first_json_with(text, self.kind, ("verdicts",))
         vs = o["verdicts"]
         if not isinstance(vs, list):
             raise ParseError(self.kind, "verdicts must be a list", text)
@@ -220,22 +257,26 @@ class VerdictList(OutputFormat):
         for i, item in enumerate(vs):
             if not isinstance(item, dict):
                 raise ParseError(self.kind, f"verdict {i} is not an object", text)
-            item = _lower_keys(item)
+            item = lower_keys(item)
             v = item.get("verdict")
             if not isinstance(v, str) or v.strip().lower() not in ("yes", "no", "unsure"):
                 raise ParseError(self.kind, f"verdict {i} must be yes, no or unsure, got {v!r}", text)
-            out.append(StatementVerdict(verdict=v.strip().lower(), reason=_as_text(item.get("reason"), self.kind, "reason", text)))
+            out.append(StatementVerdict(verdict=v.strip().lower(), reason=as_text(item.get("reason"), self.kind, "reason", text)))
         return VerdictListVerdict(verdicts=out)
 
     def normalise(self, v: VerdictListVerdict) -> float:
+        """The mean over the verdicts: yes 1, no 0, unsure `unsure_value`."""
         w = {"yes": 1.0, "no": 0.0, "unsure": self.unsure_value}
         return sum(w[x.verdict] for x in v.verdicts) / len(v.verdicts)
 
     def value(self, v: VerdictListVerdict) -> list[str]:
+        """The verdicts (`yes`/`no`/`unsure`), in order."""
         return [x.verdict for x in v.verdicts]
 
     def rationale(self, v: VerdictListVerdict) -> str:
+        """The reasons, joined with ` | `."""
         return " | ".join(x.reason for x in v.verdicts)
 
     def params(self) -> dict[str, Any]:
+        """n, unsure_value and field_tokens."""
         return {"n": self.n, "unsure_value": self.unsure_value, **super().params()}

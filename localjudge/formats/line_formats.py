@@ -14,11 +14,11 @@ from .base import (
     NumberRange,
     OutputFormat,
     ScoreLinesVerdict,
-    _as_number,
-    _as_text,
-    _json_objects,
-    _lit,
-    _lower_keys,
+    as_number,
+    as_text,
+    json_objects,
+    literal,
+    lower_keys,
 )
 
 
@@ -34,9 +34,11 @@ class ScoreLines(OutputFormat):
         self.with_justification = justification
 
     def n_free_fields(self) -> int:
+        """1 for the justification; 0 without it."""
         return 1 if self.with_justification else 0
 
     def regex(self) -> str:
+        """`score: N` then a `justification: ...` line (one line of text); N within min..max. `score: N` alone without it."""
         if not self.with_justification:
             return "score: " + self.range.regex()
         return "score: " + self.range.regex() + r"\njustification: " + FREE_LINE
@@ -45,32 +47,40 @@ class ScoreLines(OutputFormat):
     _JUST = re.compile(r"^[\s*#>-]*justification\**\s*[:=]\**\s*(.*)", re.I | re.M | re.S)
 
     def parse(self, text: str) -> ScoreLinesVerdict:
+        """Lenient: a `score:` or `score=` line (markdown bullets and bold allowed, `4/5` reads 4) within min..max;
+        the justification is everything after a later `justification:` ("" when absent)."""
         m = self._SCORE.search(text)
         if not m:
             raise ParseError(self.kind, "no 'score:' line", text)
         raw = m.group(1).strip().strip("\"'").rstrip(".,")
         if "/" in raw:  # "4/5"
             raw = raw.split("/")[0]
-        x = self.range.check(_as_number(raw, self.kind, "score", text), self.kind, text)
+        x = self.range.check(as_number(raw, self.kind, "score", text), self.kind, text)
         j = self._JUST.search(text, m.end())
         return ScoreLinesVerdict(score=int(x), justification=j.group(1).strip() if j else "")
 
     def normalise(self, v: ScoreLinesVerdict) -> float:
+        """The score scaled to [0, 1]: (score − min) / (max − min)."""
         return self.range.normalise(v.score)
 
     def value(self, v: ScoreLinesVerdict) -> int:
+        """The integer score."""
         return v.score
 
     def rationale(self, v: ScoreLinesVerdict) -> str:
+        """The justification (possibly empty)."""
         return v.justification
 
     def value_scores(self) -> dict[str, float]:
+        """Each integer score as text → its normalised score (the token after `score: `)."""
         return {str(x): self.range.normalise(x) for x in range(int(self.range.lo), int(self.range.hi) + 1)}
 
     def fast(self) -> ScoreLines:
+        """The same range without the justification line."""
         return ScoreLines(int(self.range.lo), int(self.range.hi), self.field_tokens, justification=False)
 
     def params(self) -> dict[str, Any]:
+        """min, max and field_tokens, plus `justification: False` without the justification."""
         extra = {} if self.with_justification else {"justification": False}
         return {"min": self.range.lo, "max": self.range.hi, **super().params(), **extra}
 
@@ -79,23 +89,29 @@ class FourLine(OutputFormat):
     """`Accuracy: X` / `Comprehensiveness: Y` / `Context Precision: Z` / `Final: W` (0–10 ints).
 
     `final` is always recomputed as round((X+Y+Z)/30, 1); the model's own `Final` is kept as
-    `final_reported` and never trusted. `apply_rules` enforces the seed's capping rules.
+    `final_reported` and never trusted. `apply_rules` enforces the advanced relevance rubric's capping rules.
     """
 
     kind = "four_line"
     KEYS = (("accuracy", "Accuracy"), ("comprehensiveness", "Comprehensiveness"), ("context_precision", "Context Precision"))
 
     def n_free_fields(self) -> int:
+        """0: four numbers, no free text."""
         return 0
 
     def max_tokens(self) -> int:
+        """A fixed budget of 64 tokens (the output has no free text)."""
         return 64
 
     def regex(self) -> str:
+        """The four lines exactly: Accuracy, Comprehensiveness, Context Precision as 0–10 integers, then
+        `Final: ` 0.0–1.0 with one decimal."""
         n = "(10|[0-9])"
         return f"Accuracy: {n}\\nComprehensiveness: {n}\\nContext Precision: {n}\\nFinal: (0\\.[0-9]|1\\.0)"
 
     def parse(self, text: str) -> FourLineVerdict:
+        """Each criterion (case-insensitive, `:` or `=`, bold allowed) as an integer 0–10, else `ParseError`;
+        the model's `Final` is kept as `final_reported` only, `final` is recomputed."""
         vals: dict[str, int] = {}
         for key, label in self.KEYS:
             pat = label.replace(" ", r"[\s_]*")
@@ -112,6 +128,8 @@ class FourLine(OutputFormat):
 
     @staticmethod
     def final_of(vals: dict[str, int]) -> float:
+        """The final score in [0, 1]: (accuracy + comprehensiveness + context_precision) / 30, to 1 decimal
+        (halves round up)."""
         return round((vals["accuracy"] + vals["comprehensiveness"] + vals["context_precision"]) / 30 + 1e-9, 1)
 
     def apply_rules(self, v: FourLineVerdict, has_context: bool) -> FourLineVerdict:
@@ -129,13 +147,16 @@ class FourLine(OutputFormat):
         return FourLineVerdict(**vals, final=self.final_of(vals), final_reported=v.final_reported, rules_applied=rules)
 
     def normalise(self, v: FourLineVerdict) -> float:
+        """The recomputed `final` (already in [0, 1])."""
         return v.final
 
     def value(self, v: FourLineVerdict) -> dict[str, Any]:
+        """The three criteria and the recomputed final, as a dict."""
         return {"accuracy": v.accuracy, "comprehensiveness": v.comprehensiveness,
                 "context_precision": v.context_precision, "final": v.final}
 
     def params(self) -> dict[str, Any]:
+        """An empty dict: the format has no parameters (and no free-text budget)."""
         return {}
 
 
@@ -171,12 +192,14 @@ class Choice(OutputFormat):
         self.with_rationale = rationale
 
     def _alt(self) -> str:
-        return "(" + "|".join(_lit(x) for x in sorted(self.labels, key=len, reverse=True)) + ")"
+        return "(" + "|".join(literal(x) for x in sorted(self.labels, key=len, reverse=True)) + ")"
 
     def n_free_fields(self) -> int:
+        """1 for the rationale; 0 for a bare label."""
         return 1 if self.with_rationale else 0
 
     def regex(self) -> str:
+        """A bare label, or `{"rationale": "...", "result": "<label>"}` with the rationale (longer labels listed first)."""
         if self.with_rationale:
             return r'\{"rationale": "' + JSON_STR + r'", "result": "' + self._alt() + r'"\}'
         return self._alt()
@@ -192,12 +215,14 @@ class Choice(OutputFormat):
         raise ParseError(self.kind, f"unknown label {s!r}; expected one of {self.labels}", text)
 
     def parse(self, text: str) -> ChoiceVerdict:
-        objs = [_lower_keys(o) for o in _json_objects(text)]
+        """Lenient: a JSON `result`/`choice`/`answer`/`label` key, else the whole (short) text, else one `[[label]]`
+        or `answer|choice|result|verdict: label`; labels match exactly, then case-insensitively. Several labels: `ParseError`."""
+        objs = [lower_keys(o) for o in json_objects(text)]
         for o in objs:
             for key in ("result", "choice", "answer", "label"):
                 if key in o:
-                    lab = self._match_label(_as_text(o[key], self.kind, key, text), text)
-                    why = _as_text(o["rationale"], self.kind, "rationale", text) if "rationale" in o else None
+                    lab = self._match_label(as_text(o[key], self.kind, key, text), text)
+                    why = as_text(o["rationale"], self.kind, "rationale", text) if "rationale" in o else None
                     return ChoiceVerdict(label=lab, rationale=why)
         stripped = text.strip()
         if stripped and len(stripped) <= max(len(x) for x in self.labels) + 6:
@@ -214,23 +239,30 @@ class Choice(OutputFormat):
         raise ParseError(self.kind, f"no label found; expected one of {self.labels}", text)
 
     def normalise(self, v: ChoiceVerdict) -> float | None:
+        """The label's score from `values`, or None when the labels carry no scores."""
         return self.values[v.label] if self.values else None
 
     def value(self, v: ChoiceVerdict) -> str:
+        """The chosen label."""
         return v.label
 
     def rationale(self, v: ChoiceVerdict) -> str | None:
+        """The rationale, or None when none was given."""
         return v.rationale
 
     @property
     def value_prefix(self) -> str:  # type: ignore[override]
+        """The text before the label: `"result": "` with a rationale, "" for a bare label (it opens the output)."""
         return '"result": "' if self.with_rationale else ""
 
     def value_scores(self) -> dict[str, float] | None:
+        """A copy of `values` (label → score), or None when the labels carry no scores."""
         return dict(self.values) if self.values else None
 
     def fast(self) -> Choice:
+        """The same labels and values as a bare label (no rationale)."""
         return Choice(self.labels, self.values, rationale=False, field_tokens=self.field_tokens)
 
     def params(self) -> dict[str, Any]:
+        """labels, values, rationale and field_tokens."""
         return {"labels": self.labels, "values": self.values, "rationale": self.with_rationale, **super().params()}

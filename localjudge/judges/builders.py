@@ -27,9 +27,8 @@ from importlib import resources
 from typing import Any
 
 from ..errors import InputError
-from ..formats import OutputFormat, make_format
+from ..formats import OutputFormat, ResultJSON, make_format
 from .render import Style, TemplateError, placeholders, render, tags_in
-from .result_format import ResultJSON
 from .spec import JudgeSpec, MessageTemplate, Variable
 
 if sys.version_info >= (3, 11):
@@ -39,7 +38,6 @@ else:  # pragma: no cover
 
 CHOICE_PATTERN = re.compile(r"\[\[([\w ]+)\]\]")  # MLflow's custom_prompt_judge _CHOICE_PATTERN
 INSTRUCTION_VARIABLES = ("inputs", "outputs", "expectations")
-EXTRA_FORMATS: dict[str, type[OutputFormat]] = {ResultJSON.kind: ResultJSON}
 
 
 @functools.cache
@@ -54,11 +52,6 @@ def build_format(output: dict[str, Any]) -> OutputFormat:
     kind = params.pop("kind", None)
     if not kind:
         raise InputError("output table needs 'kind' (e.g. yes_no_json, score_json, score_lines, choice)")
-    if kind in EXTRA_FORMATS:
-        try:
-            return EXTRA_FORMATS[kind](**params)
-        except TypeError as e:
-            raise InputError(f"bad parameters for format {kind!r}: {e}") from None
     return make_format(kind, **params)
 
 
@@ -220,6 +213,8 @@ def _v1_variables(spec: JudgeSpec) -> list[Variable]:
 
 
 def instruction_format(spec: JudgeSpec) -> OutputFormat:
+    """The output format of an instructions judge from its `[result]`: `yes_no_json` (the default), a choice
+    with rationale for labels, else `result_json` (bool, int or float)."""
     r = spec.result
     if r is None or r.type == "yes_no":
         return make_format("yes_no_json")
@@ -251,6 +246,8 @@ def _instructions(spec: JudgeSpec) -> Plan:
 
 
 def instruction_fields_text(names: list[str], values: dict[str, str]) -> str:
+    """The user message of an instructions judge: a `name: value` line per field of `names` that has a value,
+    or MLflow's fallback text when none has."""
     t = mlflow_texts()["instructions"]
     parts = [render(t["field_value"], "format", {"name": n, "value": values[n]}) for n in names if n in values]
     return "\n".join(parts) if parts else t["empty_user_message"]

@@ -9,10 +9,11 @@ ever turned into a "no". Bad input (a missing or empty required variable) raises
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, RequestQueue, canonical_hash, drive, request_queue
+from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, canonical_hash, drive
 from ..errors import InputError, JudgeSpecError, MissingVariableError, ParseError, PromptTooLongError
 from ..formats import FourLine, OutputFormat, VerdictList
 from ..results import JudgeResult, Timings, Usage
@@ -47,18 +48,22 @@ class Judge:
 
     @property
     def name(self) -> str:
+        """The judge's name."""
         return self.spec.name
 
     @property
     def description(self) -> str:
+        """What the judge checks, in one sentence."""
         return self.spec.description
 
     @property
     def kind(self) -> str:
+        """How the judge calls the model: single, per_item, two_stage, four_line, v1_metric, instructions, custom_prompt."""
         return self.spec.kind
 
     @property
     def pass_threshold(self) -> float:
+        """passed = score >= pass_threshold."""
         return self.spec.pass_threshold
 
     @property
@@ -68,18 +73,27 @@ class Judge:
 
     @property
     def formats(self) -> list[OutputFormat | None]:
+        """Each call stage's format; None where it depends on an earlier output (two_stage's verdicts)."""
         return list(self._plan.formats)
 
     @property
+    def output_formats(self) -> list[OutputFormat]:
+        """The formats known before any output (the judge contract)."""
+        return [f for f in self._plan.formats if f is not None]
+
+    @property
     def variables(self) -> list[Variable]:
+        """Every variable, with aliases, defaults and how its value becomes text."""
         return list(self._plan.variables)
 
     @property
     def required_variables(self) -> list[str]:
+        """Names of the variables that must have a value."""
         return [v.name for v in self._plan.variables if v.required]
 
     @property
     def optional_variables(self) -> list[str]:
+        """Names of the variables that may be left out."""
         return [v.name for v in self._plan.variables if not v.required]
 
     def __repr__(self) -> str:
@@ -112,7 +126,7 @@ class Judge:
 
     # ---------------------------------------------------------------------------------- values
 
-    def _lookup(self, v: Variable, given: dict[str, Any]) -> Any:
+    def _lookup(self, v: Variable, given: Mapping[str, Any]) -> Any:
         for key in (v.name, *v.aliases):
             if given.get(key) is not None:
                 return given[key]
@@ -122,7 +136,7 @@ class Judge:
                 return d
         return v.default
 
-    def _values(self, given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def _values(self, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """Check the variables; return the raw values and their prompt text (neutralised, formatted)."""
         raw: dict[str, Any] = {}
         text: dict[str, str] = {}
@@ -132,7 +146,7 @@ class Judge:
                 val = self._lookup(v, given)
                 if isinstance(val, dict):
                     tags |= {str(k) for k in val}
-        pairs = [tuple(p) for p in self.spec.neutralise]
+        pairs = [(p[0], p[1]) for p in self.spec.neutralise]
         for v in self._plan.variables:
             val = self._lookup(v, given)
             if val is None and v.required:
@@ -175,7 +189,7 @@ class Judge:
                     raise InputError(f"judge '{self.name}': {e}") from None
             if m.strip:
                 content = content.strip()
-            out.append(Message(role=m.role, content=content + m.append))  # type: ignore[arg-type]
+            out.append(Message(role=m.role, content=content + m.append))
         if stage == 0:
             for s in self.spec.suffixes:
                 if isinstance(raw.get(s.when_list), list | tuple) and raw[s.when_list]:
@@ -188,13 +202,14 @@ class Judge:
         val = raw.get(var) if var else None
         if not isinstance(val, list | tuple):
             return [(val, text)]
+        assert var is not None
         v = next(x for x in self._plan.variables if x.name == var)
         out = []
         for i, item in enumerate(val):
             if _empty(item):
                 raise InputError(f"judge '{self.name}': item {i} of '{var}' is empty; remove it or give it text")
             t = dict(text)
-            t[var] = format_value(neutralise(item, self._plan.tags, [tuple(p) for p in self.spec.neutralise]),
+            t[var] = format_value(neutralise(item, self._plan.tags, [(p[0], p[1]) for p in self.spec.neutralise]),
                                   v.list_format, v.dict_format, v.item_tag)
             out.append((item, t))
         return out
@@ -241,21 +256,20 @@ class Judge:
             if on_result is not None:
                 on_result(i, r)
 
-        queue = request_queue(engine)
-        self.submit_many(queue, rows, options, done, getattr(engine, "model_id", ""))
-        queue.drain()
+        self.submit_many(engine, rows, options, done, engine.model_id)
+        engine.drain()
         return out
 
-    def submit_many(self, queue: RequestQueue, rows: Sequence[dict[str, Any]], options: DecodeOptions | None,
+    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
                     on_result: Callable[[int, JudgeResult | Exception], None], model_id: str = "") -> None:
-        """Queue every row's calls on `queue`; `on_result(i, result or exception)` runs inside its drain."""
+        """Queue every row's calls on `engine`; `on_result(i, result or exception)` runs inside its drain."""
         for i, variables in enumerate(rows):
             try:
                 raw, text = self._values(variables)
             except Exception as e:
                 on_result(i, e)
                 continue
-            drive(queue, self._calls(raw, text, options, model_id), options, lambda r, i=i: on_result(i, r))
+            drive(engine, self._calls(raw, text, options, model_id), options, functools.partial(on_result, i))
 
     def _calls(self, raw: dict[str, Any], text: dict[str, str], options: DecodeOptions | None, model_id: str) -> Calls:
         """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
@@ -318,9 +332,10 @@ class Judge:
         details: dict[str, Any] = {}
         if self.kind == "four_line" and isinstance(fmt, FourLine):
             has_context = not _empty(raw.get(self.spec.context_variable or ""))
-            verdict = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
-            details = {"has_context": has_context, "final_reported": verdict.final_reported,  # type: ignore[attr-defined]
-                       "rules_applied": list(verdict.rules_applied)}  # type: ignore[attr-defined]
+            rules = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
+            details = {"has_context": has_context, "final_reported": rules.final_reported,
+                       "rules_applied": list(rules.rules_applied)}
+            verdict = rules
         if self._plan.numeric_values:
             details["numeric_value"] = self._plan.numeric_values[fmt.value(verdict)]
         return self._scored(self._base(gens, fmt.describe()), fmt.value(verdict), fmt.normalise(verdict),
@@ -365,7 +380,7 @@ class Judge:
                             {"statements": statements, **verdict.model_dump()}, details)
 
     def stage_two_format(self, n_statements: int) -> VerdictList:
-        """Exactly one verdict per statement; one when there are none (the seed's prompt says "1")."""
+        """Exactly one verdict per statement; one when there are none (Mastra's prompt says "1")."""
         out = dict(self.spec.stages[1].output or {})
         out.pop("kind", None)
         fmt = build_format({"kind": "verdict_list", "n": max(1, n_statements), "unsure_value": self.spec.unsure_value, **out})

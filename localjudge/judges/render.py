@@ -4,7 +4,7 @@ Styles (a judge's `template_style`), each a single left-to-right pass, so a valu
 contains placeholder syntax is never expanded again:
   * ``mustache`` – MLflow's `{{var}}` / `{{ var }}` (and autoevals' `{{{var}}}`); text that is not a
     declared placeholder is left as it is (MLflow's JSON examples keep their single braces).
-  * ``format`` – Python `str.format` style of seed 001 and MLflow's v1 template: `{var}`, with `{{`
+  * ``format`` – Python `str.format` style of the RAG metric set and MLflow's v1 template: `{var}`, with `{{`
     and `}}` standing for literal braces.
   * ``js`` – a JavaScript template literal (Mastra): `${var}`, or `${<expression>}` where the judge
     maps the exact expression text to a derived variable (`expressions`); everything else is literal.

@@ -8,7 +8,7 @@ Kinds:
   single        one call: `messages` rendered, `output` parsed (most judges)
   per_item      one call per item of `item_variable` when it is a list; score = fraction of "yes"
   two_stage     `stages[0]` extracts statements, `stages[1]` gives exactly one verdict per statement
-  four_line     one call; seed 002's rules applied after parsing (`context_variable` tells if any)
+  four_line     one call; the advanced relevance rubric's rules applied after parsing (`context_variable` tells if any)
   v1_metric     MLflow v1 grading template built from `metric` (definition, rubric, examples)
   instructions  MLflow's field-based instructions judge built from `instructions` + `result`
   custom_prompt MLflow's custom prompt judge built from `prompt_template` with [[label]] choices
@@ -63,6 +63,8 @@ class _Strict(BaseModel):
 
 
 class Source(_Strict):
+    """Where a judge comes from (attribution): project, url, license, notes."""
+
     project: str
     url: str = ""
     license: str = ""
@@ -94,6 +96,8 @@ class Variable(_Strict):
 
 
 class MessageTemplate(_Strict):
+    """One chat message of a judge: its role and its template text."""
+
     role: Literal["system", "user", "assistant"]
     template: str
 
@@ -106,6 +110,8 @@ class Suffix(_Strict):
 
 
 class Stage(_Strict):
+    """One call of a two_stage judge: its name, messages, and output format (None: built per call)."""
+
     name: str
     messages: list[MessageTemplate]
     output: dict[str, Any] | None = None  # stage 2 of two_stage builds its format per call (exactly N)
@@ -146,6 +152,8 @@ class ResultType(_Strict):
 
 
 class JudgeSpec(_Strict):
+    """A judge data file, validated: unknown keys rejected, and the keys each `kind` needs checked."""
+
     name: str
     description: str = ""
     version: str | None = None  # informational; Judge.version is the hash of the whole spec
@@ -215,7 +223,7 @@ def spec_from_dict(data: dict[str, Any], origin: str = "<dict>") -> JudgeSpec:
         err = e.errors()[0]
         msg = err.get("msg", "invalid").removeprefix("Value error, ")
         more = f" (and {len(e.errors()) - 1} more problem(s))" if len(e.errors()) > 1 else ""
-        raise JudgeSpecError(f"judge file {origin}: key '{_loc(err)}': {msg}{more}; fix the file and retry") from None
+        raise JudgeSpecError(f"judge file {origin}: key '{_loc(dict(err))}': {msg}{more}; fix the file and retry") from None
 
 
 def read_spec(path: str | Path) -> JudgeSpec:

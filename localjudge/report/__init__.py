@@ -6,9 +6,9 @@ writes the report atomically. Jinja2 is imported on first render, not here.
 
 from __future__ import annotations
 
-from .build import build_report, render_report, write_atomic
+from .build import build_report, render_report
 from .compare import Comparison, compare_runs
-from .rundir import SCHEMA_VERSION, Run, RunDirError, RunRow, load_run
+from .rundir import SCHEMA_VERSION, Run, RunDirError, load_run
 
-__all__ = ["SCHEMA_VERSION", "Comparison", "Run", "RunDirError", "RunRow", "build_report", "compare_runs", "load_run",
-           "render_report", "write_atomic"]
+__all__ = ["SCHEMA_VERSION", "Comparison", "Run", "RunDirError", "build_report", "compare_runs", "load_run",
+           "render_report"]

@@ -10,48 +10,22 @@ is written to a temporary name and renamed, so a failed build never leaves half 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..agreement import AgreementReport
+from ..atomic import write_atomic
 from ..pairwise import is_pairwise_format, pairwise_stats
+from ..results import ResultRow
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
-from .rundir import Run, RunRow, load_run, summarise
+from .rundir import Run, load_run, summarise
 
 HERE = Path(__file__).parent
 RECORD_KEYS = ("model_id", "model_sha256", "judge_version", "format", "prompt_hash", "decode_options", "seed",
                "localjudge_version")
-
-
-def _mode_for(path: Path) -> int:
-    """The file's current mode, or what a plain open() would give a new file (mkstemp makes 0600)."""
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
-def write_atomic(path: str | Path, text: str) -> Path:
-    """Write text to `path` via a temporary file in the same directory and an atomic rename."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, _mode_for(p))
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -68,7 +42,7 @@ def _ordered_distribution(dist: dict[str, Any]) -> list[tuple[str, int]]:
         return sorted(items, key=lambda kv: (pref.get(kv[0], 9), -kv[1], kv[0]))
 
 
-def _status(row: RunRow) -> str:
+def _status(row: ResultRow) -> str:
     r = row.result
     if not r.scored:
         return "unscored"
@@ -79,12 +53,13 @@ def _canon(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _record_of(rows: Sequence[RunRow]) -> list[tuple[str, str]]:
+def _record_of(rows: Sequence[ResultRow]) -> list[tuple[str, str]]:
     """Each record field: its value when the same on every row, else how many values it takes."""
     out = []
-    keys = list(dict.fromkeys([*RECORD_KEYS, *(k for r in rows for k in r.record)]))
+    records = [r.record_fields() for r in rows]
+    keys = list(dict.fromkeys([*RECORD_KEYS, *(k for rec in records for k in rec)]))
     for k in keys:
-        vals = list(dict.fromkeys(_canon(r.record.get(k)) for r in rows if k in r.record))
+        vals = list(dict.fromkeys(_canon(rec.get(k)) for rec in records if k in rec))
         if not vals:
             continue
         out.append((k, vals[0] if len(vals) == 1 else f"{len(vals)} distinct values" + (
@@ -98,7 +73,7 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
     ci = s.get("pass_rate_ci")
     ci = (float(ci[0]), float(ci[1])) if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci else None
     unscored = int(s.get("n_unscored") or 0)
-    fmt = rows[0].record.get("format") if rows else None
+    fmt = rows[0].record_fields().get("format") if rows else None
     fmt = fmt if fmt else (rows[0].result.format if rows else "")
     pw = pairwise_stats(judge, [r.result for r in rows]) if rows and is_pairwise_format(fmt) else None
     return {"name": judge, "n": int(s.get("n") or len(rows)), "n_scored": int(s.get("n_scored") or 0), "n_unscored": unscored,
@@ -179,4 +154,4 @@ def build_report(run: Run | str | Path, out: str | Path, compare: Run | str | Pa
                  title: str | None = None) -> Path:
     """Render the report and write it atomically to `out`; returns the path written."""
     html = render_report(run, compare, agreements, max_rows=max_rows, max_chars=max_chars, title=title)
-    return write_atomic(out, html)
+    return write_atomic(out, html, mkdir=True)

@@ -10,10 +10,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..aggregate import value_key
-from .rundir import Run, RunRow
+from ..results import ResultRow
+from .rundir import Run
 
 
 class JudgeDelta(BaseModel):
+    """One judge in both runs: n, mean score and pass rate (95 % CI) of each, deltas (current − base; None
+    when either side is missing), and how many common rows changed verdict."""
+
     judge: str
     n_current: int
     n_base: int
@@ -34,6 +38,9 @@ class JudgeDelta(BaseModel):
 
 
 class ChangedRow(BaseModel):
+    """A (row, judge) whose verdict differs between the runs: verdicts, scores and rationales (or errors)
+    before and after, and whether its inputs differ."""
+
     row_id: str
     row_index: int
     judge: str
@@ -47,6 +54,9 @@ class ChangedRow(BaseModel):
 
 
 class Comparison(BaseModel):
+    """The current run against a base run: per-judge deltas, the changed rows, and the results found in only
+    one of the runs."""
+
     base_path: str
     base_run_id: str
     deltas: list[JudgeDelta]
@@ -56,7 +66,7 @@ class Comparison(BaseModel):
     only_base: int
 
 
-def verdict_of(row: RunRow) -> str:
+def verdict_of(row: ResultRow) -> str:
     """The verdict shown and compared: the value, or "unscored"."""
     return value_key(row.result) if row.result.scored else "unscored"
 
@@ -71,6 +81,8 @@ def _ci(s: dict[str, Any]) -> tuple[float, float] | None:
 
 
 def compare_runs(current: Run, base: Run, max_rows: int = 2000) -> Comparison:
+    """Compare `current` with `base`: rows joined on (row_id, judge), deltas current − base; keeps the first
+    `max_rows` changed rows by row then judge (`n_changed` counts them all)."""
     cur = {r.key: r for r in current.rows}
     old = {r.key: r for r in base.rows}
     judges = list(dict.fromkeys(current.judges() + base.judges()))

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
-from ..results import JudgeResult
+from ..results import ResultRow
 
 SCHEMA_VERSION = 1
 
@@ -26,34 +26,18 @@ class RunDirError(InputError):
     """A path that is not a readable run directory of this localjudge version."""
 
 
-class RunRow(BaseModel):
-    """One line of results.jsonl."""
-
-    run_id: str = ""
-    row_index: int
-    row_id: str
-    source: str = ""
-    judge: str
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    cache_key: str | None = None
-    record: dict[str, Any] = Field(default_factory=dict)  # empty when the row failed before rendering
-    result: JudgeResult
-    error: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.row_id, self.judge)
-
-
 class Run(BaseModel):
+    """A run directory read back: its metadata, summary and result rows."""
+
     path: str
     meta: dict[str, Any]
     summary: dict[str, Any]
-    rows: list[RunRow]
+    rows: list[ResultRow]
     summary_recomputed: bool = False
 
     @property
     def run_id(self) -> str:
+        """The `run_id` of run.json, or the directory's name when it has none."""
         return str(self.meta.get("run_id", "")) or Path(self.path).name
 
     def judges(self) -> list[str]:
@@ -63,7 +47,8 @@ class Run(BaseModel):
         present = {r.judge for r in self.rows}
         return [j for j in dict.fromkeys(named + [r.judge for r in self.rows]) if j in present]
 
-    def rows_of(self, judge: str) -> list[RunRow]:
+    def rows_of(self, judge: str) -> list[ResultRow]:
+        """This judge's result rows, in results.jsonl order."""
         return [r for r in self.rows if r.judge == judge]
 
 
@@ -95,9 +80,9 @@ def check_schema(meta: Any, path: Path) -> None:
                           f"({SCHEMA_VERSION}): upgrade localjudge")
 
 
-def read_results(path: Path) -> list[RunRow]:
+def read_results(path: Path) -> list[ResultRow]:
     """results.jsonl → rows; a later line for the same (row, judge) replaces an earlier one."""
-    rows: dict[tuple[int, str], RunRow] = {}
+    rows: dict[tuple[int, str], ResultRow] = {}
     try:
         fh = path.open(encoding="utf-8")
     except OSError as e:
@@ -107,10 +92,7 @@ def read_results(path: Path) -> list[RunRow]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-                if isinstance(obj, dict) and obj.get("record") is None:
-                    obj["record"] = {}
-                row = RunRow.model_validate(obj)
+                row = ResultRow.model_validate(json.loads(line))
             except json.JSONDecodeError as e:
                 raise RunDirError(f"{path}:{n}: not valid JSON ({e.msg}); the results file is damaged: re-run the "
                                   "evaluation (a resumed run rewrites it)") from None
@@ -123,7 +105,7 @@ def read_results(path: Path) -> list[RunRow]:
     return list(rows.values())
 
 
-def summarise(rows: list[RunRow]) -> dict[str, Any]:
+def summarise(rows: list[ResultRow]) -> dict[str, Any]:
     """A summary in summary.json's shape, computed from results (used when summary.json is missing)."""
     from ..aggregate import summarise as _summarise
     from ..aggregate import to_jsonable

@@ -1,0 +1,5 @@
+"""`python -m localjudge ...`: the command line."""
+
+from .cli import main
+
+main()

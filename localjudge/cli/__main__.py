@@ -1,0 +1,5 @@
+"""`python -m localjudge.cli ...`: the command line."""
+
+from . import main
+
+main()
