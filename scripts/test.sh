@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install localjudge with its test extras into .venv and run the whole test suite.
+# Install localjudge with its test extras into .venv, check the code, and run the whole test suite.
 # Fresh machine: builds llama-cpp-python from source (about 6 minutes on 2 cores; pip caches the wheel).
+# Checks, in order (any finding fails): ruff check, ruff format --check, mypy on localjudge/, public
+# docstring coverage >= 90 %; then pytest (arguments are passed to pytest: `bash scripts/test.sh -m "not slow"`).
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium) or that one test is skipped with a reason.
 set -euo pipefail
@@ -13,4 +15,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the report browser test will be skipped" >&2
 fi
+echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
+echo "== ruff format --check"; .venv/bin/ruff format --check localjudge tests scripts examples
+echo "== mypy"; .venv/bin/mypy
+echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
+echo "== pytest"
 exec .venv/bin/python -m pytest "$@"
