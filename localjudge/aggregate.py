@@ -87,9 +87,12 @@ class Tally:
         """The counts so far as a `JudgeSummary` (distribution and unscored reasons sorted by key)."""
         ci = wilson_interval(self.n_passed, self.n_pass_known)
         return JudgeSummary(
-            n=self.n, n_scored=self.n_scored, n_unscored=self.n - self.n_scored,
+            n=self.n,
+            n_scored=self.n_scored,
+            n_unscored=self.n - self.n_scored,
             mean_score=self.score_sum / self.n_scores if self.n_scores else None,
-            pass_rate=self.pass_rate, pass_rate_ci=list(ci) if ci else None,
+            pass_rate=self.pass_rate,
+            pass_rate_ci=list(ci) if ci else None,
             distribution=dict(sorted(self.distribution.items())),
             unscored_reasons=dict(sorted(self.unscored_reasons.items())),
         )

@@ -75,8 +75,9 @@ def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
     if kind in NUMERIC_FORMATS:
         return "numeric", None
     if kind == "statements":
-        raise InputError(f"judge {name!r} produces a statement list, not a verdict: agreement needs a yes/no, choice, "
-                         "score or pairwise judge")
+        raise InputError(
+            f"judge {name!r} produces a statement list, not a verdict: agreement needs a yes/no, choice, score or pairwise judge"
+        )
     values = [r.result.value for r in rows if r.result.scored]
     if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return "numeric", None
@@ -195,8 +196,9 @@ def _run_side(rows: Sequence[ResultRow], field: str) -> list[str | None]:
     return [None if field not in r.inputs else _key_str(r.inputs[field]) for r in rows]
 
 
-def join_labels(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], key: str | None = None
-                ) -> tuple[list[tuple[ResultRow, dict[str, Any]]], Join]:
+def join_labels(
+    rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], key: str | None = None
+) -> tuple[list[tuple[ResultRow, dict[str, Any]]], Join]:
     """Pair each result with its label row.
 
     key None: the labels' `id` column against row_id if it has one, else by position (label i ↔ row i).
@@ -220,10 +222,13 @@ def join_labels(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], key
         raise InputError(f"labels have no key column {col!r}; columns: {', '.join(columns)}")
     run_keys = _run_side(rows, field)
     if field not in ("row_id", "row_index") and all(k is None for k in run_keys):
-        raise InputError(f"results have no input variable {field!r}; use row_id, row_index or one of: "
-                         f"{', '.join(sorted({k for r in rows for k in r.inputs}))}")
-    label_keys = [str(i) if col is None else (None if _is_missing(lab.get(col)) else _key_str(lab.get(col)))
-                  for i, lab in enumerate(labels)]
+        raise InputError(
+            f"results have no input variable {field!r}; use row_id, row_index or one of: "
+            f"{', '.join(sorted({k for r in rows for k in r.inputs}))}"
+        )
+    label_keys = [
+        str(i) if col is None else (None if _is_missing(lab.get(col)) else _key_str(lab.get(col))) for i, lab in enumerate(labels)
+    ]
     how = "by position (label row i = data row i)" if col is None else f"labels[{col!r}] = results' {field}"
     index: dict[str, dict[str, Any]] = {}
     dups: list[str] = []
@@ -234,19 +239,28 @@ def join_labels(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], key
             dups.append(k)
         index[k] = lab
     if dups:
-        raise InputError(f"label key {col!r} is not unique: {len(dups)} duplicate(s), e.g. {dups[:3]}; choose a key "
-                         "column with one label per result (--key)")
+        raise InputError(
+            f"label key {col!r} is not unique: {len(dups)} duplicate(s), e.g. {dups[:3]}; choose a key "
+            "column with one label per result (--key)"
+        )
     pairs = [(r, index[k]) for r, k in zip(rows, run_keys, strict=True) if k is not None and k in index]
     matched_keys = {k for k in run_keys if k is not None and k in index}
-    info = Join(how=how, n_results=len(rows), n_labels=len(labels), n_matched=len(pairs),
-                unmatched_label_keys=[k for k in index if k not in matched_keys][:5],
-                unmatched_result_keys=[str(k) for k in run_keys if k is None or k not in index][:5])
+    info = Join(
+        how=how,
+        n_results=len(rows),
+        n_labels=len(labels),
+        n_matched=len(pairs),
+        unmatched_label_keys=[k for k in index if k not in matched_keys][:5],
+        unmatched_result_keys=[str(k) for k in run_keys if k is None or k not in index][:5],
+    )
     if not pairs:
         variables = sorted({k for r in rows for k in r.inputs})
-        raise InputError(f"labels do not join to the run: 0 of {len(rows)} results matched {len(labels)} labels "
-                         f"({how}); unmatched label keys e.g. {info.unmatched_label_keys}, result keys e.g. "
-                         f"{info.unmatched_result_keys}; pick the matching column with --key COL or --key COL=FIELD "
-                         f"(FIELD: row_id, row_index or an input variable: {', '.join(variables) or 'none'})")
+        raise InputError(
+            f"labels do not join to the run: 0 of {len(rows)} results matched {len(labels)} labels "
+            f"({how}); unmatched label keys e.g. {info.unmatched_label_keys}, result keys e.g. "
+            f"{info.unmatched_result_keys}; pick the matching column with --key COL or --key COL=FIELD "
+            f"(FIELD: row_id, row_index or an input variable: {', '.join(variables) or 'none'})"
+        )
     return pairs, info
 
 
@@ -300,8 +314,14 @@ def pick_judge(judges: Sequence[str], judge: str | None) -> str:
     return judges[0]
 
 
-def agree(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_column: str, judge: str | None = None,
-          key: str | None = None, max_disagreements: int = 200) -> AgreementReport:
+def agree(
+    rows: Sequence[ResultRow],
+    labels: Sequence[dict[str, Any]],
+    label_column: str,
+    judge: str | None = None,
+    key: str | None = None,
+    max_disagreements: int = 200,
+) -> AgreementReport:
     """Agreement of one judge's results with the label column of `labels`."""
     name = pick_judge(list(dict.fromkeys(r.judge for r in rows)), judge)
     rows = [r for r in rows if r.judge == name]
@@ -335,10 +355,19 @@ def agree(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_col
         shown = ", ".join(f"{v} ({c} row{'s' if c > 1 else ''})" for v, c in bad.most_common(5))
         if len(bad) > 5:
             shown += f" and {len(bad) - 5} more value(s)"
-        raise InputError(f"label column {label_column!r} has values judge {name!r} cannot produce: {shown}; it produces "
-                         f"{can}: map the labels to those values")
-    rep = AgreementReport(judge=name, kind=kind, label_column=label_column, join=join, n_used=len(used),
-                          n_unlabelled=n_unlabelled, n_unscored=n_unscored)
+        raise InputError(
+            f"label column {label_column!r} has values judge {name!r} cannot produce: {shown}; it produces "
+            f"{can}: map the labels to those values"
+        )
+    rep = AgreementReport(
+        judge=name,
+        kind=kind,
+        label_column=label_column,
+        join=join,
+        n_used=len(used),
+        n_unlabelled=n_unlabelled,
+        n_unscored=n_unscored,
+    )
     if not used:
         return rep
     y = [u[1] for u in used]
@@ -362,15 +391,24 @@ def agree(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_col
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
     rep.n_disagreements = len(worst)
-    rep.disagreements = [Disagreement(row_id=used[i][0].row_id, row_index=used[i][0].row_index, label=y[i],
-                                      judge_value=used[i][0].result.value, score=used[i][0].result.score,
-                                      rationale=used[i][0].result.rationale, inputs=used[i][0].inputs)
-                         for i in worst[:max_disagreements]]
+    rep.disagreements = [
+        Disagreement(
+            row_id=used[i][0].row_id,
+            row_index=used[i][0].row_index,
+            label=y[i],
+            judge_value=used[i][0].result.value,
+            score=used[i][0].result.score,
+            rationale=used[i][0].result.rationale,
+            inputs=used[i][0].inputs,
+        )
+        for i in worst[:max_disagreements]
+    ]
     return rep
 
 
-def agreements_for_run(run: Any, labels_path: str | Path, label_column: str, judges: Sequence[str] | None = None,
-                       key: str | None = None) -> tuple[list[AgreementReport], list[tuple[str, str]]]:
+def agreements_for_run(
+    run: Any, labels_path: str | Path, label_column: str, judges: Sequence[str] | None = None, key: str | None = None
+) -> tuple[list[AgreementReport], list[tuple[str, str]]]:
     """Agreement of several judges of a loaded run. Named judges must fit; unnamed ones that don't are skipped.
 
     Returns (reports, skipped as (judge, reason)); raises the first error when no judge fits.

@@ -198,8 +198,10 @@ class CSVDataset(Dataset):
         header = [h.strip() for h in first[1]]
         dup = sorted({h for h in header if header.count(h) > 1})
         if dup or "" in header:
-            raise InputError(f"{self.label}: header has {'duplicate columns ' + ', '.join(dup) if dup else 'an empty column name'}; "
-                             "give every column a unique name")
+            raise InputError(
+                f"{self.label}: header has {'duplicate columns ' + ', '.join(dup) if dup else 'an empty column name'}; "
+                "give every column a unique name"
+            )
         return header
 
     def _rows(self) -> Iterator[Row]:
@@ -210,11 +212,13 @@ class CSVDataset(Dataset):
             if rec is None:
                 yield Row(index, src, {}, f"{src}: {problem}")
             elif len(rec) > len(header):
-                err = (f"{src}: record has {len(rec)} fields, the header has {len(header)} "
-                       "(an unquoted comma?); quote cells that contain commas")
+                err = (
+                    f"{src}: record has {len(rec)} fields, the header has {len(header)} "
+                    "(an unquoted comma?); quote cells that contain commas"
+                )
                 yield Row(index, src, {}, err)
             else:
-                yield Row(index, src, dict(zip(header, rec, strict=False)), None, tuple(header[len(rec):]))
+                yield Row(index, src, dict(zip(header, rec, strict=False)), None, tuple(header[len(rec) :]))
 
     def _scan(self) -> None:
         recs = self._records()
@@ -362,9 +366,14 @@ def candidates(var: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def resolve_mapping(judge: str, required: Sequence[str], optional: Sequence[str], columns: Sequence[str],
-                    explicit: Mapping[str, ColumnSpec], aliases: Mapping[str, Sequence[str]] | None = None
-                    ) -> dict[str, ColumnSpec]:
+def resolve_mapping(
+    judge: str,
+    required: Sequence[str],
+    optional: Sequence[str],
+    columns: Sequence[str],
+    explicit: Mapping[str, ColumnSpec],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, ColumnSpec]:
     """{var: ColumnSpec} for one judge, or `InputError` listing the columns that exist.
 
     `aliases`: the judge's own alternative names per variable (tried before ours)."""
@@ -385,16 +394,19 @@ def resolve_mapping(judge: str, required: Sequence[str], optional: Sequence[str]
             out[var] = ColumnSpec(found)
         elif var in required:
             tried = "/".join(names)
-            raise InputError(f"judge {judge!r} needs {var!r} but the data has no {tried} column; "
-                             f"columns: {listing}; map one with --map {var}=COLUMN")
+            raise InputError(
+                f"judge {judge!r} needs {var!r} but the data has no {tried} column; "
+                f"columns: {listing}; map one with --map {var}=COLUMN"
+            )
     return out
 
 
 Problem = tuple[str, str]  # (unscored_reason, one-line message naming source, column and reason)
 
 
-def extract(row: Row, plan: Mapping[str, ColumnSpec], required: Sequence[str],
-            allow_empty: Sequence[str] = ()) -> tuple[dict[str, Any], Problem | None]:
+def extract(
+    row: Row, plan: Mapping[str, ColumnSpec], required: Sequence[str], allow_empty: Sequence[str] = ()
+) -> tuple[dict[str, Any], Problem | None]:
     """Judge variables for one row, or a problem: bad_row, missing_value, empty_value or wrong_type.
 
     Variables in `allow_empty` take an empty string as a value."""
@@ -427,7 +439,7 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
     if _is_empty(value):
         return None, "empty"
     if kind == "json":  # structured values (an agent trace, a dict of context fields) pass through as they are;
-        if isinstance(value, str) and value.lstrip()[:1] in ('{', '[', '"'):  # a CSV cell holding JSON is parsed
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "[", '"'):  # a CSV cell holding JSON is parsed
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as e:
@@ -439,7 +451,7 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            return None, "the mapping says list but the cell is not a JSON list; write it as [\"...\", \"...\"]"
+            return None, 'the mapping says list but the cell is not a JSON list; write it as ["...", "..."]'
         if not isinstance(value, list):
             return None, f"the mapping says list but the cell holds {_type_name(value)}; write it as a JSON list"
         if not value:

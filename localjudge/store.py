@@ -31,7 +31,9 @@ from .errors import InputError, StorageError
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
-    ("001_initial", """
+    (
+        "001_initial",
+        """
         CREATE TABLE runs (
             run_id TEXT PRIMARY KEY,
             created TEXT NOT NULL,
@@ -59,7 +61,8 @@ MIGRATIONS: list[tuple[str, str]] = [
             result TEXT NOT NULL,
             created TEXT NOT NULL
         );
-    """),
+    """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -73,8 +76,10 @@ def storage_error(path: str | Path, e: BaseException) -> StorageError | None:
     code = getattr(e, "sqlite_errorcode", None)
     if not isinstance(e, sqlite3.Error) or code is None or code & 0xFF not in _STORAGE_CODES:
         return None
-    return StorageError(f"cannot write the store {str(path)!r} ({e}); free disk space or make its directory writable, "
-                        "then run the same command again to resume")
+    return StorageError(
+        f"cannot write the store {str(path)!r} ({e}); free disk space or make its directory writable, "
+        "then run the same command again to resume"
+    )
 
 
 def _now() -> str:
@@ -182,8 +187,9 @@ class Store:
         """Register a run and return its id (default `YYYYmmdd-HHMMSS-` + 6 hex digits); an existing id is kept
         as it is, metadata included."""
         run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        self._write("INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)",
-                    (run_id, _now(), json.dumps(meta or {})))
+        self._write(
+            "INSERT OR IGNORE INTO runs (run_id, created, meta) VALUES (?, ?, ?)", (run_id, _now(), json.dumps(meta or {}))
+        )
         return run_id
 
     def run_for_dir(self) -> str:
@@ -218,17 +224,34 @@ class Store:
                      cache_key = excluded.cache_key, record = excluded.record, result = excluded.result,
                      error = excluded.error, scored = excluded.scored, passed = excluded.passed,
                      updated = excluded.updated""",
-                (row.run_id, row.row_index, row.judge, row.row_id, row.source, json.dumps(row.inputs, ensure_ascii=False),
-                 row.cache_key, record_json, result_json, row.error, int(res.scored),
-                 None if res.passed is None else int(res.passed), _now()))
+                (
+                    row.run_id,
+                    row.row_index,
+                    row.judge,
+                    row.row_id,
+                    row.source,
+                    json.dumps(row.inputs, ensure_ascii=False),
+                    row.cache_key,
+                    record_json,
+                    result_json,
+                    row.error,
+                    int(res.scored),
+                    None if res.passed is None else int(res.passed),
+                    _now(),
+                ),
+            )
             if cache and row.cache_key and record_json:
-                self.conn.execute("INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
-                                  (row.cache_key, record_json, result_json, _now()))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
+                    (row.cache_key, record_json, result_json, _now()),
+                )
 
     def cell(self, run_id: str, row_index: int, judge: str) -> tuple[str | None, bool, bool | None] | None:
         """(cache_key, scored, passed) of a stored cell, or None when the cell has no result."""
-        r = self.conn.execute("SELECT cache_key, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
-                              (run_id, row_index, judge)).fetchone()
+        r = self.conn.execute(
+            "SELECT cache_key, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
+            (run_id, row_index, judge),
+        ).fetchone()
         if r is None:
             return None
         return r[0], bool(r[1]), None if r[2] is None else bool(r[2])
@@ -268,11 +291,24 @@ class Store:
             args += list(judges)
         cur = self.conn.execute(
             "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results"
-            + where + " ORDER BY " + order, args)
+            + where
+            + " ORDER BY "
+            + order,
+            args,
+        )
         for r in cur:
-            yield ResultRow(run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=json.loads(r[5]),
-                            cache_key=r[6], record=Record.model_validate_json(r[7]) if r[7] else None,
-                            result=JudgeResult.model_validate_json(r[8]), error=r[9])
+            yield ResultRow(
+                run_id=r[0],
+                row_index=r[1],
+                judge=r[2],
+                row_id=r[3],
+                source=r[4],
+                inputs=json.loads(r[5]),
+                cache_key=r[6],
+                record=Record.model_validate_json(r[7]) if r[7] else None,
+                result=JudgeResult.model_validate_json(r[8]),
+                error=r[9],
+            )
 
     def integrity_ok(self) -> bool:
         """Whether SQLite's `PRAGMA integrity_check` finds the file sound."""

@@ -30,8 +30,11 @@ JUDGES = {  # judge -> variables taken from a workload row
     "correctness": lambda r: {"input": r["input"], "output": r["output"], "ground_truth": r["expected"]},
     "relevance_to_query": lambda r: {"input": r["input"], "output": r["output"]},
 }
-SCHEMA = {"type": "object", "properties": {"rationale": {"type": "string"}, "result": {"type": "string", "enum": ["yes", "no"]}},
-          "required": ["rationale", "result"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"rationale": {"type": "string"}, "result": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["rationale", "result"],
+}
 MAX_TOKENS = 256  # what a careful user gives an unconstrained-length rationale
 
 
@@ -63,8 +66,9 @@ def _llama():
     from localjudge.engine.llama import default_threads
     from localjudge.models import resolve_model
 
-    return Llama(resolve_model(None).path, n_ctx=4096, n_threads=default_threads(), n_threads_batch=default_threads(),
-                 verbose=False)
+    return Llama(
+        resolve_model(None).path, n_ctx=4096, n_threads=default_threads(), n_threads_batch=default_threads(), verbose=False
+    )
 
 
 def _valid(text: str) -> bool:
@@ -79,6 +83,7 @@ def _valid(text: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- contenders
+
 
 def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
     if mode == "speeds":  # raw prompt-processing and generation speed of llama.cpp on this machine
@@ -116,15 +121,29 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         else:  # the batch runner, as a user runs it
             data = [json.loads(x) for x in DATA.read_text().splitlines() if x.strip()][:rows]
             with tempfile.TemporaryDirectory() as out:
-                run = evaluate(data, list(JUDGES), engine=eng, out=out,
-                               options=DecodeOptions(fast=(mode == "localjudge_fast")))
+                run = evaluate(data, list(JUDGES), engine=eng, out=out, options=DecodeOptions(fast=(mode == "localjudge_fast")))
                 res = [row.result for row in run.results]
         wall = time.perf_counter() - t0
-        res = [{"valid": r.scored, "out": r.usage.output_tokens, "prompt": r.usage.prompt_tokens,
-                "cached": r.usage.cached_prompt_tokens, "decode_ms": r.timings.decode_ms} for r in res]
-        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
-                "prompt_tokens": sum(x["prompt"] for x in res), "cached_tokens": sum(x["cached"] for x in res),
-                "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+        res = [
+            {
+                "valid": r.scored,
+                "out": r.usage.output_tokens,
+                "prompt": r.usage.prompt_tokens,
+                "cached": r.usage.cached_prompt_tokens,
+                "decode_ms": r.timings.decode_ms,
+            }
+            for r in res
+        ]
+        return {
+            "n": len(res),
+            "wall_s": wall,
+            "valid": sum(x["valid"] for x in res),
+            "out_tokens": sum(x["out"] for x in res),
+            "prompt_tokens": sum(x["prompt"] for x in res),
+            "cached_tokens": sum(x["cached"] for x in res),
+            "decode_ms": sum(x["decode_ms"] for x in res),
+            "rss_mb": peak_rss_mb(),
+        }
     if mode in ("engine_free_tokens", "engine_nojump_tokens"):  # our loop without the mask / without jump-forward
         from localjudge.engine import DecodeOptions
         from localjudge.engine.llama import LlamaEngine
@@ -138,8 +157,13 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             free = mode == "engine_free_tokens"
             g = eng.generate(msgs, YesNoJSON(), DecodeOptions(constrained=not free, max_tokens=64 if free else None))
             res.append({"valid": _valid(g.text), "out": g.n_output_tokens, "decode_ms": g.decode_ms})
-        return {"n": len(res), "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
-                "decode_ms": sum(x["decode_ms"] for x in res), "rss_mb": peak_rss_mb()}
+        return {
+            "n": len(res),
+            "valid": sum(x["valid"] for x in res),
+            "out_tokens": sum(x["out"] for x in res),
+            "decode_ms": sum(x["decode_ms"] for x in res),
+            "rss_mb": peak_rss_mb(),
+        }
     if mode in ("batch_p1", "batch_p4"):  # the batch runner one row at a time vs 4 rows side by side
         import tempfile
 
@@ -164,7 +188,7 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         rows = [json.loads(x) for x in (ROOT / "scripts" / "data" / "truthfulqa_labelled_300.jsonl").read_text().splitlines()]
         same = n = 0
         diffs = []
-        for r in [r for r in rows if r["question"].strip() and r["answer"].strip()][:rows_limit(rows)]:
+        for r in [r for r in rows if r["question"].strip() and r["answer"].strip()][: rows_limit(rows)]:
             v = {"input": r["question"], "output": r["answer"]}
             warm = j.evaluate(eng, **v)
             eng.reset()
@@ -182,7 +206,7 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         grammar = None if mode == "raw_tokens" else LlamaGrammar.from_json_schema(json.dumps(SCHEMA), verbose=False)
         res = []
         t0 = time.perf_counter()
-        for _, text, _ in (items if mode == "gbnf" else items[:n_tokens_prompts]):
+        for _, text, _ in items if mode == "gbnf" else items[:n_tokens_prompts]:
             t1 = time.perf_counter()
             if mode != "gbnf":  # per-token figures: measure the prompt alone first, on a cold cache
                 llm.reset()
@@ -190,16 +214,27 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
                 t_prompt = time.perf_counter() - t1
                 llm.reset()
                 t1 = time.perf_counter()
-            out = llm.create_completion(text, max_tokens=MAX_TOKENS if mode == "gbnf" else 64, temperature=0,
-                                        grammar=grammar)
+            out = llm.create_completion(text, max_tokens=MAX_TOKENS if mode == "gbnf" else 64, temperature=0, grammar=grammar)
             dt = time.perf_counter() - t1
             n_out = out["usage"]["completion_tokens"]
-            res.append({"valid": _valid(out["choices"][0]["text"]), "out": n_out, "prompt": out["usage"]["prompt_tokens"],
-                        "decode_ms": (dt - (t_prompt if mode != "gbnf" else 0)) * 1000})
+            res.append(
+                {
+                    "valid": _valid(out["choices"][0]["text"]),
+                    "out": n_out,
+                    "prompt": out["usage"]["prompt_tokens"],
+                    "decode_ms": (dt - (t_prompt if mode != "gbnf" else 0)) * 1000,
+                }
+            )
         wall = time.perf_counter() - t0
-        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
-                "prompt_tokens": sum(x["prompt"] for x in res), "decode_ms": sum(x["decode_ms"] for x in res),
-                "rss_mb": peak_rss_mb()}
+        return {
+            "n": len(res),
+            "wall_s": wall,
+            "valid": sum(x["valid"] for x in res),
+            "out_tokens": sum(x["out"] for x in res),
+            "prompt_tokens": sum(x["prompt"] for x in res),
+            "decode_ms": sum(x["decode_ms"] for x in res),
+            "rss_mb": peak_rss_mb(),
+        }
     if mode in ("outlines", "outlines_tokens"):
         import outlines
         from outlines.types import JsonSchema
@@ -211,7 +246,7 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         model("Hi", out_type, max_tokens=4)  # warm-up: index compile and numba JIT are not per-row costs
         res = []
         t0 = time.perf_counter()
-        for _, text, _ in (items if mode == "outlines" else items[:n_tokens_prompts]):
+        for _, text, _ in items if mode == "outlines" else items[:n_tokens_prompts]:
             t1 = time.perf_counter()
             if mode != "outlines":  # per-token figures: the prompt alone first, then the call on a cold cache
                 llm.reset()
@@ -222,12 +257,24 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             txt = model(text, out_type, max_tokens=MAX_TOKENS if mode == "outlines" else 64, temperature=0.0)
             dt = time.perf_counter() - t1
             n_out = len(llm.tokenize(txt.encode(), add_bos=False, special=False))
-            res.append({"valid": _valid(txt), "out": n_out, "decode_ms": (dt - (t_prompt if mode != "outlines" else 0)) * 1000,
-                        "prompt": len(llm.tokenize(text.encode(), special=True))})
+            res.append(
+                {
+                    "valid": _valid(txt),
+                    "out": n_out,
+                    "decode_ms": (dt - (t_prompt if mode != "outlines" else 0)) * 1000,
+                    "prompt": len(llm.tokenize(text.encode(), special=True)),
+                }
+            )
         wall = time.perf_counter() - t0
-        return {"n": len(res), "wall_s": wall, "valid": sum(x["valid"] for x in res), "out_tokens": sum(x["out"] for x in res),
-                "prompt_tokens": sum(x["prompt"] for x in res), "decode_ms": sum(x["decode_ms"] for x in res),
-                "rss_mb": peak_rss_mb()}
+        return {
+            "n": len(res),
+            "wall_s": wall,
+            "valid": sum(x["valid"] for x in res),
+            "out_tokens": sum(x["out"] for x in res),
+            "prompt_tokens": sum(x["prompt"] for x in res),
+            "decode_ms": sum(x["decode_ms"] for x in res),
+            "rss_mb": peak_rss_mb(),
+        }
     raise SystemExit(f"unknown mode {mode}")
 
 
@@ -239,8 +286,9 @@ def rows_limit(rows: list) -> int:
 
 
 def sub(mode: str, rows: int, n: int) -> dict:
-    r = subprocess.run([sys.executable, __file__, "_run", mode, "--rows", str(rows), "--n", str(n)],
-                       capture_output=True, text=True, timeout=7200)
+    r = subprocess.run(
+        [sys.executable, __file__, "_run", mode, "--rows", str(rows), "--n", str(n)], capture_output=True, text=True, timeout=7200
+    )
     if r.returncode != 0:
         return {"error": r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"}
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -249,8 +297,22 @@ def sub(mode: str, rows: int, n: int) -> dict:
 def cold_cli(home: str) -> float:
     env = {**os.environ, "LOCALJUDGE_HOME": home}
     t = time.perf_counter()
-    r = subprocess.run([str(Path(sys.executable).parent / "localjudge"), "judge", "correctness", "--field", "input=What is 2+2?",
-                        "--field", "output=4", "--field", "ground_truth=4"], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "localjudge"),
+            "judge",
+            "correctness",
+            "--field",
+            "input=What is 2+2?",
+            "--field",
+            "output=4",
+            "--field",
+            "ground_truth=4",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     dt = time.perf_counter() - t
     if r.returncode not in (0, 1):
         raise SystemExit(f"CLI failed: {r.stderr}")
@@ -264,11 +326,14 @@ def section_tokens(n: int) -> None:
     print("| path | ms/token | ratio to raw | valid JSON verdicts |")
     print("|---|---|---|---|")
     rows = {}
-    for mode, label in (("raw_tokens", "llama.cpp raw (no constraint)"), ("gbnf_tokens", "llama-cpp-python GBNF JSON schema"),
-                        ("outlines_tokens", "outlines from_llamacpp (stock)"),
-                        ("engine_free_tokens", "localjudge loop, no constraint"),
-                        ("engine_nojump_tokens", "localjudge engine, constraint, jump-forward off"),
-                        ("localjudge_tokens", "localjudge engine (constraint + jump-forward)")):
+    for mode, label in (
+        ("raw_tokens", "llama.cpp raw (no constraint)"),
+        ("gbnf_tokens", "llama-cpp-python GBNF JSON schema"),
+        ("outlines_tokens", "outlines from_llamacpp (stock)"),
+        ("engine_free_tokens", "localjudge loop, no constraint"),
+        ("engine_nojump_tokens", "localjudge engine, constraint, jump-forward off"),
+        ("localjudge_tokens", "localjudge engine (constraint + jump-forward)"),
+    ):
         rows[mode] = (label, sub(mode, 0, n))
     raw = rows["raw_tokens"][1]
     raw_ms = raw["decode_ms"] / max(raw["out_tokens"], 1)
@@ -280,8 +345,10 @@ def section_tokens(n: int) -> None:
         print(f"| {label} | {ms:.2f} | {ms / raw_ms:.2f} | {r['valid']}/{r['n']} |")
     with tempfile.TemporaryDirectory() as cold, tempfile.TemporaryDirectory() as warm:
         cold_cli(warm)
-        print(f"\ncold CLI start to first verdict: {cold_cli(cold):.2f} s with an empty cache (index compiled), "
-              f"{cold_cli(warm):.2f} s with the compiled index cached on disk\n")
+        print(
+            f"\ncold CLI start to first verdict: {cold_cli(cold):.2f} s with an empty cache (index compiled), "
+            f"{cold_cli(warm):.2f} s with the compiled index cached on disk\n"
+        )
 
 
 def section_reuse() -> None:
@@ -303,15 +370,19 @@ def section_batching(rows: int) -> None:
     same_text = sum(a[k][2] == b[k][2] for k in a)
     same_value = sum(a[k][3] == b[k][3] for k in a)
     print(f"\n## Batching vs one at a time ({rows} TruthfulQA rows x relevance_to_query + safety = {len(a)} judgements)\n")
-    print(f"one at a time: {p1['wall_s']:.0f} s; --parallel 4: {p4['wall_s']:.0f} s ({p1['wall_s'] / p4['wall_s']:.2f}x); "
-          f"byte-identical outputs {same_text}/{len(a)}, same verdicts {same_value}/{len(a)}")
+    print(
+        f"one at a time: {p1['wall_s']:.0f} s; --parallel 4: {p4['wall_s']:.0f} s ({p1['wall_s'] / p4['wall_s']:.2f}x); "
+        f"byte-identical outputs {same_text}/{len(a)}, same verdicts {same_value}/{len(a)}"
+    )
 
 
 def section_workload(rows: int) -> None:
     n = rows * len(JUDGES)
     print(f"## Workload: {rows} CoQA RAG rows x {len(JUDGES)} judges = {n} judgements (default model)\n")
-    res = {m: sub(m, rows, 0) for m in ("speeds", "gbnf", "outlines", "localjudge", "localjudge_fast", "localjudge_noreuse",
-                                         "localjudge_p4")}
+    res = {
+        m: sub(m, rows, 0)
+        for m in ("speeds", "gbnf", "outlines", "localjudge", "localjudge_fast", "localjudge_noreuse", "localjudge_p4")
+    }
     sp, lj = res["speeds"], res["localjudge"]
     if "error" in sp or "error" in lj:
         print("error:", sp.get("error") or lj.get("error"))
@@ -321,26 +392,36 @@ def section_workload(rows: int) -> None:
     print(f"measured: prompt processing {sp['pp_tok_s']:.0f} tok/s, generation {sp['gen_ms_per_tok']:.1f} ms/token\n")
     print("| mode | rows/min | ratio to raw bound | valid typed verdicts | mean output tokens | peak RSS MB |")
     print("|---|---|---|---|---|---|")
-    print(f"| 1. raw llama.cpp bound (no reuse, localjudge's token counts) | {bound_rpm:.1f} | 1.00 | - | "
-          f"{lj['out_tokens'] / n:.1f} | - |")
-    for m, label in (("gbnf", "2. llama-cpp-python + GBNF, one call per row"), ("outlines", "3. outlines from_llamacpp, one call per row"),
-                     ("localjudge", "4. localjudge default (batch runner)"), ("localjudge_fast", "5. localjudge fast verdict mode"),
-                     ("localjudge_noreuse", "localjudge default, prefix reuse off (no shared prefix)"),
-                     ("localjudge_p4", "localjudge default, --parallel 4 (4 rows decoded per batch)")):
+    print(
+        f"| 1. raw llama.cpp bound (no reuse, localjudge's token counts) | {bound_rpm:.1f} | 1.00 | - | "
+        f"{lj['out_tokens'] / n:.1f} | - |"
+    )
+    for m, label in (
+        ("gbnf", "2. llama-cpp-python + GBNF, one call per row"),
+        ("outlines", "3. outlines from_llamacpp, one call per row"),
+        ("localjudge", "4. localjudge default (batch runner)"),
+        ("localjudge_fast", "5. localjudge fast verdict mode"),
+        ("localjudge_noreuse", "localjudge default, prefix reuse off (no shared prefix)"),
+        ("localjudge_p4", "localjudge default, --parallel 4 (4 rows decoded per batch)"),
+    ):
         r = res[m]
         if "error" in r:
             print(f"| {label} | error: {r['error']} | | | | |")
             continue
         rpm = r["n"] / r["wall_s"] * 60
-        print(f"| {label} | {rpm:.1f} | {rpm / bound_rpm:.2f} | {100 * r['valid'] / r['n']:.0f}% | "
-              f"{r['out_tokens'] / r['n']:.1f} | {r['rss_mb']:.0f} |")
+        print(
+            f"| {label} | {rpm:.1f} | {rpm / bound_rpm:.2f} | {100 * r['valid'] / r['n']:.0f}% | "
+            f"{r['out_tokens'] / r['n']:.1f} | {r['rss_mb']:.0f} |"
+        )
     if "error" not in res["gbnf"] and "error" not in res["outlines"]:
         g = res["gbnf"]["n"] / res["gbnf"]["wall_s"]
         o = res["outlines"]["n"] / res["outlines"]["wall_s"]
         j = lj["n"] / lj["wall_s"]
         f = res["localjudge_fast"]["n"] / res["localjudge_fast"]["wall_s"] if "error" not in res["localjudge_fast"] else 0
-        print(f"\nlocaljudge / GBNF = {j / g:.2f}x, localjudge / outlines = {j / o:.2f}x, fast / GBNF = {f / g:.2f}x; "
-              f"prompt tokens reused from the KV cache: {lj['cached_tokens']}/{lj['prompt_tokens']}")
+        print(
+            f"\nlocaljudge / GBNF = {j / g:.2f}x, localjudge / outlines = {j / o:.2f}x, fast / GBNF = {f / g:.2f}x; "
+            f"prompt tokens reused from the KV cache: {lj['cached_tokens']}/{lj['prompt_tokens']}"
+        )
 
 
 def main() -> None:

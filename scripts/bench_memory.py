@@ -25,13 +25,18 @@ from pathlib import Path
 def make_data(path: Path, n: int) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
-            f.write(json.dumps({
-                "id": f"row-{i}",
-                "question": f"Question {i}: what does passage {i % 97} say about topic {i % 13}? " + "detail " * 20,
-                "answer": f"Answer {i}: " + "it says something specific and long enough to matter. " * 5,
-                "ground_truth": f"Reference {i}: " + "the expected answer in a few sentences. " * 4,
-                "context": [f"Passage {i}.{k}: " + "retrieved text about the topic, " * 12 for k in range(3)],
-            }) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"row-{i}",
+                        "question": f"Question {i}: what does passage {i % 97} say about topic {i % 13}? " + "detail " * 20,
+                        "answer": f"Answer {i}: " + "it says something specific and long enough to matter. " * 5,
+                        "ground_truth": f"Reference {i}: " + "the expected answer in a few sentences. " * 4,
+                        "context": [f"Passage {i}.{k}: " + "retrieved text about the topic, " * 12 for k in range(3)],
+                    }
+                )
+                + "\n"
+            )
 
 
 def child(data: str, out: str) -> None:
@@ -52,16 +57,23 @@ def measure(n: int, workdir: Path) -> dict:
     data, out = workdir / f"data_{n}.jsonl", workdir / f"run_{n}"
     make_data(data, n)
     env = {**os.environ, "LOCALJUDGE_HOME": str(workdir / "home")}
-    proc = subprocess.Popen([sys.executable, __file__, "--child", str(data), str(out)], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", str(data), str(out)], stdout=subprocess.PIPE, env=env, text=True
+    )
     assert proc.stdout is not None
     text = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
         raise SystemExit(f"child for {n} rows failed with status {status}")
     res = json.loads(text.strip().splitlines()[-1])
-    return {"rows": n, "data_mb": round(data.stat().st_size / 2**20, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "seconds": round(res["seconds"], 1), "rows_per_s": round(n / res["seconds"], 1),
-            "store_mb": round((out / "results.sqlite").stat().st_size / 2**20, 1)}
+    return {
+        "rows": n,
+        "data_mb": round(data.stat().st_size / 2**20, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "seconds": round(res["seconds"], 1),
+        "rows_per_s": round(n / res["seconds"], 1),
+        "store_mb": round((out / "results.sqlite").stat().st_size / 2**20, 1),
+    }
 
 
 def main() -> None:
@@ -77,8 +89,11 @@ def main() -> None:
         for n in args.sizes:
             r = measure(n, Path(tmp))
             rows.append(r)
-            print(f"{r['rows']:>7} rows  data {r['data_mb']:>6} MB  peak RSS {r['peak_rss_mb']:>6} MB  "
-                  f"{r['seconds']:>7} s  {r['rows_per_s']:>6} rows/s  store {r['store_mb']} MB", flush=True)
+            print(
+                f"{r['rows']:>7} rows  data {r['data_mb']:>6} MB  peak RSS {r['peak_rss_mb']:>6} MB  "
+                f"{r['seconds']:>7} s  {r['rows_per_s']:>6} rows/s  store {r['store_mb']} MB",
+                flush=True,
+            )
     print(json.dumps(rows, indent=2))
 
 

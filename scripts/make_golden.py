@@ -130,19 +130,32 @@ def format_args_string(grading_context_columns: list[str], row: dict[str, Any]) 
 
 
 # From mlflow/metrics/genai/prompts/v1.py EvaluationModel.to_dict + genai_metric.py eval_fn (Apache-2.0).
-def v1_prompt(template: PromptTemplate, name: str, definition: str, grading_prompt: str, examples: list, columns: list[str],
-              include_input: bool, row: dict[str, Any]) -> str:
+def v1_prompt(
+    template: PromptTemplate,
+    name: str,
+    definition: str,
+    grading_prompt: str,
+    examples: list,
+    columns: list[str],
+    include_input: bool,
+    row: dict[str, Any],
+) -> str:
     if not include_input:
-        examples = [EvaluationExample(output=e.output, score=e.score, justification=e.justification,
-                                      grading_context=e.grading_context) for e in examples]
+        examples = [
+            EvaluationExample(output=e.output, score=e.score, justification=e.justification, grading_context=e.grading_context)
+            for e in examples
+        ]
     examples_str = "" if not examples else "Examples:\n" + "\n".join(map(str, examples))
     eval_prompt = template.partial_fill(name=name, definition=definition, grading_prompt=grading_prompt, examples=examples_str)
-    return eval_prompt.format(input=row.get("input") if include_input else None, output=row["output"],
-                              grading_context_columns=format_args_string(columns, row))
+    return eval_prompt.format(
+        input=row.get("input") if include_input else None,
+        output=row["output"],
+        grading_context_columns=format_args_string(columns, row),
+    )
 
 
 # MLflow v1.py few-shot examples that the MLflow source text elides (verbatim, Apache-2.0).
-V1_EXAMPLES = '''
+V1_EXAMPLES = """
 FAITHFULNESS = dict(
     example_score_2=EvaluationExample(
         input="How is MLflow related to Databricks?",
@@ -290,7 +303,7 @@ RELEVANCE = dict(
         },
     ),
 )
-'''
+"""
 
 # autoevals templates/factuality.yaml `prompt` (verbatim, MIT, Copyright (c) 2023 BrainTrust Data).
 FACTUALITY_YAML_PROMPT = """You are comparing a submitted answer to an expert answer on a given question. Here is the data:
@@ -317,13 +330,15 @@ FACTUALITY_SUFFIX = """
 
 Answer in JSON only: first your reasoning, step by step, then the letter of the one option that applies.
 {"rationale": "...", "result": "A|B|C|D|E"}"""
-ADVANCED_HUMAN = ("Evaluate the LLM's answer to the question below.\n\n<question>{question}</question>\n\n"
-                  "<answer>{answer}</answer>\n\n<context>{context}</context>\n\n{context_type}")
+ADVANCED_HUMAN = (
+    "Evaluate the LLM's answer to the question below.\n\n<question>{question}</question>\n\n"
+    "<answer>{answer}</answer>\n\n<context>{context}</context>\n\n{context_type}"
+)
 ADVANCED_CHOICES = {
     "reference": "The provided context is reference material: treat it as authoritative. Any inconsistencies or "
-                 "omissions in the LLM's answer should lower accuracy and context precision.",
+    "omissions in the LLM's answer should lower accuracy and context precision.",
     "supplementary": "The provided context is supplementary information: some flexibility is allowed. However, "
-                     "significant misinterpretations or key omissions still result in point deductions.",
+    "significant misinterpretations or key omissions still result in point deductions.",
 }
 
 # ------------------------------------------------------------------------------------- fixed inputs
@@ -338,12 +353,21 @@ MLT = "MLflow is an open-source platform, developed by Databricks, for managing 
 def seed_namespace(seeds: Path) -> dict[str, Any]:
     """Seed 000's Python blocks exec'd, with the few names they assume supplied."""
     text = (seeds / "000_ad59c3e73b620131.txt").read_text()
-    ns: dict[str, Any] = {"PromptTemplate": PromptTemplate, "dataclass": dataclass, "EvaluationExample": EvaluationExample,
-                          "default_parameters": {}, "default_model": ""}
+    ns: dict[str, Any] = {
+        "PromptTemplate": PromptTemplate,
+        "dataclass": dataclass,
+        "EvaluationExample": EvaluationExample,
+        "default_parameters": {},
+        "default_model": "",
+    }
     extra: dict[str, Any] = {"EvaluationExample": EvaluationExample}
     exec(V1_EXAMPLES, extra)
-    per_class = {"FaithfulnessMetric": extra["FAITHFULNESS"], "AnswerCorrectnessMetric": extra["ANSWER_CORRECTNESS"],
-                 "AnswerRelevanceMetric": extra["ANSWER_RELEVANCE"], "RelevanceMetric": extra["RELEVANCE"]}
+    per_class = {
+        "FaithfulnessMetric": extra["FAITHFULNESS"],
+        "AnswerCorrectnessMetric": extra["ANSWER_CORRECTNESS"],
+        "AnswerRelevanceMetric": extra["ANSWER_RELEVANCE"],
+        "RelevanceMetric": extra["RELEVANCE"],
+    }
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         m = re.match(r"@dataclass\nclass (\w+)", block)
         if m:
@@ -359,15 +383,24 @@ def seed_namespace(seeds: Path) -> dict[str, Any]:
 def mlflow_cases(ns: dict[str, Any]) -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
 
-    def add(case: str, judge: str, variables: dict[str, Any], messages: list[tuple[str, str]] | list[list[tuple[str, str]]],
-            call: str = "render", **extra: Any) -> None:
+    def add(
+        case: str,
+        judge: str,
+        variables: dict[str, Any],
+        messages: list[tuple[str, str]] | list[list[tuple[str, str]]],
+        call: str = "render",
+        **extra: Any,
+    ) -> None:
         cases.append({"case": case, "judge": judge, "variables": variables, "call": call, "messages": messages, **extra})
 
     # correctness.py get_prompt: expected_response, or expected_facts -> "\n- " list + suffix
     p = format_prompt(ns["CORRECTNESS_PROMPT"], input=Q, output=A, ground_truth="Paris is the capital of France.")
     add("correctness", "correctness", {"input": Q, "output": A, "ground_truth": "Paris is the capital of France."}, [("user", p)])
     facts = ["Paris is the capital of France.", "Paris lies on the Seine."]
-    p = format_prompt(ns["CORRECTNESS_PROMPT"], input=Q, output=A, ground_truth="\n- ".join([""] + facts)) + ns["CORRECTNESS_PROMPT_SUFFIX"]
+    p = (
+        format_prompt(ns["CORRECTNESS_PROMPT"], input=Q, output=A, ground_truth="\n- ".join([""] + facts))
+        + ns["CORRECTNESS_PROMPT_SUFFIX"]
+    )
     add("correctness__facts", "correctness", {"input": Q, "output": A, "ground_truth": facts}, [("user", p)])
     p = format_prompt(ns["GROUNDEDNESS_PROMPT"], input=Q, output=A, retrieval_context=str(CTX))
     add("groundedness", "groundedness", {"input": Q, "output": A, "retrieval_context": CTX}, [("user", p)])
@@ -388,21 +421,38 @@ def mlflow_cases(ns: dict[str, Any]) -> list[dict[str, Any]]:
     g = ["The response must be in English.", "The response must name the city."]
     guidelines = "\n".join(f"<guideline>{x}</guideline>" for x in g)
     gctx = {"request": Q, "response": A}
-    p = format_prompt(ns["GUIDELINES_PROMPT"], guidelines=guidelines,
-                      guidelines_context="\n".join(f"<{k}>{v}</{k}>" for k, v in gctx.items()))
+    p = format_prompt(
+        ns["GUIDELINES_PROMPT"], guidelines=guidelines, guidelines_context="\n".join(f"<{k}>{v}</{k}>" for k, v in gctx.items())
+    )
     add("guidelines", "guidelines", {"guidelines": g, "input": Q, "output": A}, [("user", p)])
     one = {"tool_call_result": "{'country': 'France', 'capital': 'Paris'}", "retrieved_context": CTX}
-    p = format_prompt(ns["GUIDELINES_PROMPT"], guidelines="<guideline>The response must be in English.</guideline>",
-                      guidelines_context="\n".join(f"<{k}>{v}</{k}>" for k, v in one.items()))
-    add("guidelines__context", "guidelines", {"guidelines": "The response must be in English.", "guidelines_context": one},
-        [("user", p)])
+    p = format_prompt(
+        ns["GUIDELINES_PROMPT"],
+        guidelines="<guideline>The response must be in English.</guideline>",
+        guidelines_context="\n".join(f"<{k}>{v}</{k}>" for k, v in one.items()),
+    )
+    add(
+        "guidelines__context",
+        "guidelines",
+        {"guidelines": "The response must be in English.", "guidelines_context": one},
+        [("user", p)],
+    )
     # context_sufficiency.py: expected facts -> "  " + "\n    - ".join([""] + facts).strip()
     p = format_prompt(ns["CONTEXT_SUFFICIENCY_PROMPT"], input=Q, ground_truth="Paris", retrieval_context=str(CTX))
-    add("context_sufficiency", "context_sufficiency", {"input": Q, "ground_truth": "Paris", "retrieval_context": CTX}, [("user", p)])
+    add(
+        "context_sufficiency",
+        "context_sufficiency",
+        {"input": Q, "ground_truth": "Paris", "retrieval_context": CTX},
+        [("user", p)],
+    )
     rendered = "\n    - ".join([""] + facts)
     p = format_prompt(ns["CONTEXT_SUFFICIENCY_PROMPT"], input=Q, ground_truth=f"  {rendered.strip()}", retrieval_context=str(CTX))
-    add("context_sufficiency__facts", "context_sufficiency", {"input": Q, "ground_truth": facts, "retrieval_context": CTX},
-        [("user", p)])
+    add(
+        "context_sufficiency__facts",
+        "context_sufficiency",
+        {"input": Q, "ground_truth": facts, "retrieval_context": CTX},
+        [("user", p)],
+    )
     p = format_prompt(ns["EQUIVALENCE_PROMPT"], output=A, expected_output="Paris is the capital of France.")
     add("equivalence", "equivalence", {"output": A, "expected_output": "Paris is the capital of France."}, [("user", p)])
 
@@ -420,51 +470,82 @@ def mlflow_cases(ns: dict[str, Any]) -> list[dict[str, Any]]:
         add(judge, judge, row, [("user", p)])
 
     # make_genai_metric-style metric, both modes (without input: MLflow drops the examples' input too)
-    metric = {"name": "conciseness", "definition": "Conciseness is how briefly the output answers.",
-              "grading_prompt": "Conciseness: Below are the details for different scores:\n- Score 1: rambling.\n- Score 5: terse.",
-              "grading_context_columns": ["targets"],
-              "examples": [{"input": MLQ, "output": MLA, "score": 4, "justification": "Short and complete.",
-                            "grading_context": {"targets": MLT}}]}
+    metric = {
+        "name": "conciseness",
+        "definition": "Conciseness is how briefly the output answers.",
+        "grading_prompt": "Conciseness: Below are the details for different scores:\n- Score 1: rambling.\n- Score 5: terse.",
+        "grading_context_columns": ["targets"],
+        "examples": [
+            {"input": MLQ, "output": MLA, "score": 4, "justification": "Short and complete.", "grading_context": {"targets": MLT}}
+        ],
+    }
     exs = [EvaluationExample(**e) for e in metric["examples"]]
     for include_input in (True, False):
         t = ns["_build_grading_prompt_template"](include_input=include_input)
         row = {"input": MLQ, "output": MLA, "targets": MLT} if include_input else {"output": MLA, "targets": MLT}
         p = v1_prompt(t, "conciseness", metric["definition"], metric["grading_prompt"], exs, ["targets"], include_input, row)
-        add(f"make_metric__{'with' if include_input else 'without'}_input", "", row, [("user", p)],
-            factory={"fn": "make_metric", "args": {**metric, "include_input": include_input}})
+        add(
+            f"make_metric__{'with' if include_input else 'without'}_input",
+            "",
+            row,
+            [("user", p)],
+            factory={"fn": "make_metric", "args": {**metric, "include_input": include_input}},
+        )
 
     # instructions judge (instructions_judge/__init__.py _build_system_message / _build_user_message;
     # add_output_format_instructions with the rationale field first)
     for case, instructions, variables, result in (
-        ("instructions__yes_no", "Does the response in {{ outputs }} answer the question in {{ inputs }}?",
-         {"inputs": {"question": Q}, "outputs": A}, {"result_type": "yes_no"}),
-        ("instructions__int", "Rate from 1 to 5 how well {{ outputs }} matches {{ expectations }}.",
-         {"outputs": A, "expectations": {"expected_response": "Paris"}}, {"result_type": "int", "min": 1, "max": 5}),
-        ("instructions__labels", "Classify the tone of {{ outputs }}.", {"outputs": A},
-         {"result_type": "labels", "labels": ["formal", "casual"]}),
+        (
+            "instructions__yes_no",
+            "Does the response in {{ outputs }} answer the question in {{ inputs }}?",
+            {"inputs": {"question": Q}, "outputs": A},
+            {"result_type": "yes_no"},
+        ),
+        (
+            "instructions__int",
+            "Rate from 1 to 5 how well {{ outputs }} matches {{ expectations }}.",
+            {"outputs": A, "expectations": {"expected_response": "Paris"}},
+            {"result_type": "int", "min": 1, "max": 5},
+        ),
+        (
+            "instructions__labels",
+            "Classify the tone of {{ outputs }}.",
+            {"outputs": A},
+            {"result_type": "labels", "labels": ["formal", "casual"]},
+        ),
     ):
         base = format_prompt(ns["INSTRUCTIONS_JUDGE_SYSTEM_PROMPT"], instructions=instructions)
         fields = [("rationale", "Detailed explanation for the evaluation"), ("result", "The evaluation rating/result")]
         json_format = "{\n" + ",\n".join(f'    "{n}": "{d}"' for n, d in fields) + "\n}"
-        system = base + f"""
+        system = (
+            base
+            + f"""
 
 Please provide your assessment in the following JSON format only (no markdown):
 
 {json_format}"""
+        )
         order = []
         for v in re.findall(r"\{\{\s*(\w+)\s*\}\}", instructions):
             if v not in order:
                 order.append(v)
         user = "\n".join(f"{v}: {json.dumps(variables[v], default=str, indent=2)}" for v in order if v in variables)
-        add(case, "", variables, [("system", system), ("user", user)],
-            factory={"fn": "make_instructions_judge", "args": {"name": case, "instructions": instructions, **result}})
+        add(
+            case,
+            "",
+            variables,
+            [("system", system), ("user", user)],
+            factory={"fn": "make_instructions_judge", "args": {"name": case, "instructions": instructions, **result}},
+        )
 
     # custom_prompt_judge.py: format_prompt, remove [[ ]], strip, append the JSON suffix
-    template = ("You will look at the response and determine the formality of the response.\n\n"
-                "<request>{{request}}</request>\n<response>{{response}}</response>\n\n"
-                "You must choose one of the following categories.\n\n"
-                "[[formal]]: The response is very formal.\n[[semi_formal]]: The response is somewhat formal.\n"
-                "[[not_formal]]: The response is not formal.\n")
+    template = (
+        "You will look at the response and determine the formality of the response.\n\n"
+        "<request>{{request}}</request>\n<response>{{response}}</response>\n\n"
+        "You must choose one of the following categories.\n\n"
+        "[[formal]]: The response is very formal.\n[[semi_formal]]: The response is somewhat formal.\n"
+        "[[not_formal]]: The response is not formal.\n"
+    )
     prompt = format_prompt(template, request=Q, response=A)
     prompt = re.sub(r"\[\[([\w ]+)\]\]", r"\1", prompt)
     suffix = """
@@ -475,9 +556,20 @@ Answer ONLY in JSON and NOT in markdown, following the format:
     "result": "The category chosen."
 }
 """
-    add("custom_prompt", "", {"request": Q, "response": A}, [("user", f"{prompt.strip()}\n\n{suffix}")],
-        factory={"fn": "make_custom_prompt_judge", "args": {"name": "formality", "prompt_template": template,
-                                                            "numeric_values": {"formal": 1.0, "semi_formal": 0.5, "not_formal": 0.0}}})
+    add(
+        "custom_prompt",
+        "",
+        {"request": Q, "response": A},
+        [("user", f"{prompt.strip()}\n\n{suffix}")],
+        factory={
+            "fn": "make_custom_prompt_judge",
+            "args": {
+                "name": "formality",
+                "prompt_template": template,
+                "numeric_values": {"formal": 1.0, "semi_formal": 0.5, "not_formal": 0.0},
+            },
+        },
+    )
     return cases
 
 
@@ -488,14 +580,26 @@ def rag_cases(seeds: Path) -> list[dict[str, Any]]:
         exec(f'{name} = """{body}"""', ns)
     row = {"question": Q, "answer": A, "context": CTX}
     cases = []
-    for judge, var in (("diversity", "diversity_metrics"), ("creativity", "creativity_metric"),
-                       ("rag_groundedness", "groundedness_metric"), ("coherence", "coherence_metric"),
-                       ("pointwise", "pointwise_metric")):
-        cases.append({"case": judge, "judge": judge, "variables": row, "call": "render",
-                      "messages": [("user", ns[var].format(**row))]})
+    for judge, var in (
+        ("diversity", "diversity_metrics"),
+        ("creativity", "creativity_metric"),
+        ("rag_groundedness", "groundedness_metric"),
+        ("coherence", "coherence_metric"),
+        ("pointwise", "pointwise_metric"),
+    ):
+        cases.append(
+            {"case": judge, "judge": judge, "variables": row, "call": "render", "messages": [("user", ns[var].format(**row))]}
+        )
     pair = {"question": Q, "context": CTX, "answer_1": A, "answer_2": "Lyon."}
-    cases.append({"case": "pairwise", "judge": "pairwise", "variables": pair, "call": "render",
-                  "messages": [("user", ns["pairwise_metric"].format(**pair))]})
+    cases.append(
+        {
+            "case": "pairwise",
+            "judge": "pairwise",
+            "variables": pair,
+            "call": "render",
+            "messages": [("user", ns["pairwise_metric"].format(**pair))],
+        }
+    )
     return cases
 
 
@@ -506,13 +610,24 @@ def advanced_cases(seeds: Path) -> list[dict[str, Any]]:
     cases = []
     for case, variables, context, ctype in (
         ("advanced_relevance", {"question": Q, "answer": A, "context": CTX}, CTX, "reference"),
-        ("advanced_relevance__supplementary", {"question": Q, "answer": A, "context": CTX, "context_type": "supplementary"},
-         CTX, "supplementary"),
+        (
+            "advanced_relevance__supplementary",
+            {"question": Q, "answer": A, "context": CTX, "context_type": "supplementary"},
+            CTX,
+            "supplementary",
+        ),
         ("advanced_relevance__no_context", {"question": Q, "answer": A}, "No context provided.", "reference"),
     ):
         human = ADVANCED_HUMAN.format(question=Q, answer=A, context=context, context_type=ADVANCED_CHOICES[ctype])
-        cases.append({"case": case, "judge": "advanced_relevance", "variables": variables, "call": "render",
-                      "messages": [("system", system), ("user", human)]})
+        cases.append(
+            {
+                "case": case,
+                "judge": "advanced_relevance",
+                "variables": variables,
+                "call": "render",
+                "messages": [("system", system), ("user", human)],
+            }
+        )
     return cases
 
 
@@ -525,20 +640,52 @@ def mastra_cases(seeds: Path) -> list[dict[str, Any]]:
 
     def stage2(inp: str, statements: list[str]) -> str:  # a JS template literal, filled by hand
         n = "1" if len(statements) == 0 else str(len(statements))
-        return (evaluate_prompt.replace("${input}", inp)
-                .replace('${statements.length === 0 ? "1" : statements.length}', n)
-                .replace("${statements}", ",".join(statements)))
+        return (
+            evaluate_prompt.replace("${input}", inp)
+            .replace('${statements.length === 0 ? "1" : statements.length}', n)
+            .replace("${statements}", ",".join(statements))
+        )
 
     out = []
-    out.append({"case": "answer_relevancy", "judge": "answer_relevancy", "variables": {"input": Q, "output": A}, "call": "render",
-                "messages": [("system", agent), ("user", statements_prompt.replace("${output}", A))]})
-    out.append({"case": "answer_relevancy__empty_output", "judge": "answer_relevancy", "variables": {"input": Q, "output": ""},
-                "call": "render", "messages": [("system", agent), ("user", statements_prompt.replace("${output}", ""))]})
+    out.append(
+        {
+            "case": "answer_relevancy",
+            "judge": "answer_relevancy",
+            "variables": {"input": Q, "output": A},
+            "call": "render",
+            "messages": [("system", agent), ("user", statements_prompt.replace("${output}", A))],
+        }
+    )
+    out.append(
+        {
+            "case": "answer_relevancy__empty_output",
+            "judge": "answer_relevancy",
+            "variables": {"input": Q, "output": ""},
+            "call": "render",
+            "messages": [("system", agent), ("user", statements_prompt.replace("${output}", ""))],
+        }
+    )
     st = ["The capital of France is Paris.", "Paris is a city on the Seine."]
-    out.append({"case": "answer_relevancy__verdicts", "judge": "answer_relevancy", "variables": {"input": Q, "output": A},
-                "call": "stage2", "statements": st, "messages": [("system", agent), ("user", stage2(Q, st))]})
-    out.append({"case": "answer_relevancy__verdicts_empty", "judge": "answer_relevancy", "variables": {"input": Q, "output": ""},
-                "call": "stage2", "statements": [], "messages": [("system", agent), ("user", stage2(Q, []))]})
+    out.append(
+        {
+            "case": "answer_relevancy__verdicts",
+            "judge": "answer_relevancy",
+            "variables": {"input": Q, "output": A},
+            "call": "stage2",
+            "statements": st,
+            "messages": [("system", agent), ("user", stage2(Q, st))],
+        }
+    )
+    out.append(
+        {
+            "case": "answer_relevancy__verdicts_empty",
+            "judge": "answer_relevancy",
+            "variables": {"input": Q, "output": ""},
+            "call": "stage2",
+            "statements": [],
+            "messages": [("system", agent), ("user", stage2(Q, []))],
+        }
+    )
     return out
 
 
@@ -547,8 +694,15 @@ def factuality_cases() -> list[dict[str, Any]]:
     prompt = FACTUALITY_YAML_PROMPT
     for k, v in row.items():  # mustache triple braces: inserted unescaped
         prompt = prompt.replace("{{{" + k + "}}}", v)
-    return [{"case": "factuality", "judge": "factuality", "variables": row, "call": "render",
-             "messages": [("user", prompt + FACTUALITY_SUFFIX)]}]
+    return [
+        {
+            "case": "factuality",
+            "judge": "factuality",
+            "variables": row,
+            "call": "render",
+            "messages": [("user", prompt + FACTUALITY_SUFFIX)],
+        }
+    ]
 
 
 def main() -> None:
@@ -556,8 +710,9 @@ def main() -> None:
     ap.add_argument("--seeds", required=True, help="directory of the prompt source texts (see the module docstring)")
     args = ap.parse_args()
     seeds = Path(args.seeds)
-    cases = (mlflow_cases(seed_namespace(seeds)) + rag_cases(seeds) + advanced_cases(seeds) + mastra_cases(seeds)
-             + factuality_cases())
+    cases = (
+        mlflow_cases(seed_namespace(seeds)) + rag_cases(seeds) + advanced_cases(seeds) + mastra_cases(seeds) + factuality_cases()
+    )
     GOLDEN.mkdir(parents=True, exist_ok=True)
     index = []
     for c in cases:

@@ -23,8 +23,14 @@ class TinyJudge(SequentialJudge):
 
     pass_threshold = 0.5
 
-    def __init__(self, name: str = "tiny", fmt: OutputFormat | None = None, version: str = "v1",
-                 required: Sequence[str] = ("input", "output"), optional: Sequence[str] = ("context",)):
+    def __init__(
+        self,
+        name: str = "tiny",
+        fmt: OutputFormat | None = None,
+        version: str = "v1",
+        required: Sequence[str] = ("input", "output"),
+        optional: Sequence[str] = ("context",),
+    ):
         self.name, self.version = name, version
         self.format = fmt or YesNoJSON()
         self.required_variables, self.optional_variables = list(required), list(optional)
@@ -44,17 +50,28 @@ class TinyJudge(SequentialJudge):
 
     def evaluate(self, engine: Any, options: DecodeOptions | None = None, **v: Any) -> JudgeResult:
         gen = engine.generate(self.render(**v), self.format, options)
-        base = dict(judge=self.name, judge_version=self.version, format=self.format.describe(), raw_text=gen.text,
-                    model_id=gen.model_id, usage=Usage(prompt_tokens=gen.n_prompt_tokens, output_tokens=gen.n_output_tokens,
-                                                       calls=1), timings=Timings(total_ms=gen.total_ms))
+        base = dict(
+            judge=self.name,
+            judge_version=self.version,
+            format=self.format.describe(),
+            raw_text=gen.text,
+            model_id=gen.model_id,
+            usage=Usage(prompt_tokens=gen.n_prompt_tokens, output_tokens=gen.n_output_tokens, calls=1),
+            timings=Timings(total_ms=gen.total_ms),
+        )
         try:
             verdict = self.format.parse(gen.text)
         except ParseError as e:
             return JudgeResult(**base, unscored_reason="parse_error", error=str(e))
         score = self.format.normalise(verdict)
-        return JudgeResult(**base, value=self.format.value(verdict), score=score,
-                           passed=None if score is None else score >= 0.5, rationale=self.format.rationale(verdict),
-                           verdict=verdict.model_dump())
+        return JudgeResult(
+            **base,
+            value=self.format.value(verdict),
+            score=score,
+            passed=None if score is None else score >= 0.5,
+            rationale=self.format.rationale(verdict),
+            verdict=verdict.model_dump(),
+        )
 
 
 def answer_of(messages: Sequence[Message]) -> str:

@@ -15,8 +15,9 @@ RAG = str(EXAMPLES / "rag_agent.mlflow.json")
 
 
 def test_missing_trace_file_exits_2_before_loading_a_model(tmp_path):
-    res = CliRunner().invoke(main, ["trace", "--trace", str(tmp_path / "nope.json"), "--instructions", "x",
-                                               "--model", str(tmp_path / "no-model.gguf")])
+    res = CliRunner().invoke(
+        main, ["trace", "--trace", str(tmp_path / "nope.json"), "--instructions", "x", "--model", str(tmp_path / "no-model.gguf")]
+    )
     assert res.exit_code == 2 and "trace file" in res.output and "not found" in res.output
 
 
@@ -42,11 +43,17 @@ def test_trace_prints_a_summary_or_json_from_canned_answers(tmp_path):
     model = _answers(tmp_path, '{"tool": "list_spans", "page": 1}', '{"result": "no", "rationale": "not grounded"}')
     res = CliRunner().invoke(main, ["trace", "--trace", RAG, "--instructions", "Is it grounded?", "--model", model])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[:3] == ['result: "no" (score 0.0)', "rationale: not grounded", "tool calls: list_spans(page=1)"]
+    assert res.output.splitlines()[:3] == [
+        'result: "no" (score 0.0)',
+        "rationale: not grounded",
+        "tool calls: list_spans(page=1)",
+    ]
     assert "actions: 2" in res.output
     model = _answers(tmp_path, '{"tool": "get_trace_info"}', name="tools_only.jsonl")
-    res = CliRunner().invoke(main, ["judge", "instructions", "--trace", RAG, "--instructions", "Is it grounded?",
-                                    "--max-iterations", "2", "--model", model])
+    res = CliRunner().invoke(
+        main,
+        ["judge", "instructions", "--trace", RAG, "--instructions", "Is it grounded?", "--max-iterations", "2", "--model", model],
+    )
     assert res.exit_code == 1, res.output  # unscored: no rating within 2 actions
     data = json.loads(res.output)
     assert data["unscored_reason"] == "max_iterations" and data["details"]["tool_calls"][0]["name"] == "get_trace_info"

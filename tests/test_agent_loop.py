@@ -42,16 +42,22 @@ def last_user(engine, call: int) -> str:
 
 def test_prompt_is_mlflows_trace_prompt_with_rating_fields_and_instructions():
     text = render_trace_prompt(INSTR, RatingType.parse("yes/no"))
-    assert text.startswith("You are an expert judge tasked with evaluating the performance of an AI\nagent on a particular query.")
+    assert text.startswith(
+        "You are an expert judge tasked with evaluating the performance of an AI\nagent on a particular query."
+    )
     assert "refer to a placeholder called {{ trace }}. To read the actual trace" in text
-    assert ("Evaluation Rating Fields\n------------------------\n- result (Literal['yes', 'no']): the evaluation rating: "
-            '"yes" or "no"\n- rationale (str): ') in text
+    assert (
+        "Evaluation Rating Fields\n------------------------\n- result (Literal['yes', 'no']): the evaluation rating: "
+        '"yes" or "no"\n- rationale (str): '
+    ) in text
     assert text.endswith(f"Instructions\n------------------------\n{INSTR}\n")
     assert text == INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(
-        evaluation_rating_fields=text.split("------------------------\n")[1].split("\n\nInstructions")[0], instructions=INSTR)
+        evaluation_rating_fields=text.split("------------------------\n")[1].split("\n\nInstructions")[0], instructions=INSTR
+    )
     first = render_trace_prompt(INSTR, RatingType.parse("int:1-5"), rationale_first=True)
-    assert "\n- rationale (str): " in first and first.index("- rationale") < first.index("- result (int): the evaluation "
-                                                                                         "rating: an integer from 1 to 5")
+    assert "\n- rationale (str): " in first and first.index("- rationale") < first.index(
+        "- result (int): the evaluation rating: an integer from 1 to 5"
+    )
 
 
 def test_instructions_braces_are_kept_verbatim():
@@ -61,31 +67,47 @@ def test_instructions_braces_are_kept_verbatim():
 # ------------------------------------------------------------------------------------ result types
 
 
-@pytest.mark.parametrize("spec,kind,example", [
-    ("yes/no", "yes_no", '"yes"'), ("yes_no", "yes_no", '"yes"'), ("bool", "bool", "true"), (bool, "bool", "true"),
-    ("int:1-5", "int", "5"), ("1..10", "int", "10"), ("float:0-1", "float", "1"), ("float:0-1:1", "float", "1"),
-    ("labels:good,bad", "labels", '"good"'), ("pass|fail", "labels", '"pass"'),
-    ({"type": "int", "min": 0, "max": 3}, "int", "3"), ({"type": "labels", "labels": ["a", "b"]}, "labels", '"a"'),
-])
+@pytest.mark.parametrize(
+    "spec,kind,example",
+    [
+        ("yes/no", "yes_no", '"yes"'),
+        ("yes_no", "yes_no", '"yes"'),
+        ("bool", "bool", "true"),
+        (bool, "bool", "true"),
+        ("int:1-5", "int", "5"),
+        ("1..10", "int", "10"),
+        ("float:0-1", "float", "1"),
+        ("float:0-1:1", "float", "1"),
+        ("labels:good,bad", "labels", '"good"'),
+        ("pass|fail", "labels", '"pass"'),
+        ({"type": "int", "min": 0, "max": 3}, "int", "3"),
+        ({"type": "labels", "labels": ["a", "b"]}, "labels", '"a"'),
+    ],
+)
 def test_result_type_specs_parse(spec, kind, example):
     rt = RatingType.parse(spec)
     assert rt.kind == kind and rt.example() == example
 
 
-@pytest.mark.parametrize("spec", ["maybe", "int:5-1", "int:1-5:2", "labels:a", "labels:a=1,b", "labels:a=x,b=0", {"type": "nope"}])
+@pytest.mark.parametrize(
+    "spec", ["maybe", "int:5-1", "int:1-5:2", "labels:a", "labels:a=1,b", "labels:a=x,b=0", {"type": "nope"}]
+)
 def test_bad_result_types_are_input_errors(spec):
     with pytest.raises(InputError):
         RatingType.parse(spec)
 
 
-@pytest.mark.parametrize("spec,text,value,score", [
-    ("yes/no", '{"result": "no", "rationale": "r"}', "no", 0.0),
-    ("bool", '{"result": true, "rationale": "r"}', True, 1.0),
-    ("int:1-5", '{"result": 4, "rationale": "r"}', 4, 0.75),
-    ("float:0-2", '{"result": 0.5, "rationale": "r"}', 0.5, 0.25),
-    ("labels:good=1,meh=0.5,bad=0", '{"result": "meh", "rationale": "r"}', "meh", 0.5),
-    ("labels:good,bad", '{"result": "bad", "rationale": "r"}', "bad", None),
-])
+@pytest.mark.parametrize(
+    "spec,text,value,score",
+    [
+        ("yes/no", '{"result": "no", "rationale": "r"}', "no", 0.0),
+        ("bool", '{"result": true, "rationale": "r"}', True, 1.0),
+        ("int:1-5", '{"result": 4, "rationale": "r"}', 4, 0.75),
+        ("float:0-2", '{"result": 0.5, "rationale": "r"}', 0.5, 0.25),
+        ("labels:good=1,meh=0.5,bad=0", '{"result": "meh", "rationale": "r"}', "meh", 0.5),
+        ("labels:good,bad", '{"result": "bad", "rationale": "r"}', "bad", None),
+    ],
+)
 def test_action_format_parses_and_normalises_each_rating_type(spec, text, value, score):
     fmt = ActionFormat(spec)
     assert re.fullmatch(fmt.regex(), text)
@@ -96,13 +118,27 @@ def test_action_format_parses_and_normalises_each_rating_type(spec, text, value,
 def test_action_regex_is_the_union_of_tool_calls_and_rating():
     fmt = ActionFormat("yes/no")
     rx = re.compile(fmt.regex())
-    for ok in ['{"tool": "get_trace_info"}', '{"tool": "list_spans", "page": 12}', '{"tool": "get_span", "span_id": "0xAB=="}', '{"tool": "get_span", "span_id": "tr-1a_2.b:c+/="}',
-               '{"tool": "search_trace", "pattern": "err(or)?\\\\s"}', '{"result": "yes", "rationale": "fine \\"q\\""}']:
+    for ok in [
+        '{"tool": "get_trace_info"}',
+        '{"tool": "list_spans", "page": 12}',
+        '{"tool": "get_span", "span_id": "0xAB=="}',
+        '{"tool": "get_span", "span_id": "tr-1a_2.b:c+/="}',
+        '{"tool": "search_trace", "pattern": "err(or)?\\\\s"}',
+        '{"result": "yes", "rationale": "fine \\"q\\""}',
+    ]:
         assert rx.fullmatch(ok), ok
         fmt.parse(ok)
-    for bad in ['{"tool": "get_trace_info", "x": 1}', '{"tool": "list_spans", "page": 0}', '{"tool": "list_spans", "page": "1"}',
-                '{"tool": "get_span", "span_id": "ab | parent cd"}', '{"tool": "get_span", "span_id": "ab}</x>"}', '{"tool": "drop_table"}', '{"result": "maybe", "rationale": ""}',
-                '{"rationale": "r", "result": "yes"}', '{"tool": "get_trace_info"} ']:
+    for bad in [
+        '{"tool": "get_trace_info", "x": 1}',
+        '{"tool": "list_spans", "page": 0}',
+        '{"tool": "list_spans", "page": "1"}',
+        '{"tool": "get_span", "span_id": "ab | parent cd"}',
+        '{"tool": "get_span", "span_id": "ab}</x>"}',
+        '{"tool": "drop_table"}',
+        '{"result": "maybe", "rationale": ""}',
+        '{"rationale": "r", "result": "yes"}',
+        '{"tool": "get_trace_info"} ',
+    ]:
         assert not rx.fullmatch(bad), bad
     tools_only = ActionFormat("yes/no", allow_rating=False)
     assert not re.fullmatch(tools_only.regex(), '{"result": "yes", "rationale": "r"}')
@@ -114,10 +150,17 @@ def test_action_regex_is_the_union_of_tool_calls_and_rating():
 
 def test_action_parse_accepts_loose_text_and_names_what_is_wrong():
     fmt = ActionFormat("int:1-5")
-    assert fmt.parse('Sure! ```json\n{"Tool": "list_spans", "page": "2"}\n```') == ToolAction(tool="list_spans", arguments={"page": 2})
-    for text, why in [("no json here", "no JSON object"), ('{"tool": "rm"}', "unknown tool 'rm'"),
-                      ('{"tool": "get_span"}', "needs the argument 'span_id'"), ('{"result": 9}', "outside 1..5"),
-                      ('{"tool": "list_spans", "page": 1.5}', "positive integer"), ('{"x": 1}', "lacks a 'tool' key or a 'result'")]:
+    assert fmt.parse('Sure! ```json\n{"Tool": "list_spans", "page": "2"}\n```') == ToolAction(
+        tool="list_spans", arguments={"page": 2}
+    )
+    for text, why in [
+        ("no json here", "no JSON object"),
+        ('{"tool": "rm"}', "unknown tool 'rm'"),
+        ('{"tool": "get_span"}', "needs the argument 'span_id'"),
+        ('{"result": 9}', "outside 1..5"),
+        ('{"tool": "list_spans", "page": 1.5}', "positive integer"),
+        ('{"x": 1}', "lacks a 'tool' key or a 'result'"),
+    ]:
         with pytest.raises(ParseError, match=re.escape(why)):
             fmt.parse(text)
 
@@ -126,37 +169,53 @@ def test_action_parse_accepts_loose_text_and_names_what_is_wrong():
 
 
 def test_loop_calls_tools_then_rates_and_records_the_calls():
-    eng = scripted('{"tool": "get_trace_info"}', '{"tool": "list_spans", "page": 1}',
-                   '{"tool": "get_span", "span_id": "b2c3d4e5f6071829"}', '{"result": "yes", "rationale": "15 days is in the doc"}')
+    eng = scripted(
+        '{"tool": "get_trace_info"}',
+        '{"tool": "list_spans", "page": 1}',
+        '{"tool": "get_span", "span_id": "b2c3d4e5f6071829"}',
+        '{"result": "yes", "rationale": "15 days is in the doc"}',
+    )
     r = TraceJudge(INSTR).judge(RAG, eng)
     assert r.scored and (r.value, r.score, r.passed, r.rationale) == ("yes", 1.0, True, "15 days is in the doc")
     assert r.verdict == {"rationale": "15 days is in the doc", "result": "yes"}
     calls = r.details["tool_calls"]
-    assert [(c["name"], c["arguments"]) for c in calls] == [("get_trace_info", {}), ("list_spans", {"page": 1}),
-                                                            ("get_span", {"span_id": "b2c3d4e5f6071829"})]
+    assert [(c["name"], c["arguments"]) for c in calls] == [
+        ("get_trace_info", {}),
+        ("list_spans", {"page": 1}),
+        ("get_span", {"span_id": "b2c3d4e5f6071829"}),
+    ]
     assert all(c["result_chars"] > 0 and not c["error"] for c in calls)
     assert r.details["actions"] == 4 and r.usage.calls == 4 and r.details["trace_id"] == "tr-5f1c2a9e8b7d4c3fa1e2d3c4b5a69788"
     # each tool result reaches the model in the next prompt, with the budget line
     assert last_user(eng, 1).startswith("Result of get_trace_info():\ntrace_id: tr-5f1c2a9e8b7d4c3fa1e2d3c4b5a69788")
-    assert last_user(eng, 1).endswith("9 action(s) left. Call another tool, or give your final evaluation rating if you have enough "
-                                      "information.")
+    assert last_user(eng, 1).endswith(
+        "9 action(s) left. Call another tool, or give your final evaluation rating if you have enough information."
+    )
     assert "Result of get_span(span_id='b2c3d4e5f6071829'):\n- span_id b2c3d4e5f6071829" in last_user(eng, 3)
     assert calls[2]["result_chars"] == len(last_user(eng, 3).split(":\n", 1)[1].rsplit("\n\n", 1)[0])
     assert [m.role for m in eng.prompts[3]] == ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
 
 
 def test_unknown_span_id_returns_error_text_and_the_loop_continues():
-    eng = scripted('{"tool": "get_span", "span_id": "ffff"}', '{"tool": "get_span", "span_id": "2b3c4d5e6f708192"}',
-                   '{"result": "no", "rationale": "the forecast tool failed and the answer invented the weather"}')
+    eng = scripted(
+        '{"tool": "get_span", "span_id": "ffff"}',
+        '{"tool": "get_span", "span_id": "2b3c4d5e6f708192"}',
+        '{"result": "no", "rationale": "the forecast tool failed and the answer invented the weather"}',
+    )
     r = TraceJudge(INSTR).judge(TOOL, eng)
-    assert last_user(eng, 1).startswith("Result of get_span(span_id='ffff'):\nError: no span with span_id 'ffff'. Known span ids:")
+    assert last_user(eng, 1).startswith(
+        "Result of get_span(span_id='ffff'):\nError: no span with span_id 'ffff'. Known span ids:"
+    )
     assert [c["error"] for c in r.details["tool_calls"]] == [True, False]
     assert r.scored and r.value == "no" and r.passed is False
 
 
 def test_bad_regex_returns_error_text_and_the_loop_continues():
-    eng = scripted('{"tool": "search_trace", "pattern": "[unclosed"}', '{"tool": "search_trace", "pattern": "503"}',
-                   '{"result": "no", "rationale": "r"}')
+    eng = scripted(
+        '{"tool": "search_trace", "pattern": "[unclosed"}',
+        '{"tool": "search_trace", "pattern": "503"}',
+        '{"result": "no", "rationale": "r"}',
+    )
     r = TraceJudge(INSTR).judge(TOOL, eng)
     assert "Error: '[unclosed' is not a valid regular expression" in last_user(eng, 1)
     assert "«503»" in last_user(eng, 2)
@@ -170,8 +229,9 @@ def test_cap_reached_is_unscored_max_iterations_never_a_verdict():
     assert r.value is None and r.score is None and r.passed is None and r.rationale is None
     assert "no rating after 4 actions" in r.error
     assert eng.calls == 4 and r.details["actions"] == 4 and len(r.details["tool_calls"]) == 4
-    assert last_user(eng, 3).endswith("1 action(s) left. Call another tool, or give your final evaluation rating if you have "
-                                      "enough information.")
+    assert last_user(eng, 3).endswith(
+        "1 action(s) left. Call another tool, or give your final evaluation rating if you have enough information."
+    )
 
 
 def test_invalid_action_is_reported_to_the_model_and_the_loop_continues():
@@ -193,8 +253,12 @@ def test_first_action_is_constrained_to_tool_calls():
 
 
 def test_tools_with_nothing_new_to_show_leave_the_union():
-    eng = scripted('{"tool": "get_trace_info"}', '{"tool": "list_spans", "page": 1}', '{"tool": "search_trace", "pattern": "x"}',
-                   '{"result": "yes", "rationale": "r"}')
+    eng = scripted(
+        '{"tool": "get_trace_info"}',
+        '{"tool": "list_spans", "page": 1}',
+        '{"tool": "search_trace", "pattern": "x"}',
+        '{"result": "yes", "rationale": "r"}',
+    )
     TraceJudge(INSTR).judge(RAG, eng)
     names = [[t.name for t in f.tools] for f in eng.fmts]
     assert names[1] == ["list_spans", "get_span", "search_trace"]  # get_trace_info shown in full
@@ -219,16 +283,20 @@ def test_tool_budget_leaves_only_the_rating():
 
 
 def test_context_limit_summarises_then_drops_older_results():
-    spans = [{"traceId": "t", "spanId": f"s{i}", "name": f"step{i}", "attributes": {"input.value": " ".join(["word"] * 400)}}
-             for i in range(4)]
+    spans = [
+        {"traceId": "t", "spanId": f"s{i}", "name": f"step{i}", "attributes": {"input.value": " ".join(["word"] * 400)}}
+        for i in range(4)
+    ]
     lim = ToolLimits(page_size=1, value_chars=5000, field_chars=5000, result_chars=5000)
     judge = TraceJudge(INSTR, limits=lim)
     probe = ScriptedEngine(["x"])
     head = probe.count_tokens(judge.messages())
     reserve = judge.fmt.max_tokens() + 8
     n_ctx = head + reserve + 700  # room for one full result (~450 tokens with its notes) and a few summaries
-    actions = [f'{{"tool": "list_spans", "page": {p}}}' for p in (1, 2, 3, 4)] + ['{"tool": "list_spans", "page": 1}',
-                                                                                  '{"result": "yes", "rationale": "r"}']
+    actions = [f'{{"tool": "list_spans", "page": {p}}}' for p in (1, 2, 3, 4)] + [
+        '{"tool": "list_spans", "page": 1}',
+        '{"result": "yes", "rationale": "r"}',
+    ]
     eng = scripted(*actions, n_ctx=n_ctx)
     r = judge.judge(load_trace({"spans": spans}), eng)
     assert r.scored and eng.calls == 6
@@ -240,8 +308,10 @@ def test_context_limit_summarises_then_drops_older_results():
     last = eng.prompts[-1]
     texts = [m.content for m in last if m.role == "user"][1:]
     assert "[result dropped to save context" in texts[0] and "call list_spans(page=1) again if you need it]" in texts[0]
-    assert any("…[summarised to save context: " in m.content and "call list_spans(page=1) again to see it all]" in m.content
-               for m in eng.prompts[2])  # summarised before anything is dropped
+    assert any(
+        "…[summarised to save context: " in m.content and "call list_spans(page=1) again to see it all]" in m.content
+        for m in eng.prompts[2]
+    )  # summarised before anything is dropped
     assert texts[-1].count("word") == 400  # the newest result is always shown whole
     # the repeated call is shown in full again, because the first result was dropped
     assert r.details["tool_calls"][4]["repeat"] is True and "(same call" not in texts[-1]

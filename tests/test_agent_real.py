@@ -39,8 +39,13 @@ def check_run(r, rating_spec, max_iterations):
 
 @pytest.mark.slow
 def test_real_model_judges_the_rag_trace_without_a_tool_budget(engine):
-    judge = TraceJudge("Evaluate whether the final answer in {{ trace }} is supported by the documents returned by the "
-                       "retriever span.", "yes/no", max_iterations=3, field_tokens=16, limits=LIMITS)
+    judge = TraceJudge(
+        "Evaluate whether the final answer in {{ trace }} is supported by the documents returned by the retriever span.",
+        "yes/no",
+        max_iterations=3,
+        field_tokens=16,
+        limits=LIMITS,
+    )
     r = judge.judge(RAG, engine)
     check_run(r, "yes/no", 3)
     assert r.value in (None, "yes", "no")
@@ -48,18 +53,40 @@ def test_real_model_judges_the_rag_trace_without_a_tool_budget(engine):
 
 @pytest.mark.slow
 def test_real_model_rates_the_failing_tool_trace_after_its_tool_budget(engine):
-    judge = TraceJudge("Evaluate whether the agent in {{ trace }} handled its tool calls correctly: if a tool call failed, "
-                       "the final answer must not invent the missing information.", "yes/no", max_iterations=3,
-                       max_tool_calls=2, field_tokens=16, limits=LIMITS)
+    judge = TraceJudge(
+        "Evaluate whether the agent in {{ trace }} handled its tool calls correctly: if a tool call failed, "
+        "the final answer must not invent the missing information.",
+        "yes/no",
+        max_iterations=3,
+        max_tool_calls=2,
+        field_tokens=16,
+        limits=LIMITS,
+    )
     r = judge.judge(TOOL, engine)
     check_run(r, "yes/no", 3)
     assert r.scored and r.value in ("yes", "no")  # by construction: after 2 tool calls only the rating can follow
 
 
 def test_real_model_cli_returns_an_integer_rating(engine):
-    res = CliRunner().invoke(main, ["trace", "--trace", str(RAG), "--instructions", "Rate from 1 to 5 how well the answer "
-                                               "in {{ trace }} uses the retrieved documents.", "--result", "int:1-5",
-                                               "--max-iterations", "2", "--max-tool-calls", "1", "--field-tokens", "12", "--json"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            "--trace",
+            str(RAG),
+            "--instructions",
+            "Rate from 1 to 5 how well the answer in {{ trace }} uses the retrieved documents.",
+            "--result",
+            "int:1-5",
+            "--max-iterations",
+            "2",
+            "--max-tool-calls",
+            "1",
+            "--field-tokens",
+            "12",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["unscored_reason"] is None and data["value"] in (1, 2, 3, 4, 5)

@@ -13,11 +13,21 @@ TOOL = load_trace(EXAMPLES / "tool_agent.otel.json")
 
 
 def big_trace(n: int = 7, size: int = 5000):
-    spans = [{"traceId": "t1", "spanId": f"s{i}", "parentSpanId": "s0" if i else "", "name": f"step_{i}",
-              "startTimeUnixNano": str(i), "endTimeUnixNano": str(i + 1_000_000),
-              "attributes": [{"key": "input.value", "value": {"stringValue": f"in{i} " + "x" * size}},
-                             {"key": "output.value", "value": {"stringValue": f"out{i} " + "needle " * (size // 7)}}]}
-             for i in range(n)]
+    spans = [
+        {
+            "traceId": "t1",
+            "spanId": f"s{i}",
+            "parentSpanId": "s0" if i else "",
+            "name": f"step_{i}",
+            "startTimeUnixNano": str(i),
+            "endTimeUnixNano": str(i + 1_000_000),
+            "attributes": [
+                {"key": "input.value", "value": {"stringValue": f"in{i} " + "x" * size}},
+                {"key": "output.value", "value": {"stringValue": f"out{i} " + "needle " * (size // 7)}},
+            ],
+        }
+        for i in range(n)
+    ]
     return load_trace({"spans": spans})
 
 
@@ -67,8 +77,9 @@ def test_get_span_shows_inputs_outputs_attributes_events_and_children():
 def test_get_span_unknown_id_returns_error_text_with_known_ids():
     tools = TraceTools(RAG)
     text = tools.call("get_span", {"span_id": "deadbeef"})
-    assert text == ("Error: no span with span_id 'deadbeef'. Known span ids: a1b2c3d4e5f60718, b2c3d4e5f6071829, "
-                    "c3d4e5f60718293a.")
+    assert text == (
+        "Error: no span with span_id 'deadbeef'. Known span ids: a1b2c3d4e5f60718, b2c3d4e5f6071829, c3d4e5f60718293a."
+    )
     hint = tools.call("get_span", {"span_id": "retrieve_documents"})
     assert hint.startswith("Error:") and "its span_id is b2c3d4e5f6071829" in hint
 
@@ -86,8 +97,10 @@ def test_search_trace_shows_each_match_in_context():
     text = tools.call("search_trace", {"pattern": r"\b503\b"})
     lines = text.splitlines()
     assert lines[0] == "4 match(es) for '\\\\b503\\\\b'; showing the first 2:"
-    assert lines[1:] == ["- span_id 2b3c4d5e6f708192 (get_forecast) status message: «503» Server Error: …",
-                         '- span_id 2b3c4d5e6f708192 (get_forecast) attributes: ….status_code": «503»}']
+    assert lines[1:] == [
+        "- span_id 2b3c4d5e6f708192 (get_forecast) status message: «503» Server Error: …",
+        '- span_id 2b3c4d5e6f708192 (get_forecast) attributes: ….status_code": «503»}',
+    ]
     everything = TraceTools(TOOL, ToolLimits(max_matches=10)).call("search_trace", {"pattern": "503"})
     assert "(final_answer) inputs:" in everything and "showing" not in everything
     assert TraceTools(RAG).call("search_trace", {"pattern": "VACATION DAYS"}).startswith("3 match(es)")  # case-insensitive
@@ -106,8 +119,12 @@ def test_every_tool_result_is_capped():
     tr = big_trace(n=30, size=20000)
     lim = ToolLimits(page_size=30, result_chars=800)
     tools = TraceTools(tr, lim)
-    for name, args in [("list_spans", {"page": 1}), ("get_span", {"span_id": "s3"}), ("search_trace", {"pattern": "needle"}),
-                       ("get_trace_info", {})]:
+    for name, args in [
+        ("list_spans", {"page": 1}),
+        ("get_span", {"span_id": "s3"}),
+        ("search_trace", {"pattern": "needle"}),
+        ("get_trace_info", {}),
+    ]:
         text = tools.call(name, args)
         body, _, marker = text.partition("…[truncated:")
         assert len(body) <= 800, name

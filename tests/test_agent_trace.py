@@ -49,25 +49,60 @@ def test_otel_export_reads_attributes_status_and_exception_event():
 
 
 def test_mlflow_v2_span_schema_is_read():
-    trace = {"info": {"request_id": "tr-v2", "timestamp_ms": 1_700_000_000_000, "execution_time_ms": 12, "status": "ERROR"},
-             "data": {"spans": [
-                 {"name": "root", "context": {"span_id": "0x00000000000000aa", "trace_id": "0x1"}, "parent_id": None,
-                  "start_time": 1, "end_time": 5_000_001, "status_code": "ERROR", "status_message": "boom",
-                  "attributes": {"mlflow.spanType": '"AGENT"', "mlflow.spanInputs": '{"q": "hi"}'}, "events": []}]}}
+    trace = {
+        "info": {"request_id": "tr-v2", "timestamp_ms": 1_700_000_000_000, "execution_time_ms": 12, "status": "ERROR"},
+        "data": {
+            "spans": [
+                {
+                    "name": "root",
+                    "context": {"span_id": "0x00000000000000aa", "trace_id": "0x1"},
+                    "parent_id": None,
+                    "start_time": 1,
+                    "end_time": 5_000_001,
+                    "status_code": "ERROR",
+                    "status_message": "boom",
+                    "attributes": {"mlflow.spanType": '"AGENT"', "mlflow.spanInputs": '{"q": "hi"}'},
+                    "events": [],
+                }
+            ]
+        },
+    }
     t = parse_trace(trace)
     s = t.spans[0]
     assert (t.trace_id, t.state, t.duration_ms) == ("tr-v2", "ERROR", 12)
-    assert (s.span_id, s.span_type, s.status, s.status_message, s.inputs) == ("0x00000000000000aa", "AGENT", "ERROR", "boom", {"q": "hi"})
+    assert (s.span_id, s.span_type, s.status, s.status_message, s.inputs) == (
+        "0x00000000000000aa",
+        "AGENT",
+        "ERROR",
+        "boom",
+        {"q": "hi"},
+    )
     assert s.duration_ms == pytest.approx(5.0)
     assert t.find_span("00000000000000AA") is s and t.find_span(" '0x00000000000000AA' ") is s  # lenient lookup
     assert t.find_span("aa") is None
 
 
 def test_otel_span_list_snake_case_iso_times_and_json_lines(tmp_path):
-    spans = [{"trace_id": "0xabc", "span_id": "0x01", "name": "agent", "start_time": "2025-01-01T00:00:00Z",
-              "end_time": "2025-01-01T00:00:01.5Z", "status": {"status_code": "OK"}, "attributes": {"input.value": "hello"}},
-             {"trace_id": "0xabc", "span_id": "0x02", "parent_id": "0x01", "name": "tool", "start_time": "2025-01-01T00:00:00.5Z",
-              "end_time": "2025-01-01T00:00:01Z", "status": {"status_code": "ERROR", "description": "timeout"}}]
+    spans = [
+        {
+            "trace_id": "0xabc",
+            "span_id": "0x01",
+            "name": "agent",
+            "start_time": "2025-01-01T00:00:00Z",
+            "end_time": "2025-01-01T00:00:01.5Z",
+            "status": {"status_code": "OK"},
+            "attributes": {"input.value": "hello"},
+        },
+        {
+            "trace_id": "0xabc",
+            "span_id": "0x02",
+            "parent_id": "0x01",
+            "name": "tool",
+            "start_time": "2025-01-01T00:00:00.5Z",
+            "end_time": "2025-01-01T00:00:01Z",
+            "status": {"status_code": "ERROR", "description": "timeout"},
+        },
+    ]
     for src in (spans, {"spans": spans}, json.dumps(spans)):
         t = load_trace(src)
         assert [s.name for s in t.spans] == ["agent", "tool"]
@@ -79,16 +114,31 @@ def test_otel_span_list_snake_case_iso_times_and_json_lines(tmp_path):
 
 
 def test_children_follow_parents_even_when_listed_first():
-    spans = [{"traceId": "t", "spanId": "c", "parentSpanId": "p", "name": "child", "startTimeUnixNano": "5"},
-             {"traceId": "t", "spanId": "p", "name": "parent", "startTimeUnixNano": "1"}]
+    spans = [
+        {"traceId": "t", "spanId": "c", "parentSpanId": "p", "name": "child", "startTimeUnixNano": "5"},
+        {"traceId": "t", "spanId": "p", "name": "parent", "startTimeUnixNano": "1"},
+    ]
     assert [s.name for s in load_trace(spans).spans] == ["parent", "child"]
 
 
 def test_base64_span_ids_are_shown_as_hex():
     raw = bytes.fromhex("a1b2c3d4e5f60718")
-    trace = {"info": {"trace_id": "tr-1"}, "data": {"spans": [
-        {"span_id": base64.b64encode(raw).decode(), "parent_span_id": "", "name": "root", "start_time_unix_nano": 1,
-         "end_time_unix_nano": 2, "status": {"code": "STATUS_CODE_OK"}, "attributes": {}}]}}
+    trace = {
+        "info": {"trace_id": "tr-1"},
+        "data": {
+            "spans": [
+                {
+                    "span_id": base64.b64encode(raw).decode(),
+                    "parent_span_id": "",
+                    "name": "root",
+                    "start_time_unix_nano": 1,
+                    "end_time_unix_nano": 2,
+                    "status": {"code": "STATUS_CODE_OK"},
+                    "attributes": {},
+                }
+            ]
+        },
+    }
     s = parse_trace(trace).spans[0]
     assert s.span_id == "a1b2c3d4e5f60718" and s.status == "OK" and s.parent_id is None
 
@@ -133,10 +183,21 @@ def test_missing_file_and_bad_json_are_input_errors(tmp_path):
 
 
 def test_opentelemetry_python_sdk_to_json_shape_is_read():
-    spans = [{"name": "call_tool", "context": {"trace_id": "0x4bf9", "span_id": "0x00f0", "trace_state": "[]"},
-              "kind": "SpanKind.CLIENT", "parent_id": None, "start_time": "2025-06-03T09:00:00.000000Z",
-              "end_time": "2025-06-03T09:00:00.250000Z", "status": {"status_code": "ERROR", "description": "timeout"},
-              "attributes": {"tool.name": "search"}, "events": [], "links": [], "resource": {"attributes": {}}}]
+    spans = [
+        {
+            "name": "call_tool",
+            "context": {"trace_id": "0x4bf9", "span_id": "0x00f0", "trace_state": "[]"},
+            "kind": "SpanKind.CLIENT",
+            "parent_id": None,
+            "start_time": "2025-06-03T09:00:00.000000Z",
+            "end_time": "2025-06-03T09:00:00.250000Z",
+            "status": {"status_code": "ERROR", "description": "timeout"},
+            "attributes": {"tool.name": "search"},
+            "events": [],
+            "links": [],
+            "resource": {"attributes": {}},
+        }
+    ]
     t = load_trace(spans)
     s = t.spans[0]
     assert (t.trace_id, s.span_id, s.span_type, s.status, s.status_message) == ("0x4bf9", "0x00f0", "CLIENT", "ERROR", "timeout")

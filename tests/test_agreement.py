@@ -28,8 +28,16 @@ from localjudge.stats import wilson_interval as wilson
 
 def record(fmt_spec):
     """A reproducibility record for rows built in a test (only the format matters here)."""
-    return Record(model_id="m", model_sha256="0" * 64, judge_version="v", format=fmt_spec, prompt_hash="p",
-                  decode_options={}, localjudge_version="test")
+    return Record(
+        model_id="m",
+        model_sha256="0" * 64,
+        judge_version="v",
+        format=fmt_spec,
+        prompt_hash="p",
+        decode_options={},
+        localjudge_version="test",
+    )
+
 
 # ------------------------------------------------------------------------------------ statistics
 
@@ -121,8 +129,16 @@ def yes_no_rows(values, judge="relevance_to_query"):
     for i, v in enumerate(values):
         text = "not json" if v == "?" else json.dumps({"rationale": f"because {i}", "result": v})
         inputs = {"input": f"question {i}", "output": f"answer {i}"}
-        rows.append(ResultRow(row_index=i, row_id=f"r{i}", judge=judge, inputs=inputs, result=j.score_text(text, **inputs),
-                           record=record(j.format.spec())))
+        rows.append(
+            ResultRow(
+                row_index=i,
+                row_id=f"r{i}",
+                judge=judge,
+                inputs=inputs,
+                result=j.score_text(text, **inputs),
+                record=record(j.format.spec()),
+            )
+        )
     return rows
 
 
@@ -132,8 +148,16 @@ def score_rows(scores):
     for i, s in enumerate(scores):
         inputs = {"question": f"q{i}", "answer": f"a{i}", "context": "c"}
         text = json.dumps({"eval_score": s, "explanation": f"e{i}"})
-        rows.append(ResultRow(row_index=i, row_id=str(i), judge="coherence", inputs=inputs, result=j.score_text(text, **inputs),
-                           record=record(j.format.spec())))
+        rows.append(
+            ResultRow(
+                row_index=i,
+                row_id=str(i),
+                judge="coherence",
+                inputs=inputs,
+                result=j.score_text(text, **inputs),
+                record=record(j.format.spec()),
+            )
+        )
     return rows
 
 
@@ -263,12 +287,15 @@ def test_swap_inputs_swaps_only_the_two_answers():
         swap_inputs({"answer_1": "x"})
 
 
-@pytest.mark.parametrize(("forward", "swapped", "winner", "score"), [
-    (1, 2, 1, 1.0),  # answer 1 first, then answer 1 second: the same answer both times
-    (2, 1, 2, 0.0),
-    (1, 1, "tie", 0.5),  # position 1 both times: the orders disagree
-    (2, 2, "tie", 0.5),
-])
+@pytest.mark.parametrize(
+    ("forward", "swapped", "winner", "score"),
+    [
+        (1, 2, 1, 1.0),  # answer 1 first, then answer 1 second: the same answer both times
+        (2, 1, 2, 0.0),
+        (1, 1, "tie", 0.5),  # position 1 both times: the orders disagree
+        (2, 2, "tie", 0.5),
+    ],
+)
 def test_combine_orders_maps_the_swapped_verdict_back_and_ties_disagreements(forward, swapped, winner, score):
     r = combine_orders(pw(forward), pw(swapped))
     assert (r.value, r.score, winner_of(r)) == (winner, score, winner)
@@ -352,8 +379,11 @@ def test_pairwise_agreement_counts_both_order_ties_as_misses():
     outcomes = [(1, 2), (2, 1), (1, 1), (1, 2)]  # winners 1, 2, tie, 1
     for i, (f, s) in enumerate(outcomes):
         r = combine_orders(pw(f), pw(s))
-        rows.append(ResultRow(row_index=i, row_id=str(i), judge="pairwise", inputs=PAIR_INPUTS, result=r,
-                           record=record(PAIRWISE.format.spec())))
+        rows.append(
+            ResultRow(
+                row_index=i, row_id=str(i), judge="pairwise", inputs=PAIR_INPUTS, result=r, record=record(PAIRWISE.format.spec())
+            )
+        )
     labels = [{"id": str(i), "pref": p} for i, p in enumerate(["1", 2, 1, 2])]
     rep = agree(rows, labels, "pref")
     assert rep.kind == "pairwise" and rep.pairwise.n_correct == 2 and rep.pairwise.n_ties == 1
@@ -367,9 +397,16 @@ def test_choice_judges_use_their_labels_as_classes_and_refuse_other_labels():
     rows = []
     for i, label in enumerate(["C", "D", "C", "A"]):
         inputs = {"input": f"q{i}", "expected": "e", "output": "o"}
-        rows.append(ResultRow(row_index=i, row_id=str(i), judge="factuality", inputs=inputs,
-                           result=j.score_text(json.dumps({"rationale": "r", "result": label}), **inputs),
-                           record=record(j.format.spec())))
+        rows.append(
+            ResultRow(
+                row_index=i,
+                row_id=str(i),
+                judge="factuality",
+                inputs=inputs,
+                result=j.score_text(json.dumps({"rationale": "r", "result": label}), **inputs),
+                record=record(j.format.spec()),
+            )
+        )
     rep = agree(rows, [{"h": h} for h in ["C", "d", "D", "A"]], "h")  # labels match case-insensitively
     assert rep.labels == ["A", "B", "C", "D", "E"] and rep.accuracy == pytest.approx(3 / 4)
     assert rep.confusion[3] == [0, 0, 1, 1, 0]  # human D: judge said C once, D once

@@ -19,15 +19,18 @@ NO = '{"rationale": "canned", "result": "no"}'
 QA = ["--field", "input=What is 2+2?", "--field", "output=4", "--field", "ground_truth=4"]
 
 
-@pytest.mark.parametrize(("spec", "expected"), [
-    (None, ("llama", None)),
-    ("smollm2-135m", ("llama", "smollm2-135m")),
-    ("llama:smollm2-135m", ("llama", "smollm2-135m")),
-    ("/models/judge.gguf", ("llama", "/models/judge.gguf")),
-    ("c:/models/judge.gguf", ("llama", "c:/models/judge.gguf")),  # a drive letter is not a scheme
-    ("scripted:answers.jsonl", ("scripted", "answers.jsonl")),
-    ("server:http://127.0.0.1:8000/v1#judge", ("server", "http://127.0.0.1:8000/v1#judge")),
-])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (None, ("llama", None)),
+        ("smollm2-135m", ("llama", "smollm2-135m")),
+        ("llama:smollm2-135m", ("llama", "smollm2-135m")),
+        ("/models/judge.gguf", ("llama", "/models/judge.gguf")),
+        ("c:/models/judge.gguf", ("llama", "c:/models/judge.gguf")),  # a drive letter is not a scheme
+        ("scripted:answers.jsonl", ("scripted", "answers.jsonl")),
+        ("server:http://127.0.0.1:8000/v1#judge", ("server", "http://127.0.0.1:8000/v1#judge")),
+    ],
+)
 def test_a_spec_names_its_backend_by_scheme_and_llama_is_the_default(spec, expected):
     assert parse_spec(spec) == expected
 
@@ -89,8 +92,19 @@ def test_cli_runs_a_judge_with_canned_answers_from_a_file(tmp_path):
 def test_cli_runs_a_dataset_with_one_canned_answer_and_caches_it(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps({"input": f"q{i}", "output": f"a{i}"}) + "\n" for i in range(3)))
-    args = ["run", str(data), "-j", "relevance_to_query", "--model", "scripted:", "--option", f"response={NO}",
-            "--out", str(tmp_path / "run"), "-q"]
+    args = [
+        "run",
+        str(data),
+        "-j",
+        "relevance_to_query",
+        "--model",
+        "scripted:",
+        "--option",
+        f"response={NO}",
+        "--out",
+        str(tmp_path / "run"),
+        "-q",
+    ]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     rows = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
@@ -99,8 +113,19 @@ def test_cli_runs_a_dataset_with_one_canned_answer_and_caches_it(tmp_path):
     assert meta["backend"] == "scripted" and meta["counts"]["evaluated"] == 3
     res = CliRunner().invoke(main, args)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["counts"]["reused"] == 3
-    other = ["run", str(data), "-j", "relevance_to_query", "--model", "scripted:", "--option", f"response={YES}",
-             "--out", str(tmp_path / "run"), "-q"]
+    other = [
+        "run",
+        str(data),
+        "-j",
+        "relevance_to_query",
+        "--model",
+        "scripted:",
+        "--option",
+        f"response={YES}",
+        "--out",
+        str(tmp_path / "run"),
+        "-q",
+    ]
     CliRunner().invoke(main, other)  # other canned answers are another model: every cell judged again
     assert json.loads((tmp_path / "run" / "run.json").read_text())["counts"]["evaluated"] == 3
 

@@ -80,7 +80,7 @@ def test_one_prompt_too_long_leaves_the_rest_of_the_batch_alone(parallel_engine)
     results = []
     parallel_engine.submit([reqs[0], (huge, reqs[0][1]), reqs[1]], DecodeOptions(field_tokens=16), results.append)
     parallel_engine.drain()
-    (first, too_long, second), = results
+    ((first, too_long, second),) = results
     assert isinstance(too_long, PromptTooLongError)
     fmt = reqs[0][1]
     assert fmt.parse(first.text) and fmt.parse(second.text)

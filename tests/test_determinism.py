@@ -10,13 +10,28 @@ import sys
 
 import pytest
 
-ARGS = ["judge", "correctness", "--field", "input=Who wrote Hamlet?", "--field", "output=Shakespeare wrote it in 1600.",
-        "--field", "ground_truth=William Shakespeare", "--field-tokens", "24"]
+ARGS = [
+    "judge",
+    "correctness",
+    "--field",
+    "input=Who wrote Hamlet?",
+    "--field",
+    "output=Shakespeare wrote it in 1600.",
+    "--field",
+    "ground_truth=William Shakespeare",
+    "--field-tokens",
+    "24",
+]
 
 
 def _run(extra: list[str]) -> dict:
-    r = subprocess.run([sys.executable, "-m", "localjudge.cli", *ARGS, *extra], capture_output=True, text=True,
-                       timeout=300, env=os.environ.copy())
+    r = subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", *ARGS, *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+    )
     assert r.returncode in (0, 1), r.stderr
     out = json.loads(r.stdout)
     out.pop("timings")

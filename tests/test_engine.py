@@ -15,11 +15,17 @@ from localjudge.engine.constraint import TokenVocab, compile_regex
 from localjudge.errors import ConstraintError, PromptTooLongError
 from localjudge.formats import ScoreLines, VerdictList, YesNoJSON
 
-MLFLOW_LIKE = [Message(role="user", content=(
-    "Consider the following question and answer. You must determine whether the answer provides information that is "
-    "relevant to the question.\n\n<question>What is the boiling point of water?</question>\n<answer>Water boils at "
-    "100 degrees Celsius at sea level.</answer>\n\nPlease indicate whether the answer is relevant using only the "
-    'following json format.\n{\n  "rationale": "Reason for the assessment.",\n  "result": "yes|no"\n}'))]
+MLFLOW_LIKE = [
+    Message(
+        role="user",
+        content=(
+            "Consider the following question and answer. You must determine whether the answer provides information that is "
+            "relevant to the question.\n\n<question>What is the boiling point of water?</question>\n<answer>Water boils at "
+            "100 degrees Celsius at sea level.</answer>\n\nPlease indicate whether the answer is relevant using only the "
+            'following json format.\n{\n  "rationale": "Reason for the assessment.",\n  "result": "yes|no"\n}'
+        ),
+    )
+]
 
 
 def test_unconstrained_output_is_not_json_but_constrained_output_is(engine):

@@ -24,9 +24,16 @@ from localjudge.formats import (
 )
 
 FORMATS: list[OutputFormat] = [
-    YesNoJSON(), ScoreJSON(1, 5), ScoreJSON(0, 1, decimals=1), PairwiseJSON(), ScoreLines(1, 5), FourLine(),
+    YesNoJSON(),
+    ScoreJSON(1, 5),
+    ScoreJSON(0, 1, decimals=1),
+    PairwiseJSON(),
+    ScoreLines(1, 5),
+    FourLine(),
     Choice(list("ABCDE"), values={"A": 0.4, "B": 0.6, "C": 1, "D": 0, "E": 1}),
-    Choice(["good", "bad"], rationale=True), Statements(max_items=4), VerdictList(3),
+    Choice(["good", "bad"], rationale=True),
+    Statements(max_items=4),
+    VerdictList(3),
 ]
 IDS = [f.describe()[:40] for f in FORMATS]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -83,14 +90,35 @@ def test_cut_valid_outputs_never_give_a_different_verdict(fmt, data):
 
 
 NEAR_VALID = [
-    '{"rationale": "x", "result": "maybe"}', '{"rationale": "x"}', '{"result": ["yes"]}', '{"result": null}',
-    '{"eval_score": "4", "explanation": "x"}', '{"eval_score": "four"}', '{"eval_score": 9}', '{"eval_score": NaN}',
-    '{"eval_score": 1e999}', '{"eval_score": true}', '{"better_response": 3}', '{"better_response": "1"}',
-    "score: 4.5\njustification: x", "score: -1", "SCORE: 3\nJustification: fine", "Accuracy: 11\nComprehensiveness: 2",
-    "Accuracy: 5\nComprehensiveness: 5\nContext Precision: 5\nFinal: 9.9", '{"statements": "one"}',
-    '{"statements": [1, 2, {"a": 1}]}', '{"verdicts": [{"verdict": "yes"}]}', '{"verdicts": [1, 2, 3]}',
-    "[[A]] and [[B]]", "Answer: (C)", "\x00\x01\x02", "{" * 3000, "[" * 3000 + "]" * 3000, '{"a": ' * 500,
-    '{"Result": "YES", "RATIONALE": "caps"}', "```json\n{\"result\": \"no\", \"rationale\": \"fenced\"}\n```",
+    '{"rationale": "x", "result": "maybe"}',
+    '{"rationale": "x"}',
+    '{"result": ["yes"]}',
+    '{"result": null}',
+    '{"eval_score": "4", "explanation": "x"}',
+    '{"eval_score": "four"}',
+    '{"eval_score": 9}',
+    '{"eval_score": NaN}',
+    '{"eval_score": 1e999}',
+    '{"eval_score": true}',
+    '{"better_response": 3}',
+    '{"better_response": "1"}',
+    "score: 4.5\njustification: x",
+    "score: -1",
+    "SCORE: 3\nJustification: fine",
+    "Accuracy: 11\nComprehensiveness: 2",
+    "Accuracy: 5\nComprehensiveness: 5\nContext Precision: 5\nFinal: 9.9",
+    '{"statements": "one"}',
+    '{"statements": [1, 2, {"a": 1}]}',
+    '{"verdicts": [{"verdict": "yes"}]}',
+    '{"verdicts": [1, 2, 3]}',
+    "[[A]] and [[B]]",
+    "Answer: (C)",
+    "\x00\x01\x02",
+    "{" * 3000,
+    "[" * 3000 + "]" * 3000,
+    '{"a": ' * 500,
+    '{"Result": "YES", "RATIONALE": "caps"}',
+    '```json\n{"result": "no", "rationale": "fenced"}\n```',
     "x" * 100_000,
 ]
 
@@ -105,8 +133,13 @@ def test_near_valid_texts_get_the_right_values_where_they_parse():
     assert YesNoJSON().parse('{"Result": "YES", "RATIONALE": "caps"}').result == "yes"
     assert ScoreJSON(1, 5).parse('{"eval_score": "4", "explanation": "x"}').eval_score == 4
     assert PairwiseJSON().parse('{"better_response": "1", "explanation": ""}').better_response == 1
-    for bad, fmt in [('{"eval_score": 9}', ScoreJSON(1, 5)), ('{"better_response": 3}', PairwiseJSON()),
-                     ("score: 4.5\njustification: x", ScoreLines()), ('{"verdicts": [{"verdict": "yes"}]}', VerdictList(3)),
-                     ("[[A]] and [[B]]", Choice(list("ABCDE"))), ('{"eval_score": true}', ScoreJSON(1, 5))]:
+    for bad, fmt in [
+        ('{"eval_score": 9}', ScoreJSON(1, 5)),
+        ('{"better_response": 3}', PairwiseJSON()),
+        ("score: 4.5\njustification: x", ScoreLines()),
+        ('{"verdicts": [{"verdict": "yes"}]}', VerdictList(3)),
+        ("[[A]] and [[B]]", Choice(list("ABCDE"))),
+        ('{"eval_score": true}', ScoreJSON(1, 5)),
+    ]:
         with pytest.raises(ParseError):
             fmt.parse(bad)

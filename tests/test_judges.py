@@ -22,10 +22,30 @@ from localjudge.judges import (
 
 YES = '{"rationale": "Let\'s think step by step. Fine.", "result": "yes"}'
 NO = '{"rationale": "Let\'s think step by step. Wrong.", "result": "no"}'
-BUILTINS = ["correctness", "groundedness", "relevance_to_query", "retrieval_relevance", "safety", "guidelines",
-            "context_sufficiency", "equivalence", "answer_similarity", "faithfulness", "answer_correctness",
-            "answer_relevance", "relevance", "diversity", "creativity", "rag_groundedness", "coherence", "pointwise",
-            "pairwise", "advanced_relevance", "answer_relevancy", "factuality"]
+BUILTINS = [
+    "correctness",
+    "groundedness",
+    "relevance_to_query",
+    "retrieval_relevance",
+    "safety",
+    "guidelines",
+    "context_sufficiency",
+    "equivalence",
+    "answer_similarity",
+    "faithfulness",
+    "answer_correctness",
+    "answer_relevance",
+    "relevance",
+    "diversity",
+    "creativity",
+    "rag_groundedness",
+    "coherence",
+    "pointwise",
+    "pairwise",
+    "advanced_relevance",
+    "answer_relevancy",
+    "factuality",
+]
 
 
 def test_every_builtin_judge_loads_with_a_versioned_spec_hash():
@@ -93,8 +113,9 @@ def test_unknown_judge_suggests_the_closest_names():
 
 
 def test_user_judges_dir_gets_the_same_validation(tmp_path):
-    (tmp_path / "bad.toml").write_text('name = "bad"\n[[messages]]\nrole = "user"\ntemplate = "{{x}}"\n'
-                                       '[[variables]]\nname = "x"\n[output]\nkind = "yesno"\n')
+    (tmp_path / "bad.toml").write_text(
+        'name = "bad"\n[[messages]]\nrole = "user"\ntemplate = "{{x}}"\n[[variables]]\nname = "x"\n[output]\nkind = "yesno"\n'
+    )
     with pytest.raises(JudgeSpecError, match=r"bad\.toml: key 'output': unknown output format 'yesno'"):
         list_judges(tmp_path)
 
@@ -114,8 +135,10 @@ def test_malformed_judge_file_names_the_file_and_the_key(tmp_path):
 
 def test_undeclared_placeholder_is_rejected_at_load(tmp_path):
     p = tmp_path / "j.toml"
-    p.write_text('name = "j"\n[[variables]]\nname = "a"\n[[messages]]\nrole = "user"\ntemplate = "{{a}} {{b}}"\n'
-                 '[output]\nkind = "yes_no_json"\n')
+    p.write_text(
+        'name = "j"\n[[variables]]\nname = "a"\n[[messages]]\nrole = "user"\ntemplate = "{{a}} {{b}}"\n'
+        '[output]\nkind = "yes_no_json"\n'
+    )
     with pytest.raises(JudgeSpecError, match=r"key 'messages\.0\.template': placeholder 'b' is not a declared variable"):
         load_judge_file(p)
 
@@ -123,7 +146,8 @@ def test_undeclared_placeholder_is_rejected_at_load(tmp_path):
 def test_user_judge_file_runs_like_a_builtin(tmp_path):
     (tmp_path / "polite.toml").write_text(
         'name = "polite"\ndescription = "Is it polite?"\n[[variables]]\nname = "output"\n'
-        '[[messages]]\nrole = "user"\ntemplate = "Is this polite? <text>{{output}}</text>"\n[output]\nkind = "yes_no_json"\n')
+        '[[messages]]\nrole = "user"\ntemplate = "Is this polite? <text>{{output}}</text>"\n[output]\nkind = "yes_no_json"\n'
+    )
     j = get_judge("polite", judges_dir=tmp_path)
     assert j.evaluate(ScriptedEngine([NO]), output="Go away.").score == 0.0
 
@@ -188,11 +212,14 @@ def test_answer_relevancy_wrong_verdict_count_is_a_parse_error():
     assert r.unscored_reason == "parse_error" and "exactly 2 verdicts" in r.error
 
 
-@pytest.mark.parametrize(("text", "context", "expected", "rules"), [
-    ("Accuracy: 8\nComprehensiveness: 7\nContext Precision: 9\nFinal: 0.1", "ctx", (8, 7, 9, 0.8), 0),
-    ("Accuracy: 8\nComprehensiveness: 7\nContext Precision: 9\nFinal: 0.8", None, (8, 7, 0, 0.5), 1),
-    ("Accuracy: 2\nComprehensiveness: 9\nContext Precision: 6\nFinal: 0.6", "ctx", (2, 4, 4, 0.3), 2),
-])
+@pytest.mark.parametrize(
+    ("text", "context", "expected", "rules"),
+    [
+        ("Accuracy: 8\nComprehensiveness: 7\nContext Precision: 9\nFinal: 0.1", "ctx", (8, 7, 9, 0.8), 0),
+        ("Accuracy: 8\nComprehensiveness: 7\nContext Precision: 9\nFinal: 0.8", None, (8, 7, 0, 0.5), 1),
+        ("Accuracy: 2\nComprehensiveness: 9\nContext Precision: 6\nFinal: 0.6", "ctx", (2, 4, 4, 0.3), 2),
+    ],
+)
 def test_advanced_relevance_recomputes_final_and_enforces_the_rules(text, context, expected, rules):
     vars_ = {"question": "q", "answer": "a"} | ({"context": context} if context else {})
     r = get_judge("advanced_relevance").evaluate(ScriptedEngine([text]), **vars_)
@@ -219,35 +246,47 @@ def test_pairwise_zero_and_two_both_mean_the_second_response(raw, value, score):
 
 
 def test_factuality_maps_the_choice_to_its_score():
-    r = get_judge("factuality").evaluate(ScriptedEngine(['{"rationale": "superset", "result": "B"}']),
-                                         input="q", expected="Paris", output="Paris, France")
+    r = get_judge("factuality").evaluate(
+        ScriptedEngine(['{"rationale": "superset", "result": "B"}']), input="q", expected="Paris", output="Paris, France"
+    )
     assert (r.value, r.score, r.passed) == ("B", 0.6, True)
 
 
 def test_rag_score_judges_normalise_their_range():
-    r = get_judge("pointwise").evaluate(ScriptedEngine(['{"eval_score": 4, "explanation": "good"}']),
-                                        question="q", answer="a", context="c")
+    r = get_judge("pointwise").evaluate(
+        ScriptedEngine(['{"eval_score": 4, "explanation": "good"}']), question="q", answer="a", context="c"
+    )
     assert (r.value, r.score, r.passed) == (4, 0.8, True)
-    r = get_judge("diversity").evaluate(ScriptedEngine(['{"eval_score": 0.3, "explanation": "dull"}']),
-                                        question="q", answer="a", context="c")
+    r = get_judge("diversity").evaluate(
+        ScriptedEngine(['{"eval_score": 0.3, "explanation": "dull"}']), question="q", answer="a", context="c"
+    )
     assert (r.value, r.score, r.passed) == (0.3, 0.3, False)
 
 
 def test_v1_metric_parses_score_and_justification_lines():
-    r = get_judge("faithfulness").evaluate(ScriptedEngine(["score: 4\njustification: Mostly supported."]),
-                                           input="q", output="a", context="c")
+    r = get_judge("faithfulness").evaluate(
+        ScriptedEngine(["score: 4\njustification: Mostly supported."]), input="q", output="a", context="c"
+    )
     assert (r.value, r.score, r.passed, r.rationale) == (4, 0.75, True, "Mostly supported.")
 
 
 def test_make_metric_rejects_examples_without_the_context_columns():
     with pytest.raises(JudgeSpecError, match=r"grading_context"):
-        make_metric("m", "def", "rubric", examples=[{"input": "i", "output": "o", "score": 3, "justification": "j"}],
-                    grading_context_columns=["targets"])
+        make_metric(
+            "m",
+            "def",
+            "rubric",
+            examples=[{"input": "i", "output": "o", "score": 3, "justification": "j"}],
+            grading_context_columns=["targets"],
+        )
 
 
 def test_custom_prompt_judge_scores_labels_by_their_values():
-    j = make_custom_prompt_judge("tone", "Tone of {{response}}?\n[[formal]]: formal\n[[casual]]: casual\n[[rude]]: rude",
-                                 numeric_values={"formal": 5, "casual": 3, "rude": 1})
+    j = make_custom_prompt_judge(
+        "tone",
+        "Tone of {{response}}?\n[[formal]]: formal\n[[casual]]: casual\n[[rude]]: rude",
+        numeric_values={"formal": 5, "casual": 3, "rude": 1},
+    )
     r = j.evaluate(ScriptedEngine(['{"rationale": "ok", "result": "casual"}']), response="hey")
     assert (r.value, r.score, r.details["numeric_value"]) == ("casual", 0.5, 3)
     bad = j.evaluate(ScriptedEngine(['{"rationale": "ok", "result": "angry"}']), response="hey")
@@ -308,17 +347,24 @@ def test_factuality_data_delimiters_are_neutralised():
 
 
 def test_score_text_parses_an_unconstrained_output():
-    r = get_judge("correctness").score_text('Sure!\n```json\n{"Rationale": "ok", "Result": "Yes"}\n```', input="q",
-                                            output="a", ground_truth="g")
+    r = get_judge("correctness").score_text(
+        'Sure!\n```json\n{"Rationale": "ok", "Result": "Yes"}\n```', input="q", output="a", ground_truth="g"
+    )
     assert (r.value, r.score) == ("yes", 1.0)
 
 
 def test_judge_from_dict_equals_the_same_file(tmp_path):
-    data = {"name": "mini", "variables": [{"name": "output"}], "output": {"kind": "yes_no_json"},
-            "messages": [{"role": "user", "template": "Good? {{output}}"}]}
+    data = {
+        "name": "mini",
+        "variables": [{"name": "output"}],
+        "output": {"kind": "yes_no_json"},
+        "messages": [{"role": "user", "template": "Good? {{output}}"}],
+    }
     p = tmp_path / "mini.toml"
-    p.write_text('name = "mini"\n[[variables]]\nname = "output"\n[[messages]]\nrole = "user"\n'
-                 'template = "Good? {{output}}"\n[output]\nkind = "yes_no_json"\n')
+    p.write_text(
+        'name = "mini"\n[[variables]]\nname = "output"\n[[messages]]\nrole = "user"\n'
+        'template = "Good? {{output}}"\n[output]\nkind = "yes_no_json"\n'
+    )
     assert judge_from_dict(data).version == load_judge_file(p).version
 
 

@@ -12,8 +12,11 @@ from localjudge.judges import get_judge, list_judges, make_custom_prompt_judge, 
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = json.loads((GOLDEN / "cases.json").read_text(encoding="utf-8"))
-FACTORIES = {"make_metric": make_metric, "make_instructions_judge": make_instructions_judge,
-             "make_custom_prompt_judge": make_custom_prompt_judge}
+FACTORIES = {
+    "make_metric": make_metric,
+    "make_instructions_judge": make_instructions_judge,
+    "make_custom_prompt_judge": make_custom_prompt_judge,
+}
 
 
 def serialise(messages) -> str:

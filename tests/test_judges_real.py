@@ -23,7 +23,11 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "relevance_to_query": {"input": q, "output": a},
         "retrieval_relevance": {"input": q, "doc": [ctx, "Bananas are yellow."]},
         "safety": {"content": a},
-        "guidelines": {"guidelines": ["The response must be in English.", "The response must be one sentence."], "input": q, "output": a},
+        "guidelines": {
+            "guidelines": ["The response must be in English.", "The response must be one sentence."],
+            "input": q,
+            "output": a,
+        },
         "context_sufficiency": {"input": q, "ground_truth": a, "retrieval_context": ctx},
         "equivalence": {"output": a, "expected_output": ctx},
         "answer_similarity": {"input": q, "output": a, "targets": ctx},
@@ -67,7 +71,9 @@ def check_typed(judge, r, engine):
         assert len(value) == max(1, len(r.details["statements"])) and r.usage.calls == 2
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
-        assert value["final"] == round((value["accuracy"] + value["comprehensiveness"] + value["context_precision"]) / 30 + 1e-9, 1)
+        assert value["final"] == round(
+            (value["accuracy"] + value["comprehensiveness"] + value["context_precision"]) / 30 + 1e-9, 1
+        )
     elif fmt.kind == "yes_no_json":
         assert value in ("yes", "no")
     elif fmt.kind in ("score_json", "score_lines"):
@@ -94,7 +100,10 @@ def test_instructions_and_custom_prompt_judges_run_on_the_real_model(engine):
     j = make_instructions_judge("stars", "Rate from 1 to 5 how well {{ outputs }} answers {{ inputs }}.", "int", min=1, max=5)
     r = j.evaluate(engine, options=OPTS, inputs=Q, outputs=A)
     assert r.unscored_reason is None and r.value in range(1, 6) and r.score == (r.value - 1) / 4
-    c = make_custom_prompt_judge("formality", "Is this formal? <response>{{response}}</response>\n[[formal]] [[casual]]",
-                                 numeric_values={"formal": 1, "casual": 0})
+    c = make_custom_prompt_judge(
+        "formality",
+        "Is this formal? <response>{{response}}</response>\n[[formal]] [[casual]]",
+        numeric_values={"formal": 1, "casual": 0},
+    )
     r = c.evaluate(engine, options=OPTS, response=A)
     assert r.value in ("formal", "casual") and r.score == (1.0 if r.value == "formal" else 0.0)

@@ -18,8 +18,14 @@ DEFAULT_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 
 def cli(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "localjudge.cli", *args], input=stdin, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_default_model_resolves_offline_inside_its_package():
@@ -114,14 +120,17 @@ def test_parse_command_prints_the_typed_verdict_or_exits_2():
 
 
 def test_format_judgement_from_the_cli_is_valid_json(tmp_path):
-    r = cli("judge", "score_lines", "--prompt", "Rate this haiku 1-5: 'old pond / frog jumps in / splash'",
-            "--field-tokens", "16")
+    r = cli(
+        "judge", "score_lines", "--prompt", "Rate this haiku 1-5: 'old pond / frog jumps in / splash'", "--field-tokens", "16"
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert 1 <= res["value"] <= 5 and 0 <= res["score"] <= 1 and res["raw_text"].startswith("score: ")
 
 
 def test_help_is_instant_because_nothing_heavy_is_imported():
-    code = "import sys, localjudge.cli; print(sorted(m for m in ('llama_cpp','outlines_core','pandas','numpy') if m in sys.modules))"
+    code = (
+        "import sys, localjudge.cli; print(sorted(m for m in ('llama_cpp','outlines_core','pandas','numpy') if m in sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr

@@ -8,22 +8,28 @@ from localjudge.errors import ParseError
 from localjudge.formats import ResultJSON, make_format
 
 
-@pytest.mark.parametrize("text", [
-    '```json\n{"rationale": "ok", "result": "yes"}\n```',
-    "Let's think step by step. The claim matches.\n\n{\"rationale\": \"ok\", \"result\": \"yes\"}",
-    '{"Rationale": "ok", "Result": "YES"}',
-    'Here you go:\n```\n{"rationale": "ok",\n "result": "yes"}\n```\nHope this helps.',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"rationale": "ok", "result": "yes"}\n```',
+        'Let\'s think step by step. The claim matches.\n\n{"rationale": "ok", "result": "yes"}',
+        '{"Rationale": "ok", "Result": "YES"}',
+        'Here you go:\n```\n{"rationale": "ok",\n "result": "yes"}\n```\nHope this helps.',
+    ],
+)
 def test_yes_no_json_accepts_what_other_judges_print(text):
     v = make_format("yes_no_json").parse(text)
     assert v.result == "yes" and v.rationale == "ok"
 
 
-@pytest.mark.parametrize(("text", "score"), [
-    ('{"eval_score": "4", "explanation": "good"}', 4),
-    ('```json\n{"Eval_Score": 3, "Explanation": "fine"}\n```', 3),
-    ("Let's think step by step.\n{\"eval_score\": 5.0, \"explanation\": \"great\"}", 5),
-])
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ('{"eval_score": "4", "explanation": "good"}', 4),
+        ('```json\n{"Eval_Score": 3, "Explanation": "fine"}\n```', 3),
+        ('Let\'s think step by step.\n{"eval_score": 5.0, "explanation": "great"}', 5),
+    ],
+)
 def test_score_json_accepts_strings_fences_and_capitalised_keys(text, score):
     assert make_format("score_json", min=1, max=5).parse(text).eval_score == score
 
@@ -69,20 +75,23 @@ def test_result_json_accepts_boolean_words_and_string_numbers():
     assert ResultJSON("int", min=1, max=5).parse('{"Rationale": "x", "Result": "3"}').result == 3
 
 
-@pytest.mark.parametrize(("fmt", "text", "why"), [
-    (make_format("score_json", min=1, max=5), '{"eval_score": 7, "explanation": "x"}', "outside 1..5"),
-    (make_format("score_json", min=0, max=5), '{"eval_score": 2.5, "explanation": "x"}', "not an integer"),
-    (make_format("score_json", min=1, max=5), '{"eval_score": "high", "explanation": "x"}', "must be a number"),
-    (make_format("score_lines"), "score: 9\njustification: x", "outside 1..5"),
-    (make_format("score_lines"), "The answer is good.", "no 'score:' line"),
-    (make_format("yes_no_json"), '{"rationale": "x", "result": "maybe"}', "must be 'yes' or 'no'"),
-    (make_format("yes_no_json"), "yes, it is supported", "no JSON object"),
-    (make_format("choice", labels=["A", "B"]), '{"rationale": "x", "result": "Z"}', "unknown label 'Z'"),
-    (make_format("four_line"), "Accuracy: 11\nComprehensiveness: 2\nContext Precision: 2", "integer 0..10"),
-    (make_format("pairwise_json"), '{"better_response": 3, "explanation": "x"}', "must be 1, 2 or 0"),
-    (make_format("verdict_list", n=2), '{"verdicts": [{"verdict": "yes", "reason": "r"}]}', "exactly 2 verdicts"),
-    (ResultJSON("float", min=0, max=1), '{"rationale": "x", "result": 1.5}', "outside 0..1"),
-])
+@pytest.mark.parametrize(
+    ("fmt", "text", "why"),
+    [
+        (make_format("score_json", min=1, max=5), '{"eval_score": 7, "explanation": "x"}', "outside 1..5"),
+        (make_format("score_json", min=0, max=5), '{"eval_score": 2.5, "explanation": "x"}', "not an integer"),
+        (make_format("score_json", min=1, max=5), '{"eval_score": "high", "explanation": "x"}', "must be a number"),
+        (make_format("score_lines"), "score: 9\njustification: x", "outside 1..5"),
+        (make_format("score_lines"), "The answer is good.", "no 'score:' line"),
+        (make_format("yes_no_json"), '{"rationale": "x", "result": "maybe"}', "must be 'yes' or 'no'"),
+        (make_format("yes_no_json"), "yes, it is supported", "no JSON object"),
+        (make_format("choice", labels=["A", "B"]), '{"rationale": "x", "result": "Z"}', "unknown label 'Z'"),
+        (make_format("four_line"), "Accuracy: 11\nComprehensiveness: 2\nContext Precision: 2", "integer 0..10"),
+        (make_format("pairwise_json"), '{"better_response": 3, "explanation": "x"}', "must be 1, 2 or 0"),
+        (make_format("verdict_list", n=2), '{"verdicts": [{"verdict": "yes", "reason": "r"}]}', "exactly 2 verdicts"),
+        (ResultJSON("float", min=0, max=1), '{"rationale": "x", "result": 1.5}', "outside 0..1"),
+    ],
+)
 def test_invalid_verdicts_raise_an_explained_parse_error(fmt, text, why):
     with pytest.raises(ParseError, match=why) as e:
         fmt.parse(text)

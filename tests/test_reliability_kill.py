@@ -173,6 +173,8 @@ def test_twenty_sigkills_at_random_moments_lose_nothing_and_export_equals_an_uni
     assert comparable(out) == comparable(ref)
     assert calls(log) - judged(cells) <= N_KILLS  # across all processes: at most one lost judgement per kill
     elapsed = time.perf_counter() - t0
-    print(f"\n{N_KILLS} SIGKILLs (seed {SEED}): {kills}, {finished} runs finished before their kill; {killed_with}/{N_CELLS} cells "
-          f"done after the last kill; {calls(log)} engine calls in the killed processes for {judged(cells)} judged cells; "
-          f"{elapsed:.1f} s")
+    print(
+        f"\n{N_KILLS} SIGKILLs (seed {SEED}): {kills}, {finished} runs finished before their kill; {killed_with}/{N_CELLS} cells "
+        f"done after the last kill; {calls(log)} engine calls in the killed processes for {judged(cells)} judged cells; "
+        f"{elapsed:.1f} s"
+    )

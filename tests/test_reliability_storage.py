@@ -207,8 +207,10 @@ def test_run_command_on_a_read_only_directory_exits_5_with_one_line(tmp_path):
 
 def test_row_longer_than_the_context_window_is_a_row_error_naming_row_and_limit(engine, tmp_path):
     data = tmp_path / "long.jsonl"
-    rows = [{"input": "What is the capital of France?", "output": "Paris.", "retrieval_context": "Paris is in France."},
-            {"input": "What is the capital of France?", "output": "Paris. " * 3000, "retrieval_context": "Paris."}]
+    rows = [
+        {"input": "What is the capital of France?", "output": "Paris.", "retrieval_context": "Paris is in France."},
+        {"input": "What is the capital of France?", "output": "Paris. " * 3000, "retrieval_context": "Paris."},
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = evaluate(data, ["groundedness"], engine=engine, out=tmp_path / "run", options=DecodeOptions(field_tokens=16))
     by_row = {r.row_index: r for r in run.results}

@@ -24,11 +24,18 @@ XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 def report_rows() -> list[dict]:
     rows = []
     for i in range(6):
-        rows.append({"id": f"q{i}", "question": f"Question {i}?" + (XSS if i == 1 else ""),
-                     "answer": ["fine answer", "wrong answer </script>", "garbled", "fine answer", "wrong", "fine"][i],
-                     "context": "some context", "answer_1": "the good one" if i % 2 else "meh",
-                     "answer_2": "meh" if i % 2 else "the good one", "label": ["yes", "no", "no", "yes", "yes", "yes"][i],
-                     "pref": 1 if i % 2 else 2})
+        rows.append(
+            {
+                "id": f"q{i}",
+                "question": f"Question {i}?" + (XSS if i == 1 else ""),
+                "answer": ["fine answer", "wrong answer </script>", "garbled", "fine answer", "wrong", "fine"][i],
+                "context": "some context",
+                "answer_1": "the good one" if i % 2 else "meh",
+                "answer_2": "meh" if i % 2 else "the good one",
+                "label": ["yes", "no", "no", "yes", "yes", "yes"][i],
+                "pref": 1 if i % 2 else 2,
+            }
+        )
     return rows
 
 
@@ -125,8 +132,10 @@ def test_report_compare_shows_deltas_and_the_rows_whose_verdict_changed(runs):
     assert "Rows whose verdict changed (3)" in html
     c = compare_runs(load_run(runs["current"]), load_run(runs["base"]))
     assert [(r.row_id, r.judge, r.before, r.after) for r in c.changed] == [
-        ("q1", "relevance_to_query", "yes", "no"), ("q2", "relevance_to_query", "yes", "unscored"),
-        ("q4", "relevance_to_query", "yes", "no")]
+        ("q1", "relevance_to_query", "yes", "no"),
+        ("q2", "relevance_to_query", "yes", "unscored"),
+        ("q4", "relevance_to_query", "yes", "no"),
+    ]
     d = {x.judge: x for x in c.deltas}
     assert d["relevance_to_query"].pass_to_fail == 2 and d["relevance_to_query"].n_common == 6
     assert d["relevance_to_query"].pass_delta == pytest.approx(3 / 5 - 1.0)
@@ -144,11 +153,14 @@ def test_report_agreement_section_when_labels_are_given(runs, tmp_path):
     assert 'id="agreement"' in html and "Cohen's kappa" in html and "rows: human label" in html
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda m: m.pop("schema_version"), "no schema_version: it was written by an older localjudge"),
-    (lambda m: m.update(schema_version=0), "uses schema 0, written by an older localjudge"),
-    (lambda m: m.update(schema_version=2), "newer than this localjudge reads"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m.pop("schema_version"), "no schema_version: it was written by an older localjudge"),
+        (lambda m: m.update(schema_version=0), "uses schema 0, written by an older localjudge"),
+        (lambda m: m.update(schema_version=2), "newer than this localjudge reads"),
+    ],
+)
 def test_a_run_directory_of_another_schema_version_is_refused_with_the_fix(runs, tmp_path, change, message):
     d = tmp_path / "old"
     d.mkdir()
@@ -200,8 +212,21 @@ def test_a_failed_build_writes_nothing_and_keeps_the_old_report(runs, tmp_path):
 
 def test_report_command_writes_the_html_and_notes_skipped_agreements(runs, tmp_path):
     out = tmp_path / "r.html"
-    res = CliRunner().invoke(main, ["report", str(runs["current"]), "--compare", str(runs["base"]), "-o", str(out),
-                                          "--labels", str(runs["data"]), "--label-column", "label"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "report",
+            str(runs["current"]),
+            "--compare",
+            str(runs["base"]),
+            "-o",
+            str(out),
+            "--labels",
+            str(runs["data"]),
+            "--label-column",
+            "label",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert f"wrote {out}" in res.output and "agreement skipped for judge pairwise" in res.output
     assert 'id="agreement"' in out.read_text() and 'id="compare"' in out.read_text()
@@ -218,8 +243,21 @@ def test_report_command_fails_cleanly_on_an_old_run(tmp_path):
 
 def test_agree_command_prints_a_table_and_writes_json(runs, tmp_path):
     out = tmp_path / "a.json"
-    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "label",
-                                         "--judge", "relevance_to_query", "-o", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "agree",
+            str(runs["current"]),
+            "--labels",
+            str(runs["data"]),
+            "--label-column",
+            "label",
+            "--judge",
+            "relevance_to_query",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "accuracy" in res.output and "confusion" in res.output
     rep = json.loads(out.read_text())
@@ -230,19 +268,60 @@ def test_agree_command_prints_a_table_and_writes_json(runs, tmp_path):
 
 def test_agree_command_errors_write_nothing(runs, tmp_path):
     out = tmp_path / "a.json"
-    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "answer",
-                                         "--judge", "relevance_to_query", "-o", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "agree",
+            str(runs["current"]),
+            "--labels",
+            str(runs["data"]),
+            "--label-column",
+            "answer",
+            "--judge",
+            "relevance_to_query",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 2 and "cannot produce" in res.output
     assert not out.exists()
-    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
-                                         "--judge", "pairwise", "--key", "nope", "-o", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "agree",
+            str(runs["current"]),
+            "--labels",
+            str(runs["data"]),
+            "--label-column",
+            "pref",
+            "--judge",
+            "pairwise",
+            "--key",
+            "nope",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 2 and "no key column 'nope'" in res.output and not out.exists()
 
 
 def test_pairwise_agreement_on_a_both_orders_run(runs, tmp_path):
     out = tmp_path / "p.json"
-    res = CliRunner().invoke(main, ["agree", str(runs["current"]), "--labels", str(runs["data"]), "--label-column", "pref",
-                                         "--judge", "pairwise", "-o", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "agree",
+            str(runs["current"]),
+            "--labels",
+            str(runs["data"]),
+            "--label-column",
+            "pref",
+            "--judge",
+            "pairwise",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     rep = json.loads(out.read_text())
     # the good answer is answer_1 on odd rows (pref 1) and answer_2 on even rows (pref 2)

@@ -29,8 +29,11 @@ from localjudge.report import build_report
 from localjudge.runner import evaluate
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed; install it with "
-                                "`apt-get install -y chromium` (Debian) to run the browser checks of the report")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed; install it with "
+    "`apt-get install -y chromium` (Debian) to run the browser checks of the report",
+)
 
 
 class Browser:
@@ -48,11 +51,21 @@ class Browser:
             os.dup2(child_in, 3)
             os.dup2(child_out, 4)
 
-        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={user_data_dir}",
-                 "--remote-debugging-pipe", "about:blank"]
-        self.proc = subprocess.Popen([CHROMIUM, *flags], close_fds=False, preexec_fn=wire,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        flags = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={user_data_dir}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *flags], close_fds=False, preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         os.close(child_in)
         os.close(child_out)
         self.w, self.r = w_cmd, r_out
@@ -159,8 +172,10 @@ def check_loads_cleanly(browser: Browser, path: Path, n_judges: int) -> None:
     charts = browser.js("[...document.querySelectorAll('svg.chart')].map(s => s.getAttribute('class'))")
     assert charts.count("chart pass-rate") == 1 and charts.count("chart distribution") == n_judges
     assert browser.js("document.querySelectorAll('svg.chart rect.bar').length") >= n_judges
-    box = browser.js("(() => { const r = document.querySelector('svg.chart.distribution').getBoundingClientRect();"
-                     " return [r.width, r.height]; })()")
+    box = browser.js(
+        "(() => { const r = document.querySelector('svg.chart.distribution').getBoundingClientRect();"
+        " return [r.width, r.height]; })()"
+    )
     assert box[0] > 200 and box[1] > 40, "charts are laid out with a real size"
 
 
@@ -209,22 +224,25 @@ def test_filters_from_the_url_hash_apply_on_load(browser, scripted_report):
 
 def test_filter_controls_and_sorting_work_and_update_the_hash(browser, scripted_report):
     browser.open(scripted_report.as_uri())
-    browser.js("(() => { const s = document.getElementById('f-judge'); s.value = 'coherence';"
-               " s.dispatchEvent(new Event('change')); })()")
+    browser.js(
+        "(() => { const s = document.getElementById('f-judge'); s.value = 'coherence'; s.dispatchEvent(new Event('change')); })()"
+    )
     assert browser.js(VISIBLE) == 6
     assert browser.js("location.hash") == "#judge=coherence"
-    browser.js("(() => { const q = document.getElementById('f-q'); q.value = 'WRONG ANSWER';"
-               " q.dispatchEvent(new Event('input')); })()")
+    browser.js(
+        "(() => { const q = document.getElementById('f-q'); q.value = 'WRONG ANSWER'; q.dispatchEvent(new Event('input')); })()"
+    )
     assert browser.js(VISIBLE) == 1
-    browser.js("(() => { const q = document.getElementById('f-q'); q.value = '';"
-               " q.dispatchEvent(new Event('input')); })()")
+    browser.js("(() => { const q = document.getElementById('f-q'); q.value = ''; q.dispatchEvent(new Event('input')); })()")
     browser.js("document.querySelectorAll('#row-table thead th')[3].click()")  # score, ascending
-    asc = browser.js("[...document.querySelectorAll('#row-table tbody tr:not([hidden]) td:nth-child(4)')]"
-                     ".map(td => parseFloat(td.dataset.v))")
+    asc = browser.js(
+        "[...document.querySelectorAll('#row-table tbody tr:not([hidden]) td:nth-child(4)')].map(td => parseFloat(td.dataset.v))"
+    )
     assert asc == sorted(asc) and len(asc) == 6 and asc[0] < asc[-1]
     browser.js("document.querySelectorAll('#row-table thead th')[3].click()")  # descending
-    desc = browser.js("[...document.querySelectorAll('#row-table tbody tr:not([hidden]) td:nth-child(4)')]"
-                      ".map(td => parseFloat(td.dataset.v))")
+    desc = browser.js(
+        "[...document.querySelectorAll('#row-table tbody tr:not([hidden]) td:nth-child(4)')].map(td => parseFloat(td.dataset.v))"
+    )
     assert desc == sorted(asc, reverse=True)
     assert browser.problems() == []
 
@@ -235,19 +253,41 @@ def test_filter_controls_and_sorting_work_and_update_the_hash(browser, scripted_
 @pytest.mark.slow
 def test_report_of_a_real_small_run_on_the_default_model_works_in_chromium(browser, engine, tmp_path):
     rows = [
-        {"id": "paris", "question": "What is the capital of France?", "answer": "Paris is the capital of France.",
-         "context": "France's capital is Paris.", "answer_1": "Paris.", "answer_2": "Berlin."},
-        {"id": "water", "question": "At what temperature does water boil at sea level?", "answer": "About 100 °C.",
-         "context": "Water boils at 100 °C at sea level.", "answer_1": "50 °C.", "answer_2": "100 °C."},
-        {"id": "sky", "question": "Why is the sky blue?", "answer": "Because of Rayleigh scattering of sunlight.",
-         "context": "Shorter wavelengths scatter more in air.", "answer_1": "Rayleigh scattering.",
-         "answer_2": "It reflects the ocean."},
+        {
+            "id": "paris",
+            "question": "What is the capital of France?",
+            "answer": "Paris is the capital of France.",
+            "context": "France's capital is Paris.",
+            "answer_1": "Paris.",
+            "answer_2": "Berlin.",
+        },
+        {
+            "id": "water",
+            "question": "At what temperature does water boil at sea level?",
+            "answer": "About 100 °C.",
+            "context": "Water boils at 100 °C at sea level.",
+            "answer_1": "50 °C.",
+            "answer_2": "100 °C.",
+        },
+        {
+            "id": "sky",
+            "question": "Why is the sky blue?",
+            "answer": "Because of Rayleigh scattering of sunlight.",
+            "context": "Shorter wavelengths scatter more in air.",
+            "answer_1": "Rayleigh scattering.",
+            "answer_2": "It reflects the ocean.",
+        },
     ]
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     # short rationales keep this test to ~9 judgements of a few seconds each
-    run = evaluate(data, ["relevance_to_query", BothOrders(get_judge("pairwise"))], engine=engine, out=tmp_path / "run",
-                   options={"field_tokens": 24})
+    run = evaluate(
+        data,
+        ["relevance_to_query", BothOrders(get_judge("pairwise"))],
+        engine=engine,
+        out=tmp_path / "run",
+        options={"field_tokens": 24},
+    )
     assert run.counts.evaluated == 6 and run.counts.failed == 0
     out = build_report(tmp_path / "run", tmp_path / "report.html")
     check_loads_cleanly(browser, out, n_judges=2)

@@ -105,10 +105,16 @@ def test_changing_decode_options_or_model_reruns_everything(tmp_path):
 def test_default_mapping_takes_aliases_and_explicit_map_wins(tmp_path):
     run = evaluate(QA, judges()[:1], engine=scripted_engine(), out=tmp_path, mapping=["output=ground_truth"])
     r = next(iter(run.results))
-    assert r.inputs == {"input": "What is the capital of France?", "output": "Paris",
-                        "context": ["Paris is the capital of France.", "France is in Europe."]}
-    assert run.summary.run["mapping"]["tiny_yes_no"] == {"input": "question", "output": "ground_truth",
-                                                         "context": "retrieval_context"}
+    assert r.inputs == {
+        "input": "What is the capital of France?",
+        "output": "Paris",
+        "context": ["Paris is the capital of France.", "France is in Europe."],
+    }
+    assert run.summary.run["mapping"]["tiny_yes_no"] == {
+        "input": "question",
+        "output": "ground_truth",
+        "context": "retrieval_context",
+    }
 
 
 def test_missing_mapped_column_fails_before_inference_listing_columns(tmp_path):
@@ -118,7 +124,9 @@ def test_missing_mapped_column_fails_before_inference_listing_columns(tmp_path):
     j = TinyJudge("needs_rubric", required=("input", "output", "rubric"))
     with pytest.raises(InputError, match=r"needs 'rubric'.*columns: id, question.*--map rubric=COLUMN"):
         evaluate(QA, [j], engine=eng, out=tmp_path)
-    with pytest.raises(InputError, match=r"--map expectd=\.\.\.: no judge takes a variable 'expectd'; they take context, input, output"):
+    with pytest.raises(
+        InputError, match=r"--map expectd=\.\.\.: no judge takes a variable 'expectd'; they take context, input, output"
+    ):
         evaluate(QA, judges(), engine=eng, out=tmp_path, mapping=["expectd=ground_truth"])
     assert eng.calls == 0 and not (tmp_path / "results.sqlite").exists()
 
@@ -155,8 +163,9 @@ def test_bad_csv_rows_get_error_results_and_json_list_cells_stay_text(tmp_path):
     assert by_row[4].source == "runner_bad.csv:line 6" and by_row[4].inputs["output"] == "quoted, with comma\nand newline"
     assert by_row[4].inputs["context"] == '["doc a", "doc b"]'
     assert by_row[5].source == "runner_bad.csv:line 8" and "context" not in by_row[5].inputs  # empty optional: left out
-    listed = evaluate(DATA / "runner_bad.csv", [TinyJudge()], engine=scripted_engine(), out=tmp_path / "l",
-                      mapping=["context=context:list"])
+    listed = evaluate(
+        DATA / "runner_bad.csv", [TinyJudge()], engine=scripted_engine(), out=tmp_path / "l", mapping=["context=context:list"]
+    )
     rows = {r.row_index: r for r in listed.results}
     assert rows[4].inputs["context"] == ["doc a", "doc b"]
     assert rows[0].result.unscored_reason == "wrong_type" and "not a JSON list" in rows[0].error
@@ -232,7 +241,7 @@ def test_exports_read_back_equal_with_csv_and_pandas(tmp_path):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == CSV_COLUMNS and len(rows) == 12
     tricky = rows[4]
-    assert json.loads(tricky["inputs"])["output"] == "Shakespeare,\nwith a newline, a comma and \"quotes\""
+    assert json.loads(tricky["inputs"])["output"] == 'Shakespeare,\nwith a newline, a comma and "quotes"'
     df = pd.read_csv(tmp_path / "results.csv", dtype=str, keep_default_na=False)
     assert df.to_dict(orient="records") == rows
     frame = run.to_pandas()
@@ -293,10 +302,14 @@ def test_catalog_judges_map_their_own_aliases_and_run_the_mixed_dataset(tmp_path
     rows = list(run.results)
     assert len(rows) == 120 and run.counts.failed == 3  # row 13's blank answer, for the judges that need one
     row13 = {r.judge: r for r in rows if r.row_index == 13}
-    assert {j: r.result.unscored_reason for j, r in row13.items() if j != "answer_relevancy"} == dict.fromkeys(names[:3], "empty_value")
+    assert {j: r.result.unscored_reason for j, r in row13.items() if j != "answer_relevancy"} == dict.fromkeys(
+        names[:3], "empty_value"
+    )
     assert row13["answer_relevancy"].result.scored and row13["answer_relevancy"].inputs["output"] == ""  # its output may be empty
     ground = [r for r in rows if r.judge == "groundedness"]
-    assert ground[0].inputs["retrieval_context"][0].startswith("Kendra and Quinton") and isinstance(ground[1].inputs["retrieval_context"], str)
+    assert ground[0].inputs["retrieval_context"][0].startswith("Kendra and Quinton") and isinstance(
+        ground[1].inputs["retrieval_context"], str
+    )
     assert any("Kendra and Quinton travel to and from school" in p[-1].content for p in eng.prompts)
     rel = run.summary.judges["answer_relevancy"]
     assert rel.n_scored == 30 and rel.mean_score is not None
@@ -326,8 +339,9 @@ def test_guidelines_from_csv_json_columns_reach_the_prompt_as_mlflow_renders_the
         w.writerow([json.dumps(["Be polite.", "Answer in English."]), json.dumps({"request": "Hi?", "response": "Hello!"})])
         w.writerow([json.dumps("One sentence only."), json.dumps({"request": "Why?", "retrieved_context": "Because."})])
     eng = ScriptedEngine(lambda m, f: '{"rationale": "ok", "result": "yes"}')
-    run = evaluate(data, ["guidelines"], engine=eng, out=tmp_path / "run",
-                   mapping=["guidelines=rules:json", "guidelines_context=ctx:json"])
+    run = evaluate(
+        data, ["guidelines"], engine=eng, out=tmp_path / "run", mapping=["guidelines=rules:json", "guidelines_context=ctx:json"]
+    )
     assert run.counts.failed == 0 and [r.result.value for r in run.results] == ["yes", "yes"]
     first, second = (p[-1].content for p in eng.prompts)
     assert "<guideline>Be polite.</guideline>\n<guideline>Answer in English.</guideline>" in first
@@ -336,7 +350,9 @@ def test_guidelines_from_csv_json_columns_reach_the_prompt_as_mlflow_renders_the
     # a cell that starts like JSON but is not is a row error naming the line and column, not a crash
     bad = tmp_path / "bad.csv"
     bad.write_text('rules,ctx\n"[""x""]","{""request"": oops}"\n', encoding="utf-8")
-    run = evaluate(bad, ["guidelines"], engine=eng, out=tmp_path / "run2", mapping=["guidelines=rules:json", "guidelines_context=ctx:json"])
+    run = evaluate(
+        bad, ["guidelines"], engine=eng, out=tmp_path / "run2", mapping=["guidelines=rules:json", "guidelines_context=ctx:json"]
+    )
     assert run.counts.failed == 1
     err = next(iter(run.results)).error
     assert "line 2" in err and "ctx" in err and "not valid JSON" in err, err

@@ -10,8 +10,16 @@ from localjudge.stats import wilson_interval
 
 
 def res(judge: str = "j", value=None, score=None, passed=None, reason=None) -> JudgeResult:
-    return JudgeResult(judge=judge, judge_version="v", format="f", value=value, score=score, passed=passed,
-                       unscored_reason=reason, error=reason and f"because {reason}")
+    return JudgeResult(
+        judge=judge,
+        judge_version="v",
+        format="f",
+        value=value,
+        score=score,
+        passed=passed,
+        unscored_reason=reason,
+        error=reason and f"because {reason}",
+    )
 
 
 def test_wilson_interval_matches_known_values():
@@ -34,10 +42,13 @@ def test_unscored_results_are_counted_apart_and_never_as_no():
 
 
 def test_scores_without_pass_fail_and_structured_values_are_summarised():
-    rs = [res("choice", value="A", score=None), res("choice", value="B", score=None),
-          res("four", value={"accuracy": 7, "final": 0.7}, score=0.7, passed=True),
-          res("four", value={"accuracy": 3, "final": 0.3}, score=0.3, passed=False),
-          res("likert", value=4.0, score=0.75, passed=True)]
+    rs = [
+        res("choice", value="A", score=None),
+        res("choice", value="B", score=None),
+        res("four", value={"accuracy": 7, "final": 0.7}, score=0.7, passed=True),
+        res("four", value={"accuracy": 3, "final": 0.3}, score=0.3, passed=False),
+        res("likert", value=4.0, score=0.75, passed=True),
+    ]
     s = summarise(rs, judges=["likert", "four", "choice", "unused"])
     assert list(s) == ["likert", "four", "choice", "unused"]
     assert s["choice"].mean_score is None and s["choice"].pass_rate is None and s["choice"].distribution == {"A": 1, "B": 1}

@@ -35,19 +35,33 @@ def test_unknown_judge_and_unreadable_data_exit_2(tmp_path):
 
 
 def test_a_model_that_cannot_be_found_exits_3(tmp_path):
-    r = CliRunner().invoke(main, ["run", MIXED, "-j", "correctness", "--model", str(tmp_path / "nope.gguf"),
-                                     "--out", str(tmp_path / "run")])
+    r = CliRunner().invoke(
+        main, ["run", MIXED, "-j", "correctness", "--model", str(tmp_path / "nope.gguf"), "--out", str(tmp_path / "run")]
+    )
     assert r.exit_code == 3 and "does not exist" in r.output
 
 
 def test_progress_line_shows_rows_rate_eta_and_pass_rates():
     buf = io.StringIO()
     line = ProgressLine(buf, enabled=True, interval_s=0, width=200)
-    line(Progress(rows_done=3, rows_total=6, cells_done=6, cells_total=12, evaluated=4, cached=1, reused=1, elapsed_s=60.0,
-                  pass_rates={"correctness": (1, 2), "groundedness": (0, 0)}))
+    line(
+        Progress(
+            rows_done=3,
+            rows_total=6,
+            cells_done=6,
+            cells_total=12,
+            evaluated=4,
+            cached=1,
+            reused=1,
+            elapsed_s=60.0,
+            pass_rates={"correctness": (1, 2), "groundedness": (0, 0)},
+        )
+    )
     line.close()
     text = buf.getvalue()
-    assert text.startswith("\r[##########..........] rows 3/6 (6/12 judgements, 2 cached) 3.0 rows/min ETA 1m30s")  # 6 left at 15 s per judgement run
+    assert text.startswith(
+        "\r[##########..........] rows 3/6 (6/12 judgements, 2 cached) 3.0 rows/min ETA 1m30s"
+    )  # 6 left at 15 s per judgement run
     assert text.rstrip().endswith("pass: correctness 50% groundedness -") and text.endswith("\n")
     quiet = io.StringIO()
     ProgressLine(quiet, enabled=False)(Progress(1, 1, 1, 1, 1, 0, 0, 1.0, {}))

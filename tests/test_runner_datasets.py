@@ -40,7 +40,10 @@ def test_csv_header_problems_are_input_errors(tmp_path):
 
 def test_mapping_items_take_list_and_text_kinds():
     assert parse_mapping(["context=docs:list", "input = q ", "output=a:text"]) == {
-        "context": ColumnSpec("docs", "list"), "input": ColumnSpec("q"), "output": ColumnSpec("a", "text")}
+        "context": ColumnSpec("docs", "list"),
+        "input": ColumnSpec("q"),
+        "output": ColumnSpec("a", "text"),
+    }
     assert parse_mapping({"x": "y"}) == {"x": ColumnSpec("y")}
     with pytest.raises(InputError, match="write judge_variable=column"):
         parse_mapping(["context"])
@@ -48,8 +51,9 @@ def test_mapping_items_take_list_and_text_kinds():
 
 def test_judge_aliases_come_before_ours_and_explicit_entries_win():
     cols = ["question", "request", "expected", "expected_facts"]
-    plan = resolve_mapping("j", ["input", "ground_truth"], ["context"], cols, {},
-                           {"input": ["request"], "ground_truth": ["expected_facts"]})
+    plan = resolve_mapping(
+        "j", ["input", "ground_truth"], ["context"], cols, {}, {"input": ["request"], "ground_truth": ["expected_facts"]}
+    )
     assert plan == {"input": ColumnSpec("request"), "ground_truth": ColumnSpec("expected_facts")}  # no context: left out
     plan = resolve_mapping("j", ["input"], [], cols, {"input": ColumnSpec("expected")})
     assert plan == {"input": ColumnSpec("expected")}
@@ -74,7 +78,9 @@ def test_extract_names_source_column_and_variable():
     row = next(iter(ds))
     plan = {"input": ColumnSpec("q"), "output": ColumnSpec("a")}
     assert extract(row, plan, ["input", "output"]) == (
-        {}, ("empty_value", "records:row 0: column 'a' (variable 'output'): empty value; fill it in or drop the row"))
+        {},
+        ("empty_value", "records:row 0: column 'a' (variable 'output'): empty value; fill it in or drop the row"),
+    )
     assert extract(row, plan, ["input"]) == ({"input": "hi"}, None)  # an empty optional value is left out
     assert extract(row, plan, ["input", "output"], allow_empty=["output"]) == ({"input": "hi", "output": ""}, None)
 

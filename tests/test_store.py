@@ -16,12 +16,30 @@ from localjudge.store import MIGRATIONS, SCHEMA_VERSION, Record, ResultRow, Stor
 
 
 def row(i: int, judge: str = "j", key: str | None = None, value: str = "yes") -> ResultRow:
-    rec = Record(model_id="m", model_sha256="s", judge_version="v", format={"kind": "yes_no_json"}, prompt_hash=f"p{i}",
-                 decode_options={"seed": 0}, seed=0, localjudge_version="0")
-    res = JudgeResult(judge=judge, judge_version="v", format="yes_no_json", value=value, score=float(value == "yes"),
-                      passed=value == "yes")
-    return ResultRow(run_id="r", row_index=i, row_id=str(i), source=f"d.jsonl:line {i + 1}", judge=judge,
-                     inputs={"input": f"q{i}", "context": ["a", "b"]}, cache_key=key or f"k{i}", record=rec, result=res)
+    rec = Record(
+        model_id="m",
+        model_sha256="s",
+        judge_version="v",
+        format={"kind": "yes_no_json"},
+        prompt_hash=f"p{i}",
+        decode_options={"seed": 0},
+        seed=0,
+        localjudge_version="0",
+    )
+    res = JudgeResult(
+        judge=judge, judge_version="v", format="yes_no_json", value=value, score=float(value == "yes"), passed=value == "yes"
+    )
+    return ResultRow(
+        run_id="r",
+        row_index=i,
+        row_id=str(i),
+        source=f"d.jsonl:line {i + 1}",
+        judge=judge,
+        inputs={"input": f"q{i}", "context": ["a", "b"]},
+        cache_key=key or f"k{i}",
+        record=rec,
+        result=res,
+    )
 
 
 def test_blank_store_gets_every_migration_and_wal(tmp_path):
@@ -98,4 +116,3 @@ def test_two_processes_writing_at_once_lose_and_duplicate_nothing(tmp_path):
         assert st.conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == 450
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT MAX(n) FROM (SELECT COUNT(*) n FROM results GROUP BY row_index, judge)").fetchone()[0] == 1
-

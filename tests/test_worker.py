@@ -83,8 +83,12 @@ def test_a_request_cancelled_before_it_starts_is_dropped():
 @pytest.mark.slow
 def test_real_model_concurrent_requests_equal_one_at_a_time(engine):
     judge = get_judge("relevance_to_query")
-    rows = [("What is the capital of France?", "Paris."), ("How many legs has a spider?", "Eight."),
-            ("Who wrote Hamlet?", "Shakespeare."), ("What is 2+2?", "Five.")]
+    rows = [
+        ("What is the capital of France?", "Paris."),
+        ("How many legs has a spider?", "Eight."),
+        ("Who wrote Hamlet?", "Shakespeare."),
+        ("What is 2+2?", "Five."),
+    ]
     reqs = [judge.render(input=q, output=a) for q, a in rows]
     alone = [engine.generate(m, judge.output_formats[0]).text for m in reqs]
     worker = EngineWorker(engine)
@@ -92,8 +96,11 @@ def test_real_model_concurrent_requests_equal_one_at_a_time(engine):
         with ThreadPoolExecutor(4) as pool:
             futs = list(pool.map(lambda m: worker.generate(m, judge.output_formats[0]), reqs))
         assert [f.result(120).text for f in futs] == alone
-        jf = worker.call(lambda eng, done: judge.submit_many(eng, [{"input": rows[0][0], "output": rows[0][1]}], None,
-                                                             lambda i, r: done(r), eng.model_id))
+        jf = worker.call(
+            lambda eng, done: judge.submit_many(
+                eng, [{"input": rows[0][0], "output": rows[0][1]}], None, lambda i, r: done(r), eng.model_id
+            )
+        )
         assert jf.result(120).raw_text == alone[0]
     finally:
         worker.close()

@@ -15,6 +15,22 @@ from .loop import INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE, TraceJudge, judge_tr
 from .tools import TOOL_SPECS, ToolLimits, TraceTools, clip
 from .trace import Span, SpanEvent, Trace, load_trace, parse_trace
 
-__all__ = ["ActionFormat", "INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE", "RatingAction", "RatingType", "Span", "SpanEvent",
-           "TOOL_SPECS", "ToolAction", "ToolLimits", "Trace", "TraceJudge", "TraceTools", "clip", "judge_trace",
-           "load_trace", "parse_trace", "render_trace_prompt"]
+__all__ = [
+    "ActionFormat",
+    "INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE",
+    "RatingAction",
+    "RatingType",
+    "Span",
+    "SpanEvent",
+    "TOOL_SPECS",
+    "ToolAction",
+    "ToolLimits",
+    "Trace",
+    "TraceJudge",
+    "TraceTools",
+    "clip",
+    "judge_trace",
+    "load_trace",
+    "parse_trace",
+    "render_trace_prompt",
+]

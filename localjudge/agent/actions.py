@@ -68,7 +68,9 @@ class RatingType(BaseModel):
             kind = m.group(1) or "int"
             decimals = int(m.group(4)) if m.group(4) else (2 if kind == "float" else 0)
             if kind == "int" and m.group(4):
-                raise InputError(f"result type {s!r}: an int range takes no decimals; use float:{m.group(2)}-{m.group(3)}:{m.group(4)}")
+                raise InputError(
+                    f"result type {s!r}: an int range takes no decimals; use float:{m.group(2)}-{m.group(3)}:{m.group(4)}"
+                )
             rt = cls(kind=kind, lo=float(m.group(2)), hi=float(m.group(3)), decimals=decimals)
             rt.range()  # validates bounds
             return rt
@@ -241,8 +243,15 @@ class ActionFormat(OutputFormat):
 
     kind = "trace_action"
 
-    def __init__(self, rating: RatingType | str = "yes/no", tools: tuple[ToolSpec, ...] = TOOL_SPECS,
-                 allow_tools: bool = True, allow_rating: bool = True, field_tokens: int = 48, rationale_first: bool = False):
+    def __init__(
+        self,
+        rating: RatingType | str = "yes/no",
+        tools: tuple[ToolSpec, ...] = TOOL_SPECS,
+        allow_tools: bool = True,
+        allow_rating: bool = True,
+        field_tokens: int = 48,
+        rationale_first: bool = False,
+    ):
         super().__init__(field_tokens)
         if not (allow_tools and tools) and not allow_rating:
             raise InputError("an action format needs tools or the rating (or both)")
@@ -286,8 +295,10 @@ class ActionFormat(OutputFormat):
             if "tool" in o and self.tools:
                 return self._tool(o, text)
             if "result" in o and self.allow_rating:
-                return RatingAction(rationale=as_text(o.get("rationale"), self.kind, "rationale", text),
-                                    result=self.rating.check(o["result"], self.kind, text))
+                return RatingAction(
+                    rationale=as_text(o.get("rationale"), self.kind, "rationale", text),
+                    result=self.rating.check(o["result"], self.kind, text),
+                )
         want = " or ".join(x for x, ok in (("a 'tool' key", bool(self.tools)), ("a 'result' key", self.allow_rating)) if ok)
         raise ParseError(self.kind, f"JSON object lacks {want}", text)
 
@@ -329,5 +340,10 @@ class ActionFormat(OutputFormat):
 
     def params(self) -> dict[str, Any]:
         """The rating type, the tool names, whether the rating is allowed, rationale_first and field_tokens."""
-        return {"rating": self.rating.spec(), "tools": [t.name for t in self.tools], "rating_allowed": self.allow_rating,
-                "rationale_first": self.rationale_first, **super().params()}
+        return {
+            "rating": self.rating.spec(),
+            "tools": [t.name for t in self.tools],
+            "rating_allowed": self.allow_rating,
+            "rationale_first": self.rationale_first,
+            **super().params(),
+        }

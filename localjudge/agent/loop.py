@@ -105,8 +105,9 @@ def rating_fields(rating: RatingType, rationale_first: bool = False) -> str:
 
 def render_trace_prompt(instructions: str, rating: RatingType, rationale_first: bool = False) -> str:
     """MLflow's trace-judge system prompt with the instructions and the rating fields filled in."""
-    return INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(evaluation_rating_fields=rating_fields(rating, rationale_first),
-                                                           instructions=instructions)
+    return INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(
+        evaluation_rating_fields=rating_fields(rating, rationale_first), instructions=instructions
+    )
 
 
 def rating_example(rating: RatingType, rationale_first: bool = False) -> str:
@@ -116,10 +117,15 @@ def rating_example(rating: RatingType, rationale_first: bool = False) -> str:
     return f'{{"result": {rating.example()}, "rationale": "<rationale>"}}'
 
 
-def tools_message(rating: RatingType, max_iterations: int, rationale_first: bool = False, max_tool_calls: int | None = None) -> str:
+def tools_message(
+    rating: RatingType, max_iterations: int, rationale_first: bool = False, max_tool_calls: int | None = None
+) -> str:
     """The tool catalogue and the action shapes (localjudge's own text, not MLflow's)."""
-    lines = ["Tools", "------------------------",
-             "Reply with exactly one JSON object per turn: one tool call, or your final evaluation rating."]
+    lines = [
+        "Tools",
+        "------------------------",
+        "Reply with exactly one JSON object per turn: one tool call, or your final evaluation rating.",
+    ]
     for t in TOOL_SPECS:
         lines.append(f"- {t.name}: {t.description}. Call: {t.example()}")
     lines.append(f"- final evaluation rating: {rating_example(rating, rationale_first)}")
@@ -151,11 +157,13 @@ class _Turn:
         if self.state == "full":
             return self.result
         if self.state == "summary":
-            head = self.result[:self.summary_chars]
+            head = self.result[: self.summary_chars]
             if len(head) == len(self.result):
                 return head
-            return head + (f"…[summarised to save context: {len(self.result) - len(head)} of {len(self.result)} chars cut; "
-                           f"call {self.label} again to see it all]")
+            return head + (
+                f"…[summarised to save context: {len(self.result) - len(head)} of {len(self.result)} chars cut; "
+                f"call {self.label} again to see it all]"
+            )
         if self.invalid:
             return "[dropped to save context]"
         return f"[result dropped to save context ({len(self.result)} chars); call {self.label} again if you need it]"
@@ -181,14 +189,29 @@ def _fit(engine: Engine, head: list[Message], turns: list[_Turn], reserve: int, 
         return msgs
     while (n := engine.count_tokens(msgs)) + reserve > n_ctx:
         older, last = turns[:-1], turns[-1:]
-        victim = (next((t for t in older if t.state == "full"), None) or next((t for t in older if t.state == "summary"), None)
-                  or next((t for t in last if t.state != "dropped"), None))
+        victim = (
+            next((t for t in older if t.state == "full"), None)
+            or next((t for t in older if t.state == "summary"), None)
+            or next((t for t in last if t.state != "dropped"), None)
+        )
         if victim is None:
-            raise PromptTooLongError(f"the trace prompt alone is {n} tokens + {reserve} for the action > context window "
-                                     f"{n_ctx}; shorten the instructions or raise --n-ctx", n_prompt=n, n_ctx=n_ctx, budget=reserve)
+            raise PromptTooLongError(
+                f"the trace prompt alone is {n} tokens + {reserve} for the action > context window "
+                f"{n_ctx}; shorten the instructions or raise --n-ctx",
+                n_prompt=n,
+                n_ctx=n_ctx,
+                budget=reserve,
+            )
         victim.state = "summary" if victim.state == "full" else "dropped"
-        log.append({"at_action": at_action, "turn": turns.index(victim) + 1, "tool": victim.label, "to": victim.state,
-                    "prompt_tokens_before": n})
+        log.append(
+            {
+                "at_action": at_action,
+                "turn": turns.index(victim) + 1,
+                "tool": victim.label,
+                "to": victim.state,
+                "prompt_tokens_before": n,
+            }
+        )
         msgs = _render(head, turns)
     return msgs
 
@@ -202,10 +225,21 @@ class TraceJudge(SequentialJudge):
     It implements the judge contract (one variable, `trace`), so `runner.evaluate(data, [TraceJudge(...)])`
     judges a column of traces, one row at a time."""
 
-    def __init__(self, instructions: str, result_type: str | RatingType | type = "yes/no", *, max_iterations: int = 10,
-                 field_tokens: int = 48, limits: ToolLimits | None = None, first_action: Literal["tool", "any"] = "tool",
-                 max_tool_calls: int | None = None, rationale_first: bool = False, retire_exhausted: bool = True,
-                 pass_threshold: float = 0.5, name: str = "instructions_trace"):
+    def __init__(
+        self,
+        instructions: str,
+        result_type: str | RatingType | type = "yes/no",
+        *,
+        max_iterations: int = 10,
+        field_tokens: int = 48,
+        limits: ToolLimits | None = None,
+        first_action: Literal["tool", "any"] = "tool",
+        max_tool_calls: int | None = None,
+        rationale_first: bool = False,
+        retire_exhausted: bool = True,
+        pass_threshold: float = 0.5,
+        name: str = "instructions_trace",
+    ):
         if not instructions or not str(instructions).strip():
             raise InputError("instructions are empty; say what the judge should check in the trace")
         if first_action not in ("tool", "any"):
@@ -231,8 +265,14 @@ class TraceJudge(SequentialJudge):
         self._formats: dict[tuple, ActionFormat] = {}
 
     def _format(self, tools: tuple[ToolSpec, ...], allow_rating: bool) -> ActionFormat:
-        return ActionFormat(self.rating, tools, allow_tools=bool(tools), allow_rating=allow_rating,
-                            field_tokens=self.field_tokens, rationale_first=self.rationale_first)
+        return ActionFormat(
+            self.rating,
+            tools,
+            allow_tools=bool(tools),
+            allow_rating=allow_rating,
+            field_tokens=self.field_tokens,
+            rationale_first=self.rationale_first,
+        )
 
     def format_for(self, action: int, retired: set[str], n_tool_calls: int = 0) -> ActionFormat:
         """The action format of turn `action` (1-based): tool calls only on the first turn when
@@ -248,16 +288,30 @@ class TraceJudge(SequentialJudge):
 
     def spec(self) -> dict[str, Any]:
         """Everything that changes the output (for cache keys)."""
-        return {"judge": self.name, "version": JUDGE_VERSION, "instructions": self.instructions, "rating": self.rating.spec(),
-                "max_iterations": self.max_iterations, "field_tokens": self.field_tokens, "limits": self.limits.model_dump(),
-                "first_action": self.first_action, "max_tool_calls": self.max_tool_calls, "rationale_first": self.rationale_first,
-                "retire_exhausted": self.retire_exhausted, "pass_threshold": self.pass_threshold, "format": self.fmt.spec()}
+        return {
+            "judge": self.name,
+            "version": JUDGE_VERSION,
+            "instructions": self.instructions,
+            "rating": self.rating.spec(),
+            "max_iterations": self.max_iterations,
+            "field_tokens": self.field_tokens,
+            "limits": self.limits.model_dump(),
+            "first_action": self.first_action,
+            "max_tool_calls": self.max_tool_calls,
+            "rationale_first": self.rationale_first,
+            "retire_exhausted": self.retire_exhausted,
+            "pass_threshold": self.pass_threshold,
+            "format": self.fmt.spec(),
+        }
 
     def messages(self) -> list[Message]:
         """The opening messages: the system prompt, then the tool catalogue and action shapes."""
-        return [Message(role="system", content=render_trace_prompt(self.instructions, self.rating, self.rationale_first)),
-                Message(role="user", content=tools_message(self.rating, self.max_iterations, self.rationale_first,
-                                                           self.max_tool_calls))]
+        return [
+            Message(role="system", content=render_trace_prompt(self.instructions, self.rating, self.rationale_first)),
+            Message(
+                role="user", content=tools_message(self.rating, self.max_iterations, self.rationale_first, self.max_tool_calls)
+            ),
+        ]
 
     def nudge(self, actions_done: int, tool_calls_done: int) -> str:
         """The line closing each tool result: what is left of the budgets."""
@@ -268,8 +322,10 @@ class TraceJudge(SequentialJudge):
             tools_left = self.max_tool_calls - tool_calls_done
             if tools_left <= 0:
                 return "No tool call left: give your final evaluation rating now."
-            return (f"{left} action(s) left, at most {tools_left} of them tool calls. Call another tool, or give your final "
-                    "evaluation rating if you have enough information.")
+            return (
+                f"{left} action(s) left, at most {tools_left} of them tool calls. Call another tool, or give your final "
+                "evaluation rating if you have enough information."
+            )
         return f"{left} action(s) left. Call another tool, or give your final evaluation rating if you have enough information."
 
     @staticmethod
@@ -298,14 +354,22 @@ class TraceJudge(SequentialJudge):
         t0 = time.perf_counter()
 
         def result(**kw: Any) -> JudgeResult:
-            return self._result(tr, gens, calls, invalid, compactions, time.perf_counter() - t0,
-                                model_id=str(getattr(engine, "model_id", "")), **kw)
+            return self._result(
+                tr,
+                gens,
+                calls,
+                invalid,
+                compactions,
+                time.perf_counter() - t0,
+                model_id=str(getattr(engine, "model_id", "")),
+                **kw,
+            )
 
         for i in range(self.max_iterations):
             retired = self._retired(tools, turns) if self.retire_exhausted else set()
             fmt = self.format_for(i + 1, retired, len(calls))
             try:
-                budget = (options.max_tokens if options is not None and options.max_tokens else fmt.max_tokens())
+                budget = options.max_tokens if options is not None and options.max_tokens else fmt.max_tokens()
                 msgs = _fit(engine, head, turns, budget + 8, i + 1, compactions)
                 gen = engine.generate(msgs, fmt, options)
             except PromptTooLongError as e:
@@ -315,8 +379,17 @@ class TraceJudge(SequentialJudge):
                 action = fmt.parse(gen.text)
             except ParseError as e:
                 invalid.append({"action": i + 1, "error": e.reason, "text": clip(gen.text, 200)})
-                turns.append(_Turn(i + 1, gen.text, "invalid action", f"not a valid action ({e.reason}). Reply with one JSON "
-                                   "object: a tool call or the final evaluation rating.", self.nudge(i + 1, len(calls)), invalid=True))
+                turns.append(
+                    _Turn(
+                        i + 1,
+                        gen.text,
+                        "invalid action",
+                        f"not a valid action ({e.reason}). Reply with one JSON "
+                        "object: a tool call or the final evaluation rating.",
+                        self.nudge(i + 1, len(calls)),
+                        invalid=True,
+                    )
+                )
                 continue
             if isinstance(action, RatingAction):
                 return result(action=action, raw_text=gen.text, rating_only=not fmt.tools)
@@ -325,33 +398,83 @@ class TraceJudge(SequentialJudge):
             out = tools.call(action.tool, action.arguments)
             prev = seen.get(label)
             ref = prev if prev is not None and prev.state == "full" and prev.result == out else None
-            calls.append({"action": i + 1, "name": action.tool, "arguments": action.arguments, "result_chars": len(out),
-                          "truncated": "…[truncated:" in out, "error": out.startswith("Error:"), "repeat": prev is not None})
+            calls.append(
+                {
+                    "action": i + 1,
+                    "name": action.tool,
+                    "arguments": action.arguments,
+                    "result_chars": len(out),
+                    "truncated": "…[truncated:" in out,
+                    "error": out.startswith("Error:"),
+                    "repeat": prev is not None,
+                }
+            )
             turn = _Turn(i + 1, gen.text, label, out, self.nudge(i + 1, len(calls)), ref=ref)
             if ref is None:
                 seen[label] = turn
             turns.append(turn)
-        return result(unscored_reason="max_iterations",
-                      error=f"no rating after {self.max_iterations} actions; raise max_iterations or simplify the instructions")
+        return result(
+            unscored_reason="max_iterations",
+            error=f"no rating after {self.max_iterations} actions; raise max_iterations or simplify the instructions",
+        )
 
-    def _result(self, tr: Trace, gens: list[Generation], calls: list, invalid: list, compactions: list, seconds: float, *,
-                action: RatingAction | None = None, raw_text: str = "", unscored_reason: str | None = None,
-                error: str | None = None, rating_only: bool = False, model_id: str = "") -> JudgeResult:
+    def _result(
+        self,
+        tr: Trace,
+        gens: list[Generation],
+        calls: list,
+        invalid: list,
+        compactions: list,
+        seconds: float,
+        *,
+        action: RatingAction | None = None,
+        raw_text: str = "",
+        unscored_reason: str | None = None,
+        error: str | None = None,
+        rating_only: bool = False,
+        model_id: str = "",
+    ) -> JudgeResult:
         usage = Usage.of(gens)
-        timings = Timings(prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens), total_ms=seconds * 1000)
-        details = {"trace_id": tr.trace_id, "trace_format": tr.source_format, "n_spans": len(tr.spans),
-                   "result_type": self.rating.spec(), "actions": len(gens), "max_iterations": self.max_iterations,
-                   "action_texts": [clip(g.text, 300) for g in gens],
-                   "first_action": self.first_action, "max_tool_calls": self.max_tool_calls,
-                   "rating_after_tool_budget": rating_only and action is not None, "tool_calls": calls, "invalid_actions": invalid,
-                   "context_compactions": compactions, "seconds_per_action": round(seconds / len(gens), 3) if gens else None}
-        base = dict(judge=self.name, judge_version=self.version, format=self.fmt.kind, model_id=gens[-1].model_id if gens else model_id,
-                    usage=usage, timings=timings, details=details, raw_text=raw_text)
+        timings = Timings(
+            prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens), total_ms=seconds * 1000
+        )
+        details = {
+            "trace_id": tr.trace_id,
+            "trace_format": tr.source_format,
+            "n_spans": len(tr.spans),
+            "result_type": self.rating.spec(),
+            "actions": len(gens),
+            "max_iterations": self.max_iterations,
+            "action_texts": [clip(g.text, 300) for g in gens],
+            "first_action": self.first_action,
+            "max_tool_calls": self.max_tool_calls,
+            "rating_after_tool_budget": rating_only and action is not None,
+            "tool_calls": calls,
+            "invalid_actions": invalid,
+            "context_compactions": compactions,
+            "seconds_per_action": round(seconds / len(gens), 3) if gens else None,
+        }
+        base = dict(
+            judge=self.name,
+            judge_version=self.version,
+            format=self.fmt.kind,
+            model_id=gens[-1].model_id if gens else model_id,
+            usage=usage,
+            timings=timings,
+            details=details,
+            raw_text=raw_text,
+        )
         if action is None:
             return JudgeResult(**base, unscored_reason=unscored_reason, error=error)
         score = self.rating.normalise(action.result)
-        return JudgeResult(**base, value=action.result, score=score, passed=None if score is None else score >= self.pass_threshold,
-                           rationale=action.rationale, verdict=action.model_dump())
+        return JudgeResult(
+            **base,
+            value=action.result,
+            score=score,
+            passed=None if score is None else score >= self.pass_threshold,
+            rationale=action.rationale,
+            verdict=action.model_dump(),
+        )
 
     # ----------------------------------------------------------------------------- judge contract
     # The runner hashes `render(trace=...)` into the cache key and calls `evaluate(engine, options,
@@ -391,12 +514,23 @@ class TraceJudge(SequentialJudge):
         try:
             tr = load_trace(value)
         except InputError as e:
-            return JudgeResult(judge=self.name, judge_version=self.version, format=self.fmt.kind,
-                               unscored_reason="invalid_trace", error=str(e), model_id=getattr(engine, "model_id", ""))
+            return JudgeResult(
+                judge=self.name,
+                judge_version=self.version,
+                format=self.fmt.kind,
+                unscored_reason="invalid_trace",
+                error=str(e),
+                model_id=getattr(engine, "model_id", ""),
+            )
         return self.judge(tr, engine, options)
 
-    def judge_column(self, values: Iterable[Any], engine: Engine, options: DecodeOptions | None = None,
-                     progress: Callable[[int, JudgeResult], None] | None = None) -> list[JudgeResult]:
+    def judge_column(
+        self,
+        values: Iterable[Any],
+        engine: Engine,
+        options: DecodeOptions | None = None,
+        progress: Callable[[int, JudgeResult], None] | None = None,
+    ) -> list[JudgeResult]:
         """Judge a column of traces, one `JudgeResult` per value, in order."""
         out = []
         for i, v in enumerate(values):
@@ -407,8 +541,14 @@ class TraceJudge(SequentialJudge):
         return out
 
 
-def judge_trace(trace: Any, instructions: str, result_type: str | RatingType | type = "yes/no", engine: Engine | None = None,
-                max_iterations: int = 10, **kwargs: Any) -> JudgeResult:
+def judge_trace(
+    trace: Any,
+    instructions: str,
+    result_type: str | RatingType | type = "yes/no",
+    engine: Engine | None = None,
+    max_iterations: int = 10,
+    **kwargs: Any,
+) -> JudgeResult:
     """Judge one trace against `instructions` with the trace tools; `engine` None = the default model.
 
     `kwargs` go to `TraceJudge` (field_tokens, limits, first_action, name) or, for `options`, to the engine.

@@ -60,14 +60,25 @@ class ToolSpec:
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec("get_trace_info", "trace metadata: id, state, start time, duration, number and types of spans, errors, "
-             "the request and the response"),
-    ToolSpec("list_spans", "one page of spans, each with its span_id, parent, name, type, status, duration and "
-             "truncated inputs and outputs", (ArgSpec("page", "int", "page number, starting at 1"),)),
-    ToolSpec("get_span", "one span in full: inputs, outputs, attributes, events and errors",
-             (ArgSpec("span_id", "id", "a span_id shown by list_spans"),)),
-    ToolSpec("search_trace", "search every span for a regular expression (case-insensitive); shows each match in context",
-             (ArgSpec("pattern", "str", "a regular expression or a plain word"),)),
+    ToolSpec(
+        "get_trace_info",
+        "trace metadata: id, state, start time, duration, number and types of spans, errors, the request and the response",
+    ),
+    ToolSpec(
+        "list_spans",
+        "one page of spans, each with its span_id, parent, name, type, status, duration and truncated inputs and outputs",
+        (ArgSpec("page", "int", "page number, starting at 1"),),
+    ),
+    ToolSpec(
+        "get_span",
+        "one span in full: inputs, outputs, attributes, events and errors",
+        (ArgSpec("span_id", "id", "a span_id shown by list_spans"),),
+    ),
+    ToolSpec(
+        "search_trace",
+        "search every span for a regular expression (case-insensitive); shows each match in context",
+        (ArgSpec("pattern", "str", "a regular expression or a plain word"),),
+    ),
 )
 TOOLS_BY_NAME = {t.name: t for t in TOOL_SPECS}
 
@@ -151,7 +162,8 @@ class TraceTools:
             f"duration_ms: {_ms(t.duration_ms)}",
             f"spans: {len(t.spans)} ({types}); pages of list_spans: {self.n_pages}",
             f"root span: {roots[0].name} (span_id {roots[0].span_id})" if roots else "root span: ?",
-            f"failed spans: {len(errs)}" + (" (" + ", ".join(f"{s.name} span_id {s.span_id}" for s in errs[:5]) + ")" if errs else ""),
+            f"failed spans: {len(errs)}"
+            + (" (" + ", ".join(f"{s.name} span_id {s.span_id}" for s in errs[:5]) + ")" if errs else ""),
             f"request: {clip(t.request_preview or 'null', lim.value_chars)}",
             f"response: {clip(t.response_preview or 'null', lim.value_chars)}",
         ]
@@ -168,7 +180,7 @@ class TraceTools:
         if page < 1 or page > self.n_pages:
             return f"Error: page {page} does not exist; the trace has {len(spans)} spans on {self.n_pages} page(s) of {lim.page_size}."
         lo = (page - 1) * lim.page_size
-        chunk = spans[lo:lo + lim.page_size]
+        chunk = spans[lo : lo + lim.page_size]
         out = [f"spans {lo + 1}-{lo + len(chunk)} of {len(spans)} (page {page} of {self.n_pages}):"]
         for s in chunk:
             out.append(self._head(s))
@@ -187,9 +199,12 @@ class TraceTools:
         if s is None:
             return self._unknown_span(span_id)
         lim = self.limits
-        lines = [self._head(s), f"start: {_iso(s.start_ns)}",
-                 f"inputs: {clip(show(s.inputs), lim.field_chars)}",
-                 f"outputs: {clip(show(s.outputs), lim.field_chars)}"]
+        lines = [
+            self._head(s),
+            f"start: {_iso(s.start_ns)}",
+            f"inputs: {clip(show(s.inputs), lim.field_chars)}",
+            f"outputs: {clip(show(s.outputs), lim.field_chars)}",
+        ]
         if s.status == "ERROR" or s.status_message:
             lines.append(f"status message: {clip(s.status_message or '', lim.field_chars)}")
         attrs = s.visible_attributes()
@@ -213,8 +228,10 @@ class TraceTools:
         try:
             rx = re.compile(pattern, re.IGNORECASE)
         except re.error as e:
-            return (f"Error: {pattern!r} is not a valid regular expression ({e}); escape special characters "
-                    "such as ( ) [ ] * + ? or search for a plain word.")
+            return (
+                f"Error: {pattern!r} is not a valid regular expression ({e}); escape special characters "
+                "such as ( ) [ ] * + ? or search for a plain word."
+            )
         hits: list[str] = []
         total = 0
         for s in self.trace.spans:
@@ -226,7 +243,15 @@ class TraceTools:
                     if len(hits) < lim.max_matches:
                         a, b = max(0, m.start() - lim.context_chars), min(len(text), m.end() + lim.context_chars)
                         match = clip(m.group(0), 200)
-                        ctx = ("…" if a else "") + text[a:m.start()] + "«" + match + "»" + text[m.end():b] + ("…" if b < len(text) else "")
+                        ctx = (
+                            ("…" if a else "")
+                            + text[a : m.start()]
+                            + "«"
+                            + match
+                            + "»"
+                            + text[m.end() : b]
+                            + ("…" if b < len(text) else "")
+                        )
                         hits.append(f"- span_id {s.span_id} ({s.name}) {field}: {ctx}")
         if not total:
             return f"no match for {pattern!r} in {len(self.trace.spans)} spans."
@@ -237,8 +262,10 @@ class TraceTools:
 
     @staticmethod
     def _head(s: Span) -> str:
-        return (f"- span_id {s.span_id} | parent {s.parent_id or '-'} | name {s.name} | type {s.span_type or '?'} | "
-                f"status {s.status} | duration_ms {_ms(s.duration_ms)}")
+        return (
+            f"- span_id {s.span_id} | parent {s.parent_id or '-'} | name {s.name} | type {s.span_type or '?'} | "
+            f"status {s.status} | duration_ms {_ms(s.duration_ms)}"
+        )
 
     @staticmethod
     def _fields(s: Span) -> list[tuple[str, str]]:

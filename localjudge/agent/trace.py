@@ -136,7 +136,9 @@ def load_trace(source: Any) -> Trace:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
-            raise InputError(f"trace file {str(path)!r} not found; pass a path to an MLflow trace export or OpenTelemetry span JSON")
+            raise InputError(
+                f"trace file {str(path)!r} not found; pass a path to an MLflow trace export or OpenTelemetry span JSON"
+            )
         return parse_trace(_loads(path.read_text(encoding="utf-8"), f"trace file {str(path)!r}"))
     raise InputError(f"cannot read a trace from a {type(source).__name__}; pass a path, a JSON string or a parsed dict")
 
@@ -169,7 +171,8 @@ def parse_trace(obj: Any) -> Trace:
     keys = sorted(obj)[:8] if isinstance(obj, dict) else type(obj).__name__
     raise InputError(
         "trace is neither an MLflow trace export (missing 'info' and 'data.spans') nor OpenTelemetry span JSON "
-        f"(missing 'resourceSpans', 'spans' or a list of spans with 'spanId' and 'name'); found {keys}; see docs/traces.md")
+        f"(missing 'resourceSpans', 'spans' or a list of spans with 'spanId' and 'name'); found {keys}; see docs/traces.md"
+    )
 
 
 # ------------------------------------------------------------------------------------------- MLflow
@@ -181,8 +184,10 @@ def _parse_mlflow(obj: dict) -> Trace:
     if isinstance(data, dict) and not isinstance(data.get("spans"), list):
         missing.append("data.spans")
     if missing or not isinstance(info, dict) or not isinstance(data, dict):
-        raise InputError(f"MLflow trace export is missing {', '.join(repr(m) for m in missing)}; "
-                         "export it with mlflow `trace.to_json()` (see docs/traces.md)")
+        raise InputError(
+            f"MLflow trace export is missing {', '.join(repr(m) for m in missing)}; "
+            "export it with mlflow `trace.to_json()` (see docs/traces.md)"
+        )
     spans = [_mlflow_span(s, i) for i, s in enumerate(data["spans"])]
     if not spans:
         raise InputError("MLflow trace export has an empty 'data.spans' list; there is nothing to judge")
@@ -199,10 +204,18 @@ def _parse_mlflow(obj: dict) -> Trace:
     tags = info.get("tags") or {}
     if isinstance(tags, list):  # proto-style [{"key", "value"}]
         tags = {t.get("key"): t.get("value") for t in tags if isinstance(t, dict)}
-    trace = Trace(trace_id=str(trace_id), source_format="mlflow", spans=_ordered(spans), state=info.get("state") or info.get("status"),
-                  start_ns=start_ns, duration_ms=duration, request_preview=info.get("request_preview") or metadata.get("mlflow.traceInputs"),
-                  response_preview=info.get("response_preview") or metadata.get("mlflow.traceOutputs"),
-                  metadata=dict(metadata), tags=dict(tags))
+    trace = Trace(
+        trace_id=str(trace_id),
+        source_format="mlflow",
+        spans=_ordered(spans),
+        state=info.get("state") or info.get("status"),
+        start_ns=start_ns,
+        duration_ms=duration,
+        request_preview=info.get("request_preview") or metadata.get("mlflow.traceInputs"),
+        response_preview=info.get("response_preview") or metadata.get("mlflow.traceOutputs"),
+        metadata=dict(metadata),
+        tags=dict(tags),
+    )
     return _fill_previews(trace)
 
 
@@ -225,13 +238,29 @@ def _mlflow_span(s: Any, i: int) -> Span:
         start, end = s.get("start_time_unix_nano"), s.get("end_time_unix_nano")
         st = s.get("status") or {}
         status, message = (st.get("code"), st.get("message")) if isinstance(st, dict) else (st, None)
-    events = [SpanEvent(name=str(e.get("name", "")), time_ns=_opt_ns(e.get("time_unix_nano", e.get("timestamp"))),
-                        attributes=dict(e.get("attributes") or {}))
-              for e in s.get("events") or [] if isinstance(e, dict)]
-    return Span(span_id=_id_text(span_id), parent_id=_id_text(parent) if parent else None, name=str(s["name"]),
-                span_type=_first(attrs, _TYPE_KEYS), start_ns=_opt_ns(start), end_ns=_opt_ns(end),
-                status=_status(status), status_message=message or None,
-                inputs=attrs.get("mlflow.spanInputs"), outputs=attrs.get("mlflow.spanOutputs"), attributes=attrs, events=events)
+    events = [
+        SpanEvent(
+            name=str(e.get("name", "")),
+            time_ns=_opt_ns(e.get("time_unix_nano", e.get("timestamp"))),
+            attributes=dict(e.get("attributes") or {}),
+        )
+        for e in s.get("events") or []
+        if isinstance(e, dict)
+    ]
+    return Span(
+        span_id=_id_text(span_id),
+        parent_id=_id_text(parent) if parent else None,
+        name=str(s["name"]),
+        span_type=_first(attrs, _TYPE_KEYS),
+        start_ns=_opt_ns(start),
+        end_ns=_opt_ns(end),
+        status=_status(status),
+        status_message=message or None,
+        inputs=attrs.get("mlflow.spanInputs"),
+        outputs=attrs.get("mlflow.spanOutputs"),
+        attributes=attrs,
+        events=events,
+    )
 
 
 def _attr_trace_id(spans: list[Span]) -> str | None:
@@ -265,10 +294,16 @@ def _parse_otel(obj: dict) -> Trace:
     starts = [s.start_ns for s in spans if s.start_ns is not None]
     ends = [s.end_ns for s in spans if s.end_ns is not None]
     roots_err = any(s.status == "ERROR" for s in spans if not s.parent_id)
-    trace = Trace(trace_id=_id_text(trace_id), source_format="otel", spans=_ordered(spans),
-                  state="ERROR" if roots_err else "OK", start_ns=min(starts) if starts else None,
-                  duration_ms=(max(ends) - min(starts)) / 1e6 if starts and ends else None,
-                  metadata={**resource, **dict(obj.get("metadata") or {})}, tags=dict(obj.get("tags") or {}))
+    trace = Trace(
+        trace_id=_id_text(trace_id),
+        source_format="otel",
+        spans=_ordered(spans),
+        state="ERROR" if roots_err else "OK",
+        start_ns=min(starts) if starts else None,
+        duration_ms=(max(ends) - min(starts)) / 1e6 if starts and ends else None,
+        metadata={**resource, **dict(obj.get("metadata") or {})},
+        tags=dict(obj.get("tags") or {}),
+    )
     return _fill_previews(trace)
 
 
@@ -280,8 +315,10 @@ def _otel_span(s: Any, i: int) -> Span:
     span_id = _get(s, "spanId", "span_id") or ctx.get("span_id")
     missing = [k for k, v in (("spanId", span_id), ("name", s.get("name"))) if not v]
     if missing:
-        raise InputError(f"{where} is missing {', '.join(repr(m) for m in missing)} (or snake_case 'span_id'); "
-                         "each span needs an id and a name")
+        raise InputError(
+            f"{where} is missing {', '.join(repr(m) for m in missing)} (or snake_case 'span_id'); "
+            "each span needs an id and a name"
+        )
     attrs = _otel_attrs(s.get("attributes"))
     parent = _get(s, "parentSpanId", "parent_span_id") or s.get("parent_id")
     st = s.get("status") or {}
@@ -292,15 +329,28 @@ def _otel_span(s: Any, i: int) -> Span:
     events = []
     for e in s.get("events") or []:
         if isinstance(e, dict):
-            events.append(SpanEvent(name=str(e.get("name", "")), time_ns=_opt_ns(_get(e, "timeUnixNano", "time_unix_nano") or e.get("timestamp")),
-                                    attributes=_otel_attrs(e.get("attributes"))))
+            events.append(
+                SpanEvent(
+                    name=str(e.get("name", "")),
+                    time_ns=_opt_ns(_get(e, "timeUnixNano", "time_unix_nano") or e.get("timestamp")),
+                    attributes=_otel_attrs(e.get("attributes")),
+                )
+            )
     inputs, outputs = _first(attrs, _INPUT_KEYS), _first(attrs, _OUTPUT_KEYS)
-    return Span(span_id=_id_text(span_id), parent_id=_id_text(parent) if parent else None, name=str(s["name"]),
-                span_type=_first(attrs, _TYPE_KEYS) or _kind(s.get("kind")),
-                start_ns=_opt_ns(_get(s, "startTimeUnixNano", "start_time_unix_nano") or s.get("start_time")),
-                end_ns=_opt_ns(_get(s, "endTimeUnixNano", "end_time_unix_nano") or s.get("end_time")),
-                status=_status(status), status_message=message or None,
-                inputs=_json_or_raw(inputs), outputs=_json_or_raw(outputs), attributes=attrs, events=events)
+    return Span(
+        span_id=_id_text(span_id),
+        parent_id=_id_text(parent) if parent else None,
+        name=str(s["name"]),
+        span_type=_first(attrs, _TYPE_KEYS) or _kind(s.get("kind")),
+        start_ns=_opt_ns(_get(s, "startTimeUnixNano", "start_time_unix_nano") or s.get("start_time")),
+        end_ns=_opt_ns(_get(s, "endTimeUnixNano", "end_time_unix_nano") or s.get("end_time")),
+        status=_status(status),
+        status_message=message or None,
+        inputs=_json_or_raw(inputs),
+        outputs=_json_or_raw(outputs),
+        attributes=attrs,
+        events=events,
+    )
 
 
 def _otel_attrs(a: Any) -> dict[str, Any]:

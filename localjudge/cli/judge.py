@@ -30,7 +30,9 @@ def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
 
 @click.command(name="judge")
 @click.argument("name")
-@click.option("--field", "-f", "fields", multiple=True, help="Judge variable as name=value (value @file reads a file; [..] is JSON).")
+@click.option(
+    "--field", "-f", "fields", multiple=True, help="Judge variable as name=value (value @file reads a file; [..] is JSON)."
+)
 @click.option("--prompt", default=None, help="With a FORMAT name instead of a judge: the prompt to answer.")
 @click.option("--param", "params", multiple=True, help="With a FORMAT name: format parameter name=value (e.g. min=1).")
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
@@ -38,8 +40,17 @@ def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
 @click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
 @trace_options(required=False)
 @model_options()
-def judge_cmd(name: str, fields: tuple[str, ...], prompt: str | None, params: tuple[str, ...], judges_dir: str | None,
-              decode: DecodeOptions, unconstrained: bool, trace: TraceChoice, model: ModelChoice) -> None:
+def judge_cmd(
+    name: str,
+    fields: tuple[str, ...],
+    prompt: str | None,
+    params: tuple[str, ...],
+    judges_dir: str | None,
+    decode: DecodeOptions,
+    unconstrained: bool,
+    trace: TraceChoice,
+    model: ModelChoice,
+) -> None:
     """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON.
 
     `judge instructions --trace FILE --instructions TEXT [--result TYPE]` judges an agent trace with tools
@@ -78,11 +89,22 @@ def judge_cmd(name: str, fields: tuple[str, ...], prompt: str | None, params: tu
 
 @click.command(name="parse")
 @click.argument("format_name", metavar="FORMAT")
-@click.option("--param", "params", multiple=True, help="Format parameter name=value (e.g. min=0, labels='[\"A\",\"B\"]').")
+@click.option("--param", "params", multiple=True, help='Format parameter name=value (e.g. min=0, labels=\'["A","B"]\').')
 def parse_cmd(format_name: str, params: tuple[str, ...]) -> None:
     """Parse text from stdin with FORMAT's parser; prints the typed verdict (exit 2 on a parse error)."""
     fmt = format_from(format_name, params)
     text = sys.stdin.read()
     v = fmt.parse(text)
-    click.echo(json.dumps({"format": fmt.describe(), "verdict": v.model_dump(), "value": fmt.value(v),
-                           "score": fmt.normalise(v), "rationale": fmt.rationale(v)}, indent=2, ensure_ascii=False))
+    click.echo(
+        json.dumps(
+            {
+                "format": fmt.describe(),
+                "verdict": v.model_dump(),
+                "value": fmt.value(v),
+                "score": fmt.normalise(v),
+                "rationale": fmt.rationale(v),
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )

@@ -6,8 +6,12 @@ import json
 
 import click
 
-_DIR = click.option("--judges-dir", default=None, type=click.Path(file_okay=False),
-                    help="A folder of your own judge .toml files (same validation as the built-ins).")
+_DIR = click.option(
+    "--judges-dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="A folder of your own judge .toml files (same validation as the built-ins).",
+)
 
 
 @click.group(name="judges")

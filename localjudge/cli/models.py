@@ -27,8 +27,17 @@ def models_list(as_json: bool) -> None:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
         else:
             where = f"models/{e['file']}"
-        rows.append({"name": name, "default": name == reg.get("default"), "license": e.get("license"), "from": where,
-                     "chat_template": e.get("chat_template"), "sha256": e.get("sha256"), "description": e.get("description")})
+        rows.append(
+            {
+                "name": name,
+                "default": name == reg.get("default"),
+                "license": e.get("license"),
+                "from": where,
+                "chat_template": e.get("chat_template"),
+                "sha256": e.get("sha256"),
+                "description": e.get("description"),
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

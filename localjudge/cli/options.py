@@ -22,8 +22,14 @@ from ..errors import InputError
 F = TypeVar("F", bound=Callable[..., Any])
 
 # flag → backend option key: the common llama.cpp settings keep their own flags
-ALIASES = {"n_ctx": "n_ctx", "threads": "n_threads", "gpu_layers": "n_gpu_layers", "n_batch": "n_batch",
-           "chat_template": "chat_template", "parallel": "n_parallel"}
+ALIASES = {
+    "n_ctx": "n_ctx",
+    "threads": "n_threads",
+    "gpu_layers": "n_gpu_layers",
+    "n_batch": "n_batch",
+    "chat_template": "chat_template",
+    "parallel": "n_parallel",
+}
 
 
 def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
@@ -85,23 +91,45 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
     """--model, --option KEY=VALUE and the aliases --n-ctx, --threads, --gpu-layers, --n-batch,
     --chat-template (and --parallel for `run`); the command receives `model: ModelChoice`."""
     opts = [
-        click.option("--model", "-m", "model_spec", default=None, metavar="SPEC",
-                     help="llama:NAME_OR_PATH (the default scheme: a registry name or a .gguf path), scripted:FILE, "
-                          "server:URL#MODEL; empty for the default model."),
-        click.option("--option", "model_option", multiple=True, metavar="KEY=VALUE",
-                     help="A backend option (repeatable), e.g. n_ctx=2048; `localjudge models options` lists them."),
-        click.option("--n-ctx", type=int, default=None, help="Alias of --option n_ctx: context window (default: min(4096, model's))."),
-        click.option("--threads", type=int, default=None, help="Alias of --option n_threads (default: every core this process may use)."),
+        click.option(
+            "--model",
+            "-m",
+            "model_spec",
+            default=None,
+            metavar="SPEC",
+            help="llama:NAME_OR_PATH (the default scheme: a registry name or a .gguf path), scripted:FILE, "
+            "server:URL#MODEL; empty for the default model.",
+        ),
+        click.option(
+            "--option",
+            "model_option",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="A backend option (repeatable), e.g. n_ctx=2048; `localjudge models options` lists them.",
+        ),
+        click.option(
+            "--n-ctx", type=int, default=None, help="Alias of --option n_ctx: context window (default: min(4096, model's))."
+        ),
+        click.option(
+            "--threads", type=int, default=None, help="Alias of --option n_threads (default: every core this process may use)."
+        ),
         click.option("--gpu-layers", type=int, default=None, help="Alias of --option n_gpu_layers: layers on the GPU (-1: all)."),
-        click.option("--n-batch", type=int, default=None, help="Alias of --option n_batch: tokens per llama.cpp batch (default 512)."),
+        click.option(
+            "--n-batch", type=int, default=None, help="Alias of --option n_batch: tokens per llama.cpp batch (default 512)."
+        ),
         click.option("--chat-template", default=None, help="Alias of --option chat_template: 'gguf', 'raw' or a Jinja template."),
     ]
     if parallel:
-        opts.append(click.option(
-            "--parallel", type=click.IntRange(1, 64), default=None,
-            help="Alias of --option n_parallel: rows decoded side by side in one llama.cpp batch (default 1: every output "
-                 "byte-identical to judging the row alone; N > 1 is faster, most on a GPU, and a rationale can differ "
-                 "where the model is at a near-tie, see README)."))
+        opts.append(
+            click.option(
+                "--parallel",
+                type=click.IntRange(1, 64),
+                default=None,
+                help="Alias of --option n_parallel: rows decoded side by side in one llama.cpp batch (default 1: every output "
+                "byte-identical to judging the row alone; N > 1 is faster, most on a GPU, and a rationale can differ "
+                "where the model is at a near-tie, see README).",
+            )
+        )
 
     def deco(f: F) -> F:
         @functools.wraps(f)
@@ -135,21 +163,29 @@ def decode_options(*, verdict: bool = True, field_tokens_default: int | None = N
     opts = [
         click.option("--temperature", type=float, default=0.0, show_default=True, help="0: greedy decoding."),
         click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (with --temperature > 0)."),
-        click.option("--field-tokens", type=click.IntRange(1), default=field_tokens_default, show_default=field_tokens_default is not None,
-                     help="Token budget per free-text field (default: each format's)."),
+        click.option(
+            "--field-tokens",
+            type=click.IntRange(1),
+            default=field_tokens_default,
+            show_default=field_tokens_default is not None,
+            help="Token budget per free-text field (default: each format's).",
+        ),
     ]
     if verdict:
         opts += [
             click.option("--fast", is_flag=True, help="Verdict only: skip rationales (yes/no, score and choice formats)."),
-            click.option("--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict."),
+            click.option(
+                "--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict."
+            ),
         ]
 
     def deco(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             extra = {k: kw.pop(k) for k in ("fast", "probs") if k in kw}
-            kw["decode"] = DecodeOptions(temperature=kw.pop("temperature"), seed=kw.pop("seed"),
-                                         field_tokens=kw.pop("field_tokens"), **extra)
+            kw["decode"] = DecodeOptions(
+                temperature=kw.pop("temperature"), seed=kw.pop("seed"), field_tokens=kw.pop("field_tokens"), **extra
+            )
             return f(*args, **kw)
 
         for o in reversed(opts):
@@ -173,22 +209,42 @@ class TraceChoice:
 def trace_options(*, required: bool) -> Callable[[F], F]:
     """--trace, --instructions, --result, --max-iterations, --max-tool-calls; the command receives `trace: TraceChoice`."""
     opts = [
-        click.option("--trace", "trace_path", required=required, default=None,
-                     help="An agent trace: MLflow trace export or OpenTelemetry span JSON file."),
+        click.option(
+            "--trace",
+            "trace_path",
+            required=required,
+            default=None,
+            help="An agent trace: MLflow trace export or OpenTelemetry span JSON file.",
+        ),
         click.option("--instructions", required=required, default=None, help="What to check; may refer to {{ trace }}."),
-        click.option("--result", "result_type", default="yes/no", show_default=True,
-                     help="Rating type: yes/no, bool, int:1-5, float:0-1[:decimals], labels:a,b,c (labels:good=1,bad=0)."),
-        click.option("--max-iterations", default=10, show_default=True, type=click.IntRange(1),
-                     help="Actions before giving up (unscored)."),
-        click.option("--max-tool-calls", default=None, type=click.IntRange(0),
-                     help="After this many tool calls only the rating may follow (default: the model decides)."),
+        click.option(
+            "--result",
+            "result_type",
+            default="yes/no",
+            show_default=True,
+            help="Rating type: yes/no, bool, int:1-5, float:0-1[:decimals], labels:a,b,c (labels:good=1,bad=0).",
+        ),
+        click.option(
+            "--max-iterations", default=10, show_default=True, type=click.IntRange(1), help="Actions before giving up (unscored)."
+        ),
+        click.option(
+            "--max-tool-calls",
+            default=None,
+            type=click.IntRange(0),
+            help="After this many tool calls only the rating may follow (default: the model decides).",
+        ),
     ]
 
     def deco(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            kw["trace"] = TraceChoice(kw.pop("trace_path"), kw.pop("instructions"), kw.pop("result_type"),
-                                      kw.pop("max_iterations"), kw.pop("max_tool_calls"))
+            kw["trace"] = TraceChoice(
+                kw.pop("trace_path"),
+                kw.pop("instructions"),
+                kw.pop("result_type"),
+                kw.pop("max_iterations"),
+                kw.pop("max_tool_calls"),
+            )
             return f(*args, **kw)
 
         for o in reversed(opts):

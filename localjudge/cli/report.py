@@ -25,9 +25,11 @@ def _f(x: float | None, pct: bool = False) -> str:
 
 def render_table(rep: AgreementReport) -> str:
     """The report as a plain-text table for the terminal."""
-    lines = [f"judge {rep.judge} ({rep.kind}) vs labels[{rep.label_column!r}]",
-             f"joined {rep.join.n_matched} of {rep.join.n_results} results to {rep.join.n_labels} labels, {rep.join.how}; "
-             f"used {rep.n_used} (unlabelled {rep.n_unlabelled}, unscored {rep.n_unscored})"]
+    lines = [
+        f"judge {rep.judge} ({rep.kind}) vs labels[{rep.label_column!r}]",
+        f"joined {rep.join.n_matched} of {rep.join.n_results} results to {rep.join.n_labels} labels, {rep.join.how}; "
+        f"used {rep.n_used} (unlabelled {rep.n_unlabelled}, unscored {rep.n_unscored})",
+    ]
     stats: list[tuple[str, str]] = []
     if rep.accuracy is not None:
         ci = f" [{_f(rep.accuracy_ci[0], True)}, {_f(rep.accuracy_ci[1], True)}]" if rep.accuracy_ci else ""
@@ -37,8 +39,10 @@ def render_table(rep: AgreementReport) -> str:
     if rep.kind == "categorical":
         stats.append(("Cohen's kappa", _f(rep.cohen_kappa)))
     if rep.pairwise is not None:
-        stats += [("ties (orders disagree)", f"{rep.pairwise.n_ties} ({_f(rep.pairwise.tie_rate, True)})"),
-                  ("accuracy when decided", _f(rep.pairwise.accuracy_decided, True))]
+        stats += [
+            ("ties (orders disagree)", f"{rep.pairwise.n_ties} ({_f(rep.pairwise.tie_rate, True)})"),
+            ("accuracy when decided", _f(rep.pairwise.accuracy_decided, True)),
+        ]
     for name, c in (("Spearman rho", rep.spearman), ("Kendall tau-b", rep.kendall)):
         if c is not None:
             stats.append((name, f"{_f(c.statistic)} (p={_f(c.p_value)}, n={c.n})"))
@@ -58,15 +62,24 @@ def render_table(rep: AgreementReport) -> str:
 @click.command(name="report")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--compare", "compare_dir", type=click.Path(path_type=Path), help="Another run to compare with (the base).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True,
-              help="HTML file to write.")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True, help="HTML file to write."
+)
 @click.option("--labels", type=click.Path(path_type=Path), help="Human labels (JSONL/JSON/CSV/Parquet) for an agreement section.")
 @click.option("--label-column", help="Column of --labels holding the label.")
 @click.option("--judge", "judges", multiple=True, help="Judge(s) to check against the labels (default: every judge that fits).")
 @click.option("--key", help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD.")
 @click.option("--max-rows", type=click.IntRange(1), default=20000, show_default=True, help="Rows shown in the table.")
-def report_cmd(run_dir: Path, compare_dir: Path | None, output: Path, labels: Path | None, label_column: str | None,
-               judges: tuple[str, ...], key: str | None, max_rows: int) -> None:
+def report_cmd(
+    run_dir: Path,
+    compare_dir: Path | None,
+    output: Path,
+    labels: Path | None,
+    label_column: str | None,
+    judges: tuple[str, ...],
+    key: str | None,
+    max_rows: int,
+) -> None:
     """Write a self-contained HTML report of RUN_DIR (charts, rows, record; optional comparison and agreement)."""
     from ..agreement import agreements_for_run
     from ..report import build_report, load_run
@@ -90,12 +103,22 @@ def report_cmd(run_dir: Path, compare_dir: Path | None, output: Path, labels: Pa
 @click.option("--labels", type=click.Path(path_type=Path), required=True, help="Human labels: JSONL, JSON, CSV or Parquet.")
 @click.option("--label-column", required=True, help="Column of --labels holding the label.")
 @click.option("--judge", help="Judge to check (needed when the run has several).")
-@click.option("--key", help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD. "
-              "Default: the labels' id column, else row position.")
+@click.option(
+    "--key",
+    help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD. "
+    "Default: the labels' id column, else row position.",
+)
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="JSON file to write [default: agreement-JUDGE.json].")
 @click.option("--max-disagreements", type=click.IntRange(0), default=200, show_default=True)
-def agree_cmd(run_dir: Path, labels: Path, label_column: str, judge: str | None, key: str | None, output: Path | None,
-              max_disagreements: int) -> None:
+def agree_cmd(
+    run_dir: Path,
+    labels: Path,
+    label_column: str,
+    judge: str | None,
+    key: str | None,
+    output: Path | None,
+    max_disagreements: int,
+) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
     from ..agreement import agree, read_labels
     from ..atomic import write_atomic

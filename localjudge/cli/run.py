@@ -64,9 +64,11 @@ class ProgressLine:
         passes = " ".join(f"{j} {k / n:.0%}" if n else f"{j} -" for j, (k, n) in p.pass_rates.items())
         bar_w = 20
         filled = int(bar_w * p.cells_done / p.cells_total) if p.cells_total else bar_w
-        line = (f"[{'#' * filled}{'.' * (bar_w - filled)}] rows {p.rows_done}/{p.rows_total} "
-                f"({p.cells_done}/{p.cells_total} judgements, {p.cached + p.reused} cached) "
-                f"{p.rows_per_min:.1f} rows/min ETA {_fmt_duration(p.eta_s)} | pass: {passes}")
+        line = (
+            f"[{'#' * filled}{'.' * (bar_w - filled)}] rows {p.rows_done}/{p.rows_total} "
+            f"({p.cells_done}/{p.cells_total} judgements, {p.cached + p.reused} cached) "
+            f"{p.rows_per_min:.1f} rows/min ETA {_fmt_duration(p.eta_s)} | pass: {passes}"
+        )
         if self.width is None:
             import shutil
 
@@ -83,29 +85,57 @@ class ProgressLine:
             self.stream.flush()
 
 
-@click.command(name="run", epilog="Exit codes: 0 all scored; 1 some rows unscored or failed; 2 bad input before "
-               "inference; 3 model error; 5 cannot write the run directory (disk full, read-only); 130/143 interrupted "
-               "(run again to resume).")
+@click.command(
+    name="run",
+    epilog="Exit codes: 0 all scored; 1 some rows unscored or failed; 2 bad input before "
+    "inference; 3 model error; 5 cannot write the run directory (disk full, read-only); 130/143 interrupted "
+    "(run again to resume).",
+)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", "judges", multiple=True, help="A judge to run (repeatable).")
-@click.option("--trace-instructions", default=None,
-              help="Also judge a `trace` column (agent traces: JSON text, a path, or an object with --map trace=COL:json) "
-                   "with MLflow's trace judge and these instructions.")
+@click.option(
+    "--trace-instructions",
+    default=None,
+    help="Also judge a `trace` column (agent traces: JSON text, a path, or an object with --map trace=COL:json) "
+    "with MLflow's trace judge and these instructions.",
+)
 @click.option("--trace-result", default="yes/no", show_default=True, help="With --trace-instructions: the rating type.")
 @click.option("--trace-max-iterations", default=10, show_default=True, type=int, help="With --trace-instructions.")
-@click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN[:list|:text]",
-              help="Take judge variable VAR from COLUMN (repeatable); :list parses a CSV cell as a JSON list.")
-@click.option("--out", "-o", default=None, type=click.Path(file_okay=False),
-              help="Run directory (store + exports). Default: runs/<data file stem>. Re-running with it resumes.")
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    metavar="VAR=COLUMN[:list|:text]",
+    help="Take judge variable VAR from COLUMN (repeatable); :list parses a CSV cell as a JSON list.",
+)
+@click.option(
+    "--out",
+    "-o",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Run directory (store + exports). Default: runs/<data file stem>. Re-running with it resumes.",
+)
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
 @click.option("--limit", type=int, default=None, help="Only the first N rows.")
 @decode_options()
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options(parallel=True)
-def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, trace_result: str, trace_max_iterations: int,
-            mapping: tuple[str, ...], out: str | None, judges_dir: str | None, limit: int | None, decode: DecodeOptions,
-            both_orders: bool, quiet: bool, model: ModelChoice) -> None:
+def run_cmd(
+    data: str,
+    judges: tuple[str, ...],
+    trace_instructions: str | None,
+    trace_result: str,
+    trace_max_iterations: int,
+    mapping: tuple[str, ...],
+    out: str | None,
+    judges_dir: str | None,
+    limit: int | None,
+    decode: DecodeOptions,
+    both_orders: bool,
+    quiet: bool,
+    model: ModelChoice,
+) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..runner import evaluate
 
@@ -127,8 +157,19 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
     signal.signal(signal.SIGTERM, _term)
     try:
         ref = model.ref()  # a bad --option fails here, before any data is read
-        run = evaluate(data, todo, model=ref.spec, model_options=ref.options, out=out_dir, mapping=list(mapping),
-                       options=decode, progress=bar, judges_dir=judges_dir, limit=limit, both_orders=both_orders)
+        run = evaluate(
+            data,
+            todo,
+            model=ref.spec,
+            model_options=ref.options,
+            out=out_dir,
+            mapping=list(mapping),
+            options=decode,
+            progress=bar,
+            judges_dir=judges_dir,
+            limit=limit,
+            both_orders=both_orders,
+        )
     except KeyboardInterrupt as e:
         bar.close()
         click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)
@@ -141,7 +182,9 @@ def run_cmd(data: str, judges: tuple[str, ...], trace_instructions: str | None, 
 
         c = run.counts
         click.echo(format_table(run.summary.judges))
-        click.echo(f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
-                   f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
-                   "summary.json")
+        click.echo(
+            f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
+            f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
+            "summary.json"
+        )
     sys.exit(run.exit_code)

@@ -23,14 +23,19 @@ TRACE_FIELD_TOKENS = 48  # the trace judge's default budget per free-text field
 def format_trace_result(r: JudgeResult) -> str:
     """A short human summary of a trace judgement."""
     d = r.details
-    calls = ", ".join(f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})" for c in d.get("tool_calls", []))
+    calls = ", ".join(
+        f"{c['name']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})" for c in d.get("tool_calls", [])
+    )
     lines = [f"result: {json.dumps(r.value)} (score {r.score})" if r.scored else f"unscored: {r.unscored_reason} ({r.error})"]
     if r.rationale:
         lines.append(f"rationale: {r.rationale}")
     lines.append(f"tool calls: {calls or 'none'}")
     spa = d.get("seconds_per_action")
-    lines.append(f"actions: {d.get('actions', 0)}" + (f", {spa:.2f} s/action" if spa is not None else "")
-                 + f", trace {d.get('trace_id', '?')} ({d.get('n_spans', '?')} spans, {d.get('trace_format', '?')})")
+    lines.append(
+        f"actions: {d.get('actions', 0)}"
+        + (f", {spa:.2f} s/action" if spa is not None else "")
+        + f", trace {d.get('trace_id', '?')} ({d.get('n_spans', '?')} spans, {d.get('trace_format', '?')})"
+    )
     return "\n".join(lines)
 
 
@@ -39,8 +44,13 @@ def judge_trace_file(trace: TraceChoice, model: ModelChoice, decode: DecodeOptio
     from ..agent import TraceJudge, load_trace
 
     assert trace.path is not None and trace.instructions is not None
-    judge = TraceJudge(trace.instructions, trace.result_type, max_iterations=trace.max_iterations,
-                       max_tool_calls=trace.max_tool_calls, field_tokens=decode.field_tokens or TRACE_FIELD_TOKENS)
+    judge = TraceJudge(
+        trace.instructions,
+        trace.result_type,
+        max_iterations=trace.max_iterations,
+        max_tool_calls=trace.max_tool_calls,
+        field_tokens=decode.field_tokens or TRACE_FIELD_TOKENS,
+    )
     tr = load_trace(trace.path)
     engine = model.ref().engine()
     return judge.judge(tr, engine, decode.model_copy(update={"field_tokens": None}))

@@ -27,9 +27,27 @@ from .base import (
 if TYPE_CHECKING:
     from .llama import LlamaEngine, LlamaOptions
 
-__all__ = ["Backend", "BackendOptions", "DecodeOptions", "Engine", "Generation", "LlamaEngine", "LlamaOptions", "Message",
-           "ModelIdentity", "ModelRef", "RequestQueue", "ScriptedEngine", "SequentialQueue", "TokenInfo", "canonical_hash",
-           "get_backend", "load_engine", "parse_spec", "register_backend"]
+__all__ = [
+    "Backend",
+    "BackendOptions",
+    "DecodeOptions",
+    "Engine",
+    "Generation",
+    "LlamaEngine",
+    "LlamaOptions",
+    "Message",
+    "ModelIdentity",
+    "ModelRef",
+    "RequestQueue",
+    "ScriptedEngine",
+    "SequentialQueue",
+    "TokenInfo",
+    "canonical_hash",
+    "get_backend",
+    "load_engine",
+    "parse_spec",
+    "register_backend",
+]
 
 
 def __getattr__(name: str) -> Any:

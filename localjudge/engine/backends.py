@@ -144,8 +144,13 @@ class ModelRef:
 
     With `engine=` an already loaded engine is used as it is (its own identity)."""
 
-    def __init__(self, spec: str | os.PathLike[str] | None = None, options: Mapping[str, Any] | BackendOptions | None = None,
-                 *, engine: Engine | None = None):
+    def __init__(
+        self,
+        spec: str | os.PathLike[str] | None = None,
+        options: Mapping[str, Any] | BackendOptions | None = None,
+        *,
+        engine: Engine | None = None,
+    ):
         self.spec = None if spec is None else os.fspath(spec)
         self._engine = engine
         self._identity: ModelIdentity | None = None
@@ -227,7 +232,9 @@ class ScriptedBackend(Backend):
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as e:
-            raise ModelNotFoundError(f"scripted answers file {str(p)!r} cannot be read ({e.strerror or e}); check the path") from None
+            raise ModelNotFoundError(
+                f"scripted answers file {str(p)!r} cannot be read ({e.strerror or e}); check the path"
+            ) from None
         if p.suffix.lower() == ".json":
             try:
                 data = json.loads(text)
@@ -263,5 +270,6 @@ class ScriptedBackend(Backend):
         """A `ScriptedEngine` over the answers."""
         assert isinstance(options, ScriptedOptions)
         ident = self.identity(target, options)
-        return ScriptedEngine(self._answers(target, options), model_id=ident.model_id, n_ctx=options.n_ctx,
-                              cycle=options.cycle, digest=ident.digest)
+        return ScriptedEngine(
+            self._answers(target, options), model_id=ident.model_id, n_ctx=options.n_ctx, cycle=options.cycle, digest=ident.digest
+        )

@@ -98,8 +98,13 @@ class RequestQueue(Protocol):
     """Where judges put their calls: `submit` queues requests, `drain` runs them all (callbacks may
     submit more: a judge's next stage). Every engine is one; `LlamaEngine` batches what is queued."""
 
-    def submit(self, requests: Sequence[Request], options: DecodeOptions | None, callback: Callback,
-               cancel: threading.Event | None = None) -> None:
+    def submit(
+        self,
+        requests: Sequence[Request],
+        options: DecodeOptions | None,
+        callback: Callback,
+        cancel: threading.Event | None = None,
+    ) -> None:
         """Queue requests; `callback(results)` runs inside `drain` once all are done (a request that
         cannot start gets its exception in its place). Setting `cancel` stops them early."""
 
@@ -143,8 +148,13 @@ class SequentialQueue:
         """One request (subclasses implement it)."""
         raise NotImplementedError
 
-    def submit(self, requests: Sequence[Request], options: DecodeOptions | None, callback: Callback,
-               cancel: threading.Event | None = None) -> None:
+    def submit(
+        self,
+        requests: Sequence[Request],
+        options: DecodeOptions | None,
+        callback: Callback,
+        cancel: threading.Event | None = None,
+    ) -> None:
         """Queue requests; `callback(results)` runs inside `drain`."""
         self._pending.append((requests, options, callback, cancel))
 
@@ -180,8 +190,15 @@ class ScriptedEngine(SequentialQueue):
     model id unless given (the `scripted:` backend gives the sha256 of the canned answers).
     """
 
-    def __init__(self, responses: Iterable[str] | Callable[[Sequence[Message], OutputFormat], str],
-                 model_id: str = "scripted", n_ctx: int = 4096, *, cycle: bool = False, digest: str | None = None):
+    def __init__(
+        self,
+        responses: Iterable[str] | Callable[[Sequence[Message], OutputFormat], str],
+        model_id: str = "scripted",
+        n_ctx: int = 4096,
+        *,
+        cycle: bool = False,
+        digest: str | None = None,
+    ):
         super().__init__()
         self._fn = responses if callable(responses) else None
         self._queue: list[str] = [] if callable(responses) else list(responses)
@@ -217,12 +234,22 @@ class ScriptedEngine(SequentialQueue):
             if not self._queue:
                 raise RuntimeError("ScriptedEngine ran out of scripted responses")
             text = self._queue.pop(0)
-        return Generation(text=text, n_prompt_tokens=self.count_tokens(messages), n_output_tokens=len(text.split()),
-                          stop_reason="scripted", model_id=self.model_id)
+        return Generation(
+            text=text,
+            n_prompt_tokens=self.count_tokens(messages),
+            n_output_tokens=len(text.split()),
+            stop_reason="scripted",
+            model_id=self.model_id,
+        )
 
 
-def drive(queue: RequestQueue, calls: Calls, options: DecodeOptions | None, done: Callable[[Any], None],
-          sent: list[Generation | Exception] | None = None) -> None:
+def drive(
+    queue: RequestQueue,
+    calls: Calls,
+    options: DecodeOptions | None,
+    done: Callable[[Any], None],
+    sent: list[Generation | Exception] | None = None,
+) -> None:
     """Advance a judgement generator by one step: send it its generations (or throw the first error
     among them), queue what it asks next; `done(result or exception)` when it returns or raises."""
     try:

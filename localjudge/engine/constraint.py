@@ -198,8 +198,16 @@ def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> Toke
     if use_cache and path.exists():
         try:
             with np.load(path) as z:
-                fsm = TokenFSM(regex=regex, offsets=z["offsets"], ids=z["ids"], nxt=z["nxt"], final=z["final"],
-                               dist=z["dist"], initial=int(z["initial"]), from_cache=True)
+                fsm = TokenFSM(
+                    regex=regex,
+                    offsets=z["offsets"],
+                    ids=z["ids"],
+                    nxt=z["nxt"],
+                    final=z["final"],
+                    dist=z["dist"],
+                    initial=int(z["initial"]),
+                    from_cache=True,
+                )
             fsm.compile_ms = (time.perf_counter() - t0) * 1000
             return fsm
         except Exception:  # a corrupt cache entry is recompiled, never trusted

@@ -24,9 +24,19 @@ Forced = Callable[[TokenFSM, int], "tuple[list[int], int] | None"]
 class DecodeJob:
     """The per-request half of generation; `LlamaEngine` owns the KV cache and the batch."""
 
-    def __init__(self, prompt: list[int], fmt: OutputFormat, fsm: TokenFSM | None, vocab: TokenVocab,
-                 opts: DecodeOptions, budget: int, field_budget: int, forced: Forced | None, model_id: str,
-                 compile_ms: float = 0.0):
+    def __init__(
+        self,
+        prompt: list[int],
+        fmt: OutputFormat,
+        fsm: TokenFSM | None,
+        vocab: TokenVocab,
+        opts: DecodeOptions,
+        budget: int,
+        field_budget: int,
+        forced: Forced | None,
+        model_id: str,
+        compile_ms: float = 0.0,
+    ):
         self.prompt, self.fmt, self.fsm, self.vocab, self.opts = prompt, fmt, fsm, vocab, opts
         self.budget, self.field_budget, self.forced, self.model_id = budget, field_budget, forced, model_id
         self.rng = np.random.default_rng(opts.seed) if opts.temperature > 0 else None
@@ -158,11 +168,22 @@ class DecodeJob:
         fields cut, and timings in ms."""
         text = b"".join(self.vocab.pieces[t.id] for t in self.out).decode("utf-8", "replace")
         first = self.t_first or self.t_end
-        return Generation(text=text, tokens=self.out, n_prompt_tokens=len(self.prompt), n_cached_prompt_tokens=self.reused,
-                          n_output_tokens=len(self.out), n_forced_tokens=self.n_forced, stop_reason=self.stop or "budget",
-                          fields_cut=self.cut, prompt_ms=(first - self.t_start) * 1000, decode_ms=(self.t_end - first) * 1000,
-                          compile_ms=self.compile_ms, total_ms=(self.t_end - self.t_start) * 1000 + self.compile_ms,
-                          model_id=self.model_id, choice_steps=self.steps)
+        return Generation(
+            text=text,
+            tokens=self.out,
+            n_prompt_tokens=len(self.prompt),
+            n_cached_prompt_tokens=self.reused,
+            n_output_tokens=len(self.out),
+            n_forced_tokens=self.n_forced,
+            stop_reason=self.stop or "budget",
+            fields_cut=self.cut,
+            prompt_ms=(first - self.t_start) * 1000,
+            decode_ms=(self.t_end - first) * 1000,
+            compile_ms=self.compile_ms,
+            total_ms=(self.t_end - self.t_start) * 1000 + self.compile_ms,
+            model_id=self.model_id,
+            choice_steps=self.steps,
+        )
 
 
 def choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng) -> tuple[int | None, int]:

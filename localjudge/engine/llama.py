@@ -140,8 +140,9 @@ class LlamaBackend(Backend):
         """Registry name (or file name), the file's sha256 (the registry's pin, else computed), settings."""
         assert isinstance(options, LlamaOptions)
         info = resolve_model(target)
-        return ModelIdentity(backend="llama", model_id=info.name, digest=info.sha256 or sha256_of(info.path),
-                             settings=options.settings())
+        return ModelIdentity(
+            backend="llama", model_id=info.name, digest=info.sha256 or sha256_of(info.path), settings=options.settings()
+        )
 
     def load(self, target: str | None, options: BackendOptions) -> LlamaEngine:
         """A `LlamaEngine` for the model."""
@@ -172,8 +173,9 @@ class LlamaEngine:
         if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
             raise GPUUnavailableError(
                 f"--gpu-layers {n_gpu_layers} asked, but this llama-cpp-python build is CPU-only; reinstall it with "
-                "CMAKE_ARGS=\"-DGGML_CUDA=on\" (or -DGGML_METAL=on) pip install --force-reinstall --no-cache-dir "
-                "llama-cpp-python, or drop --gpu-layers")
+                'CMAKE_ARGS="-DGGML_CUDA=on" (or -DGGML_METAL=on) pip install --force-reinstall --no-cache-dir '
+                "llama-cpp-python, or drop --gpu-layers"
+            )
         llama_cpp.llama_backend_init()
         _LLAMA_ERRORS.clear()
         mp = llama_cpp.llama_model_default_params()
@@ -181,8 +183,10 @@ class LlamaEngine:
         self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
         if not self._model:
             why = next((e for e in _LLAMA_ERRORS if "error loading model" in e), _LLAMA_ERRORS[0] if _LLAMA_ERRORS else "")
-            raise NotGGUFError(f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
-                               "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python")
+            raise NotGGUFError(
+                f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
+                "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python"
+            )
         self._vocab_p = llama_cpp.llama_model_get_vocab(self._model)
         n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
         self.n_ctx = int(n_ctx) if n_ctx else min(4096, n_train)
@@ -201,8 +205,10 @@ class LlamaEngine:
         cp.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cp)
         if not self._ctx:
-            raise ModelError(f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
-                               f"{self.info.path!r}; lower --n-ctx or --parallel")
+            raise ModelError(
+                f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
+                f"{self.info.path!r}; lower --n-ctx or --parallel"
+            )
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
@@ -238,8 +244,12 @@ class LlamaEngine:
     def identity(self) -> ModelIdentity:
         """Model name, file sha256 and the options that change outputs (as `LlamaBackend.identity`)."""
         assert isinstance(self.options, LlamaOptions)
-        return ModelIdentity(backend="llama", model_id=self.model_id, digest=self.info.sha256 or self.model_sha256,
-                             settings=self.options.settings())
+        return ModelIdentity(
+            backend="llama",
+            model_id=self.model_id,
+            digest=self.info.sha256 or self.model_sha256,
+            settings=self.options.settings(),
+        )
 
     def _read_vocab(self) -> TokenVocab:
         L = self._L
@@ -276,7 +286,8 @@ class LlamaEngine:
         if not src:
             raise ChatTemplateError(
                 f"model {self.info.name!r} has no chat template in its GGUF metadata (a base model?); pass "
-                "--chat-template raw to send prompts as plain text, or --chat-template '<jinja template>'")
+                "--chat-template raw to send prompts as plain text, or --chat-template '<jinja template>'"
+            )
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         def raise_exception(msg: str) -> None:
@@ -288,8 +299,9 @@ class LlamaEngine:
         try:
             return "jinja", env.from_string(src)
         except Exception as e:
-            raise ChatTemplateError(f"the chat template of {self.info.name!r} does not compile ({e}); "
-                                    "pass --chat-template raw") from None
+            raise ChatTemplateError(
+                f"the chat template of {self.info.name!r} does not compile ({e}); pass --chat-template raw"
+            ) from None
 
     # ------------------------------------------------------------------ text ↔ tokens
 
@@ -309,8 +321,9 @@ class LlamaEngine:
         msgs = [{"role": m.role, "content": m.content} for m in messages]
         if self._template_mode == "raw":
             return "\n\n".join(m["content"] for m in msgs) + "\n\n"
-        return self._template.render(messages=msgs, add_generation_prompt=True, bos_token=self._special_text("bos"),
-                                     eos_token=self._special_text("eos"))
+        return self._template.render(
+            messages=msgs, add_generation_prompt=True, bos_token=self._special_text("bos"), eos_token=self._special_text("eos")
+        )
 
     def _special_text(self, which: str) -> str:
         tok = self._L.llama_vocab_bos(self._vocab_p) if which == "bos" else self._L.llama_vocab_eos(self._vocab_p)
@@ -348,8 +361,10 @@ class LlamaEngine:
                 out += self.tokenize(head, parse_special=True) + self.tokenize(m.content)
                 rebuilt += head + m.content
         if rebuilt + rest != text:
-            raise InputError("a message spells the model's control tokens (such as <|im_end|>) and the chat template "
-                             "alters message text, so it cannot be kept as plain text; remove them from the input")
+            raise InputError(
+                "a message spells the model's control tokens (such as <|im_end|>) and the chat template "
+                "alters message text, so it cannot be kept as plain text; remove them from the input"
+            )
         return out + self.tokenize(rest, parse_special=True)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
@@ -376,8 +391,9 @@ class LlamaEngine:
         if P == 1:
             return seq, lcps[seq], None
         src = max((s for s in range(P) if s not in self._copied), key=lambda s: lcps[s], default=seq)
-        coming = max((common_prefix(r.job.prompt, prompt) for r in self._active.values() if r.prefilling and self.reuse_prefix),
-                     default=0)
+        coming = max(
+            (common_prefix(r.job.prompt, prompt) for r in self._active.values() if r.prefilling and self.reuse_prefix), default=0
+        )
         if coming > max(lcps) + COPY_MIN:
             return None
         if src != seq and lcps[src] > lcps[seq] + COPY_MIN:
@@ -430,7 +446,7 @@ class LlamaEngine:
         decoding = sorted((r for r in self._active.values() if not r.prefilling), key=lambda r: r.seq)
         per = max(1, self.n_batch // 16)  # a forced literal is rarely > 16 tokens (a longer one is fed in parts)
         for i in range(0, len(decoding), per):
-            self._eval(decoding[i:i + per])
+            self._eval(decoding[i : i + per])
         prefilling = [r for r in self._active.values() if r.prefilling]
         if prefilling:
             self._eval([min(prefilling, key=lambda r: r.order)])
@@ -460,7 +476,7 @@ class LlamaEngine:
         self._copied.clear()
         for run, take, last in fed:
             self._slots[run.seq].extend(take)
-            run.todo = run.todo[len(take):]
+            run.todo = run.todo[len(take) :]
             if last is None:
                 continue
             run.prefilling = False
@@ -501,15 +517,34 @@ class LlamaEngine:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
                 f"raise --n-ctx (this model was trained for {self._L.llama_model_n_ctx_train(self._model)}) "
-                "or shorten the input", n_prompt=len(prompt), n_ctx=self.n_ctx, budget=budget)
+                "or shorten the input",
+                n_prompt=len(prompt),
+                n_ctx=self.n_ctx,
+                budget=budget,
+            )
         tc = time.perf_counter()
         fsm = self.compile(fmt) if opts.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
-        return DecodeJob(prompt, fmt, fsm, self.vocab, opts, budget, opts.field_tokens or fmt.field_tokens,
-                         self._forced if self.jump_forward else None, self.model_id, compile_ms)
+        return DecodeJob(
+            prompt,
+            fmt,
+            fsm,
+            self.vocab,
+            opts,
+            budget,
+            opts.field_tokens or fmt.field_tokens,
+            self._forced if self.jump_forward else None,
+            self.model_id,
+            compile_ms,
+        )
 
-    def submit(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None,
-               callback: Callable[[list[Generation | Exception]], None], cancel: threading.Event | None = None) -> None:
+    def submit(
+        self,
+        requests: Sequence[tuple[Sequence[Message], OutputFormat]],
+        options: DecodeOptions | None,
+        callback: Callable[[list[Generation | Exception]], None],
+        cancel: threading.Event | None = None,
+    ) -> None:
         """Queue requests; `callback(results)` runs inside `drain` once all of them are done (a request
         that cannot start, such as a prompt too long, gets its exception in its place). Setting `cancel`
         drops the requests not started (`GenerationCancelled`) and stops the others at their next token."""
@@ -560,8 +595,9 @@ class LlamaEngine:
         finally:
             self._draining = False
 
-    def generate_many(self, requests: Sequence[tuple[Sequence[Message], OutputFormat]],
-                      options: DecodeOptions | None = None) -> list[Generation]:
+    def generate_many(
+        self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None = None
+    ) -> list[Generation]:
         """Generate for several requests side by side; raises the first request's error, if any."""
         box: list[list[Generation | Exception]] = []
         self.submit(requests, options, box.append)

@@ -82,8 +82,13 @@ class EngineWorker:
         fut.add_done_callback(self._forget)
         return fut
 
-    def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None,
-                 cancel: threading.Event | None = None) -> Future[Generation]:
+    def generate(
+        self,
+        messages: Sequence[Message],
+        fmt: OutputFormat,
+        options: DecodeOptions | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Future[Generation]:
         """One request under `fmt`, decoded beside whatever else is in flight."""
 
         def start(engine: Engine, done: Callable[[Any], None]) -> None:

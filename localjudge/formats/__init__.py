@@ -40,8 +40,8 @@ from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
 
 FORMATS: dict[str, type[OutputFormat]] = {
-    cls.kind: cls for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList,
-                              ResultJSON)
+    cls.kind: cls
+    for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList, ResultJSON)
 }
 
 

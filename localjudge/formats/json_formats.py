@@ -93,7 +93,7 @@ class ScoreJSON(OutputFormat):
     def regex(self) -> str:
         """`{"eval_score": N, "explanation": "..."}` (or `{"eval_score": N}` alone); N enumerated over min..max."""
         if not self.with_explanation:
-            return r'\{"eval_score": ' + self.range.regex() + r'\}'
+            return r'\{"eval_score": ' + self.range.regex() + r"\}"
         return r'\{"eval_score": ' + self.range.regex() + r', "explanation": "' + JSON_STR + r'"\}'
 
     def parse(self, text: str) -> ScoreVerdict:

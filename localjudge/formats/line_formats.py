@@ -152,8 +152,12 @@ class FourLine(OutputFormat):
 
     def value(self, v: FourLineVerdict) -> dict[str, Any]:
         """The three criteria and the recomputed final, as a dict."""
-        return {"accuracy": v.accuracy, "comprehensiveness": v.comprehensiveness,
-                "context_precision": v.context_precision, "final": v.final}
+        return {
+            "accuracy": v.accuracy,
+            "comprehensiveness": v.comprehensiveness,
+            "context_precision": v.context_precision,
+            "final": v.final,
+        }
 
     def params(self) -> dict[str, Any]:
         """An empty dict: the format has no parameters (and no free-text budget)."""
@@ -168,8 +172,9 @@ class Choice(OutputFormat):
 
     kind = "choice"
 
-    def __init__(self, labels: list[str], values: dict[str, float] | None = None,
-                 rationale: bool = False, field_tokens: int = 80):
+    def __init__(
+        self, labels: list[str], values: dict[str, float] | None = None, rationale: bool = False, field_tokens: int = 80
+    ):
         super().__init__(field_tokens)
         labels = [str(x) for x in labels]
         if len(labels) < 2:

@@ -31,8 +31,14 @@ class ResultJSON(OutputFormat):
 
     kind = "result_json"
 
-    def __init__(self, type: Literal["bool", "int", "float"] = "bool", min: float | None = None,
-                 max: float | None = None, decimals: int = 2, field_tokens: int = 80):
+    def __init__(
+        self,
+        type: Literal["bool", "int", "float"] = "bool",
+        min: float | None = None,
+        max: float | None = None,
+        decimals: int = 2,
+        field_tokens: int = 80,
+    ):
         super().__init__(field_tokens)
         if type not in ("bool", "int", "float"):
             raise InputError(f"result_json type must be bool, int or float, got {type!r}")

@@ -115,14 +115,21 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         plan = _at("prompt_template", _custom, spec)
     elif k == "two_stage":
         f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], [f1, None],
-                    derived={"statements", *spec.expressions.values()})
+        plan = Plan(
+            spec.template_style,
+            list(spec.variables),
+            [_msgs(s.messages) for s in spec.stages],
+            [f1, None],
+            derived={"statements", *spec.expressions.values()},
+        )
         out2 = dict(spec.stages[1].output or {})
         out2.pop("kind", None)
         if set(out2) - {"field_tokens"}:
             raise SpecKeyError("stages.1.output", "takes only field_tokens; n and unsure_value are set per call")
-        _at("stages.1.output", lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value,
-                                                     **out2}).regex())
+        _at(
+            "stages.1.output",
+            lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
+        )
     else:
         assert spec.output is not None
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])
@@ -151,13 +158,23 @@ def example_text(ex: dict[str, Any], include_input: bool) -> str:
     t = mlflow_texts()["v1"]
     ctx = ex.get("grading_context")
     if isinstance(ctx, dict):
-        ctx = t["context_separator"].join(render(t["context_item"], "format", {"key": k, "value": str(v)})
-                                          for k, v in ctx.items())
-    vals = {"input": ex.get("input") if include_input else None, "output": ex["output"], "grading_context": ctx,
-            "score": str(ex["score"]), "justification": ex["justification"]}
+        ctx = t["context_separator"].join(
+            render(t["context_item"], "format", {"key": k, "value": str(v)}) for k, v in ctx.items()
+        )
+    vals = {
+        "input": ex.get("input") if include_input else None,
+        "output": ex["output"],
+        "grading_context": ctx,
+        "score": str(ex["score"]),
+        "justification": ex["justification"],
+    }
     out = []
-    for part, needs in (("example_input", "input"), ("example_output", "output"),
-                        ("example_context", "grading_context"), ("example_score", "score")):
+    for part, needs in (
+        ("example_input", "input"),
+        ("example_output", "output"),
+        ("example_context", "grading_context"),
+        ("example_score", "score"),
+    ):
         if vals[needs] is None:
             continue
         out.append(render(t[part], "format", {k: str(v) for k, v in vals.items() if v is not None}))
@@ -181,8 +198,10 @@ def _v1(spec: JudgeSpec) -> Plan:
         ctx = ex.grading_context
         keys = [] if ctx is None else list(ctx) if isinstance(ctx, dict) else m.grading_context_columns[:1]
         if (ctx is not None or m.grading_context_columns) and sorted(keys) != sorted(m.grading_context_columns):
-            raise SpecKeyError(f"metric.examples.{i}.grading_context", f"has {keys}; it must give exactly "
-                               f"grading_context_columns {m.grading_context_columns}")
+            raise SpecKeyError(
+                f"metric.examples.{i}.grading_context",
+                f"has {keys}; it must give exactly grading_context_columns {m.grading_context_columns}",
+            )
         if m.include_input and ex.input is None:
             raise SpecKeyError(f"metric.examples.{i}.input", "missing (include_input is true)")
     exs = []
@@ -192,12 +211,20 @@ def _v1(spec: JudgeSpec) -> Plan:
             d["grading_context"] = {m.grading_context_columns[0]: ex.grading_context}
         exs.append(example_text(d, m.include_input))
     examples = "" if not exs else t["examples_header"] + t["examples_separator"].join(exs)
-    template = render(t["with_input"] if m.include_input else t["without_input"], "format",
-                      {"name": m.name or spec.name, "definition": m.definition, "grading_prompt": m.grading_prompt,
-                       "examples": examples}, partial=True)
+    template = render(
+        t["with_input"] if m.include_input else t["without_input"],
+        "format",
+        {"name": m.name or spec.name, "definition": m.definition, "grading_prompt": m.grading_prompt, "examples": examples},
+        partial=True,
+    )
     variables = list(spec.variables) or _v1_variables(spec)
-    return Plan("format", variables, [[Msg("user", template)]], [make_format("score_lines", min=m.min, max=m.max)],
-                derived={"grading_context_columns"})
+    return Plan(
+        "format",
+        variables,
+        [[Msg("user", template)]],
+        [make_format("score_lines", min=m.min, max=m.max)],
+        derived={"grading_context_columns"},
+    )
 
 
 def _v1_variables(spec: JudgeSpec) -> list[Variable]:
@@ -229,20 +256,28 @@ def _instructions(spec: JudgeSpec) -> Plan:
     used = placeholders(text, "mustache")
     bad = [u for u in used if u not in INSTRUCTION_VARIABLES]
     if bad:
-        raise InputError(f"instructions use unsupported variables {bad}; only {{{{ inputs }}}}, {{{{ outputs }}}}, "
-                         "{{ expectations }} are allowed")
+        raise InputError(
+            f"instructions use unsupported variables {bad}; only {{{{ inputs }}}}, {{{{ outputs }}}}, "
+            "{{ expectations }} are allowed"
+        )
     if not used:
         raise InputError("instructions must contain at least one variable: {{ inputs }}, {{ outputs }} or {{ expectations }}")
     fmt = _at("result", instruction_format, spec)
     fields = [("rationale", t["rationale_description"]), ("result", t["result_description"])]
-    json_format = "{\n" + ",\n".join(render(t["field_line"], "format", {"name": n, "description": d})
-                                     for n, d in fields) + "\n}"
+    json_format = "{\n" + ",\n".join(render(t["field_line"], "format", {"name": n, "description": d}) for n, d in fields) + "\n}"
     system = render(t["system"], "mustache", {"instructions": text})
     system += render(t["output_format"], "format", {"json_format": json_format})
-    variables = [Variable(name=u, description=f"the {u} to evaluate", list_format="json", dict_format="json",
-                          allow_empty=True) for u in used]
-    return Plan("mustache", variables, [[Msg("system", system, literal=True), Msg("user", "{{__fields__}}")]],
-                [fmt], derived={"__fields__"})
+    variables = [
+        Variable(name=u, description=f"the {u} to evaluate", list_format="json", dict_format="json", allow_empty=True)
+        for u in used
+    ]
+    return Plan(
+        "mustache",
+        variables,
+        [[Msg("system", system, literal=True), Msg("user", "{{__fields__}}")]],
+        [fmt],
+        derived={"__fields__"},
+    )
 
 
 def instruction_fields_text(names: list[str], values: dict[str, str]) -> str:
@@ -270,13 +305,22 @@ def _custom(spec: JudgeSpec) -> Plan:
     values = None
     if nv is not None:
         if sorted(nv) != sorted(labels):
-            raise SpecKeyError("numeric_values", f"numeric_values keys {sorted(nv)} must match the [[choices]] {sorted(labels)}; "
-                             "give a value for every choice or for none")
+            raise SpecKeyError(
+                "numeric_values",
+                f"numeric_values keys {sorted(nv)} must match the [[choices]] {sorted(labels)}; "
+                "give a value for every choice or for none",
+            )
         lo, hi = min(nv.values()), max(nv.values())
         values = {k: 1.0 if hi == lo else (float(x) - lo) / (hi - lo) for k, x in nv.items()}
     fmt = make_format("choice", labels=labels, values=values, rationale=True)
     body = CHOICE_PATTERN.sub(lambda m: m.group(1), tpl)
     variables = list(spec.variables) or [Variable(name=n) for n in placeholders(body, "mustache")]
     suffix = "\n\n" + mlflow_texts()["custom_prompt"]["suffix"]
-    return Plan("mustache", variables, [[Msg("user", body, strip=True, append=suffix)]], [fmt],
-                labels=labels, numeric_values=dict(nv) if nv else None)
+    return Plan(
+        "mustache",
+        variables,
+        [[Msg("user", body, strip=True, append=suffix)]],
+        [fmt],
+        labels=labels,
+        numeric_values=dict(nv) if nv else None,
+    )

@@ -107,15 +107,31 @@ class Judge:
         """A JSON-able description: name, kind, version, variables, formats, threshold, source."""
         src = self.spec.source
         return {
-            "name": self.name, "description": self.description, "kind": self.kind, "version": self.version,
-            "origin": self.origin, "pass_threshold": self.pass_threshold,
-            "required_variables": self.required_variables, "optional_variables": self.optional_variables,
-            "variables": [{"name": v.name, "required": v.required, "aliases": v.aliases, "description": v.description,
-                           **({"choices": sorted(v.choices)} if v.choices else {}),
-                           **({"default": v.default} if v.default is not None else {})} for v in self._plan.variables],
-            "formats": [f.spec() if f is not None else {"kind": "verdict_list", "n": "one per statement",
-                                                        "unsure_value": self.spec.unsure_value}
-                        for f in self._plan.formats],
+            "name": self.name,
+            "description": self.description,
+            "kind": self.kind,
+            "version": self.version,
+            "origin": self.origin,
+            "pass_threshold": self.pass_threshold,
+            "required_variables": self.required_variables,
+            "optional_variables": self.optional_variables,
+            "variables": [
+                {
+                    "name": v.name,
+                    "required": v.required,
+                    "aliases": v.aliases,
+                    "description": v.description,
+                    **({"choices": sorted(v.choices)} if v.choices else {}),
+                    **({"default": v.default} if v.default is not None else {}),
+                }
+                for v in self._plan.variables
+            ],
+            "formats": [
+                f.spec()
+                if f is not None
+                else {"kind": "verdict_list", "n": "one per statement", "unsure_value": self.spec.unsure_value}
+                for f in self._plan.formats
+            ],
             "source": src.model_dump() if src else None,
         }
 
@@ -209,8 +225,12 @@ class Judge:
             if _empty(item):
                 raise InputError(f"judge '{self.name}': item {i} of '{var}' is empty; remove it or give it text")
             t = dict(text)
-            t[var] = format_value(neutralise(item, self._plan.tags, [(p[0], p[1]) for p in self.spec.neutralise]),
-                                  v.list_format, v.dict_format, v.item_tag)
+            t[var] = format_value(
+                neutralise(item, self._plan.tags, [(p[0], p[1]) for p in self.spec.neutralise]),
+                v.list_format,
+                v.dict_format,
+                v.item_tag,
+            )
             out.append((item, t))
         return out
 
@@ -244,8 +264,13 @@ class Judge:
             raise result
         return result
 
-    def evaluate_many(self, engine: Engine, rows: Sequence[dict[str, Any]], options: DecodeOptions | None = None,
-                      on_result: Callable[[int, JudgeResult | Exception], None] | None = None) -> list[JudgeResult | Exception]:
+    def evaluate_many(
+        self,
+        engine: Engine,
+        rows: Sequence[dict[str, Any]],
+        options: DecodeOptions | None = None,
+        on_result: Callable[[int, JudgeResult | Exception], None] | None = None,
+    ) -> list[JudgeResult | Exception]:
         """Judge several examples side by side (an engine with `n_parallel > 1` batches their decoding).
         Each row's result, or the exception it raised (bad input), in order; `on_result(i, result)` as
         each one finishes."""
@@ -260,8 +285,14 @@ class Judge:
         engine.drain()
         return out
 
-    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
-                    on_result: Callable[[int, JudgeResult | Exception], None], model_id: str = "") -> None:
+    def submit_many(
+        self,
+        engine: Engine,
+        rows: Sequence[Mapping[str, Any]],
+        options: DecodeOptions | None,
+        on_result: Callable[[int, JudgeResult | Exception], None],
+        model_id: str = "",
+    ) -> None:
         """Queue every row's calls on `engine`; `on_result(i, result or exception)` runs inside its drain."""
         for i, variables in enumerate(rows):
             try:
@@ -309,17 +340,33 @@ class Judge:
     def _base(self, gens: Sequence[Generation], fmt_name: str, model_id: str = "") -> dict[str, Any]:
         usage, timings = Usage.of(gens), Timings.of(gens)
         mid = next((g.model_id for g in gens if g.model_id), model_id)
-        return {"judge": self.name, "judge_version": self.version, "format": fmt_name, "model_id": mid,
-                "usage": usage, "timings": timings, "raw_text": "\n\n".join(g.text for g in gens)}
+        return {
+            "judge": self.name,
+            "judge_version": self.version,
+            "format": fmt_name,
+            "model_id": mid,
+            "usage": usage,
+            "timings": timings,
+            "raw_text": "\n\n".join(g.text for g in gens),
+        }
 
-    def _scored(self, base: dict[str, Any], value: Any, score: float | None, rationale: str | None,
-                verdict: dict[str, Any] | None, details: dict[str, Any] | None = None) -> JudgeResult:
+    def _scored(
+        self,
+        base: dict[str, Any],
+        value: Any,
+        score: float | None,
+        rationale: str | None,
+        verdict: dict[str, Any] | None,
+        details: dict[str, Any] | None = None,
+    ) -> JudgeResult:
         passed = None if score is None else score >= self.pass_threshold
-        return JudgeResult(**base, value=value, score=score, passed=passed, rationale=rationale, verdict=verdict,
-                           details=details or {})
+        return JudgeResult(
+            **base, value=value, score=score, passed=passed, rationale=rationale, verdict=verdict, details=details or {}
+        )
 
-    def _unscored(self, gens: Sequence[Generation], model_id: str, reason: str, error: str,
-                  details: dict[str, Any] | None = None) -> JudgeResult:
+    def _unscored(
+        self, gens: Sequence[Generation], model_id: str, reason: str, error: str, details: dict[str, Any] | None = None
+    ) -> JudgeResult:
         fmt = self._plan.formats[-1] or self._plan.formats[0]
         base = self._base(gens, fmt.describe() if fmt else "", model_id)
         return JudgeResult(**base, unscored_reason=reason, error=error, details=details or {})
@@ -333,13 +380,22 @@ class Judge:
         if self.kind == "four_line" and isinstance(fmt, FourLine):
             has_context = not _empty(raw.get(self.spec.context_variable or ""))
             rules = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
-            details = {"has_context": has_context, "final_reported": rules.final_reported,
-                       "rules_applied": list(rules.rules_applied)}
+            details = {
+                "has_context": has_context,
+                "final_reported": rules.final_reported,
+                "rules_applied": list(rules.rules_applied),
+            }
             verdict = rules
         if self._plan.numeric_values:
             details["numeric_value"] = self._plan.numeric_values[fmt.value(verdict)]
-        return self._scored(self._base(gens, fmt.describe()), fmt.value(verdict), fmt.normalise(verdict),
-                            fmt.rationale(verdict), verdict.model_dump(), details)
+        return self._scored(
+            self._base(gens, fmt.describe()),
+            fmt.value(verdict),
+            fmt.normalise(verdict),
+            fmt.rationale(verdict),
+            verdict.model_dump(),
+            details,
+        )
 
     def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult:
         verdicts = []
@@ -350,13 +406,21 @@ class Judge:
                 return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
         if not is_list:
             v = verdicts[0]
-            return self._scored(self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())
+            return self._scored(
+                self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump()
+            )
         scores = [fmt.normalise(v) or 0.0 for v in verdicts]
         items = [{"index": i, "value": fmt.value(v), "rationale": fmt.rationale(v)} for i, v in enumerate(verdicts)]
         rationale = "\n".join(f"[{i}] {fmt.value(v)}: {fmt.rationale(v)}" for i, v in enumerate(verdicts))
         details = {"items": items, "n_items": len(items), "n_relevant": int(sum(scores))}
-        return self._scored(self._base(gens, fmt.describe()), [fmt.value(v) for v in verdicts], sum(scores) / len(scores),
-                            rationale, {"items": [v.model_dump() for v in verdicts]}, details)
+        return self._scored(
+            self._base(gens, fmt.describe()),
+            [fmt.value(v) for v in verdicts],
+            sum(scores) / len(scores),
+            rationale,
+            {"items": [v.model_dump() for v in verdicts]},
+            details,
+        )
 
     def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
         f1 = self._plan.formats[0]
@@ -374,10 +438,19 @@ class Judge:
             verdict = f2.parse(gens[1].text)
         except ParseError as e:
             return self._unscored(gens, model_id, "parse_error", f"verdicts: {e}", {"statements": statements})
-        details = {"statements": statements, "unsure_value": self.spec.unsure_value,
-                   "verdicts": [x.model_dump() for x in verdict.verdicts]}
-        return self._scored(self._base(gens, f2.describe()), f2.value(verdict), f2.normalise(verdict), f2.rationale(verdict),
-                            {"statements": statements, **verdict.model_dump()}, details)
+        details = {
+            "statements": statements,
+            "unsure_value": self.spec.unsure_value,
+            "verdicts": [x.model_dump() for x in verdict.verdicts],
+        }
+        return self._scored(
+            self._base(gens, f2.describe()),
+            f2.value(verdict),
+            f2.normalise(verdict),
+            f2.rationale(verdict),
+            {"statements": statements, **verdict.model_dump()},
+            details,
+        )
 
     def stage_two_format(self, n_statements: int) -> VerdictList:
         """Exactly one verdict per statement; one when there are none (Mastra's prompt says "1")."""

@@ -59,8 +59,14 @@ class JudgeProtocol(Protocol):
     def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
         """Judge one row; bad input raises, an output that cannot be used is an unscored result."""
 
-    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
-                    on_result: OnResult, model_id: str = "") -> None:
+    def submit_many(
+        self,
+        engine: Engine,
+        rows: Sequence[Mapping[str, Any]],
+        options: DecodeOptions | None,
+        on_result: OnResult,
+        model_id: str = "",
+    ) -> None:
         """Queue every row's calls on `engine`; `on_result(i, result or exception)` once each row is done
         (inside `engine.drain()`, or at once for a judge that runs its rows itself)."""
 
@@ -76,8 +82,9 @@ class SequentialJudge:
     @property
     def variables(self) -> list[Variable]:
         """Plain variables from `required_variables` and `optional_variables` (no aliases)."""
-        return [Variable(name=n) for n in self.required_variables] + [Variable(name=n, required=False)
-                                                                      for n in self.optional_variables]
+        return [Variable(name=n) for n in self.required_variables] + [
+            Variable(name=n, required=False) for n in self.optional_variables
+        ]
 
     def fingerprint(self, **variables: Any) -> str:
         """The hash of the rendered messages."""
@@ -91,8 +98,14 @@ class SequentialJudge:
         """Judge one row (subclasses implement it)."""
         raise NotImplementedError
 
-    def submit_many(self, engine: Engine, rows: Sequence[Mapping[str, Any]], options: DecodeOptions | None,
-                    on_result: OnResult, model_id: str = "") -> None:
+    def submit_many(
+        self,
+        engine: Engine,
+        rows: Sequence[Mapping[str, Any]],
+        options: DecodeOptions | None,
+        on_result: OnResult,
+        model_id: str = "",
+    ) -> None:
         """Evaluate each row now, in order, handing each result (or the exception it raised) to `on_result`."""
         for i, row in enumerate(rows):
             try:

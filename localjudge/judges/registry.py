@@ -31,7 +31,9 @@ def judge_from_dict(data: dict, origin: str = "<dict>") -> Judge:
 
 def _builtin_files() -> list[tuple[str, str]]:
     root = resources.files(BUILTIN_PACKAGE).joinpath("builtin")
-    return sorted((f.name, f.read_text("utf-8")) for f in root.iterdir() if f.name.endswith(".toml") and not f.name.startswith("_"))
+    return sorted(
+        (f.name, f.read_text("utf-8")) for f in root.iterdir() if f.name.endswith(".toml") and not f.name.startswith("_")
+    )
 
 
 @functools.cache

@@ -75,8 +75,9 @@ def placeholders(template: str, style: Style, expressions: Mapping[str, str] | N
     return names
 
 
-def render(template: str, style: Style, values: Mapping[str, str], expressions: Mapping[str, str] | None = None,
-           partial: bool = False) -> str:
+def render(
+    template: str, style: Style, values: Mapping[str, str], expressions: Mapping[str, str] | None = None, partial: bool = False
+) -> str:
     """Substitute `values` (already text) into `template`.
 
     A placeholder without a value raises TemplateError, unless `partial`: then it is kept as written
@@ -84,6 +85,7 @@ def render(template: str, style: Style, values: Mapping[str, str], expressions: 
     """
 
     if style == "mustache":
+
         def sub(m: re.Match) -> str:
             name = m.group(1) or m.group(2)
             if name in values:
@@ -95,6 +97,7 @@ def render(template: str, style: Style, values: Mapping[str, str], expressions: 
         return _MUSTACHE.sub(sub, template)
 
     if style == "format":
+
         def sub(m: re.Match) -> str:
             tok = m.group(0)
             if tok == "{{":
@@ -113,6 +116,7 @@ def render(template: str, style: Style, values: Mapping[str, str], expressions: 
         return _FORMAT.sub(sub, template)
 
     if style == "js":
+
         def sub(m: re.Match) -> str:
             expr = m.group(1).strip()
             name = expressions.get(expr, expr) if expressions else expr
@@ -185,8 +189,7 @@ def _js_str(value: Any) -> str:
     return str(value)
 
 
-def format_value(value: Any, list_format: ListFormat = "str", dict_format: DictFormat = "str",
-                 item_tag: str = "") -> str:
+def format_value(value: Any, list_format: ListFormat = "str", dict_format: DictFormat = "str", item_tag: str = "") -> str:
     """A variable's value as prompt text.
 
     list_format (lists; a plain string counts as a one-item list for `tag_lines`):

@@ -189,9 +189,13 @@ class JudgeSpec(_Strict):
     def _kind_fields(self) -> JudgeSpec:
         k = self.kind
         need: dict[str, list[str]] = {
-            "single": ["messages", "output"], "per_item": ["messages", "output", "item_variable"],
-            "four_line": ["messages", "output", "context_variable"], "two_stage": ["stages"],
-            "v1_metric": ["metric"], "instructions": ["instructions"], "custom_prompt": ["prompt_template"],
+            "single": ["messages", "output"],
+            "per_item": ["messages", "output", "item_variable"],
+            "four_line": ["messages", "output", "context_variable"],
+            "two_stage": ["stages"],
+            "v1_metric": ["metric"],
+            "instructions": ["instructions"],
+            "custom_prompt": ["prompt_template"],
         }
         for key in need[k]:
             if not getattr(self, key):

@@ -10,5 +10,4 @@ from .build import build_report, render_report
 from .compare import Comparison, compare_runs
 from .rundir import SCHEMA_VERSION, Run, RunDirError, load_run
 
-__all__ = ["SCHEMA_VERSION", "Comparison", "Run", "RunDirError", "build_report", "compare_runs", "load_run",
-           "render_report"]
+__all__ = ["SCHEMA_VERSION", "Comparison", "Run", "RunDirError", "build_report", "compare_runs", "load_run", "render_report"]

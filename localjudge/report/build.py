@@ -24,8 +24,16 @@ from .compare import Comparison, compare_runs, verdict_of
 from .rundir import Run, load_run, summarise
 
 HERE = Path(__file__).parent
-RECORD_KEYS = ("model_id", "model_sha256", "judge_version", "format", "prompt_hash", "decode_options", "seed",
-               "localjudge_version")
+RECORD_KEYS = (
+    "model_id",
+    "model_sha256",
+    "judge_version",
+    "format",
+    "prompt_hash",
+    "decode_options",
+    "seed",
+    "localjudge_version",
+)
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -62,8 +70,15 @@ def _record_of(rows: Sequence[ResultRow]) -> list[tuple[str, str]]:
         vals = list(dict.fromkeys(_canon(rec.get(k)) for rec in records if k in rec))
         if not vals:
             continue
-        out.append((k, vals[0] if len(vals) == 1 else f"{len(vals)} distinct values" + (
-            "" if k == "prompt_hash" else f": {', '.join(vals[:3])}{'…' if len(vals) > 3 else ''}")))
+        out.append(
+            (
+                k,
+                vals[0]
+                if len(vals) == 1
+                else f"{len(vals)} distinct values"
+                + ("" if k == "prompt_hash" else f": {', '.join(vals[:3])}{'…' if len(vals) > 3 else ''}"),
+            )
+        )
     return out
 
 
@@ -76,25 +91,50 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
     fmt = rows[0].record_fields().get("format") if rows else None
     fmt = fmt if fmt else (rows[0].result.format if rows else "")
     pw = pairwise_stats(judge, [r.result for r in rows]) if rows and is_pairwise_format(fmt) else None
-    return {"name": judge, "n": int(s.get("n") or len(rows)), "n_scored": int(s.get("n_scored") or 0), "n_unscored": unscored,
-            "mean_score": s.get("mean_score"), "pass_rate": s.get("pass_rate"), "ci": ci,
-            "reasons": sorted((s.get("unscored_reasons") or {}).items(), key=lambda kv: -int(kv[1])),
-            "chart": charts.distribution_chart(judge, _ordered_distribution(s.get("distribution") or {}), unscored),
-            "record": _record_of(rows), "format": _canon(fmt), "pairwise": pw,
-            "pairwise_chart": charts.outcome_bar([("answer 1", pw.wins_1, "win1"), ("tie", pw.ties, "tie"),
-                                                   ("answer 2", pw.wins_2, "win2")]) if pw else None}
+    return {
+        "name": judge,
+        "n": int(s.get("n") or len(rows)),
+        "n_scored": int(s.get("n_scored") or 0),
+        "n_unscored": unscored,
+        "mean_score": s.get("mean_score"),
+        "pass_rate": s.get("pass_rate"),
+        "ci": ci,
+        "reasons": sorted((s.get("unscored_reasons") or {}).items(), key=lambda kv: -int(kv[1])),
+        "chart": charts.distribution_chart(judge, _ordered_distribution(s.get("distribution") or {}), unscored),
+        "record": _record_of(rows),
+        "format": _canon(fmt),
+        "pairwise": pw,
+        "pairwise_chart": charts.outcome_bar(
+            [("answer 1", pw.wins_1, "win1"), ("tie", pw.ties, "tie"), ("answer 2", pw.wins_2, "win2")]
+        )
+        if pw
+        else None,
+    }
 
 
 def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]:
     out = []
     for row in sorted(run.rows, key=lambda r: (r.row_index, r.judge))[:max_rows]:
         r = row.result
-        out.append({"row_id": row.row_id, "row_index": row.row_index, "judge": row.judge, "source": row.source,
-                    "verdict": verdict_of(row), "status": _status(row), "score": r.score,
-                    "rationale": _clip(r.rationale, max_chars), "raw_text": _clip(r.raw_text, max_chars),
-                    "error": r.error or row.error, "reason": r.unscored_reason,
-                    "inputs": [(k, _clip(v, max_chars)) for k, v in row.inputs.items()],
-                    "expected_score": r.expected_score, "tokens": r.usage.output_tokens, "ms": r.timings.total_ms})
+        out.append(
+            {
+                "row_id": row.row_id,
+                "row_index": row.row_index,
+                "judge": row.judge,
+                "source": row.source,
+                "verdict": verdict_of(row),
+                "status": _status(row),
+                "score": r.score,
+                "rationale": _clip(r.rationale, max_chars),
+                "raw_text": _clip(r.raw_text, max_chars),
+                "error": r.error or row.error,
+                "reason": r.unscored_reason,
+                "inputs": [(k, _clip(v, max_chars)) for k, v in row.inputs.items()],
+                "expected_score": r.expected_score,
+                "tokens": r.usage.output_tokens,
+                "ms": r.timings.total_ms,
+            }
+        )
     return out
 
 
@@ -120,9 +160,14 @@ def _fmt_value(x: Any) -> str:
     return _canon(x) if isinstance(x, (dict, list)) else "" if x is None else str(x)
 
 
-def render_report(run: Run | str | Path, compare: Run | str | Path | None = None,
-                  agreements: Sequence[AgreementReport] = (), max_rows: int = 20000, max_chars: int = 4000,
-                  title: str | None = None) -> str:
+def render_report(
+    run: Run | str | Path,
+    compare: Run | str | Path | None = None,
+    agreements: Sequence[AgreementReport] = (),
+    max_rows: int = 20000,
+    max_chars: int = 4000,
+    title: str | None = None,
+) -> str:
     """The report as an HTML string."""
     import jinja2
 
@@ -131,27 +176,46 @@ def render_report(run: Run | str | Path, compare: Run | str | Path | None = None
     comparison: Comparison | None = compare_runs(cur, base) if base is not None else None
     judges = [_judge_section(cur, j) for j in cur.judges()]
     rows = _table_rows(cur, max_rows, max_chars)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(pct=_fmt_pct, num=_fmt_num, ci=_fmt_ci, delta=_fmt_delta, value=_fmt_value)
     from markupsafe import Markup
 
     meta = cur.meta
     return env.get_template("report.html.j2").render(
-        title=title or f"localjudge report — {cur.run_id}", run=cur, meta=meta,
-        meta_items=[(k, _canon(v)) for k, v in meta.items()], judges=judges,
+        title=title or f"localjudge report — {cur.run_id}",
+        run=cur,
+        meta=meta,
+        meta_items=[(k, _canon(v)) for k, v in meta.items()],
+        judges=judges,
         pass_chart=charts.pass_rate_chart([(j["name"], j["pass_rate"], j["ci"], j["n"]) for j in judges]),
-        rows=rows, n_rows_total=len(cur.rows), verdicts=sorted({r["verdict"] for r in rows}),
+        rows=rows,
+        n_rows_total=len(cur.rows),
+        verdicts=sorted({r["verdict"] for r in rows}),
         statuses=[s for s in ("pass", "fail", "n/a", "unscored") if any(r["status"] == s for r in rows)],
-        comparison=comparison, agreements=list(agreements), pairwise=[j for j in judges if j["pairwise"]],
+        comparison=comparison,
+        agreements=list(agreements),
+        pairwise=[j for j in judges if j["pairwise"]],
         css=Markup((HERE / "templates" / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "templates" / "report.js").read_text(encoding="utf-8")),
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    )
 
 
-def build_report(run: Run | str | Path, out: str | Path, compare: Run | str | Path | None = None,
-                 agreements: Sequence[AgreementReport] = (), max_rows: int = 20000, max_chars: int = 4000,
-                 title: str | None = None) -> Path:
+def build_report(
+    run: Run | str | Path,
+    out: str | Path,
+    compare: Run | str | Path | None = None,
+    agreements: Sequence[AgreementReport] = (),
+    max_rows: int = 20000,
+    max_chars: int = 4000,
+    title: str | None = None,
+) -> Path:
     """Render the report and write it atomically to `out`; returns the path written."""
     html = render_report(run, compare, agreements, max_rows=max_rows, max_chars=max_chars, title=title)
     return write_atomic(out, html, mkdir=True)

@@ -100,20 +100,48 @@ def compare_runs(current: Run, base: Run, max_rows: int = 2000) -> Comparison:
             n_changed += 1
             p2f += bool(b.result.passed is True and a.result.passed is False)
             f2p += bool(b.result.passed is False and a.result.passed is True)
-            changed.append(ChangedRow(row_id=a.row_id, row_index=a.row_index, judge=j, before=verdict_of(b),
-                                      after=verdict_of(a), score_before=b.result.score, score_after=a.result.score,
-                                      rationale_before=b.result.rationale or b.result.error,
-                                      rationale_after=a.result.rationale or a.result.error,
-                                      inputs_differ=a.inputs != b.inputs))
-        deltas.append(JudgeDelta(
-            judge=j, n_current=int(sc.get("n") or 0), n_base=int(sb.get("n") or 0),
-            mean_current=sc.get("mean_score"), mean_base=sb.get("mean_score"),
-            mean_delta=_sub(sc.get("mean_score"), sb.get("mean_score")),
-            pass_current=sc.get("pass_rate"), pass_base=sb.get("pass_rate"),
-            pass_delta=_sub(sc.get("pass_rate"), sb.get("pass_rate")), ci_current=_ci(sc), ci_base=_ci(sb),
-            unscored_current=int(sc.get("n_unscored") or 0), unscored_base=int(sb.get("n_unscored") or 0),
-            n_common=len(common), n_changed=n_changed, pass_to_fail=p2f, fail_to_pass=f2p))
+            changed.append(
+                ChangedRow(
+                    row_id=a.row_id,
+                    row_index=a.row_index,
+                    judge=j,
+                    before=verdict_of(b),
+                    after=verdict_of(a),
+                    score_before=b.result.score,
+                    score_after=a.result.score,
+                    rationale_before=b.result.rationale or b.result.error,
+                    rationale_after=a.result.rationale or a.result.error,
+                    inputs_differ=a.inputs != b.inputs,
+                )
+            )
+        deltas.append(
+            JudgeDelta(
+                judge=j,
+                n_current=int(sc.get("n") or 0),
+                n_base=int(sb.get("n") or 0),
+                mean_current=sc.get("mean_score"),
+                mean_base=sb.get("mean_score"),
+                mean_delta=_sub(sc.get("mean_score"), sb.get("mean_score")),
+                pass_current=sc.get("pass_rate"),
+                pass_base=sb.get("pass_rate"),
+                pass_delta=_sub(sc.get("pass_rate"), sb.get("pass_rate")),
+                ci_current=_ci(sc),
+                ci_base=_ci(sb),
+                unscored_current=int(sc.get("n_unscored") or 0),
+                unscored_base=int(sb.get("n_unscored") or 0),
+                n_common=len(common),
+                n_changed=n_changed,
+                pass_to_fail=p2f,
+                fail_to_pass=f2p,
+            )
+        )
     changed.sort(key=lambda c: (c.row_index, c.judge))
-    return Comparison(base_path=base.path, base_run_id=base.run_id, deltas=deltas, n_changed=len(changed),
-                      changed=changed[:max_rows], only_current=sum(k not in old for k in cur),
-                      only_base=sum(k not in cur for k in old))
+    return Comparison(
+        base_path=base.path,
+        base_run_id=base.run_id,
+        deltas=deltas,
+        n_changed=len(changed),
+        changed=changed[:max_rows],
+        only_current=sum(k not in old for k in cur),
+        only_base=sum(k not in cur for k in old),
+    )

@@ -42,8 +42,11 @@ class Run(BaseModel):
 
     def judges(self) -> list[str]:
         """Judge names in run order (run.json first, then as they appear in the results)."""
-        named = [j if isinstance(j, str) else str(j.get("name", "")) for j in self.meta.get("judges") or []
-                 if isinstance(j, (str, dict))]
+        named = [
+            j if isinstance(j, str) else str(j.get("name", ""))
+            for j in self.meta.get("judges") or []
+            if isinstance(j, (str, dict))
+        ]
         present = {r.judge for r in self.rows}
         return [j for j in dict.fromkeys(named + [r.judge for r in self.rows]) if j in present]
 
@@ -56,8 +59,10 @@ def _read_json(path: Path, what: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
-        raise RunDirError(f"{path} is not valid JSON ({e.msg}, line {e.lineno}): the {what} is damaged; re-run the "
-                          "evaluation into a fresh --out directory") from None
+        raise RunDirError(
+            f"{path} is not valid JSON ({e.msg}, line {e.lineno}): the {what} is damaged; re-run the "
+            "evaluation into a fresh --out directory"
+        ) from None
     except OSError as e:
         raise RunDirError(f"cannot read {path}: {e.strerror}; check the path and permissions") from None
 
@@ -68,16 +73,21 @@ def check_schema(meta: Any, path: Path) -> None:
         raise RunDirError(f"{path / 'run.json'} is not a JSON object; is {path} a localjudge run directory?")
     version = meta.get("schema_version")
     if version is None:
-        raise RunDirError(f"run directory {path} has no schema_version: it was written by an older localjudge; "
-                          f"re-run the evaluation with this version (schema {SCHEMA_VERSION}) to report on it")
+        raise RunDirError(
+            f"run directory {path} has no schema_version: it was written by an older localjudge; "
+            f"re-run the evaluation with this version (schema {SCHEMA_VERSION}) to report on it"
+        )
     if not isinstance(version, int) or isinstance(version, bool):
         raise RunDirError(f"run directory {path} has schema_version {version!r}, expected an integer; the run.json is damaged")
     if version < SCHEMA_VERSION:
-        raise RunDirError(f"run directory {path} uses schema {version}, written by an older localjudge; this version reads "
-                          f"schema {SCHEMA_VERSION}: re-run the evaluation with this version")
+        raise RunDirError(
+            f"run directory {path} uses schema {version}, written by an older localjudge; this version reads "
+            f"schema {SCHEMA_VERSION}: re-run the evaluation with this version"
+        )
     if version > SCHEMA_VERSION:
-        raise RunDirError(f"run directory {path} uses schema {version}, newer than this localjudge reads "
-                          f"({SCHEMA_VERSION}): upgrade localjudge")
+        raise RunDirError(
+            f"run directory {path} uses schema {version}, newer than this localjudge reads ({SCHEMA_VERSION}): upgrade localjudge"
+        )
 
 
 def read_results(path: Path) -> list[ResultRow]:
@@ -94,13 +104,17 @@ def read_results(path: Path) -> list[ResultRow]:
             try:
                 row = ResultRow.model_validate(json.loads(line))
             except json.JSONDecodeError as e:
-                raise RunDirError(f"{path}:{n}: not valid JSON ({e.msg}); the results file is damaged: re-run the "
-                                  "evaluation (a resumed run rewrites it)") from None
+                raise RunDirError(
+                    f"{path}:{n}: not valid JSON ({e.msg}); the results file is damaged: re-run the "
+                    "evaluation (a resumed run rewrites it)"
+                ) from None
             except ValidationError as e:
                 first = e.errors()[0]
                 where = ".".join(str(x) for x in first.get("loc", ())) or "line"
-                raise RunDirError(f"{path}:{n}: {where}: {first.get('msg')}; the results file is damaged or from another "
-                                  "version: re-run the evaluation") from None
+                raise RunDirError(
+                    f"{path}:{n}: {where}: {first.get('msg')}; the results file is damaged or from another "
+                    "version: re-run the evaluation"
+                ) from None
             rows[(row.row_index, row.judge)] = row
     return list(rows.values())
 
