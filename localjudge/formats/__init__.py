@@ -13,7 +13,7 @@ output closes by construction.
 Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
-result); `FORMATS` / `make_format` here: the one registry of formats.
+result), `json_schema.py` (any JSON schema, e.g. a client's response_format); `FORMATS` / `make_format` here: the one registry of formats.
 """
 
 from __future__ import annotations
@@ -36,12 +36,24 @@ from .base import (
     YesNoVerdict,
 )
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
+from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
 
 FORMATS: dict[str, type[OutputFormat]] = {
     cls.kind: cls
-    for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList, ResultJSON)
+    for cls in (
+        YesNoJSON,
+        ScoreJSON,
+        PairwiseJSON,
+        ScoreLines,
+        FourLine,
+        Choice,
+        Statements,
+        VerdictList,
+        ResultJSON,
+        JSONSchemaFormat,
+    )
 }
 
 
@@ -62,12 +74,15 @@ __all__ = [
     "ChoiceVerdict",
     "FourLine",
     "FourLineVerdict",
+    "JSONSchemaFormat",
     "NumberRange",
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
     "ResultJSON",
     "ResultVerdict",
+    "SchemaError",
+    "SchemaVerdict",
     "ScoreJSON",
     "ScoreLines",
     "ScoreLinesVerdict",

@@ -1,0 +1,472 @@
+"""`json_schema`: any JSON schema as an output format, constrained by construction with token budgets.
+
+What a client sends (an OpenAI `response_format` json_schema, a tool's parameters, a DeepEval or RAGAS
+pydantic model's schema) becomes a regex for the same constraint path as the judges' formats, built
+here rather than by outlines-core's schema builder so that:
+
+  * strings are unbounded in the regex and bounded in TOKENS by the decode loop (`field_tokens` per
+    free field, `max_tokens` in all) - `maxLength`/`maxItems` are honoured that way, never as
+    character counts, which explode the automaton (maxLength 1000 -> 373 MB);
+  * integer and number bounds are honoured (outlines-core ignores them): a closed range of up to
+    2000 integers is enumerated, like the judges' score ranges;
+  * every declared property is written, in the schema's order (valid whether or not it is required,
+    and no combinatorial alternatives for optional properties);
+  * what cannot be honoured is refused with `SchemaError` naming the feature and its place
+    (`$ref` cycles, `patternProperties`, `pattern`, `uniqueItems`, `if`/`then`, `not`, ...), never
+    silently dropped; schemas past the size limits (depth, properties, enum values, regex length) are
+    refused before anything is compiled.
+
+`parse` reads the first JSON value of the schema's type in any text (constrained or not, fenced or
+not) and validates it against the schema (types, required, enum/const, bounds, nested), so text from
+another backend gets the same checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import InputError, ParseError
+from .base import JSON_STR, NumberRange, OutputFormat
+
+MAX_SCHEMA_BYTES = 64 * 1024
+MAX_DEPTH = 12
+MAX_PROPERTIES = 256
+MAX_ENUM_VALUES = 1000
+MAX_LITERAL_CHARS = 20_000
+MAX_REGEX_CHARS = 100_000
+MAX_MIN_ITEMS = 16
+MAX_MIN_LENGTH = 64
+ARRAY_ITEMS_BUDGETED = 8  # free fields an array is budgeted for (the whole-output budget still applies)
+
+UNSUPPORTED = (
+    "patternProperties",
+    "propertyNames",
+    "dependentSchemas",
+    "dependentRequired",
+    "dependencies",
+    "if",
+    "then",
+    "else",
+    "not",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "prefixItems",
+    "uniqueItems",
+    "multipleOf",
+    "pattern",
+    "minProperties",
+    "maxProperties",
+    "$dynamicRef",
+    "$recursiveRef",
+)
+STRING_FORMATS = {  # the formats outlines-core spells out too (RFC 3339 date/time, RFC 4122 uuid)
+    "date-time": r'"(-?(?:[1-9][0-9]*)?[0-9]{4})-(1[0-2]|0[1-9])-(3[01]|0[1-9]|[12][0-9])T(2[0-3]|[01][0-9]):([0-5][0-9]):'
+    r'([0-5][0-9])(\.[0-9]{3})?(Z)?"',
+    "date": r'"(?:\d{4})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[1-2][0-9]|3[0-1])"',
+    "time": r'"(2[0-3]|[01][0-9]):([0-5][0-9]):([0-5][0-9])(\.[0-9]+)?(Z)?"',
+    "uuid": r'"[a-fA-F0-9]{8}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{12}"',
+}
+INTEGER = r"-?(0|[1-9][0-9]*)"
+NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+STRING = '"' + JSON_STR + '"'
+SEP = ", "  # between members; ": " between a key and its value (the spacing judges' formats use)
+
+
+class SchemaError(InputError):
+    """A JSON schema that cannot be honoured by construction (the message names the feature and where)."""
+
+
+class SchemaVerdict(BaseModel):
+    """The parsed JSON value (an object, array or scalar, as the schema says)."""
+
+    value: Any
+
+
+def _lit(value: Any) -> str:
+    return re.escape(json.dumps(value, ensure_ascii=False))
+
+
+class _Compiler:
+    """Schema -> regex, with the limits; counts the free fields for the token budget."""
+
+    def __init__(self, root: dict[str, Any]):
+        self.root = root
+        self.free = 0
+        self.props = 0
+        self.enum_values = 0
+        self.literal_chars = 0
+
+    def fail(self, where: str, what: str) -> SchemaError:
+        return SchemaError(f"response schema at {where}: {what}")
+
+    def resolve(self, ref: str, where: str) -> dict[str, Any]:
+        if not ref.startswith("#/"):
+            raise self.fail(where, f"$ref {ref!r} is not a local reference (#/$defs/NAME); inline it")
+        node: Any = self.root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, dict) or part not in node:
+                raise self.fail(where, f"$ref {ref!r} points nowhere; define it under $defs")
+            node = node[part]
+        if not isinstance(node, dict):
+            raise self.fail(where, f"$ref {ref!r} is not a schema object")
+        return node
+
+    def regex(self, s: Any, where: str = "$", depth: int = 0, refs: tuple[str, ...] = (), mult: int = 1) -> str:
+        if depth > MAX_DEPTH:
+            raise self.fail(where, f"nesting deeper than {MAX_DEPTH} levels; flatten the schema")
+        if s is True or s == {}:
+            return self.any_value(where, depth, mult)
+        if not isinstance(s, dict):
+            raise self.fail(where, f"expected a schema object, got {json.dumps(s)[:60]}")
+        bad = next((k for k in UNSUPPORTED if k in s), None)
+        if bad is not None:
+            raise self.fail(where, f"'{bad}' cannot be honoured by constrained decoding; remove it from the schema")
+        if "$ref" in s:
+            ref = s["$ref"]
+            if ref in refs:
+                raise self.fail(where, f"$ref cycle through {ref!r} (a recursive schema) cannot be constrained")
+            return self.regex(self.resolve(ref, where), where, depth + 1, (*refs, ref), mult)
+        if "const" in s:
+            return self.literal([s["const"]], where)
+        if "enum" in s:
+            if not isinstance(s["enum"], list) or not s["enum"]:
+                raise self.fail(where, "enum must be a non-empty list")
+            return self.literal(s["enum"], where)
+        for key in ("anyOf", "oneOf"):
+            if key in s:
+                subs = s[key]
+                if not isinstance(subs, list) or not subs:
+                    raise self.fail(where, f"{key} must be a non-empty list")
+                return (
+                    "(" + "|".join(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult) for i, x in enumerate(subs)) + ")"
+                )
+        if "allOf" in s:
+            subs = s["allOf"]
+            if not isinstance(subs, list) or len(subs) != 1:
+                raise self.fail(where, "allOf with more than one schema cannot be constrained; merge them into one")
+            return self.regex(subs[0], f"{where}.allOf[0]", depth + 1, refs, mult)
+        t = s.get("type")
+        if isinstance(t, list):
+            if not t:
+                raise self.fail(where, "type must not be an empty list")
+            return "(" + "|".join(self.regex({**s, "type": x}, where, depth, refs, mult) for x in t) + ")"
+        if t is None:
+            if "properties" in s:
+                t = "object"
+            elif "items" in s:
+                t = "array"
+            else:
+                return self.any_value(where, depth, mult)
+        if t == "object":
+            return self.object(s, where, depth, refs, mult)
+        if t == "array":
+            return self.array(s, where, depth, refs, mult)
+        if t == "string":
+            return self.string(s, where, mult)
+        if t == "integer":
+            return self.integer(s, where, mult)
+        if t == "number":
+            return self.number(s, where, mult)
+        if t == "boolean":
+            return "(true|false)"
+        if t == "null":
+            return "null"
+        raise self.fail(where, f"unknown type {t!r}")
+
+    def literal(self, values: list[Any], where: str) -> str:
+        self.enum_values += len(values)
+        if self.enum_values > MAX_ENUM_VALUES:
+            raise self.fail(where, f"more than {MAX_ENUM_VALUES} enum/const values in the schema")
+        lits = [_lit(v) for v in values]
+        self.literal_chars += sum(map(len, lits))
+        if self.literal_chars > MAX_LITERAL_CHARS:
+            raise self.fail(where, f"enum/const values longer than {MAX_LITERAL_CHARS} characters in all")
+        return "(" + "|".join(lits) + ")"
+
+    def object(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
+        props = s.get("properties") or {}
+        if not isinstance(props, dict):
+            raise self.fail(where, "properties must be an object")
+        required = s.get("required") or []
+        missing = [r for r in required if r not in props]
+        if missing and s.get("additionalProperties") is False:
+            raise self.fail(where, f"required {missing[0]!r} is not among the properties")
+        if not props:
+            extra = s.get("additionalProperties", True)
+            value = (
+                self.any_value(where + ".*", depth + 1, mult * ARRAY_ITEMS_BUDGETED)
+                if extra in (True, None)
+                else self.regex(extra, where + ".*", depth + 1, refs, mult * ARRAY_ITEMS_BUDGETED)
+            )
+            self.free += mult * ARRAY_ITEMS_BUDGETED  # the keys
+            member = STRING + ": " + value
+            return r"\{(" + member + "(" + SEP + member + ")*)?" + r"\}"
+        self.props += len(props)
+        if self.props > MAX_PROPERTIES:
+            raise self.fail(where, f"more than {MAX_PROPERTIES} properties in the schema")
+        parts = [_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult) for k, v in props.items()]
+        return r"\{" + SEP.join(parts) + r"\}"
+
+    def array(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
+        items = s.get("items", True)
+        lo = int(s.get("minItems", 0) or 0)
+        if lo > MAX_MIN_ITEMS:
+            raise self.fail(where, f"minItems {lo} > {MAX_MIN_ITEMS} cannot be constrained compactly; lower it")
+        item = self.regex(items, where + "[]", depth + 1, refs, mult * ARRAY_ITEMS_BUDGETED)
+        if lo == 0:
+            return r"\[(" + item + "(" + SEP + item + ")*)?" + r"\]"
+        return r"\[" + SEP.join([item] * lo) + "(" + SEP + item + ")*" + r"\]"
+
+    def string(self, s: dict[str, Any], where: str, mult: int) -> str:
+        fmt = s.get("format")
+        if fmt is not None:
+            if fmt in STRING_FORMATS:
+                return STRING_FORMATS[fmt]
+            # other formats (email, uri, ...) are annotations in JSON Schema; the text stays free
+        lo = int(s.get("minLength", 0) or 0)
+        if lo > MAX_MIN_LENGTH:
+            raise self.fail(where, f"minLength {lo} > {MAX_MIN_LENGTH} cannot be constrained compactly; lower it")
+        self.free += mult
+        if lo == 0:
+            return STRING
+        char = JSON_STR[1:-2]  # one JSON string character (JSON_STR is "(...)*")
+        return '"' + "(" + char + "){" + str(lo) + ",}" + '"'
+
+    def integer(self, s: dict[str, Any], where: str, mult: int) -> str:
+        lo, hi = _bounds(s, True, where)
+        if lo is None and hi is None:
+            self.free += mult
+            return INTEGER
+        if hi is None and lo in (0, 1):
+            self.free += mult
+            return "(0|[1-9][0-9]*)" if lo == 0 else "[1-9][0-9]*"
+        if lo is None or hi is None:
+            raise self.fail(
+                where,
+                "an integer bound on one side only (other than minimum 0 or 1) cannot be constrained; give minimum and maximum",
+            )
+        try:
+            return NumberRange(lo, hi, 0).regex()
+        except InputError as e:
+            raise self.fail(where, str(e)) from None
+
+    def number(self, s: dict[str, Any], where: str, mult: int) -> str:
+        lo, hi = _bounds(s, False, where)
+        if lo is None and hi is None:
+            self.free += mult
+            return NUMBER
+        if lo is None or hi is None or lo != int(lo) or hi != int(hi):
+            raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
+        try:
+            return NumberRange(lo, hi, 3).regex()
+        except InputError as e:
+            raise self.fail(where, str(e)) from None
+
+    def any_value(self, where: str, depth: int, mult: int) -> str:
+        """Any JSON value, nested at most two levels (arbitrary objects and arrays)."""
+        self.free += mult * ARRAY_ITEMS_BUDGETED
+        scalar = "(" + "|".join((STRING, NUMBER, "true", "false", "null")) + ")"
+        value = scalar
+        for _ in range(2):
+            member = STRING + ": " + value
+            obj = r"\{(" + member + "(" + SEP + member + ")*)?" + r"\}"
+            arr = r"\[(" + value + "(" + SEP + value + ")*)?" + r"\]"
+            value = "(" + "|".join((scalar, obj, arr)) + ")"
+        return value
+
+
+def _bounds(s: dict[str, Any], integer: bool, where: str) -> tuple[float | None, float | None]:
+    """(minimum, maximum) with integer exclusive bounds made inclusive; exclusive number bounds are refused."""
+    lo, hi = s.get("minimum"), s.get("maximum")
+    for key in ("exclusiveMinimum", "exclusiveMaximum"):
+        if s.get(key) is not None and not integer:
+            raise SchemaError(
+                f"response schema at {where}: {key} on a number cannot be constrained; use "
+                f"{'minimum' if key == 'exclusiveMinimum' else 'maximum'}"
+            )
+    if s.get("exclusiveMinimum") is not None:
+        lo = s["exclusiveMinimum"] + 1
+    if s.get("exclusiveMaximum") is not None:
+        hi = s["exclusiveMaximum"] - 1
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------------------- validation
+
+
+def _type_ok(v: Any, t: str) -> bool:
+    return {
+        "object": isinstance(v, dict),
+        "array": isinstance(v, list),
+        "string": isinstance(v, str),
+        "integer": isinstance(v, int) and not isinstance(v, bool) or (isinstance(v, float) and v.is_integer()),
+        "number": isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": isinstance(v, bool),
+        "null": v is None,
+    }.get(t, True)
+
+
+def validate(value: Any, s: Any, root: dict[str, Any], where: str = "$") -> str | None:
+    """The first way `value` breaks schema `s` ("at $.a[2]: ..."), or None when it conforms."""
+    if s is True or not isinstance(s, dict) or s == {}:
+        return None
+    if "$ref" in s:
+        node: Any = root
+        for part in str(s["$ref"])[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(node, dict) else {}
+        return validate(value, node, root, where)
+    if "const" in s and value != s["const"]:
+        return f"at {where}: expected {json.dumps(s['const'])}, got {json.dumps(value)[:60]}"
+    if "enum" in s and value not in s["enum"]:
+        return f"at {where}: expected one of {json.dumps(s['enum'])[:120]}, got {json.dumps(value)[:60]}"
+    for key in ("anyOf", "oneOf"):
+        if key in s and all(validate(value, x, root, where) is not None for x in s[key]):
+            return f"at {where}: matches none of the {key} schemas"
+    for x in s.get("allOf", []):
+        err = validate(value, x, root, where)
+        if err:
+            return err
+    t = s.get("type")
+    types = t if isinstance(t, list) else [t] if t else []
+    if types and not any(_type_ok(value, x) for x in types):
+        return f"at {where}: expected {' or '.join(types)}, got {type(value).__name__}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if s.get("minimum") is not None and value < s["minimum"]:
+            return f"at {where}: {value} is below the minimum {s['minimum']}"
+        if s.get("maximum") is not None and value > s["maximum"]:
+            return f"at {where}: {value} is above the maximum {s['maximum']}"
+    if isinstance(value, dict):
+        props = s.get("properties") or {}
+        for r in s.get("required") or []:
+            if r not in value:
+                return f"at {where}: required property {r!r} is missing"
+        for k, v in value.items():
+            if k in props:
+                err = validate(v, props[k], root, f"{where}.{k}")
+            elif isinstance(s.get("additionalProperties"), dict):
+                err = validate(v, s["additionalProperties"], root, f"{where}.{k}")
+            elif s.get("additionalProperties") is False:
+                err = f"at {where}: property {k!r} is not allowed"
+            else:
+                err = None
+            if err:
+                return err
+    if isinstance(value, list):
+        if s.get("minItems") is not None and len(value) < s["minItems"]:
+            return f"at {where}: {len(value)} items, at least {s['minItems']} required"
+        if s.get("maxItems") is not None and len(value) > s["maxItems"]:
+            return f"at {where}: {len(value)} items, at most {s['maxItems']} allowed"
+        for i, v in enumerate(value):
+            err = validate(v, s.get("items", True), root, f"{where}[{i}]")
+            if err:
+                return err
+    return None
+
+
+def _json_values(text: str) -> list[Any]:
+    """Every JSON value that starts at a '{', '[' or the start of the (fenced) text, in order."""
+    fences = [m.group(1) for m in re.finditer(r"```(?:json|JSON)?\s*(.*?)```", text, re.S)]
+    dec = json.JSONDecoder()
+    out: list[Any] = []
+    for cand in [*fences, text]:
+        stripped = cand.strip()
+        try:
+            out.append(json.loads(stripped))
+            continue
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        for i, ch in enumerate(cand):
+            if ch in "{[":
+                try:
+                    obj, _ = dec.raw_decode(cand, i)
+                except (json.JSONDecodeError, RecursionError):
+                    continue
+                out.append(obj)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- the format
+
+
+class JSONSchemaFormat(OutputFormat):
+    """Any JSON schema: constrained by a regex built with token budgets, parsed and validated against it."""
+
+    kind = "json_schema"
+
+    def __init__(
+        self, schema: dict[str, Any] | str, field_tokens: int = 80, max_tokens: int | None = None, name: str | None = None
+    ):
+        super().__init__(field_tokens)
+        if isinstance(schema, str):
+            try:
+                schema = json.loads(schema)
+            except json.JSONDecodeError as e:
+                raise SchemaError(f"response schema is not valid JSON ({e.msg}, line {e.lineno})") from None
+        if not isinstance(schema, dict):
+            raise SchemaError(f"response schema must be a JSON object, got {type(schema).__name__}")
+        blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+        if len(blob) > MAX_SCHEMA_BYTES:
+            raise SchemaError(f"response schema is {len(blob)} bytes, more than {MAX_SCHEMA_BYTES}; simplify it")
+        self.schema = schema
+        self.name = name or str(schema.get("title") or "")
+        self.digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        c = _Compiler(schema)
+        self._regex = c.regex(schema)
+        if len(self._regex) > MAX_REGEX_CHARS:
+            raise SchemaError(
+                f"response schema expands to a constraint of {len(self._regex)} characters (limit "
+                f"{MAX_REGEX_CHARS}); fewer enum values or a flatter schema"
+            )
+        self._free = max(1, c.free)
+        self._max_tokens = max_tokens
+
+    def regex(self) -> str:
+        """The schema as a regex: every property in order, strings unbounded (budgeted in tokens)."""
+        return self._regex
+
+    def n_free_fields(self) -> int:
+        """Free-text fields (strings, unbounded numbers), arrays and free objects counted as several."""
+        return self._free
+
+    def max_tokens(self) -> int:
+        """The whole-output budget: given, or every free field's budget plus room for the structure."""
+        return self._max_tokens or super().max_tokens()
+
+    def parse(self, text: str) -> SchemaVerdict:
+        """The first JSON value in `text` that conforms to the schema; else `ParseError` with the first violation."""
+        values = _json_values(text)
+        if not values:
+            raise ParseError(self.kind, "no JSON value found", text)
+        first_err = None
+        for v in values:
+            err = validate(v, self.schema, self.schema)
+            if err is None:
+                return SchemaVerdict(value=v)
+            first_err = first_err or err
+        raise ParseError(self.kind, f"does not match the schema: {first_err}", text)
+
+    def normalise(self, verdict: Any) -> float | None:
+        """No score: a schema carries no scale."""
+        return None
+
+    def value(self, verdict: Any) -> Any:
+        """The parsed JSON value."""
+        return verdict.value
+
+    def params(self) -> dict[str, Any]:
+        """The schema itself (part of the cache key), the field budget and the output budget if given."""
+        p: dict[str, Any] = {"schema": self.schema, "field_tokens": self.field_tokens}
+        if self._max_tokens is not None:
+            p["max_tokens"] = self._max_tokens
+        return p
+
+    def describe(self) -> str:
+        """`json_schema(<title or digest>, field_tokens=N)`: short, unlike the schema."""
+        return f"json_schema({self.name or self.digest}, field_tokens={self.field_tokens})"
