@@ -136,7 +136,7 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when every (row, judge) was scored, 1 when any is unscored (see run_cli for all codes)."""
+        """0 when every (row, judge) was scored, 1 when any is unscored (see localjudge/cli/run.py for all codes)."""
         return 1 if self.counts.unscored else 0
 
     def to_pandas(self) -> Any:
