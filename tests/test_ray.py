@@ -246,32 +246,50 @@ def test_a_worker_killed_mid_batch_has_its_rows_judged_by_another_and_each_store
 
 
 @pytest.mark.slow
-def test_a_killed_ray_driver_resumes_when_the_same_command_runs_again(ray_cluster, tmp_path):
+def test_a_stopped_or_killed_ray_driver_resumes_when_the_same_command_runs_again(ray_cluster, tmp_path):
+    """SIGTERM: the run stops within seconds (exit 143) with its results exported; SIGKILL: nothing is
+    exported, but every committed result stays; the same command then completes each cell exactly once."""
     import ray
 
-    data = write_rows(tmp_path / "d.jsonl", 8)
+    data = write_rows(tmp_path / "d.jsonl", 10)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "localjudge", "run", str(data), "-j", "relevance_to_query", "--field-tokens", "24"]
     cmd += ["--engine", "ray", "--ray-address", ray_cluster, "--workers", "2", "--out", str(out), "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "results.sqlite").exists() and len(stored(out)) >= 2:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    deadline = time.monotonic() + 600
+
+    def started_until(n: int) -> subprocess.Popen:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "results.sqlite").exists() and len(stored(out)) >= n:
+                return proc
+            time.sleep(0.05)
+        raise AssertionError(f"exit {proc.poll()} before {n} results: {proc.stderr.read() if proc.stderr else ''}")
+
+    def workers_gone() -> None:  # a dead driver's workers belong to its Ray job: Ray stops them
+        while time.monotonic() < deadline and ray.available_resources().get("CPU", 0) < 2:
+            time.sleep(0.2)
+
+    proc = started_until(1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 143
+    stopped = stored(out)
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(stopped) < 10
+    workers_gone()
+
+    proc = started_until(len(stopped) + 2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     done = stored(out)
-    assert 2 <= len(done) < 8 and len(set(done)) == len(done)
-    while time.monotonic() < deadline and ray.available_resources().get("CPU", 0) < 2:
-        time.sleep(0.2)  # the dead driver's workers belong to its job: Ray stops them
+    assert len(stopped) + 2 <= len(done) < 10 and len(set(done)) == len(done)
+    workers_gone()
+
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert sorted(stored(out)) == [(i, "relevance_to_query") for i in range(8)]
+    assert sorted(stored(out)) == [(i, "relevance_to_query") for i in range(10)]
     counts = json.loads((out / "run.json").read_text())["counts"]
-    assert counts["reused"] == len(done) and counts["evaluated"] == 8 - len(done)
-    assert json.loads((out / "summary.json").read_text())["judges"]["relevance_to_query"]["n"] == 8
+    assert counts["reused"] == len(done) and counts["evaluated"] == 10 - len(done)
+    assert json.loads((out / "summary.json").read_text())["judges"]["relevance_to_query"]["n"] == 10
 
 
 @pytest.mark.slow

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -140,11 +142,15 @@ class RayExecutor:
             kw: dict[str, Any] = {"logging_level": logging.WARNING, **self.init_options}
             if address is None:
                 kw.setdefault("include_dashboard", False)
+            on_term = signal.getsignal(signal.SIGTERM)
             try:
                 ray.init(address=self.address, **kw)
             except (ConnectionError, ValueError, RuntimeError) as e:
                 where = self.address or address or "a new local cluster"
                 raise InputError(f"--ray-address {where}: cannot join the Ray cluster ({e}); check the address") from None
+            finally:  # ray.init makes SIGTERM exit at once; the runner's own handling (stop, export, exit 143) stays
+                if on_term is not None and threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGTERM, on_term)
         opts = model.options
         has_threads = "n_threads" in type(opts).model_fields
         threads = (getattr(opts, "n_threads", None) or 1) if has_threads else 1
@@ -252,7 +258,9 @@ class RayExecutor:
                 self.stats["cells"] += len(b.cells)
             if not inflight:
                 return
-            ready, _ = ray.wait(list(inflight), num_returns=1)
+            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)  # wakes up for Ctrl-C / SIGTERM
+            if not ready:
+                continue
             b, i = inflight.pop(ready[0])
             load[i] -= 1
             try:
