@@ -146,8 +146,18 @@ class RayExecutor:
             try:
                 ray.init(address=self.address, **kw)
             except (ConnectionError, ValueError, RuntimeError) as e:
-                where = self.address or address or "a new local cluster"
-                raise InputError(f"--ray-address {where}: cannot join the Ray cluster ({e}); check the address") from None
+                where = (
+                    f"--ray-address {address}: cannot join the Ray cluster there"
+                    if address
+                    else "cannot start a local Ray cluster"
+                )
+                hint = "check the address" if address else "see Ray's message"
+                if address and address not in ("auto", "local") and not os.environ.get("RAY_AUTH_MODE"):
+                    hint += (
+                        "; a cluster with token authentication (Ray's default) needs RAY_AUTH_MODE=token here, with its "
+                        "token in RAY_AUTH_TOKEN or ~/.ray/auth_token"
+                    )
+                raise InputError(f"{where} ({str(e).splitlines()[0]}); {hint}") from None
             finally:  # ray.init makes SIGTERM exit at once; the runner's own handling (stop, export, exit 143) stays
                 if on_term is not None and threading.current_thread() is threading.main_thread():
                     signal.signal(signal.SIGTERM, on_term)
@@ -184,6 +194,11 @@ class RayExecutor:
             raise ModelError(
                 f"{len(self._actors)} Ray workers did not start within {self.start_timeout_s:.0f} s (busy CPUs? see "
                 "`ray status`); lower --workers or free the cluster, then run again to resume"
+            ) from None
+        except ray.exceptions.RayActorError as e:
+            raise ModelError(
+                f"Ray workers could not start ({str(e).splitlines()[0]}); check that every node has this localjudge "
+                "installed and that RAY_AUTH_MODE here matches the cluster's, then run again to resume"
             ) from None
 
     def _key(self, judge: Any) -> str:
