@@ -37,6 +37,7 @@ from pydantic import BaseModel
 
 from .aggregate import JudgeSummary
 from .datasets import ColumnSpec, Dataset, Row, extract, open_dataset, parse_mapping, resolve_mapping
+from .distributed.base import Executor
 from .engine.backends import BackendOptions, ModelRef
 from .engine.base import DecodeOptions, Engine, canonical_hash
 from .errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
@@ -199,6 +200,7 @@ def evaluate(
     chunk_size: int = 16,
     both_orders: bool = False,
     engine_kwargs: Mapping[str, Any] | None = None,
+    executor: str | Executor | None = None,
 ) -> RunResult:
     """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
@@ -208,7 +210,9 @@ def evaluate(
     shared store in LOCALJUDGE_HOME (its cache still applies) and no files are exported.
     `mapping`: {"judge_var": "column"} or ["var=column", "var=column:list"]. `limit`: first N rows only.
     `both_orders`: pairwise judges judge every pair in both orders (disagreement = tie; see pairwise.py).
-    `engine_kwargs`: the former name of `model_options`.
+    `engine_kwargs`: the former name of `model_options`. `executor`: None or "local" (this process),
+    "ray" (a `distributed.RayExecutor` with its defaults) or an executor object: who judges the cells
+    that need the model; everything else (store, cache, resume, exports) stays here.
     """
     t0 = time.time()
     given: Mapping[str, Any] | BackendOptions | None = model_options
@@ -226,6 +230,9 @@ def evaluate(
     model_id, model_sha = ident.model_id, ident.digest
     version = localjudge_version()
     key_extra = ident.settings  # engine settings that change outputs (see the backend's identity)
+    ex = _executor(executor, engine)
+    if ex is not None:
+        ex.open(ref, ident)  # joins the cluster: a bad address fails here, before anything is written
 
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
@@ -269,17 +276,23 @@ def evaluate(
         if out_dir is not None:
             write_json_atomic(out_dir / "run.json", meta)
         done_rows = 0
-        for chunk in _chunks(ds, n_rows, chunk_size):
-            tick = functools.partial(_tick, progress, st, done_rows, n_rows, len(plans), t0)
-            _run_chunk(store, run_id, chunk, plans, ref, opts, model_id, model_sha, version, key_extra, st, tick)
-            done_rows += len(chunk)
-            if progress is not None:
-                progress(_progress(st, done_rows, n_rows, len(plans), t0))
+        if ex is not None:  # another executor judges the cells that need the model; results are committed here
+            chunks = _chunks(ds, n_rows, chunk_size)
+            _run_on(ex, store, run_id, chunks, plans, opts, model_id, model_sha, version, key_extra, st, progress, n_rows, t0)
+        else:
+            for chunk in _chunks(ds, n_rows, chunk_size):
+                tick = functools.partial(_tick, progress, st, done_rows, n_rows, len(plans), t0)
+                _run_chunk(store, run_id, chunk, plans, ref, opts, model_id, model_sha, version, key_extra, st, tick)
+                done_rows += len(chunk)
+                if progress is not None:
+                    progress(_progress(st, done_rows, n_rows, len(plans), t0))
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
         raise
     finally:
+        if ex is not None:
+            ex.close()
         st.counts.engine_loaded = ref.loaded and engine is None
         meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
         try:
@@ -363,6 +376,64 @@ class _Cell:
     base: dict[str, Any]
     record: Record
     key: str
+
+    @property
+    def judge(self) -> JudgeProtocol:
+        """The judge this cell needs (what an executor sees: `judge` and `values`)."""
+        return self.plan.judge
+
+
+def _executor(executor: str | Executor | None, engine: Engine | None) -> Executor | None:
+    """None for this process (the runner's own loop), else the executor that judges pending cells."""
+    if executor is None or executor == "local":
+        return None
+    if engine is not None:
+        raise InputError(f"executor={executor!r}: its workers load the model themselves; give model=SPEC, not a loaded engine")
+    if executor == "ray":
+        from .distributed.ray_executor import RayExecutor
+
+        return RayExecutor()
+    if isinstance(executor, str):
+        raise InputError(f"executor {executor!r}: use 'local' or 'ray' (or an executor object)")
+    return executor
+
+
+def _run_on(
+    ex: Executor,
+    store: Store,
+    run_id: str,
+    chunks: Iterator[list[Row]],
+    plans: list[_JudgePlan],
+    opts: DecodeOptions,
+    model_id: str,
+    model_sha: str,
+    version: str,
+    key_extra: dict[str, Any],
+    st: _State,
+    progress: Callable[[Progress], None] | None,
+    n_rows: int,
+    t0: float,
+) -> None:
+    """The run on an executor: cells prepared here in the local loop's order (stored, cached and bad ones
+    committed at once), the rest judged by `ex`, each result committed the moment it arrives."""
+
+    def tick() -> None:  # rows done: whole rows' worth of cells (results arrive in any order)
+        _tick(progress, st, min(n_rows, st.cells_done // len(plans)), n_rows, len(plans), t0)
+
+    def pending() -> Iterator[_Cell]:
+        for chunk in chunks:
+            for plan in plans:
+                for row in chunk:
+                    cell = _prepare_cell(store, run_id, row, plan, opts, model_id, model_sha, version, key_extra, st)
+                    if cell is None:
+                        tick()
+                    else:
+                        yield cell
+
+    for cell, result in ex.judge(pending(), opts, model_id):
+        st.counts.evaluated += 1
+        _commit_judged(store, st, cell, *_outcome(cell, result, model_id, st))
+        tick()
 
 
 def _run_chunk(

@@ -35,3 +35,16 @@ def gemma(_localjudge_home):
     from localjudge.engine import load_engine
 
     return load_engine("gemma3-270m")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(_localjudge_home):
+    """A real local Ray cluster (`ray.init(num_cpus=2)`), started by the first test that asks for it and
+    shut down at the end of the session; its workers inherit the temporary LOCALJUDGE_HOME. Yields
+    the cluster's address, which other processes (a CLI driver) can join with --ray-address."""
+    ray = pytest.importorskip("ray")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()

@@ -10,7 +10,8 @@ Exit codes:
        could not be parsed, or a judgement that raised. Details: `error` / `unscored_reason` in
        results.jsonl; counts in the summary.
   2    bad input before any inference: unreadable or unknown data file, a mapped column that does
-       not exist (the message lists the columns), an unknown judge, a bad --map. Nothing was run.
+       not exist (the message lists the columns), an unknown judge, a bad --map; with --engine ray,
+       Ray not installed or a --ray-address nobody answers on. Nothing was run.
   3    the model cannot be used (not found, checksum, load failure, a format it cannot express, or
        10 judgements in a row raising); finished results are kept, run again to resume.
   5    the run directory cannot be written (disk full, read-only, no permission); the store keeps
@@ -30,6 +31,7 @@ from typing import Any, TextIO
 import click
 
 from ..engine.base import DecodeOptions
+from ..errors import InputError
 from .options import ModelChoice, decode_options, model_options
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -121,6 +123,27 @@ class ProgressLine:
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
 @model_options(parallel=True)
+@click.option(
+    "--engine",
+    "executor_kind",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the judgements run: this process, or the workers of a Ray cluster (pip install 'localjudge[ray]'); "
+    "the store, cache and resume stay here.",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="auto|HOST:PORT|ray://HOST:PORT",
+    help="With --engine ray: the cluster to join (default: RAY_ADDRESS, else a new local cluster).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="With --engine ray: workers, each loading the model once and taking n_threads CPUs (default: CPUs / n_threads).",
+)
 def run_cmd(
     data: str,
     judges: tuple[str, ...],
@@ -135,6 +158,9 @@ def run_cmd(
     both_orders: bool,
     quiet: bool,
     model: ModelChoice,
+    executor_kind: str,
+    ray_address: str | None,
+    workers: int | None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..runner import evaluate
@@ -146,6 +172,13 @@ def run_cmd(
         todo.append(TraceJudge(trace_instructions, trace_result, max_iterations=trace_max_iterations))
     if not todo:
         raise click.UsageError("name at least one --judge (see `localjudge judges list`) or --trace-instructions")
+    executor: Any = None
+    if executor_kind == "ray":
+        from ..distributed.ray_executor import RayExecutor
+
+        executor = RayExecutor(address=ray_address, workers=workers)
+    elif ray_address is not None or workers is not None:
+        raise InputError("--ray-address and --workers need --engine ray")
     out_dir = Path(out) if out else Path("runs") / Path(data).stem
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
@@ -169,6 +202,7 @@ def run_cmd(
             judges_dir=judges_dir,
             limit=limit,
             both_orders=both_orders,
+            executor=executor,
         )
     except KeyboardInterrupt as e:
         bar.close()
