@@ -128,8 +128,21 @@ def test_format_judgement_from_the_cli_is_valid_json(tmp_path):
     assert 1 <= res["value"] <= 5 and 0 <= res["score"] <= 1 and res["raw_text"].startswith("score: ")
 
 
-HEAVY = ("llama_cpp", "outlines_core", "pandas", "numpy", "fastapi", "uvicorn", "mlflow", "deepeval", "ragas", "ray",
-         "huggingface_hub", "gguf", "openai")
+HEAVY = (
+    "llama_cpp",
+    "outlines_core",
+    "pandas",
+    "numpy",
+    "fastapi",
+    "uvicorn",
+    "mlflow",
+    "deepeval",
+    "ragas",
+    "ray",
+    "huggingface_hub",
+    "gguf",
+    "openai",
+)
 
 
 def test_help_is_instant_because_nothing_heavy_nor_optional_is_imported():
