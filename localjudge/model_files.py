@@ -12,16 +12,17 @@ recorded in the manifest, so `--model NAME` finds it. `model_info(name)` gathers
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from .atomic import replacing
+from .atomic import replacing, write_atomic
 from .errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_path, get_entry, put_entry, read_manifest
 from .models import check_gguf, registry, remember_sha256, resolve_model
-from .paths import models_home
+from .paths import cache_home, models_home
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 
@@ -56,10 +57,31 @@ def _quant_name(file_type: Any) -> str | None:
         return None
 
 
+def _meta_cache(path: Path) -> Path:
+    st = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    return cache_home() / "gguf" / f"{key}.json"
+
+
 def gguf_metadata(path: str | Path) -> dict[str, Any]:
     """Architecture, context length, chat template, licence, name, size label and quantisation of a GGUF
-    file, read from its header by the `gguf` package (None where the file does not say)."""
+    file, read from its header by the `gguf` package (None where the file does not say). Cached by
+    (path, size, mtime): the reader parses every vocabulary entry, which takes seconds for a 262k vocabulary."""
     check_gguf(path)
+    cache = _meta_cache(Path(path))
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    meta = _read_gguf(path)
+    try:
+        write_atomic(cache, json.dumps(meta, ensure_ascii=False, default=str), mkdir=True)
+    except OSError:
+        pass
+    return meta
+
+
+def _read_gguf(path: str | Path) -> dict[str, Any]:
     try:
         from gguf import GGUFReader
     except ImportError:  # pragma: no cover - gguf is a base dependency
@@ -77,7 +99,7 @@ def gguf_metadata(path: str | Path) -> dict[str, Any]:
             value = field.contents()
         except Exception:
             return None
-        return value
+        return value.item() if hasattr(value, "item") else value
 
     arch = get("general.architecture")
     template = get("tokenizer.chat_template")

@@ -30,7 +30,7 @@ def models_list(as_json: bool) -> None:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
         elif "hub" in e:
             got = name in local and entry_path(local[name]).exists()
-            where = f"hub {e['hub']} ({e.get('size', '?')}, {'pulled' if got else 'not pulled: models pull ' + name})"
+            where = f"hub {e['hub']} ({e.get('size', '?')}, {'downloaded' if got else 'not downloaded: models pull ' + name})"
         else:
             where = f"models/{e['file']}"
         rows.append(
