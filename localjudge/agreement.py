@@ -46,13 +46,15 @@ Kind = Literal["categorical", "numeric", "pairwise"]
 # ----------------------------------------------------------------------------------- judge kinds
 
 NUMERIC_FORMATS = {"score_json", "score_lines", "four_line", "verdict_list"}
+FEEDBACK_FORMATS = {"prometheus", "flow_judge", "selene"}  # dedicated judge models: absolute = numeric, relative = pairwise
 
 
 def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
     """(kind, params) from a result's `format` string ("yes_no_json" or "choice(...)") or a spec dict."""
     if isinstance(fmt, dict):
         return str(fmt.get("kind", "")), {k: v for k, v in fmt.items() if k != "kind"}
-    return str(fmt or "").split("(")[0].strip(), {}
+    text = str(fmt or "")
+    return text.split("(")[0].strip(), {"mode": "relative"} if "mode=relative" in text else {}
 
 
 def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
@@ -70,9 +72,9 @@ def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
     if kind == "choice":
         labels = params.get("labels")
         return "categorical", [str(x) for x in labels] if labels else None
-    if kind == "pairwise_json":
+    if kind == "pairwise_json" or (kind in FEEDBACK_FORMATS and params.get("mode") == "relative"):
         return "pairwise", [1, 2, "tie"]
-    if kind in NUMERIC_FORMATS:
+    if kind in NUMERIC_FORMATS or kind in FEEDBACK_FORMATS:
         return "numeric", None
     if kind == "statements":
         raise InputError(

@@ -155,7 +155,8 @@ class BothOrders:
         spec = fmts[0].spec() if len(fmts) == 1 else [f.spec() for f in fmts]
         if not is_pairwise_format(spec):
             raise InputError(
-                f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only to pairwise_json judges"
+                f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only to pairwise judges "
+                "(pairwise_json, or a relative prometheus / selene format)"
             )
         names = [*judge.required_variables, *judge.optional_variables]
         missing = [v for v in pair if v not in names]
@@ -294,7 +295,15 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
     return st
 
 
+RELATIVE_KINDS = ("prometheus", "selene")  # dedicated judge formats whose `mode = "relative"` is an A/B preference
+
+
 def is_pairwise_format(fmt: Any) -> bool:
-    """True for the pairwise format, given a result's `format` string or a record's format spec."""
-    kind = fmt.get("kind") if isinstance(fmt, dict) else str(fmt or "").split("(")[0]
-    return kind == "pairwise_json"
+    """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a result's
+    `format` string or a record's format spec."""
+    if isinstance(fmt, dict):
+        kind, mode = fmt.get("kind"), fmt.get("mode")
+    else:
+        text = str(fmt or "")
+        kind, mode = text.split("(")[0], "relative" if "mode=relative" in text else None
+    return kind == "pairwise_json" or (kind in RELATIVE_KINDS and mode == "relative")

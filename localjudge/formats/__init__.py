@@ -13,7 +13,8 @@ output closes by construction.
 Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
-result); `FORMATS` / `make_format` here: the one registry of formats.
+result), `judge_models.py` (the native formats of dedicated judge models: Prometheus 2, Flow-Judge,
+Atla Selene); `FORMATS` / `make_format` here: the one registry of formats.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .base import (
     YesNoVerdict,
 )
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
+from .judge_models import FeedbackFormat, FeedbackVerdict, FlowJudge, Prometheus, Selene
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
 
@@ -43,6 +45,8 @@ FORMATS: dict[str, type[OutputFormat]] = {
     cls.kind: cls
     for cls in (YesNoJSON, ScoreJSON, PairwiseJSON, ScoreLines, FourLine, Choice, Statements, VerdictList, ResultJSON)
 }
+# the native formats of dedicated judge models (Prometheus 2, Flow-Judge, Atla Selene): judge_models.py
+FORMATS.update({cls.kind: cls for cls in (Prometheus, FlowJudge, Selene)})
 
 
 def make_format(kind: str, **params: Any) -> OutputFormat:
@@ -60,18 +64,23 @@ __all__ = [
     "JSON_STR",
     "Choice",
     "ChoiceVerdict",
+    "FeedbackFormat",
+    "FeedbackVerdict",
+    "FlowJudge",
     "FourLine",
     "FourLineVerdict",
     "NumberRange",
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
+    "Prometheus",
     "ResultJSON",
     "ResultVerdict",
     "ScoreJSON",
     "ScoreLines",
     "ScoreLinesVerdict",
     "ScoreVerdict",
+    "Selene",
     "Statements",
     "StatementsVerdict",
     "StatementVerdict",

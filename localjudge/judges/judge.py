@@ -158,10 +158,10 @@ class Judge:
         text: dict[str, str] = {}
         tags = set(self._plan.tags)
         for v in self._plan.variables:
-            if v.dict_format == "xml_fields":
+            if v.dict_format in ("xml_fields", "xml_blocks"):
                 val = self._lookup(v, given)
                 if isinstance(val, dict):
-                    tags |= {str(k) for k in val}
+                    tags |= {str(k) if v.dict_format == "xml_fields" else str(k).lower().replace(" ", "_") for k in val}
         pairs = [(p[0], p[1]) for p in self.spec.neutralise]
         for v in self._plan.variables:
             val = self._lookup(v, given)
