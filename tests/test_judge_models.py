@@ -269,10 +269,11 @@ def test_relative_judges_are_pairwise_and_run_in_both_orders():
 EXAMPLE = {c["case"]: c["variables"] for c in CASES}
 
 
-@pytest.mark.parametrize("name", JUDGES)
-def test_dedicated_judge_runs_constrained_on_the_real_model(engine, name, request):
-    if name not in ("prometheus_absolute", "prometheus_relative", "flow_judge_rubric", "selene_absolute"):
-        request.applymarker(pytest.mark.slow)
+FAST_REAL = ("prometheus_absolute", "prometheus_relative", "flow_judge_rubric", "selene_absolute")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_REAL else pytest.mark.slow) for n in JUDGES])
+def test_dedicated_judge_runs_constrained_on_the_real_model(engine, name):
     judge = get_judge(name)
     r = judge.evaluate(engine, options=DecodeOptions(field_tokens=12, probs=True), **EXAMPLE[name])
     assert r.unscored_reason is None, r.error
