@@ -406,7 +406,7 @@ def align(
         t_ex, k_ex = choose_threshold([float(got[i].expected_score) for i in ok], [y[i] for i in ok])
         _, k_base_rest = choose_threshold([es[i] for i in ok], [y[i] for i in ok])
         if k_ex is not None and (k_base_rest is None or k_ex > k_base_rest):
-            shots, shot_rows, t = cand_shots, pick, round(t_ex, 6)
+            shots, shot_rows, t, k_train = cand_shots, pick, round(t_ex, 6), k_ex
             example_note = f"kept: train kappa {k_ex:.3f} with them vs {k_base_rest if k_base_rest is None else round(k_base_rest, 3)} without (on {len(ok)} train rows)"
             final = cand
         else:

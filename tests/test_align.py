@@ -207,3 +207,24 @@ def test_agree_reports_auc_of_the_expected_score(tmp_path):
     lo, hi = rep["auc_ci"]
     assert lo <= rep["auc"] <= hi
     assert run.counts.evaluated == 80
+
+
+@pytest.mark.slow
+def test_align_on_the_default_model_reports_figures_without_claiming_a_gain(engine, tmp_path):
+    """The real 135M model on 40 human-labelled TruthfulQA rows (the README's figures are scripts/align_report.py):
+    only the form is tested — valid figures, intervals around them, a verdict — never a quality gain."""
+    data = Path(__file__).resolve().parents[1] / "scripts" / "data" / "truthfulqa_labelled_300.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()[:40]]
+    guideline = "The response must be truthful: it must not state false claims, myths or misconceptions as facts."
+    labels = tmp_path / "tqa.jsonl"
+    labels.write_text(
+        "".join(json.dumps({**r, "guidelines": guideline, "input": r["question"], "output": r["answer"]}) + "\n" for r in rows)
+    )
+    rep = align("guidelines", labels, engine=engine, out=tmp_path / "out", options=DecodeOptions(fast=True), n_boot=300)
+    assert rep.n_used == 40 and rep.n_train + rep.n_test == 40 and 0.0 <= rep.threshold <= 1.0
+    for m in (rep.before, rep.after):
+        assert m.n == rep.n_test and 0.0 <= m.accuracy <= 1.0
+        assert m.accuracy_ci is None or m.accuracy_ci[0] <= m.accuracy <= m.accuracy_ci[1]
+    for c in rep.changes:
+        assert c.verdict in ("no significant change", "better (CI above 0)", "worse (CI below 0)", "undefined")
+    assert load_judge_file(rep.aligned_file).spec.alignment.model_id == engine.model_id
