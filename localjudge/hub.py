@@ -6,7 +6,9 @@
 Transfers go through `huggingface_hub.hf_hub_download` (optional extra `[hub]`), which honours
 `HF_ENDPOINT` (read here at call time, so a mirror or a loopback test server works), `HF_TOKEN`
 and `HF_HUB_OFFLINE`, shows a progress bar and resumes an interrupted transfer from its
-`.incomplete` file with an HTTP Range request. Where the bytes go:
+`.incomplete` file with an HTTP Range request. Pulls keep huggingface_hub on plain HTTP even for
+repositories stored with the hub's xet protocol (its `HF_HUB_DISABLE_XET` switch, for the call), so
+that resume works as tested. Where the bytes go:
 
     models_home()/.partial/NAME/...      the transfer in progress (hub's own .incomplete + metadata)
     models_home()/local/NAME.gguf        the verified file, moved here by one rename
@@ -187,6 +189,10 @@ def pull(spec_text: str, name: str | None = None, force: bool = False, say: Any 
     pin = f"pinned {spec.sha256[:12]}…" if spec.sha256 else "no pin in the registry: the digest will be recorded"
     say(f"pulling {spec.repo}/{spec.file} @ {meta.commit_hash[:12]} ({meta.size / 1e6:,.1f} MB) from {where}; {pin}")
     staging = partial_dir() / spec.name
+    from huggingface_hub import constants as hf_constants
+
+    xet = hf_constants.HF_HUB_DISABLE_XET
+    hf_constants.HF_HUB_DISABLE_XET = True  # plain HTTP: a killed transfer resumes from its bytes with a Range request
     try:
         staged = Path(
             hf_hub_download(
@@ -195,6 +201,8 @@ def pull(spec_text: str, name: str | None = None, force: bool = False, say: Any 
         )
     except Exception as e:
         raise _hub_error(e, spec, where) from None
+    finally:
+        hf_constants.HF_HUB_DISABLE_XET = xet
     say("verifying sha256 …")
     digest = _sha256(staged)
     expected, source = (spec.sha256, "the registry's pin") if spec.sha256 else (None, "")
@@ -208,6 +216,7 @@ def pull(spec_text: str, name: str | None = None, force: bool = False, say: Any 
         )
     try:
         check_gguf(staged)
+        gguf = gguf_metadata(staged)
     except ModelError:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -231,7 +240,7 @@ def pull(spec_text: str, name: str | None = None, force: bool = False, say: Any 
         "etag": meta.etag,
         "size": dest.stat().st_size,
         "pulled_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "gguf": gguf_metadata(dest),
+        "gguf": gguf,
     }
     put_entry(spec.name, entry)
     return {"name": spec.name, "status": "pulled", **entry}

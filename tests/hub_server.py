@@ -4,8 +4,8 @@ It serves `/{owner}/{repo}/resolve/{revision}/{path}` the way huggingface_hub's 
 expects (read from huggingface_hub 1.16's file_download.py): HEAD answers with `X-Repo-Commit`,
 `ETag` / `X-Linked-Etag` (the sha256, as the hub does for LFS files), `X-Linked-Size` and
 `Content-Length`; GET streams the bytes and honours `Range: bytes=N-` with 206 and `Content-Range`
-(how an interrupted transfer resumes). It sends no `X-Xet-*` headers, so the client stays on plain
-HTTP. Unknown repos and files get 404 with the hub's `X-Error-Code` (RepoNotFound, EntryNotFound).
+(how an interrupted transfer resumes). With `xet=True` it also advertises the xet protocol (`X-Xet-Hash`,
+`X-Xet-Refresh-Route`, whose route it does not serve), to check that pulls stay on plain HTTP. Unknown repos and files get 404 with the hub's `X-Error-Code` (RepoNotFound, EntryNotFound).
 Every request is logged (method, path, Range, Authorization, bytes sent) so tests can measure how
 much was sent again after an interruption. `throttle` (bytes/s) slows transfers down so a test can
 kill the client midway.
@@ -41,7 +41,8 @@ class HubFile:
 class FakeHub:
     """The server: `files[(repo, filename)] = HubFile`; `url` for HF_ENDPOINT; `log` of requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, xet: bool = False) -> None:
+        self.xet = xet  # advertise the xet protocol (X-Xet-Hash, X-Xet-Refresh-Route) as the real hub does
         self.files: dict[tuple[str, str], HubFile] = {}
         self.log: list[dict[str, Any]] = []
         self.throttle: float | None = None  # bytes per second
@@ -77,6 +78,9 @@ class FakeHub:
                 self.send_header("X-Linked-Etag", f'"{f.advertised}"')
                 self.send_header("X-Linked-Size", str(f.size))
                 self.send_header("Accept-Ranges", "bytes")
+                if hub.xet:
+                    self.send_header("X-Xet-Hash", f.sha256)
+                    self.send_header("X-Xet-Refresh-Route", "/api/models/xet-read-token")  # never served: 404 if tried
                 self.send_header("Content-Length", str(f.size - start))
                 if status == 206:
                     self.send_header("Content-Range", f"bytes {start}-{f.size - 1}/{f.size}")

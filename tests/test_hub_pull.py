@@ -79,7 +79,7 @@ def small_gguf(tmp_path: Path, mb: int = 4) -> Path:
 @pytest.mark.slow
 def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
     home = tmp_path / "home"
-    with FakeHub() as hub:
+    with FakeHub(xet=True) as hub:  # the hub advertises xet; the pull stays on plain HTTP (one GET, no token route)
         hub.add("test/smol", "smol.gguf", SRC)
         env = env_for(home, hub.url, HF_TOKEN="hf_test_token")
         r = cli(env, "models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol")
@@ -88,6 +88,7 @@ def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
         gets = [x for x in hub.log if x["method"] == "GET"]
         assert len(gets) == 1 and gets[0]["sent"] == SIZE and gets[0]["range"] is None
         assert all(x["authorization"] == "Bearer hf_test_token" for x in hub.log)  # HF_TOKEN is honoured
+        assert not any("xet" in x["path"] for x in hub.log)
         assert local_files(home) == ["local/smol.gguf"]
         entry = manifest(home)["smol"]
         assert entry["sha256"] == hub.files[("test/smol", "smol.gguf")].sha256 and entry["pinned"] is False

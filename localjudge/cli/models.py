@@ -97,7 +97,11 @@ def models_pull(spec: str, name: str | None, force: bool) -> None:
     registry's pin, or recorded (unpinned). Honours HF_ENDPOINT, HF_TOKEN and HF_HUB_OFFLINE."""
     from ..hub import pull
 
-    got = pull(spec, name=name, force=force, say=lambda m: click.echo(m, err=True))
+    try:
+        got = pull(spec, name=name, force=force, say=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt:
+        click.echo("Interrupted; the partial download is kept: run the same command again to resume.", err=True)
+        raise SystemExit(130) from None
     if got["status"] == "present":
         click.echo(f"{got['name']}: already present at {got['path']} (sha256 {got['sha256'][:16]}…); --force pulls again")
         return
