@@ -269,7 +269,7 @@ def test_relative_judges_are_pairwise_and_run_in_both_orders():
 EXAMPLE = {c["case"]: c["variables"] for c in CASES}
 
 
-FAST_REAL = ("prometheus_absolute", "prometheus_relative", "flow_judge_rubric", "selene_absolute")
+FAST_REAL = ("prometheus_absolute", "flow_judge_rubric")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_REAL else pytest.mark.slow) for n in JUDGES])
