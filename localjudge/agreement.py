@@ -30,11 +30,13 @@ from .stats import (
     Correlation,
     PairwiseAccuracy,
     balanced_accuracy,
+    bootstrap_ci,
     cohen_kappa,
     confusion_matrix,
     kendall,
     pairwise_accuracy,
     ranks,
+    roc_auc,
     spearman,
     wilson_interval,
 )
@@ -46,13 +48,15 @@ Kind = Literal["categorical", "numeric", "pairwise"]
 # ----------------------------------------------------------------------------------- judge kinds
 
 NUMERIC_FORMATS = {"score_json", "score_lines", "four_line", "verdict_list"}
+FEEDBACK_FORMATS = {"prometheus", "flow_judge", "selene"}  # dedicated judge models: absolute = numeric, relative = pairwise
 
 
 def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
     """(kind, params) from a result's `format` string ("yes_no_json" or "choice(...)") or a spec dict."""
     if isinstance(fmt, dict):
         return str(fmt.get("kind", "")), {k: v for k, v in fmt.items() if k != "kind"}
-    return str(fmt or "").split("(")[0].strip(), {}
+    text = str(fmt or "")
+    return text.split("(")[0].strip(), {"mode": "relative"} if "mode=relative" in text else {}
 
 
 def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
@@ -70,9 +74,9 @@ def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
     if kind == "choice":
         labels = params.get("labels")
         return "categorical", [str(x) for x in labels] if labels else None
-    if kind == "pairwise_json":
+    if kind == "pairwise_json" or (kind in FEEDBACK_FORMATS and params.get("mode") == "relative"):
         return "pairwise", [1, 2, "tie"]
-    if kind in NUMERIC_FORMATS:
+    if kind in NUMERIC_FORMATS or kind in FEEDBACK_FORMATS:
         return "numeric", None
     if kind == "statements":
         raise InputError(
@@ -299,6 +303,11 @@ class AgreementReport(BaseModel):
     spearman: Correlation | None = None
     kendall: Correlation | None = None
     pairwise: PairwiseAccuracy | None = None
+    # ROC AUC of the judge's score against the (binary) labels: does it rank positives above negatives at all?
+    auc: float | None = None
+    auc_ci: tuple[float, float] | None = None  # 95 % percentile bootstrap (1000 resamples, seed 0)
+    auc_score: str | None = None  # "expected_score" (run with --probs) or "score" (the verdict itself: coarse)
+    n_auc: int = 0
     n_disagreements: int = 0
     disagreements: list[Disagreement] = []
 
@@ -390,6 +399,7 @@ def agree(
             rep.balanced_accuracy, rep.cohen_kappa = balanced_accuracy(y, p), cohen_kappa(y, p)
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
+    rep.auc, rep.auc_ci, rep.auc_score, rep.n_auc = label_auc(kind, [(u[0], u[1]) for u in used])
     rep.n_disagreements = len(worst)
     rep.disagreements = [
         Disagreement(
@@ -404,6 +414,39 @@ def agree(
         for i in worst[:max_disagreements]
     ]
     return rep
+
+
+def label_auc(
+    kind: Kind, rows: Sequence[tuple[ResultRow, Any]], n_boot: int = 1000
+) -> tuple[float | None, tuple[float, float] | None, str | None, int]:
+    """(AUC, its bootstrap CI, which score was used, n) of judge scores against binary labels: yes for yes/no
+    judges, the first answer for pairwise ones (ties left out), the higher of exactly two values for numeric ones.
+    The expected score (`--probs`) when every row has one, else the score; (None, None, None, 0) when the labels are
+    not binary or no score exists."""
+    if kind == "pairwise":
+        rows = [(r, y) for r, y in rows if y in (1, 2)]
+        pos = [y == 1 for _, y in rows]
+    elif kind == "numeric":
+        values = sorted({y for _, y in rows})
+        if len(values) != 2:
+            return None, None, None, 0
+        pos = [y == values[1] for _, y in rows]
+    else:
+        if not rows or not {y for _, y in rows} <= {"yes", "no"}:
+            return None, None, None, 0
+        pos = [y == "yes" for _, y in rows]
+    use = "expected_score" if rows and all(r.result.expected_score is not None for r, _ in rows) else "score"
+    scores = [getattr(r.result, use) for r, _ in rows]
+    if not rows or any(x is None for x in scores):
+        return None, None, None, 0
+    auc = roc_auc(pos, scores)
+    if auc is None:
+        return None, None, None, len(rows)
+
+    def stat(idx: Sequence[int]) -> float | None:
+        return roc_auc([pos[i] for i in idx], [scores[i] for i in idx])
+
+    return auc, bootstrap_ci(stat, len(rows), n_boot), use, len(rows)
 
 
 def agreements_for_run(

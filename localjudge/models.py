@@ -2,9 +2,11 @@
 
 `resolve_model(None | name | path)` → `ModelInfo` with a local path. Registry files live inside
 installed packages (found with `importlib.util.find_spec`, without importing them) or are
-concatenated from chunk packages into the cache; nothing is ever downloaded. `check_gguf` catches
-a missing, non-GGUF or truncated file before llama.cpp sees it; `sha256_of` caches checksums by
-(path, size, mtime).
+concatenated from chunk packages into the cache; nothing is downloaded here. Registry entries with
+`hub = "owner/repo"` name a file on a model hub that only `localjudge models pull` fetches (hub.py);
+pulled and added models are found through the manifest in the models home (manifest.py).
+`check_gguf` catches a missing, non-GGUF or truncated file before llama.cpp sees it; `sha256_of`
+caches checksums by (path, size, mtime).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic import BaseModel
 
 from .atomic import replacing, write_atomic
 from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
+from .manifest import entry_path, read_manifest
 from .paths import cache_home, models_home
 
 if sys.version_info >= (3, 11):
@@ -43,6 +46,8 @@ class ModelInfo(BaseModel):
     description: str = ""
     registered: bool = False
     entry: dict[str, Any] = {}
+    # where `sha256` comes from: the registry's pin, or the digest recorded when the file was pulled or added
+    digest_source: str = "models.toml"
 
 
 def registry() -> dict[str, Any]:
@@ -101,13 +106,47 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
     return path if path.is_absolute() else Path(__file__).resolve().parent.parent / "models" / path
 
 
+def _from_manifest(name: str, entry: dict[str, Any], pin: dict[str, Any] | None = None) -> ModelInfo:
+    """A pulled or added model: its file in the models home (or where it was linked from)."""
+    pin = pin or {}
+    meta = entry.get("gguf") or {}
+    how = "add" if entry.get("source") == "add" else "pull"
+    return ModelInfo(
+        name=name,
+        path=str(entry_path(entry)),
+        sha256=pin.get("sha256") or entry.get("sha256"),
+        license=pin.get("license") or meta.get("license"),
+        chat_template=pin.get("chat_template", "gguf"),
+        description=pin.get("description", ""),
+        registered=True,
+        entry={**entry, **({"registry": pin} if pin else {})},
+        digest_source="models.toml" if pin.get("sha256") else f"recorded on first {how} (unpinned)",
+    )
+
+
+def _not_downloaded(name: str, entry: dict[str, Any]) -> ModelNotFoundError:
+    size = f", {entry['size']}" if entry.get("size") else ""
+    return ModelNotFoundError(
+        f"model {name!r} is not downloaded (hub {entry['hub']}/{entry['file']}{size}); run: localjudge models pull {name} "
+        f"(or copy the file here and run: localjudge models add PATH --name {name})"
+    )
+
+
 def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:
-    """A registry name, a path to a .gguf, or None for the default model → `ModelInfo`."""
+    """A registry name, a pulled or added model's name, a path to a .gguf, or None for the default model → `ModelInfo`.
+
+    A registry entry that names a hub file resolves only once `localjudge models pull` (or `models add`)
+    has put the file in the models home; nothing is downloaded here."""
     reg = registry()
     models = reg.get("models", {})
     if model is None:
         model = reg["default"]
     model = str(model)
+    if model in models and "hub" in models[model]:
+        got = read_manifest().get(model)
+        if got is None or not entry_path(got).exists():
+            raise _not_downloaded(model, models[model])
+        return _from_manifest(model, got, models[model])
     if model in models:
         entry = models[model]
         return ModelInfo(
@@ -127,8 +166,16 @@ def resolve_model(model: str | os.PathLike | None = None) -> ModelInfo:
                 f"model file {str(p)!r} does not exist; check the path or use a registry name ({', '.join(models)})"
             )
         return ModelInfo(name=p.name, path=str(p.resolve()))
-    close = difflib.get_close_matches(model, list(models), n=3, cutoff=0.4)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(models)}"
+    local = read_manifest()
+    if model in local:
+        if not entry_path(local[model]).exists():
+            raise ModelNotFoundError(
+                f"model {model!r} was recorded at {entry_path(local[model])}, which no longer exists; pull or add it again"
+            )
+        return _from_manifest(model, local[model])
+    known = [*models, *(k for k in local if k not in models)]
+    close = difflib.get_close_matches(model, known, n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
     raise ModelNotFoundError(f"unknown model {model!r}: not a registry name nor a .gguf path{hint}")
 
 
@@ -169,16 +216,29 @@ def check_sha256(info: ModelInfo, digest: str) -> None:
     if info.sha256 and digest != info.sha256:
         raise ChecksumMismatchError(
             f"model {info.name!r} at {info.path} has sha256 {digest[:16]}…, expected "
-            f"{info.sha256[:16]}… (models.toml); the file is corrupt or replaced: reinstall it"
+            f"{info.sha256[:16]}… ({info.digest_source}); the file is corrupt or replaced: reinstall it"
         )
+
+
+def _sha_cache(p: Path) -> Path:
+    st = p.stat()
+    key = hashlib.sha256(f"{p}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    return cache_home() / "sha256" / f"{key}.json"
+
+
+def remember_sha256(path: str | os.PathLike, digest: str) -> None:
+    """Record a digest just computed while writing `path` (a pull or an add), so the first load does not hash it again."""
+    p = Path(path).resolve()
+    try:
+        write_atomic(_sha_cache(p), json.dumps({"path": str(p), "sha256": digest}), mkdir=True)
+    except OSError:
+        pass
 
 
 def sha256_of(path: str | os.PathLike) -> str:
     """sha256 of a file, cached by (path, size, mtime) so a run pays for it once."""
     p = Path(path).resolve()
-    st = p.stat()
-    key = hashlib.sha256(f"{p}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
-    cache = cache_home() / "sha256" / f"{key}.json"
+    cache = _sha_cache(p)
     try:
         return json.loads(cache.read_text())["sha256"]
     except (OSError, ValueError, KeyError):

@@ -96,7 +96,8 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
     """One result from the two orders of a pair: agreement → that answer, disagreement → "tie".
 
     `forward` judged (answer_1, answer_2), `swapped` judged (answer_2, answer_1). Score: 1.0 when
-    answer 1 wins, 0.0 when answer 2 wins, 0.5 for a tie; `passed` is True only when answer 1 wins.
+    answer 1 wins, 0.0 when answer 2 wins, 0.5 for a tie; `passed` is True only when answer 1 wins. With `--probs`,
+    `expected_score` is P(answer 1 is better) averaged over both orders (`both_orders_expected`).
     If either order is unscored, the combination is unscored with that order's reason.
     """
     if forward.judge != swapped.judge:
@@ -139,7 +140,17 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
         passed=value == 1,
         rationale=rationale,
         verdict={"winner": value, "forward": forward.verdict, "swapped": swapped.verdict},
+        expected_score=both_orders_expected(forward.expected_score, swapped.expected_score),
     )
+
+
+def both_orders_expected(forward: float | None, swapped: float | None) -> float | None:
+    """P(answer 1 is better) from both orders' expected scores: the forward order's P(first position) and one minus
+    the swapped order's (there answer 1 sits second), averaged; None unless both orders have one (`--probs`).
+    A judge that always prefers the first position gets about 0.5; one with a preference, away from 0.5."""
+    if forward is None or swapped is None:
+        return None
+    return (forward + (1.0 - swapped)) / 2
 
 
 class BothOrders:
@@ -155,7 +166,8 @@ class BothOrders:
         spec = fmts[0].spec() if len(fmts) == 1 else [f.spec() for f in fmts]
         if not is_pairwise_format(spec):
             raise InputError(
-                f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only to pairwise_json judges"
+                f"judge {judge.name!r} is not a pairwise judge (format {spec!r}); both orders apply only to pairwise judges "
+                "(pairwise_json, or a relative prometheus / selene format)"
             )
         names = [*judge.required_variables, *judge.optional_variables]
         missing = [v for v in pair if v not in names]
@@ -294,7 +306,15 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
     return st
 
 
+RELATIVE_KINDS = ("prometheus", "selene")  # dedicated judge formats whose `mode = "relative"` is an A/B preference
+
+
 def is_pairwise_format(fmt: Any) -> bool:
-    """True for the pairwise format, given a result's `format` string or a record's format spec."""
-    kind = fmt.get("kind") if isinstance(fmt, dict) else str(fmt or "").split("(")[0]
-    return kind == "pairwise_json"
+    """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a result's
+    `format` string or a record's format spec."""
+    if isinstance(fmt, dict):
+        kind, mode = fmt.get("kind"), fmt.get("mode")
+    else:
+        text = str(fmt or "")
+        kind, mode = text.split("(")[0], "relative" if "mode=relative" in text else None
+    return kind == "pairwise_json" or (kind in RELATIVE_KINDS and mode == "relative")

@@ -1,4 +1,4 @@
-"""Statistics of judge results, as short pure functions: intervals, agreement, correlation.
+"""Statistics of judge results, as short pure functions: intervals, agreement, correlation, ROC AUC, bootstrap.
 
 Nothing here knows about judges or runs; `aggregate` (summaries), `agreement` (judge vs human
 labels) and `pairwise` (position bias) build on these. scipy is imported only by the correlations.
@@ -7,8 +7,9 @@ labels) and `pairwise` (position bias) build on these. scipy is imported only by
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -151,3 +152,43 @@ def ranks(xs: Sequence[float]) -> list[float]:
             ranks[order[k]] = (i + j) / 2
         i = j + 1
     return ranks
+
+
+# ------------------------------------------------------------------ ranking quality and resampling
+
+
+def roc_auc(positive: Sequence[bool], scores: Sequence[float]) -> float | None:
+    """Area under the ROC curve: the probability that a random positive item scores above a random negative one
+    (ties count one half; the Mann-Whitney U statistic over n_pos * n_neg). None when a class is absent.
+    0.5 = no signal, whatever the threshold."""
+    _check_pairs(positive, scores)
+    r = ranks(list(scores))  # average ranks, 0-based
+    n_pos = sum(1 for p in positive if p)
+    n_neg = len(positive) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    rank_sum = sum(ri + 1 for ri, p in zip(r, positive, strict=True) if p)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def bootstrap_ci(
+    stat: Callable[[Sequence[int]], float | None], n: int, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of `stat(indices)` over `n` items resampled with replacement (seeded, so the
+    same inputs give the same interval). Resamples where the statistic is undefined (None) are skipped; None when
+    fewer than half of them are defined or n == 0."""
+    if n <= 0:
+        return None
+    rng = random.Random(seed)
+    vals = []
+    for _ in range(n_boot):
+        idx = [rng.randrange(n) for _ in range(n)]
+        v = stat(idx)
+        if v is not None and not math.isnan(v):
+            vals.append(v)
+    if len(vals) < n_boot / 2:
+        return None
+    vals.sort()
+    lo = vals[int(math.floor((1 - level) / 2 * (len(vals) - 1)))]
+    hi = vals[int(math.ceil((1 + level) / 2 * (len(vals) - 1)))]
+    return lo, hi

@@ -5,6 +5,8 @@
     python scripts/bench.py workload [--rows 20] rows/min on the committed RAG workload (scripts/data/coqa_rag_60.jsonl,
                                                  3 judges): raw bound / GBNF / outlines / localjudge
     python scripts/bench.py batching [--rows 300] one-at-a-time vs --parallel 4 on TruthfulQA: same verdicts?
+    python scripts/bench.py models   [--n 6] [--model NAME ...] prompt/generation speed per local model, and what
+                                                    it predicts for the curated hub models (by file size)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -88,6 +90,30 @@ def _valid(text: str) -> bool:
 
 
 def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
+    if mode.startswith("model_speed:"):  # one model's prompt and generation speed on judge prompts (section `models`)
+        from localjudge.engine import DecodeOptions, load_engine
+        from localjudge.formats import YesNoJSON
+        from localjudge.judges import get_judge
+        from localjudge.models import resolve_model
+
+        name = mode.split(":", 1)[1]
+        eng = load_engine(name)
+        pp_tok = pp_ms = gen_tok = gen_ms = 0.0
+        for judge, vars_ in workload(max(2, rows // 3))[:n_tokens_prompts]:
+            msgs = get_judge(judge).render(**vars_)
+            eng.reset()
+            g = eng.generate(msgs, YesNoJSON(field_tokens=32), DecodeOptions())
+            pp_tok += g.n_prompt_tokens
+            pp_ms += g.prompt_ms
+            gen_tok += g.n_output_tokens - g.n_forced_tokens
+            gen_ms += g.decode_ms
+        size = Path(resolve_model(name).path).stat().st_size
+        return {
+            "size_mb": size / 1e6,
+            "pp_tok_s": pp_tok / pp_ms * 1000,
+            "gen_ms_per_tok": gen_ms / max(gen_tok, 1),
+            "rss_mb": peak_rss_mb(),
+        }
     if mode == "speeds":  # raw prompt-processing and generation speed of llama.cpp on this machine
         eng, items = prompts(max(2, rows // 3))
         from localjudge.engine import DecodeOptions
@@ -569,13 +595,51 @@ def section_ray(rows: int) -> None:
     )
 
 
+def section_models(n: int, names: list[str]) -> None:
+    """Prompt and generation speed of each local model on the same judge prompts, side by side, each in its own
+    process; and what that predicts for the curated hub models by file size (decoding a token reads every weight
+    once: time ~ file size; prompt processing is compute: also ~ size at a similar quantisation). The second
+    measured model checks how far that rule holds."""
+    from localjudge.models import registry
+
+    print(f"## Models: {n} judge prompts each (coqa RAG rows, groundedness/correctness/relevance_to_query)\n")
+    res = {name: sub(f"model_speed:{name}", 3 * n, n) for name in names}
+    base = res[names[0]]
+    print("| model | file MB | prompt tok/s | gen ms/token | size ratio | gen ratio | prompt ratio | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in res.items():
+        if "error" in r:
+            print(f"| {name} | error: {r['error']} | | | | | | |")
+            continue
+        print(
+            f"| {name} | {r['size_mb']:.0f} | {r['pp_tok_s']:.0f} | {r['gen_ms_per_tok']:.1f} | {r['size_mb'] / base['size_mb']:.2f} "
+            f"| {r['gen_ms_per_tok'] / base['gen_ms_per_tok']:.2f} | {base['pp_tok_s'] / r['pp_tok_s']:.2f} | {r['rss_mb']:.0f} |"
+        )
+    if "error" in base:
+        return
+    print("\nPredicted from the first model by file size (not measured: those files are not on this machine):\n")
+    print(
+        "| curated model | size | gen s/token | prompt tok/s | 600-token prompt + 200 feedback tokens | verdict only (--fast) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, e in registry()["models"].items():
+        if "hub" not in e:
+            continue
+        mb = float(str(e.get("size", "0")).split()[0]) * 1000
+        k = mb / base["size_mb"]
+        gen = base["gen_ms_per_tok"] * k / 1000
+        pp = base["pp_tok_s"] / k
+        print(f"| {name} | {e['size']} | {gen:.2f} | {pp:.1f} | {600 / pp + 200 * gen:.0f} s | {600 / pp + 5 * gen:.0f} s |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("section", choices=["tokens", "workload", "reuse", "batching", "all", "_run", "ray", "_ray"])
+    ap.add_argument("section", choices=["tokens", "workload", "reuse", "batching", "models", "all", "_run", "ray", "_ray"])
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
     a = ap.parse_args()
     if a.section == "_ray":
         print(json.dumps(ray_mode(a.mode, a.rows, a.work)))
@@ -594,6 +658,8 @@ def main() -> None:
         section_batching(a.rows if a.section == "batching" else 300)
     if a.section == "ray":
         section_ray(a.rows if "--rows" in sys.argv else 12)
+    if a.section == "models":
+        section_models(a.n, a.model or ["smollm2-135m", "gemma3-270m"])
 
 
 if __name__ == "__main__":

@@ -45,6 +45,14 @@ BUILTINS = [
     "advanced_relevance",
     "answer_relevancy",
     "factuality",
+    # dedicated judge models' native formats
+    "prometheus_absolute",
+    "prometheus_absolute_ref",
+    "prometheus_relative",
+    "prometheus_relative_ref",
+    "flow_judge_rubric",
+    "selene_absolute",
+    "selene_pairwise",
 ]
 
 

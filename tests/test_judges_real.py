@@ -13,6 +13,7 @@ from localjudge.judges import get_judge, list_judges, make_custom_prompt_judge, 
 
 OPTS = DecodeOptions(field_tokens=6)
 Q, A, CTX = "What is the capital of France?", "The capital of France is Paris.", "Paris is the capital of France."
+RUBRIC = "[Is it correct?]\nScore 1: wrong\nScore 2: mostly wrong\nScore 3: partly right\nScore 4: mostly right\nScore 5: right"
 Q2, A2, CTX2 = "Who wrote Hamlet?", "Hamlet was written by Charles Dickens.", "Hamlet is a tragedy by William Shakespeare."
 
 
@@ -44,6 +45,25 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "advanced_relevance": {"question": q, "answer": a, "context": ctx},
         "answer_relevancy": {"input": q, "output": a},
         "factuality": {"input": q, "expected": ctx, "output": a},
+        # dedicated judge models' native formats (tests/test_judge_models.py has their own cases)
+        "prometheus_absolute": {"instruction": q, "response": a, "rubric": RUBRIC},
+        "prometheus_absolute_ref": {"instruction": q, "response": a, "reference_answer": ctx, "rubric": RUBRIC},
+        "prometheus_relative": {"instruction": q, "answer_1": a, "answer_2": "I do not know.", "rubric": "[Is it correct?]"},
+        "prometheus_relative_ref": {
+            "instruction": q,
+            "answer_1": a,
+            "answer_2": "I do not know.",
+            "reference_answer": ctx,
+            "rubric": "[Is it correct?]",
+        },
+        "flow_judge_rubric": {"input": q, "context": ctx, "output": a, "criteria": "Is it correct?", "rubric": RUBRIC},
+        "selene_absolute": {
+            "user_input": q,
+            "assistant_response": a,
+            "rubric_objective": "Is it correct?",
+            **{f"rubric_score_{i}_description": f"level {i}" for i in range(1, 6)},
+        },
+        "selene_pairwise": {"user_input": q, "answer_1": a, "answer_2": "I do not know.", "rubric_objective": "Is it correct?"},
     }
 
 
@@ -82,6 +102,8 @@ def check_typed(judge, r, engine):
         assert value in (1, 2)
     elif fmt.kind == "choice":
         assert value in fmt.labels
+    elif fmt.kind in ("prometheus", "flow_judge", "selene"):
+        assert value in ((1, 2) if fmt.mode == "relative" else range(int(fmt.range.lo), int(fmt.range.hi) + 1))
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)

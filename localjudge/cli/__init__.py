@@ -5,8 +5,9 @@
     localjudge trace --trace FILE --instructions TEXT       judge an agent trace with tools  (trace.py)
     localjudge run DATA --judge NAME ...                    batch evaluation, resumable      (run.py)
     localjudge judges list | show NAME                      the judge catalog                (judges.py)
-    localjudge models list | verify NAME | options          the model registry and backends  (models.py)
+    localjudge models list | info | verify | pull | add | options   the model registry and backends (models.py)
     localjudge report RUN / agree RUN                       HTML report, agreement with labels (report.py)
+    localjudge align JUDGE --labels FILE                    calibrate a judge on human labels  (align.py)
 
 Shared options live in options.py. Errors: every `LocalJudgeError` prints one line and exits with
 its class's `exit_code` (errors.py), here and nowhere else; --debug shows the traceback instead.
@@ -45,6 +46,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
+    from .align import align_cmd
     from .judge import judge_cmd, parse_cmd
     from .judges import judges_group
     from .models import models_group
@@ -52,7 +54,7 @@ def _register() -> None:
     from .run import run_cmd
     from .trace import trace_cmd
 
-    for cmd in (judge_cmd, parse_cmd, trace_cmd, run_cmd, judges_group, models_group, report_cmd, agree_cmd):
+    for cmd in (judge_cmd, parse_cmd, trace_cmd, run_cmd, judges_group, models_group, report_cmd, agree_cmd, align_cmd):
         main.add_command(cmd)
 
 

@@ -1,4 +1,5 @@
-"""`localjudge models list | verify NAME | options`: the model registry and the model backends."""
+"""`localjudge models list | info NAME | verify NAME | pull NAME | add PATH | options`: the model registry, the
+models pulled from a hub or added by hand, and the model backends."""
 
 from __future__ import annotations
 
@@ -16,15 +17,20 @@ def models_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def models_list(as_json: bool) -> None:
     """Known models: name, licence, where the file comes from, chat template."""
+    from ..manifest import entry_path, read_manifest
     from ..models import registry
 
     reg = registry()
+    local = read_manifest()
     rows = []
     for name, e in reg.get("models", {}).items():
         if "package" in e:
             where = f"package {e['package']}"
         elif "parts" in e:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
+        elif "hub" in e:
+            got = name in local and entry_path(local[name]).exists()
+            where = f"hub {e['hub']} ({e.get('size', '?')}, {'downloaded' if got else 'not downloaded: models pull ' + name})"
         else:
             where = f"models/{e['file']}"
         rows.append(
@@ -38,12 +44,27 @@ def models_list(as_json: bool) -> None:
                 "description": e.get("description"),
             }
         )
+    for name, e in local.items():
+        if name in reg.get("models", {}):
+            continue
+        how = f"hub {e.get('repo')}" if e.get("source") == "hub" else f"added from {e.get('added_from')}"
+        rows.append(
+            {
+                "name": name,
+                "default": False,
+                "license": (e.get("gguf") or {}).get("license"),
+                "from": f"{how} (local)",
+                "chat_template": "gguf",
+                "sha256": e.get("sha256"),
+                "description": f"{(e.get('gguf') or {}).get('architecture')} GGUF, sha256 recorded on first {e.get('source')} (unpinned)",
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for r in rows:
         star = "*" if r["default"] else " "
-        click.echo(f"{star} {r['name']:<16} {r['license']:<20} {r['chat_template']:<5} {r['from']}")
+        click.echo(f"{star} {r['name']:<22} {str(r['license']):<20} {str(r['chat_template']):<5} {r['from']}")
         click.echo(f"    {r['description']}")
 
 
@@ -54,8 +75,78 @@ def models_verify(name: str) -> None:
     from ..models import verify_model
 
     info, digest = verify_model(name)
-    state = "OK" if info.sha256 else "not in registry (no expected checksum)"
+    if not info.sha256:
+        state = "not in registry (no expected checksum)"
+    elif info.digest_source == "models.toml":
+        state = "OK (pinned in models.toml)"
+    else:
+        state = (
+            f"OK, unpinned: matches the digest {info.digest_source.removesuffix(' (unpinned)')}; no public pin to compare with"
+        )
     click.echo(f"{info.name}: sha256 {digest} {state}\n  {info.path}")
+
+
+@models_group.command(name="pull")
+@click.argument("spec")
+@click.option("--name", default=None, help="Local name for an hf: pull (default: from the file name).")
+@click.option("--force", is_flag=True, help="Download again even if the model is present (discards a partial transfer).")
+def models_pull(spec: str, name: str | None, force: bool) -> None:
+    """Download a model: a curated NAME (see `models list`) or hf:OWNER/REPO/FILE.gguf[@REVISION].
+
+    Only when asked; resumable after an interruption (run it again); the sha256 is checked against the
+    registry's pin, or recorded (unpinned). Honours HF_ENDPOINT, HF_TOKEN and HF_HUB_OFFLINE."""
+    from ..hub import pull
+
+    try:
+        got = pull(spec, name=name, force=force, say=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt:
+        click.echo("Interrupted; the partial download is kept: run the same command again to resume.", err=True)
+        raise SystemExit(130) from None
+    if got["status"] == "present":
+        click.echo(f"{got['name']}: already present at {got['path']} (sha256 {got['sha256'][:16]}…); --force pulls again")
+        return
+    pinned = "matches the registry's pin" if got["pinned"] else "recorded (unpinned: no public pin)"
+    click.echo(
+        f"{got['name']}: pulled {got['size'] / 1e6:,.1f} MB, sha256 {got['sha256']} {pinned}\n  use it: --model {got['name']}"
+    )
+
+
+@models_group.command(name="add")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--name", default=None, help="Local name (default: from the file name); a curated name checks its pin.")
+@click.option("--link", is_flag=True, help="Use the file where it lies instead of copying it (it must stay there).")
+@click.option("--force", is_flag=True, help="Replace a model of the same name.")
+def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
+    """Bring a GGUF file that arrived some other way (air-gapped sites) into the models home."""
+    from ..model_files import add_model
+
+    got = add_model(path, name=name, link=link, force=force)
+    g = got["gguf"]
+    how = "linked" if link else "copied"
+    click.echo(
+        f"{got['name']}: {how} {got['size'] / 1e6:,.1f} MB, sha256 {got['sha256']}"
+        f"{' (matches the pin)' if got['pinned'] else ' (recorded)'}\n"
+        f"  {g.get('architecture')}, context {g.get('context_length')}, {g.get('quantisation')}, "
+        f"chat template {'yes' if g.get('chat_template') else 'none'}; use it: --model {got['name']}"
+    )
+
+
+@models_group.command(name="info")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def models_info(name: str, as_json: bool) -> None:
+    """What is known about NAME: file, size, licence, digest (pinned or not), GGUF metadata."""
+    from ..model_files import model_info
+
+    info = model_info(name)
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    w = max(len(k) for k in info)
+    for k, v in info.items():
+        if v is None or v == [] or v == "":
+            continue
+        click.echo(f"{k.ljust(w)}  {', '.join(map(str, v)) if isinstance(v, list) else v}")
 
 
 @models_group.command(name="options")

@@ -43,6 +43,15 @@ def render_table(rep: AgreementReport) -> str:
             ("ties (orders disagree)", f"{rep.pairwise.n_ties} ({_f(rep.pairwise.tie_rate, True)})"),
             ("accuracy when decided", _f(rep.pairwise.accuracy_decided, True)),
         ]
+    if rep.auc is not None:
+        ci = f" [{_f(rep.auc_ci[0])}, {_f(rep.auc_ci[1])}]" if rep.auc_ci else ""
+        note = "" if rep.auc_score == "expected_score" else "; from the verdict alone: run with --probs for the expected score"
+        stats.append(
+            (
+                f"AUC of the {(rep.auc_score or 'score').replace('_', ' ')}",
+                f"{_f(rep.auc)}{ci} (n={rep.n_auc}; 0.5 = no signal{note})",
+            )
+        )
     for name, c in (("Spearman rho", rep.spearman), ("Kendall tau-b", rep.kendall)):
         if c is not None:
             stats.append((name, f"{_f(c.statistic)} (p={_f(c.p_value)}, n={c.n})"))

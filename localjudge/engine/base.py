@@ -188,6 +188,9 @@ class ScriptedEngine(SequentialQueue):
     It counts calls (`calls`) so tests can assert that cached runs make none. `cycle=True` starts the
     list again when it runs out (else running out is an error). Its digest is the sha256 of its
     model id unless given (the `scripted:` backend gives the sha256 of the canned answers).
+    `choice_steps(messages, format)`, when given, supplies the distribution at the verdict (what a real
+    engine records with `DecodeOptions(probs=True)`: [(text before the step, {token: probability})]),
+    so probability-weighted scores can be tested with a bias you choose.
     """
 
     def __init__(
@@ -198,8 +201,10 @@ class ScriptedEngine(SequentialQueue):
         *,
         cycle: bool = False,
         digest: str | None = None,
+        choice_steps: Callable[[Sequence[Message], OutputFormat], list[tuple[str, dict[str, float]]]] | None = None,
     ):
         super().__init__()
+        self._steps = choice_steps
         self._fn = responses if callable(responses) else None
         self._queue: list[str] = [] if callable(responses) else list(responses)
         self._cycle = list(self._queue) if cycle else None
@@ -234,12 +239,14 @@ class ScriptedEngine(SequentialQueue):
             if not self._queue:
                 raise RuntimeError("ScriptedEngine ran out of scripted responses")
             text = self._queue.pop(0)
+        steps = self._steps(messages, fmt) if self._steps is not None and options is not None and options.probs else None
         return Generation(
             text=text,
             n_prompt_tokens=self.count_tokens(messages),
             n_output_tokens=len(text.split()),
             stop_reason="scripted",
             model_id=self.model_id,
+            choice_steps=steps,
         )
 
 

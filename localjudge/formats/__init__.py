@@ -13,7 +13,9 @@ output closes by construction.
 Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
-result), `json_schema.py` (any JSON schema, e.g. a client's response_format); `FORMATS` / `make_format` here: the one registry of formats.
+result), `json_schema.py` (any JSON schema, e.g. a client's response_format), `judge_models.py` (the native
+formats of dedicated judge models: Prometheus 2, Flow-Judge, Atla Selene); `FORMATS` / `make_format` here:
+the one registry of formats.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .base import (
 )
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
 from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
+from .judge_models import FeedbackFormat, FeedbackVerdict, FlowJudge, Prometheus, Selene
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
 
@@ -55,6 +58,8 @@ FORMATS: dict[str, type[OutputFormat]] = {
         JSONSchemaFormat,
     )
 }
+# the native formats of dedicated judge models (Prometheus 2, Flow-Judge, Atla Selene): judge_models.py
+FORMATS.update({cls.kind: cls for cls in (Prometheus, FlowJudge, Selene)})
 
 
 def make_format(kind: str, **params: Any) -> OutputFormat:
@@ -72,6 +77,9 @@ __all__ = [
     "JSON_STR",
     "Choice",
     "ChoiceVerdict",
+    "FeedbackFormat",
+    "FeedbackVerdict",
+    "FlowJudge",
     "FourLine",
     "FourLineVerdict",
     "JSONSchemaFormat",
@@ -79,6 +87,7 @@ __all__ = [
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
+    "Prometheus",
     "ResultJSON",
     "ResultVerdict",
     "SchemaError",
@@ -87,6 +96,7 @@ __all__ = [
     "ScoreLines",
     "ScoreLinesVerdict",
     "ScoreVerdict",
+    "Selene",
     "Statements",
     "StatementsVerdict",
     "StatementVerdict",

@@ -42,7 +42,21 @@ class Judge:
             self._plan: Plan = compile_spec(spec)
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
-        self.version = canonical_hash(spec.model_dump(mode="json"))
+        dump = spec.model_dump(mode="json")
+        for key in ("examples", "alignment"):  # keys `align` writes: absent when empty, so older versions stay the same
+            if not dump.get(key):
+                dump.pop(key, None)
+        self.version = canonical_hash(dump)
+        self._shots: list[Message] = []
+        shots: list[Message] = []
+        for i, ex in enumerate(spec.examples):
+            try:
+                raw, text = self._values(ex.variables)
+            except InputError as e:
+                raise JudgeSpecError(f"judge file {origin}: key 'examples.{i}.variables': {e}; fix the file and retry") from None
+            turns = [m for m in self._messages(0, raw, text) if m.role != "system"]
+            shots += [*turns, Message(role="assistant", content=ex.output)]
+        self._shots = shots
 
     # ------------------------------------------------------------------------------ description
 
@@ -158,10 +172,10 @@ class Judge:
         text: dict[str, str] = {}
         tags = set(self._plan.tags)
         for v in self._plan.variables:
-            if v.dict_format == "xml_fields":
+            if v.dict_format in ("xml_fields", "xml_blocks"):
                 val = self._lookup(v, given)
                 if isinstance(val, dict):
-                    tags |= {str(k) for k in val}
+                    tags |= {str(k) if v.dict_format == "xml_fields" else str(k).lower().replace(" ", "_") for k in val}
         pairs = [(p[0], p[1]) for p in self.spec.neutralise]
         for v in self._plan.variables:
             val = self._lookup(v, given)
@@ -210,6 +224,9 @@ class Judge:
             for s in self.spec.suffixes:
                 if isinstance(raw.get(s.when_list), list | tuple) and raw[s.when_list]:
                     out[-1] = Message(role=out[-1].role, content=out[-1].content + s.text)
+            if getattr(self, "_shots", None):  # few-shot turns (align): after the system messages, before the prompt
+                n_sys = next((i for i, m in enumerate(out) if m.role != "system"), len(out))
+                out = [*out[:n_sys], *self._shots, *out[n_sys:]]
         return out
 
     def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]:
@@ -294,6 +311,8 @@ class Judge:
         model_id: str = "",
     ) -> None:
         """Queue every row's calls on `engine`; `on_result(i, result or exception)` runs inside its drain."""
+        if self.spec.alignment is not None:  # aligned on the expected score: it needs the verdict's probabilities
+            options = (options or DecodeOptions()).model_copy(update={"probs": True})
         for i, variables in enumerate(rows):
             try:
                 raw, text = self._values(variables)
@@ -322,9 +341,41 @@ class Judge:
             res = self._single(gens, fmt, raw)
             if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
                 res.expected_score = fmt.expected_score(gens[0].choice_steps)
+            if self.spec.alignment is not None:
+                res = self._aligned(res, fmt)
             return res
         except PromptTooLongError as e:
             return self._unscored(gens, model_id, "prompt_too_long", str(e))
+
+    def _aligned(self, res: JudgeResult, fmt: OutputFormat) -> JudgeResult:
+        """An aligned judge's result: score = the expected score, passed = score >= pass_threshold (the threshold
+        `align` chose), and a yes/no or pairwise value that follows the decision; what the model picked stays in
+        `details["aligned"]`. Unscored (`no_probabilities`) when the backend gives no token probabilities."""
+        if not res.scored:
+            return res
+        if res.expected_score is None:
+            return res.model_copy(
+                update={
+                    "value": None,
+                    "score": None,
+                    "passed": None,
+                    "unscored_reason": "no_probabilities",
+                    "error": f"judge {self.name!r} is aligned on the expected score, but the model gave no token "
+                    "probabilities at the verdict; use a llama.cpp model, or the judge it was aligned from",
+                }
+            )
+        passed = res.expected_score >= self.pass_threshold
+        values = fmt.value_scores() or {}
+        value = res.value
+        if set(values) == {"yes", "no"}:
+            value = "yes" if passed else "no"
+        elif res.value in (1, 2) and set(values.values()) <= {0.0, 1.0}:  # pairwise: 1 = the first answer
+            value = 1 if passed else 2
+        details = {
+            **res.details,
+            "aligned": {"picked": res.value, "picked_score": res.score, "threshold": self.pass_threshold},
+        }
+        return res.model_copy(update={"value": value, "score": res.expected_score, "passed": passed, "details": details})
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""

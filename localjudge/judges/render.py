@@ -167,7 +167,7 @@ def neutralise(value: Any, tags: set[str], pairs: Iterable[tuple[str, str]] = ()
 
 
 ListFormat = Literal["str", "dash_lines", "indented_dash_lines", "tag_lines", "lines", "js_array", "json"]
-DictFormat = Literal["str", "xml_fields", "json"]
+DictFormat = Literal["str", "xml_fields", "xml_blocks", "json"]
 
 
 def _py_str(value: Any) -> str:
@@ -200,7 +200,8 @@ def format_value(value: Any, list_format: ListFormat = "str", dict_format: DictF
       lines      one item per line
       js_array   "a,b" (a JavaScript array in a template literal)
       json       json.dumps(indent=2, ASCII-escaped) (MLflow's instructions judge)
-    dict_format (dicts): str | xml_fields ("<key>value</key>" lines, MLflow's guidelines context) | json
+    dict_format (dicts): str | xml_fields ("<key>value</key>" lines, MLflow's guidelines context) | json |
+      xml_blocks ("<key>\\nvalue\\n</key>" blocks, key lower-cased with spaces as '_': Flow Judge's format_vars)
     """
     if list_format == "json" and not isinstance(value, dict) or dict_format == "json" and isinstance(value, dict):
         try:
@@ -210,6 +211,9 @@ def format_value(value: Any, list_format: ListFormat = "str", dict_format: DictF
     if isinstance(value, dict):
         if dict_format == "xml_fields":
             return "\n".join(f"<{k}>{_py_str(v)}</{k}>" for k, v in value.items())
+        if dict_format == "xml_blocks":
+            tags = [str(k).lower().replace(" ", "_") for k in value]
+            return "\n".join(f"<{t}>\n{_py_str(v)}\n</{t}>" for t, v in zip(tags, value.values(), strict=True))
         return _py_str(value)
     if list_format == "tag_lines" and isinstance(value, str):
         value = [value]

@@ -35,6 +35,9 @@ Builder kinds instead take, e.g., `kind = "custom_prompt"` + `prompt_template = 
 (+ `[numeric_values]`), `kind = "instructions"` + `instructions = "... {{ outputs }} ..."` + `[result]`
 (type = yes_no | bool | int | float | labels, min, max, decimals, labels), or `kind = "v1_metric"` +
 `[metric]` (definition, grading_prompt, grading_context_columns, include_input, [[metric.examples]]).
+
+`localjudge align` writes two more keys: `[[examples]]` (few-shot turns: `variables` + the `output` shown)
+and `[alignment]` (score on the expected score with `pass_threshold` as the threshold; provenance).
 """
 
 from __future__ import annotations
@@ -151,6 +154,40 @@ class ResultType(_Strict):
     label_values: dict[str, float] | None = None  # labels -> score in [0, 1]
 
 
+class FewShot(_Strict):
+    """A worked example shown before the real prompt (written by `localjudge align` from labelled rows): the
+    variables its prompt is rendered with, and the answer shown for it (an assistant turn in the judge's format)."""
+
+    variables: dict[str, Any]
+    output: str
+    label: str = ""  # the human label it demonstrates (provenance)
+    row: int | None = None  # its row in the labels file (provenance)
+
+
+class Alignment(_Strict):
+    """How `localjudge align` calibrated this judge on human labels. With `score = "expected"` the judge asks for
+    token probabilities, its score is the expected score at the verdict, and it passes (yes / the first answer) when
+    that is >= `pass_threshold`; the rest is provenance, checked by nothing but shown by `judges show`."""
+
+    score: Literal["expected"] = "expected"
+    based_on: str = ""  # the judge it was aligned from: name and version hash
+    labels_file: str = ""
+    labels_sha256: str = ""
+    label_column: str = "label"
+    positive: str = ""  # the label value counted as positive
+    split_seed: int = 0
+    test_fraction: float = 0.0
+    n_train: int = 0
+    n_test: int = 0
+    threshold: float = 0.5
+    threshold_rule: str = ""
+    example_rule: str = ""
+    model_id: str = ""
+    model_sha256: str = ""
+    aligned_at: str = ""
+    heldout: dict[str, Any] = {}  # held-out figures before and after, as reported
+
+
 class JudgeSpec(_Strict):
     """A judge data file, validated: unknown keys rejected, and the keys each `kind` needs checked."""
 
@@ -177,6 +214,9 @@ class JudgeSpec(_Strict):
     result: ResultType | None = None  # instructions
     prompt_template: str | None = None  # custom_prompt
     numeric_values: dict[str, float] | None = None  # custom_prompt
+    # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
+    examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
+    alignment: Alignment | None = None
 
     @field_validator("name")
     @classmethod
@@ -212,6 +252,8 @@ class JudgeSpec(_Strict):
         for s in self.suffixes:
             if s.when_list not in names:
                 raise ValueError(f"suffix refers to undeclared variable {s.when_list!r}")
+        if self.examples and k in ("per_item", "two_stage"):
+            raise ValueError(f"few-shot examples apply to single-call judges, not kind {k!r}")
         return self
 
 

@@ -1,0 +1,118 @@
+"""`localjudge align JUDGE --labels FILE`: calibrate a judge on human labels and write the aligned judge file.
+
+    localjudge align groundedness --labels labelled.jsonl --label-column label --out aligned/
+    localjudge align relevance_to_query --labels l.csv --examples 4 --positive yes --model qwen2.5-1.5b-instruct
+
+Prints the held-out figures before and after (accuracy, Cohen's kappa, AUC, with 95 % bootstrap intervals
+and the paired difference), says "no significant change" when the interval of the difference includes 0,
+and writes OUT/<name>.toml (usable by `run --judge PATH` or `--judges-dir OUT`) and OUT/align_report.json.
+The method, step by step: localjudge/align.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ..engine.base import DecodeOptions
+from .options import ModelChoice, decode_options, model_options
+
+if TYPE_CHECKING:
+    from ..align import AlignReport, Metrics
+
+
+def _ci(x: float | None, ci: tuple[float, float] | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def render_report(rep: AlignReport) -> str:
+    """The report as text for the terminal."""
+
+    def row(name: str, m: Metrics) -> str:
+        return f"  {name:<7} {_ci(m.accuracy, m.accuracy_ci):<24} {_ci(m.kappa, m.kappa_ci):<25} {_ci(m.auc, m.auc_ci)}"
+
+    lines = [
+        f"judge {rep.judge} aligned on {rep.labels_file} (column {rep.label_column!r}, positive = {rep.positive!r}; "
+        f"sha256 {rep.labels_sha256[:12]}…) with model {rep.model_id}",
+        f"rows: {rep.n_rows} labelled, {rep.n_used} scored ({rep.n_unscored} unscored); split seed {rep.seed}: "
+        f"{rep.n_train} train, {rep.n_test} held out (stratified)",
+        f"threshold on the expected score: {rep.threshold:.4f} (train kappa {_ci(rep.train_kappa_at_threshold, None)}; "
+        f"the judge's own verdict: {_ci(rep.train_kappa_baseline_default, None)})",
+    ]
+    if rep.examples_asked:
+        lines.append(f"few-shot examples: {rep.examples_asked} asked, {rep.examples_kept} kept ({rep.example_note})")
+    lines += [
+        f"held out (n = {rep.n_test}), 95 % bootstrap intervals:",
+        f"  {'':<7} {'accuracy':<24} {'Cohen kappa':<25} AUC (expected score)",
+        row("before", rep.before),
+        row("after", rep.after),
+    ]
+    for c in rep.changes:
+        diff = "n/a" if c.difference is None else f"{c.difference:+.3f}"
+        ci = f" [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}]" if c.ci else ""
+        lines.append(f"  {c.metric:<12} after - before {diff}{ci}: {c.verdict}")
+    if rep.aligned_file:
+        lines.append(f"wrote {rep.aligned_file} (judge {rep.aligned_judge}); report: align_report.json beside it")
+    return "\n".join(lines)
+
+
+@click.command(name="align")
+@click.argument("judge")
+@click.option("--labels", required=True, type=click.Path(dir_okay=False), help="Labelled rows: JSONL, JSON, CSV or Parquet.")
+@click.option("--label-column", default="label", show_default=True, help="Column holding the human label (two classes).")
+@click.option("--positive", default=None, help="The label value counted as positive [default: yes / true / pass / 1].")
+@click.option("--rationale-column", default=None, help="A column of human rationales, shown in few-shot examples.")
+@click.option("--examples", type=click.IntRange(0, 16), default=0, show_default=True, help="Few-shot examples to try (k).")
+@click.option("--test-fraction", type=float, default=0.3, show_default=True, help="Share of rows held out.")
+@click.option("--split-seed", type=int, default=0, show_default=True, help="Seed of the stratified split and the bootstrap.")
+@click.option("--bootstrap", "n_boot", type=click.IntRange(100), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--name", default=None, help="Name of the aligned judge [default: JUDGE_aligned].")
+@click.option("--out", "-o", default="aligned", show_default=True, type=click.Path(file_okay=False), help="Where to write.")
+@click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN", help="Take judge variable VAR from COLUMN.")
+@click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
+@decode_options()
+@model_options()
+def align_cmd(
+    judge: str,
+    labels: str,
+    label_column: str,
+    positive: str | None,
+    rationale_column: str | None,
+    examples: int,
+    test_fraction: float,
+    split_seed: int,
+    n_boot: int,
+    name: str | None,
+    out: str,
+    mapping: tuple[str, ...],
+    judges_dir: str | None,
+    decode: DecodeOptions,
+    model: ModelChoice,
+) -> None:
+    """Calibrate JUDGE on human labels: threshold on the expected score (and optional few-shot examples) chosen on a
+    train split, held-out agreement before and after, the aligned judge written as a new judge file."""
+    from ..align import align
+
+    ref = model.ref()
+    rep = align(
+        judge,
+        labels,
+        label_column=label_column,
+        positive=positive,
+        rationale_column=rationale_column,
+        seed=split_seed,
+        test_fraction=test_fraction,
+        examples=examples,
+        n_boot=n_boot,
+        name=name,
+        out=out,
+        model=ref.spec,
+        model_options=ref.options,
+        mapping=list(mapping),
+        options=decode,
+        judges_dir=judges_dir,
+    )
+    click.echo(render_report(rep))
