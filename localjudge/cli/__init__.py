@@ -7,6 +7,7 @@
     localjudge judges list | show NAME                      the judge catalog                (judges.py)
     localjudge models list | verify NAME | options          the model registry and backends  (models.py)
     localjudge report RUN / agree RUN                       HTML report, agreement with labels (report.py)
+    localjudge serve [--model SPEC] [--port 8000]           OpenAI-compatible judge server   (serve.py)
 
 Shared options live in options.py. Errors: every `LocalJudgeError` prints one line and exits with
 its class's `exit_code` (errors.py), here and nowhere else; --debug shows the traceback instead.
@@ -50,9 +51,10 @@ def _register() -> None:
     from .models import models_group
     from .report import agree_cmd, report_cmd
     from .run import run_cmd
+    from .serve import serve_cmd
     from .trace import trace_cmd
 
-    for cmd in (judge_cmd, parse_cmd, trace_cmd, run_cmd, judges_group, models_group, report_cmd, agree_cmd):
+    for cmd in (judge_cmd, parse_cmd, trace_cmd, run_cmd, judges_group, models_group, report_cmd, agree_cmd, serve_cmd):
         main.add_command(cmd)
 
 

@@ -13,7 +13,8 @@ output closes by construction.
 Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
-result), `json_schema.py` (any JSON schema, e.g. a client's response_format); `FORMATS` / `make_format` here: the one registry of formats.
+result), `json_schema.py` (any JSON schema, e.g. a client's response_format), `text.py` (free text, no constraint);
+`FORMATS` / `make_format` here: the one registry of formats.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesN
 from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
+from .text import PlainText, TextVerdict
 
 FORMATS: dict[str, type[OutputFormat]] = {
     cls.kind: cls
@@ -53,6 +55,7 @@ FORMATS: dict[str, type[OutputFormat]] = {
         VerdictList,
         ResultJSON,
         JSONSchemaFormat,
+        PlainText,
     )
 }
 
@@ -79,6 +82,7 @@ __all__ = [
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
+    "PlainText",
     "ResultJSON",
     "ResultVerdict",
     "SchemaError",
@@ -90,6 +94,7 @@ __all__ = [
     "Statements",
     "StatementsVerdict",
     "StatementVerdict",
+    "TextVerdict",
     "VerdictList",
     "VerdictListVerdict",
     "YesNoJSON",
