@@ -60,7 +60,19 @@ def test_a_run_through_the_server_scores_every_row_and_a_rerun_is_all_cache(spec
 def test_probs_give_an_expected_score_from_the_servers_top_logprobs(spec):
     res = CliRunner().invoke(
         main,
-        ["judge", "correctness", "--model", spec, "--probs", "--field", "input=2+2?", "--field", "output=4", "--field", "ground_truth=4"],
+        [
+            "judge",
+            "correctness",
+            "--model",
+            spec,
+            "--probs",
+            "--field",
+            "input=2+2?",
+            "--field",
+            "output=4",
+            "--field",
+            "ground_truth=4",
+        ],
     )
     assert res.exit_code in (0, 1), res.output
     out = json.loads(res.output)
@@ -81,7 +93,9 @@ def test_an_unreachable_server_is_a_one_line_model_error():
         port = s.getsockname()[1]
     with pytest.raises(ModelError, match=rf"cannot reach the server at http://127.0.0.1:{port}/v1"):
         ModelRef(f"server:http://127.0.0.1:{port}/v1#m").identity()
-    res = CliRunner().invoke(main, ["judge", "correctness", "--model", f"server:http://127.0.0.1:{port}/v1#m", "--field", "input=a"])
+    res = CliRunner().invoke(
+        main, ["judge", "correctness", "--model", f"server:http://127.0.0.1:{port}/v1#m", "--field", "input=a"]
+    )
     assert res.exit_code == 3 and "cannot reach the server" in res.output
 
 

@@ -94,8 +94,9 @@ class ServerState:
     # ------------------------------------------------------------------------------ engine side
 
     def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
-        """Output tokens for this request (runs on the engine thread): the client's max_tokens, or the format's
-        budget clamped to the context left; a 400 when the prompt leaves no room for the shortest valid answer."""
+        """Output tokens for this request (runs on the engine thread): the format's budget (free text: the text
+        cap), lowered by the client's max_tokens and clamped to the context left; a 400 when the prompt leaves
+        no room for the shortest valid answer."""
         n_prompt = engine.count_tokens(p.messages)
         n_ctx = engine.n_ctx
         need = 1
@@ -104,20 +105,22 @@ class ServerState:
             fsm = compile_(fmt)
             need = max(1, int(fsm.dist[fsm.initial]))
         if p.max_tokens is not None:
-            if n_prompt + p.max_tokens > n_ctx:
-                raise PromptTooLongError(
-                    f"this model's context is {n_ctx} tokens; the messages take {n_prompt} and max_tokens asks for "
-                    f"{p.max_tokens}: shorten the messages or lower max_tokens",
-                    n_prompt=n_prompt,
-                    n_ctx=n_ctx,
-                    budget=p.max_tokens,
-                )
             if p.max_tokens < need:
                 raise bad_request(
                     f"max_tokens: {p.max_tokens} is too few for the shortest answer the schema allows ({need} tokens); raise it",
                     param="max_tokens",
                 )
-            return p.max_tokens
+            # under a schema the format's own budget is the bound by construction; max_tokens can only lower it
+            budget = min(p.max_tokens, max(need, fmt.max_tokens())) if fmt.constrained else p.max_tokens
+            if n_prompt + budget > n_ctx:
+                raise PromptTooLongError(
+                    f"this model's context is {n_ctx} tokens; the messages take {n_prompt} and max_tokens asks for "
+                    f"{budget}: shorten the messages or lower max_tokens",
+                    n_prompt=n_prompt,
+                    n_ctx=n_ctx,
+                    budget=budget,
+                )
+            return budget
         budget = min(fmt.max_tokens(), n_ctx - n_prompt)
         if budget < need:
             raise PromptTooLongError(
