@@ -117,6 +117,7 @@ KEYS = ["model", "messages", "max_tokens", "temperature", "top_p", "seed", "stop
         "response_format", "tools", "tool_choice", "type", "json_schema", "schema", "function", "name", "content", "role"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_server):
     """200 malformed or odd bodies (seeded): every answer is a 4xx OpenAI error (or a 200 when the body
     happened to be valid), never a 5xx."""

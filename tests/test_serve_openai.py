@@ -47,6 +47,7 @@ def test_models_lists_the_one_model_with_its_identity(client, judge_server):
     assert ident["backend"] == "llama" and len(ident["digest"]) == 64 and ident["settings"] == {"n_parallel": 4}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schema", [JUDGEMENT, RATING], ids=["mlflow_judge_evaluation", "bounded_rating"])
 def test_json_schema_without_max_tokens_ends_valid_by_construction(client, schema):
     r = client.chat.completions.create(model="smollm2-135m", messages=ASK, response_format=_json_schema(schema))
@@ -56,6 +57,7 @@ def test_json_schema_without_max_tokens_ends_valid_by_construction(client, schem
     assert choice.finish_reason == "stop" and r.usage.completion_tokens > 0 and r.usage.prompt_tokens > 0
 
 
+@pytest.mark.slow
 def test_json_object_is_one_json_object(client):
     r = client.chat.completions.create(
         model="smollm2-135m", messages=ASK, response_format={"type": "json_object"}, max_tokens=120
@@ -74,6 +76,7 @@ PERSON_TOOL = {
 }
 
 
+@pytest.mark.slow
 def test_a_named_tool_choice_answers_a_tool_call_valid_for_its_parameters(client):
     r = client.chat.completions.create(
         model="smollm2-135m",
@@ -88,6 +91,7 @@ def test_a_named_tool_choice_answers_a_tool_call_valid_for_its_parameters(client
     Person.model_validate_json(call.function.arguments)
 
 
+@pytest.mark.slow
 def test_tool_choice_required_calls_one_of_the_tools(client):
     other = {"type": "function", "function": {"name": "Skip", "description": "Nothing to extract"}}
     r = client.chat.completions.create(
@@ -101,6 +105,7 @@ def test_tool_choice_required_calls_one_of_the_tools(client):
     assert (call.function.name, args) in (("Skip", {}),) or (call.function.name == "Person" and Person.model_validate(args))
 
 
+@pytest.mark.slow
 def test_streaming_sends_the_same_text_as_one_answer_and_the_usage_last(client):
     kw = dict(model="smollm2-135m", messages=ASK, response_format=_json_schema(JUDGEMENT), seed=1)
     whole = client.chat.completions.create(**kw).choices[0].message.content
@@ -116,6 +121,7 @@ def test_streaming_sends_the_same_text_as_one_answer_and_the_usage_last(client):
     assert usage is not None and usage.completion_tokens > 0
 
 
+@pytest.mark.slow
 def test_free_text_honours_max_tokens_and_stop_sequences(client):
     msgs = [{"role": "user", "content": "Count from 1 to 20, one number per line."}]
     r = client.chat.completions.create(model="smollm2-135m", messages=msgs, max_tokens=8)
@@ -126,6 +132,7 @@ def test_free_text_honours_max_tokens_and_stop_sequences(client):
     assert s.choices[0].finish_reason == "stop" and s.choices[0].message.content == full[: full.index(cut)]
 
 
+@pytest.mark.slow
 def test_logprobs_give_each_token_with_its_alternatives(client):
     r = client.chat.completions.create(
         model="smollm2-135m",
@@ -142,6 +149,7 @@ def test_logprobs_give_each_token_with_its_alternatives(client):
     assert all(bytes(t.bytes).decode("utf-8", "replace") == t.token for t in content)
 
 
+@pytest.mark.slow
 def test_a_conversation_with_a_tool_result_and_content_parts_is_accepted(client):
     msgs = [
         {"role": "system", "content": [{"type": "text", "text": "You are a judge."}]},

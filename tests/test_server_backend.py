@@ -47,6 +47,7 @@ def test_each_json_format_goes_out_as_its_json_schema_and_line_formats_as_plain_
     assert "response_format" not in eng.request_body([], FourLine(), options=DecodeOptions())
 
 
+@pytest.mark.slow
 def test_a_run_through_the_server_scores_every_row_and_a_rerun_is_all_cache(spec, tmp_path):
     run = evaluate(ROWS, ["groundedness"], model=spec, out=tmp_path / "r", mapping={"retrieval_context": "context"})
     assert run.counts.evaluated == 3 and run.counts.unscored == 0
@@ -57,6 +58,7 @@ def test_a_run_through_the_server_scores_every_row_and_a_rerun_is_all_cache(spec
     assert "server" in json.dumps(manifest)
 
 
+@pytest.mark.slow
 def test_probs_give_an_expected_score_from_the_servers_top_logprobs(spec):
     res = CliRunner().invoke(
         main,
@@ -79,6 +81,7 @@ def test_probs_give_an_expected_score_from_the_servers_top_logprobs(spec):
     assert out["value"] in ("yes", "no") and 0.0 <= out["expected_score"] <= 1.0
 
 
+@pytest.mark.slow
 def test_a_line_format_answer_is_parsed_by_the_same_layer_scored_or_unscored_with_a_reason(spec):
     eng = load_engine(spec)
     judge = get_judge("advanced_relevance")  # four_line: plain text, no schema to send
