@@ -32,7 +32,7 @@ from starlette.routing import Route
 from ..engine.base import Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
 from ..engine.worker import EngineWorker
 from ..errors import PromptTooLongError
-from ..formats import OutputFormat, PlainText
+from ..formats import OutputFormat, PlainText, SchemaError
 from ..formats.text import DEFAULT_TEXT_TOKENS
 from . import protocol
 from .errors import APIError, bad_request, from_exception
@@ -354,13 +354,14 @@ async def _chat(state: ServerState, request: Request) -> Response:
     if p.schema is None:
         fmt: OutputFormat = state.text_format
     else:
-        fmt = state.formats.get(p.schema, p.schema_name)
+        param = "tools" if p.tool_mode != "none" else "response_format"
         try:
+            fmt = state.formats.get(p.schema, p.schema_name)
             await state.formats.ready(fmt)
+        except SchemaError as e:
+            raise bad_request(str(e), param=param) from None
         except CompileRefused as e:
-            raise bad_request(
-                f"response schema refused: {e}", param="tools" if p.tool_mode != "none" else "response_format"
-            ) from None
+            raise bad_request(f"response schema refused: {e}", param=param) from None
     loop = asyncio.get_running_loop()
     cancel = threading.Event()
     accepted = asyncio.Event()
