@@ -7,6 +7,9 @@
     python scripts/bench.py batching [--rows 300] one-at-a-time vs --parallel 4 on TruthfulQA: same verdicts?
     python scripts/bench.py models   [--n 6] [--model NAME ...] prompt/generation speed per local model, and what
                                                     it predicts for the curated hub models (by file size)
+    python scripts/bench.py serve    [--rows 4]  the same judgements in-process (`localjudge run`), through `localjudge serve`
+                                                 with 1 and 8 concurrent clients, and through llama-cpp-python's own
+                                                 OpenAI server with the same client: valid % and rows/min
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -14,6 +17,8 @@
 Each contender runs in its own subprocess (so peak RSS is its own). Ratios, not absolute times, are
 the result: this machine is shared and noisy. Needs `numba` for outlines' stock path to be constrained
 (`pip install numba`); without it outlines silently decodes unconstrained, which the valid % shows.
+`serve` needs llama-cpp-python's server extras for the peer server (bench-only, not a localjudge dependency):
+`pip install sse-starlette starlette-context pydantic-settings`.
 """
 
 from __future__ import annotations
@@ -303,7 +308,147 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             "decode_ms": sum(x["decode_ms"] for x in res),
             "rss_mb": peak_rss_mb(),
         }
+    if mode.startswith("serve_"):
+        return run_serve_mode(mode, rows)
     raise SystemExit(f"unknown mode {mode}")
+
+
+# ------------------------------------------------------------------------------------------- serve
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start(cmd: list[str], url: str, env: dict | None = None):
+    import urllib.request
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/models", timeout=2).read()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited with {proc.returncode}: {' '.join(cmd)}") from None
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"server did not start: {' '.join(cmd)}")
+
+
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=1800) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, {"error": e.read()[:300].decode("utf-8", "replace")}
+
+
+def run_serve_mode(mode: str, rows: int) -> dict:
+    """serve_inproc: the batch runner in this process. serve_http1 / serve_http8: `localjudge serve` with 1 or 8
+    client threads (n_parallel 1 / 8). serve_llamacpp: llama-cpp-python's OpenAI server, 1 client, the same
+    requests (response_format json_schema); serve_llamacpp_native: its own json_object + schema extension."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from localjudge.engine.llama import default_threads
+    from localjudge.errors import ParseError
+    from localjudge.judges import get_judge
+    from localjudge.models import resolve_model
+
+    items = [(get_judge(name), vars_) for name, vars_ in workload(rows)]
+    if mode == "serve_inproc":
+        from localjudge.engine import load_engine
+        from localjudge.runner import evaluate
+
+        eng = load_engine()
+        for name in JUDGES:
+            eng.compile(get_judge(name).format)
+        data = [json.loads(x) for x in DATA.read_text().splitlines() if x.strip()][:rows]
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as out:
+            run = evaluate(data, list(JUDGES), engine=eng, out=out)
+            valid = sum(r.result.scored for r in run.results)
+        return {"n": len(items), "wall_s": time.perf_counter() - t0, "valid": valid, "errors": 0, "rss_mb": peak_rss_mb()}
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    clients = 8 if mode == "serve_http8" else 1
+    if mode.startswith("serve_http"):
+        cli = str(Path(sys.executable).parent / "localjudge")
+        cmd = [cli, "serve", "--port", str(port), "--no-precompile", "--option", f"n_parallel={clients}"]
+        name = "smollm2-135m"
+    else:
+        path = resolve_model(None).path
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", path, "--n_ctx", "4096", "--port", str(port)]
+        cmd += ["--n_threads", str(default_threads()), "--n_threads_batch", str(default_threads()), "--model_alias", "judge"]
+        name = "judge"
+    proc = _start(cmd, url)
+    try:
+
+        def body(judge, vars_) -> dict:
+            fmt = judge.output_formats[0]
+            msgs = [m.model_dump() for m in judge.render(**vars_)]
+            schema = fmt.json_schema()
+            rf = (
+                {"type": "json_object", "schema": schema}
+                if mode == "serve_llamacpp_native"
+                else {"type": "json_schema", "json_schema": {"name": fmt.kind, "schema": schema, "strict": True}}
+            )
+            return {"model": name, "messages": msgs, "response_format": rf, "max_tokens": fmt.max_tokens(), "temperature": 0}
+
+        for judge in {id(j): j for j, _ in items}.values():  # warm-up: each format's constraint built once, untimed
+            _post(url, {**body(judge, items[[j for j, _ in items].index(judge)][1]), "max_tokens": 8})
+
+        def one(item) -> tuple[bool, bool]:
+            judge, vars_ = item
+            status, answer = _post(url, body(judge, vars_))
+            if status != 200:
+                return False, True
+            try:
+                judge.output_formats[0].parse(answer["choices"][0]["message"]["content"] or "")
+                return True, False
+            except (ParseError, KeyError, TypeError):
+                return False, False
+
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            res = list(pool.map(one, items))
+        wall = time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return {"n": len(items), "wall_s": wall, "valid": sum(v for v, _ in res), "errors": sum(e for _, e in res), "rss_mb": 0}
+
+
+def section_serve(rows: int) -> None:
+    n = rows * len(JUDGES)
+    print(f"## Judge server: {rows} CoQA RAG rows x {len(JUDGES)} judges = {n} judgements (default model)\n")
+    print("| path | rows/min | ratio to in-process | valid typed verdicts | HTTP errors |")
+    print("|---|---|---|---|---|")
+    res = {}
+    for mode, label in (
+        ("serve_inproc", "in-process `localjudge run`"),
+        ("serve_http1", "`localjudge serve`, 1 client (json_schema)"),
+        ("serve_http8", "`localjudge serve --option n_parallel=8`, 8 clients"),
+        ("serve_llamacpp", "llama-cpp-python server, 1 client, same requests (json_schema)"),
+        ("serve_llamacpp_native", "llama-cpp-python server, 1 client, its json_object + schema"),
+    ):
+        res[mode] = r = sub(mode, rows, 0)
+        if "error" in r:
+            print(f"| {label} | error: {r['error']} | | | |")
+            continue
+        rpm = r["n"] / r["wall_s"] * 60
+        base = res["serve_inproc"]
+        ratio = rpm / (base["n"] / base["wall_s"] * 60) if "error" not in base else float("nan")
+        print(f"| {label} | {rpm:.1f} | {ratio:.2f} | {100 * r['valid'] / r['n']:.0f}% | {r['errors']} |")
 
 
 REUSE_ROWS = int(os.environ.get("BENCH_REUSE_ROWS", "40"))
@@ -634,7 +779,9 @@ def section_models(n: int, names: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("section", choices=["tokens", "workload", "reuse", "batching", "models", "all", "_run", "ray", "_ray"])
+    ap.add_argument(
+        "section", choices=["tokens", "workload", "reuse", "batching", "models", "serve", "all", "_run", "ray", "_ray"]
+    )
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -660,6 +807,8 @@ def main() -> None:
         section_ray(a.rows if "--rows" in sys.argv else 12)
     if a.section == "models":
         section_models(a.n, a.model or ["smollm2-135m", "gemma3-270m"])
+    if a.section == "serve":
+        section_serve(a.rows)
 
 
 if __name__ == "__main__":

@@ -48,3 +48,24 @@ def ray_cluster(_localjudge_home):
         ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def judge_server(_localjudge_home):
+    """One real `localjudge serve` with the default model on a free loopback port for the whole session
+    (4 requests decoded side by side; client schemas compiled under a 20 s limit)."""
+    from serve_support import start_server
+
+    server = start_server("--option", "n_parallel=4", "--compile-timeout", "20")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def keyed_server(_localjudge_home):
+    """A second server: Bearer key required, at most 4 requests queued or decoding."""
+    from serve_support import start_server
+
+    server = start_server("--api-key", "s3cret-key", "--max-pending", "4", "--no-precompile")
+    yield server
+    server.stop()

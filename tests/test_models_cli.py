@@ -134,6 +134,7 @@ HEAVY = (
     "pandas",
     "numpy",
     "fastapi",
+    "starlette",
     "uvicorn",
     "mlflow",
     "deepeval",

@@ -8,6 +8,7 @@
     localjudge models list | info | verify | pull | add | options   the model registry and backends (models.py)
     localjudge report RUN / agree RUN                       HTML report, agreement with labels (report.py)
     localjudge align JUDGE --labels FILE                    calibrate a judge on human labels  (align.py)
+    localjudge serve [--model SPEC] [--port 8000]           OpenAI-compatible judge server   (serve.py)
 
 Shared options live in options.py. Errors: every `LocalJudgeError` prints one line and exits with
 its class's `exit_code` (errors.py), here and nowhere else; --debug shows the traceback instead.
@@ -52,9 +53,21 @@ def _register() -> None:
     from .models import models_group
     from .report import agree_cmd, report_cmd
     from .run import run_cmd
+    from .serve import serve_cmd
     from .trace import trace_cmd
 
-    for cmd in (judge_cmd, parse_cmd, trace_cmd, run_cmd, judges_group, models_group, report_cmd, agree_cmd, align_cmd):
+    for cmd in (
+        judge_cmd,
+        parse_cmd,
+        trace_cmd,
+        run_cmd,
+        judges_group,
+        models_group,
+        report_cmd,
+        agree_cmd,
+        align_cmd,
+        serve_cmd,
+    ):
         main.add_command(cmd)
 
 

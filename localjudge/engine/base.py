@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..formats import OutputFormat
 
@@ -43,12 +43,26 @@ class DecodeOptions(BaseModel):
 
 
 class TokenInfo(BaseModel):
-    """One output token: id, text, log-probability (None when forced by the format)."""
+    """One output token: id, text, log-probability (None when forced by the format); `top`: the most
+    likely tokens at that step as (id, log-probability), when asked (`GenerateOptions.top_logprobs`)."""
 
     id: int
     text: str
     logprob: float | None  # None for tokens fed by jump-forward (forced by the format)
     forced: bool = False
+    top: list[tuple[int, float]] | None = None
+
+
+class GenerateOptions(DecodeOptions):
+    """Per-request settings of an API call (`localjudge serve`) on top of `DecodeOptions`. A judge run never
+    uses them, so they never enter a cache key; their defaults change nothing."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    top_p: float = Field(1.0, gt=0, le=1)  # nucleus sampling (with temperature > 0)
+    stop: list[str] = Field(default_factory=list)  # free text (no constraint) ends before the first of these
+    top_logprobs: int = Field(0, ge=0, le=20)  # the most likely tokens recorded at every model-chosen step
+    on_tokens: Callable[[list[TokenInfo]], None] | None = Field(None, exclude=True)  # new output tokens, as decoded
 
 
 class Generation(BaseModel):

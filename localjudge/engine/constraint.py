@@ -20,6 +20,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -190,10 +191,15 @@ def _distances(n_states: int, src: np.ndarray, dst: np.ndarray, final: np.ndarra
     return dist
 
 
+def cache_path(regex: str, vocab_hash: str) -> Path:
+    """Where the compiled automaton of `regex` for the vocabulary with this hash is cached on disk."""
+    key = hashlib.sha256(f"{FSM_CACHE_VERSION}\0{vocab_hash}\0{regex}".encode()).hexdigest()[:32]
+    return cache_home() / "fsm" / vocab_hash / f"{key}.npz"
+
+
 def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> TokenFSM:
     """Compile (or load from the disk cache) the token automaton of `regex` for `vocab`."""
-    key = hashlib.sha256(f"{FSM_CACHE_VERSION}\0{vocab.hash}\0{regex}".encode()).hexdigest()[:32]
-    path = cache_home() / "fsm" / vocab.hash / f"{key}.npz"
+    path = cache_path(regex, vocab.hash)
     t0 = time.perf_counter()
     if use_cache and path.exists():
         try:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..formats import OutputFormat
-from .base import DecodeOptions, Generation, TokenInfo
+from .base import DecodeOptions, GenerateOptions, Generation, TokenInfo
 from .constraint import TokenFSM, TokenVocab
 
 Forced = Callable[[TokenFSM, int], "tuple[list[int], int] | None"]
@@ -51,12 +51,23 @@ class DecodeJob:
         self.compile_ms = compile_ms
         self.t_start = self.t_first = self.t_end = 0.0
         self.cancel: threading.Event | None = None  # set by the caller: stop at the next step
+        # API-call extras (GenerateOptions); with plain DecodeOptions none of them is active
+        ext = opts if isinstance(opts, GenerateOptions) else None
+        self.top_p = ext.top_p if ext is not None else 1.0
+        self.n_top = ext.top_logprobs if ext is not None else 0
+        self.stops = [x.encode("utf-8") for x in ext.stop if x] if ext is not None and fsm is None else []
+        self.on_tokens = ext.on_tokens if ext is not None else None
+        self.text_end: int | None = None  # byte offset where a stop sequence begins (the text ends there)
+        self._sent = 0  # tokens already handed to on_tokens
+        self._bytes = bytearray()  # the output so far, only kept when stop sequences are watched
 
     # ------------------------------------------------------------------ the loop, one step at a time
 
     def start(self) -> list[int]:
         """Tokens the format forces before the model chooses anything (evaluated with the prompt)."""
-        return self._jump()
+        feed = self._jump()
+        self._emit()
+        return feed
 
     def step(self, logits: np.ndarray) -> list[int] | None:
         """Choose the next token from the last position's logits; return what to evaluate next
@@ -85,25 +96,51 @@ class DecodeJob:
         eos = eos_ids[0] if allow_eos else None
         if self.steps is not None and fsm is not None and 2 <= len(ids) + allow_eos <= 64:
             self.steps.append(self._step_dist(logits, ids, eos))
-        tok, pos = choose(logits, ids, eos, self.opts, self.rng)
+        tok, pos = choose(logits, ids, eos, self.opts, self.rng, self.top_p)
         if tok is None:
             return self._finish("eos" if fsm is None or fsm.final[self.state] else "budget")
         m = float(logits.max())
         lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
         self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        if self.n_top:
+            top = np.argpartition(logits, -self.n_top)[-self.n_top :]
+            top = top[np.argsort(-logits[top], kind="stable")]
+            self.out[-1].top = [(int(t), float(logits[t]) - lse) for t in top]
         if fsm is None:
             if tok in eos_ids:
                 self.out.pop()
                 return self._finish("eos")
+            if self.stops and self._hit_stop(pieces[tok]):
+                return self._finish("stop")
+            self._emit()
             return [tok]
         assert nxt is not None
         new = int(nxt[pos])
         self.run = self.run + 1 if fsm.dist[new] >= fsm.dist[self.state] else 0
         self.state = new
         if self._terminal():
+            self._emit()
             return self._finish("final")
         feed = [tok] + self._jump()
+        self._emit()
         return None if self.done else feed
+
+    def _hit_stop(self, piece: bytes) -> bool:
+        """Add `piece` to the text; True when a stop sequence now occurs (the text will end where it begins)."""
+        before = len(self._bytes)
+        self._bytes += piece
+        longest = max(map(len, self.stops))
+        window = max(0, before - longest + 1)
+        hits = [i for i in (self._bytes.find(x, window) for x in self.stops) if i >= 0]
+        if hits:
+            self.text_end = min(hits)
+        return bool(hits)
+
+    def _emit(self) -> None:
+        """Hand the tokens decoded since the last call to `on_tokens` (streaming)."""
+        if self.on_tokens is not None and len(self.out) > self._sent:
+            new, self._sent = self.out[self._sent :], len(self.out)
+            self.on_tokens(new)
 
     def _terminal(self) -> bool:
         fsm = self.fsm
@@ -166,7 +203,8 @@ class DecodeJob:
     def generation(self) -> Generation:
         """The output as a `Generation`: text, tokens, token counts, stop reason (`budget` if none was set),
         fields cut, and timings in ms."""
-        text = b"".join(self.vocab.pieces[t.id] for t in self.out).decode("utf-8", "replace")
+        raw = b"".join(self.vocab.pieces[t.id] for t in self.out)
+        text = (raw if self.text_end is None else raw[: self.text_end]).decode("utf-8", "replace")
         first = self.t_first or self.t_end
         return Generation(
             text=text,
@@ -186,9 +224,11 @@ class DecodeJob:
         )
 
 
-def choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng) -> tuple[int | None, int]:
-    """Greedy (temperature 0) or seeded sampling over the allowed ids (+ EOS where the output may end).
-    Returns (token or None for EOS, its position in `ids`)."""
+def choose(
+    logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOptions, rng, top_p: float = 1.0
+) -> tuple[int | None, int]:
+    """Greedy (temperature 0) or seeded sampling over the allowed ids (+ EOS where the output may end), with
+    `top_k` and nucleus `top_p` when sampling. Returns (token or None for EOS, its position in `ids`)."""
     cand = logits[ids] if len(ids) else np.empty(0, dtype=np.float32)
     if eos is not None:
         cand = np.append(cand, logits[eos])
@@ -202,7 +242,14 @@ def choose(logits: np.ndarray, ids: np.ndarray, eos: int | None, opts: DecodeOpt
             kth = np.partition(z, -opts.top_k)[-opts.top_k]
             z = np.where(z >= kth, z, -np.inf)
         p = np.exp(z - z.max())
-        pos = int(rng.choice(len(z), p=p / p.sum()))
+        p /= p.sum()
+        if top_p < 1.0:  # keep the most likely tokens whose mass reaches top_p
+            order = np.argsort(-p, kind="stable")
+            keep = order[: int(np.searchsorted(np.cumsum(p[order]), top_p)) + 1]
+            q = np.zeros_like(p)
+            q[keep] = p[keep]
+            p = q / q.sum()
+        pos = int(rng.choice(len(z), p=p))
     if eos is not None and pos == len(ids):
         return None, pos
     return int(ids[pos]), pos

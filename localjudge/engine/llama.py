@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +49,7 @@ def default_threads() -> int:
 
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
+FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
 
 
 class _Group:
@@ -227,7 +228,7 @@ class LlamaEngine:
         self.model_id = self.info.name
         self._sha256: str | None = None
         self._template_mode, self._template = self._pick_template(chat_template)
-        self._fsm_cache: dict[str, TokenFSM] = {}
+        self._fsm_cache: OrderedDict[str, TokenFSM] = OrderedDict()
         self.n_calls = 0
         self.jump_forward = o.jump_forward  # off only to measure what it saves
         self.reuse_prefix = o.reuse_prefix  # likewise
@@ -497,12 +498,17 @@ class LlamaEngine:
     # ------------------------------------------------------------------ constraint
 
     def compile(self, fmt: OutputFormat) -> TokenFSM:
-        """The format's token automaton for this vocabulary (compiled once per regex, cached on disk)."""
+        """The format's token automaton for this vocabulary (compiled once per regex, cached on disk; the last
+        `FSM_CACHE_SIZE` kept in memory)."""
         rx = fmt.regex()
         fsm = self._fsm_cache.get(rx)
         if fsm is None:
             fsm = compile_regex(rx, self.vocab)
             self._fsm_cache[rx] = fsm
+            while len(self._fsm_cache) > FSM_CACHE_SIZE:  # a server sees many schemas: bounded, least recently used out
+                self._fsm_cache.popitem(last=False)
+        else:
+            self._fsm_cache.move_to_end(rx)
         return fsm
 
     def _forced(self, fsm: TokenFSM, state: int) -> tuple[list[int], int] | None:
@@ -523,7 +529,7 @@ class LlamaEngine:
                 budget=budget,
             )
         tc = time.perf_counter()
-        fsm = self.compile(fmt) if opts.constrained else None
+        fsm = self.compile(fmt) if opts.constrained and fmt.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
         return DecodeJob(
             prompt,

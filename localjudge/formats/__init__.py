@@ -13,9 +13,9 @@ output closes by construction.
 Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenient parsing helpers),
 `json_formats.py` (yes/no, score, pairwise, statements, verdict lists), `line_formats.py`
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
-result), `json_schema.py` (any JSON schema, e.g. a client's response_format), `judge_models.py` (the native
-formats of dedicated judge models: Prometheus 2, Flow-Judge, Atla Selene); `FORMATS` / `make_format` here:
-the one registry of formats.
+result), `json_schema.py` (any JSON schema, e.g. a client's response_format), `text.py` (free text, no
+constraint), `judge_models.py` (the native formats of dedicated judge models: Prometheus 2, Flow-Judge,
+Atla Selene); `FORMATS` / `make_format` here: the one registry of formats.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
 from .judge_models import FeedbackFormat, FeedbackVerdict, FlowJudge, Prometheus, Selene
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
+from .text import PlainText, TextVerdict
 
 FORMATS: dict[str, type[OutputFormat]] = {
     cls.kind: cls
@@ -56,6 +57,7 @@ FORMATS: dict[str, type[OutputFormat]] = {
         VerdictList,
         ResultJSON,
         JSONSchemaFormat,
+        PlainText,
     )
 }
 # the native formats of dedicated judge models (Prometheus 2, Flow-Judge, Atla Selene): judge_models.py
@@ -87,6 +89,7 @@ __all__ = [
     "OutputFormat",
     "PairwiseJSON",
     "PairwiseVerdict",
+    "PlainText",
     "Prometheus",
     "ResultJSON",
     "ResultVerdict",
@@ -100,6 +103,7 @@ __all__ = [
     "Statements",
     "StatementsVerdict",
     "StatementVerdict",
+    "TextVerdict",
     "VerdictList",
     "VerdictListVerdict",
     "YesNoJSON",

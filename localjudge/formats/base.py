@@ -27,6 +27,19 @@ def literal(text: str) -> str:
     return re.escape(text)
 
 
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema object with these properties, all required, in this order, nothing else allowed."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def number_schema(lo: float, hi: float, decimals: int) -> dict[str, Any]:
+    """A closed range as a JSON schema: an integer, or a number with `decimals` places (`multipleOf`)."""
+    lo_, hi_ = (int(lo), int(hi)) if lo == int(lo) and hi == int(hi) else (lo, hi)
+    if decimals == 0:
+        return {"type": "integer", "minimum": lo_, "maximum": hi_}
+    return {"type": "number", "minimum": lo_, "maximum": hi_, "multipleOf": 10**-decimals}
+
+
 # ---------------------------------------------------------------------------------------- verdicts
 
 
@@ -171,6 +184,7 @@ class OutputFormat(ABC):
     """An output contract: decoding constraint + parser + normaliser."""
 
     kind: ClassVar[str]
+    constrained: ClassVar[bool] = True  # False: decoded without a constraint (free text), bounded by max_tokens() alone
 
     def __init__(self, field_tokens: int = 80):
         if field_tokens < 1:
@@ -192,6 +206,11 @@ class OutputFormat(ABC):
     def value(self, verdict: Any) -> Any:
         """The raw value a user reads (yes/no, a number, a label, a dict of criteria)."""
         return verdict.model_dump()
+
+    def json_schema(self) -> dict[str, Any] | None:
+        """The JSON schema whose values are exactly what `regex()` allows (what the `server:` backend sends as
+        `response_format`), or None for a format whose output is not JSON."""
+        return None
 
     def rationale(self, verdict: Any) -> str | None:
         """The verdict's free-text justification, or None (the default: the format has none)."""

@@ -19,6 +19,8 @@ from .base import (
     as_text,
     first_json_with,
     lower_keys,
+    number_schema,
+    object_schema,
 )
 
 
@@ -41,6 +43,11 @@ class YesNoJSON(OutputFormat):
         if not self.with_rationale:
             return r'\{"result": "(yes|no)"\}'
         return r'\{"rationale": "' + JSON_STR + r'", "result": "(yes|no)"\}'
+
+    def json_schema(self) -> dict[str, Any]:
+        """`{"rationale": string, "result": "yes"|"no"}` (or `result` alone), every key required."""
+        props: dict[str, Any] = {"rationale": {"type": "string"}} if self.with_rationale else {}
+        return object_schema({**props, "result": {"type": "string", "enum": ["yes", "no"]}})
 
     def parse(self, text: str) -> YesNoVerdict:
         """The first JSON object with a `result` key: yes or no (any case, padded); the rationale is optional ("")."""
@@ -96,6 +103,13 @@ class ScoreJSON(OutputFormat):
             return r'\{"eval_score": ' + self.range.regex() + r"\}"
         return r'\{"eval_score": ' + self.range.regex() + r', "explanation": "' + JSON_STR + r'"\}'
 
+    def json_schema(self) -> dict[str, Any]:
+        """`{"eval_score": min..max, "explanation": string}` (or the score alone); decimals as `multipleOf`."""
+        props: dict[str, Any] = {"eval_score": number_schema(self.range.lo, self.range.hi, self.range.decimals)}
+        if self.with_explanation:
+            props["explanation"] = {"type": "string"}
+        return object_schema(props)
+
     def parse(self, text: str) -> ScoreVerdict:
         """The first JSON object with `eval_score`: a number (or a string spelling one) within min..max, an integer
         when decimals is 0; the explanation is optional ("")."""
@@ -145,6 +159,10 @@ class PairwiseJSON(OutputFormat):
     def regex(self) -> str:
         """`{"better_response": 1|2|0, "explanation": "..."}`."""
         return r'\{"better_response": (1|2|0), "explanation": "' + JSON_STR + r'"\}'
+
+    def json_schema(self) -> dict[str, Any]:
+        """`{"better_response": 1|2|0, "explanation": string}`."""
+        return object_schema({"better_response": {"type": "integer", "enum": [1, 2, 0]}, "explanation": {"type": "string"}})
 
     def parse(self, text: str) -> PairwiseVerdict:
         """The first JSON object with `better_response` 0, 1 or 2 (a number or a string spelling one); 0 and 2
@@ -196,6 +214,10 @@ class Statements(OutputFormat):
         item = '"' + JSON_STR + '"'
         return r'\{"statements": \[(' + item + "(, " + item + "){0," + str(self.max_items - 1) + "})?" + r"\]\}"
 
+    def json_schema(self) -> dict[str, Any]:
+        """`{"statements": [string, ...]}` with at most `max_items` strings."""
+        return object_schema({"statements": {"type": "array", "items": {"type": "string"}, "maxItems": self.max_items}})
+
     def parse(self, text: str) -> StatementsVerdict:
         """The first JSON object with a `statements` list of strings (numbers kept as text); the count is not
         checked against `max_items`."""
@@ -243,6 +265,11 @@ class VerdictList(OutputFormat):
         """`{"verdicts": [{"verdict": "yes"|"no"|"unsure", "reason": "..."}, ...]}` with exactly `n` items."""
         item = r'\{"verdict": "(yes|no|unsure)", "reason": "' + JSON_STR + r'"\}'
         return r'\{"verdicts": \[' + ", ".join([item] * self.n) + r"\]\}"
+
+    def json_schema(self) -> dict[str, Any]:
+        """`{"verdicts": [{"verdict": "yes"|"no"|"unsure", "reason": string}, ...]}` with exactly `n` items."""
+        item = object_schema({"verdict": {"type": "string", "enum": ["yes", "no", "unsure"]}, "reason": {"type": "string"}})
+        return object_schema({"verdicts": {"type": "array", "items": item, "minItems": self.n, "maxItems": self.n}})
 
     def parse(self, text: str) -> VerdictListVerdict:
         """The first JSON object with a `verdicts` list of exactly `n` objects, each verdict yes, no or unsure

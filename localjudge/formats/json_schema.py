@@ -8,7 +8,8 @@ here rather than by outlines-core's schema builder so that:
     free field, `max_tokens` in all) - `maxLength`/`maxItems` are honoured that way, never as
     character counts, which explode the automaton (maxLength 1000 -> 373 MB);
   * integer and number bounds are honoured (outlines-core ignores them): a closed range of up to
-    2000 integers is enumerated, like the judges' score ranges;
+    2000 integers is enumerated, like the judges' score ranges (`multipleOf` 0.1/0.01/0.001 on a
+    bounded number: that many decimals); `maxItems` up to 64 is a counted repetition of items;
   * every declared property is written, in the schema's order (valid whether or not it is required,
     and no combinatorial alternatives for optional properties);
   * what cannot be honoured is refused with `SchemaError` naming the feature and its place
@@ -39,7 +40,9 @@ MAX_PROPERTIES = 256
 MAX_ENUM_VALUES = 1000
 MAX_LITERAL_CHARS = 20_000
 MAX_REGEX_CHARS = 100_000
-MAX_MIN_ITEMS = 16
+MAX_MIN_ITEMS = 64
+MAX_MAX_ITEMS = 64  # maxItems up to this is a counted repetition of items; above, only the token budget bounds it
+DECIMAL_STEPS = {1: 0.1, 2: 0.01, 3: 0.001}  # multipleOf on a bounded number: that many decimals
 MAX_MIN_LENGTH = 64
 ARRAY_ITEMS_BUDGETED = 8  # free fields an array is budgeted for (the whole-output budget still applies)
 
@@ -58,7 +61,6 @@ UNSUPPORTED = (
     "contains",
     "prefixItems",
     "uniqueItems",
-    "multipleOf",
     "pattern",
     "minProperties",
     "maxProperties",
@@ -162,8 +164,10 @@ class _Compiler:
                 t = "object"
             elif "items" in s:
                 t = "array"
-            else:
+            elif "multipleOf" not in s:
                 return self.any_value(where, depth, mult)
+        if "multipleOf" in s and t not in ("number", "integer"):
+            raise self.fail(where, f"multipleOf on a {t} cannot be constrained; remove it")
         if t == "object":
             return self.object(s, where, depth, refs, mult)
         if t == "array":
@@ -188,6 +192,8 @@ class _Compiler:
         self.literal_chars += sum(map(len, lits))
         if self.literal_chars > MAX_LITERAL_CHARS:
             raise self.fail(where, f"enum/const values longer than {MAX_LITERAL_CHARS} characters in all")
+        if all(isinstance(v, str) for v in values):  # "(yes|no)": the quotes once, as the judges' formats write it
+            return '"(' + "|".join(re.escape(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values) + ')"'
         return "(" + "|".join(lits) + ")"
 
     def object(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
@@ -200,6 +206,8 @@ class _Compiler:
             raise self.fail(where, f"required {missing[0]!r} is not among the properties")
         if not props:
             extra = s.get("additionalProperties", True)
+            if extra is False:  # no properties and nothing else allowed: the empty object
+                return r"\{\}"
             value = (
                 self.any_value(where + ".*", depth + 1, mult * ARRAY_ITEMS_BUDGETED)
                 if extra in (True, None)
@@ -219,10 +227,19 @@ class _Compiler:
         lo = int(s.get("minItems", 0) or 0)
         if lo > MAX_MIN_ITEMS:
             raise self.fail(where, f"minItems {lo} > {MAX_MIN_ITEMS} cannot be constrained compactly; lower it")
-        item = self.regex(items, where + "[]", depth + 1, refs, mult * ARRAY_ITEMS_BUDGETED)
+        hi = s.get("maxItems")
+        if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool) or hi < lo):
+            raise self.fail(where, f"maxItems {hi!r} must be an integer >= minItems ({lo})")
+        if hi is not None and hi > MAX_MAX_ITEMS:
+            hi = None  # a long list is bounded by the output's token budget alone
+        if hi == 0:
+            return r"\[\]"
+        item = self.regex(items, where + "[]", depth + 1, refs, mult * (hi or ARRAY_ITEMS_BUDGETED))
+        more = "*" if hi is None else "{0," + str(hi - max(lo, 1)) + "}"
         if lo == 0:
-            return r"\[(" + item + "(" + SEP + item + ")*)?" + r"\]"
-        return r"\[" + SEP.join([item] * lo) + "(" + SEP + item + ")*" + r"\]"
+            return r"\[(" + item + "(" + SEP + item + ")" + more + ")?" + r"\]"
+        tail = "" if hi == lo else "(" + SEP + item + ")" + more
+        return r"\[" + SEP.join([item] * lo) + tail + r"\]"
 
     def string(self, s: dict[str, Any], where: str, mult: int) -> str:
         fmt = s.get("format")
@@ -240,6 +257,8 @@ class _Compiler:
         return '"' + "(" + char + "){" + str(lo) + ",}" + '"'
 
     def integer(self, s: dict[str, Any], where: str, mult: int) -> str:
+        if s.get("multipleOf") not in (None, 1):
+            raise self.fail(where, "multipleOf on an integer cannot be constrained (only 1); remove it")
         lo, hi = _bounds(s, True, where)
         if lo is None and hi is None:
             self.free += mult
@@ -259,13 +278,23 @@ class _Compiler:
 
     def number(self, s: dict[str, Any], where: str, mult: int) -> str:
         lo, hi = _bounds(s, False, where)
+        step = s.get("multipleOf")
+        decimals = 3
+        if step is not None:
+            decimals = next((d for d, v in DECIMAL_STEPS.items() if _is_num(step) and abs(step - v) < 1e-12), -1)
+            if _is_num(step) and step == 1:
+                decimals = 0
+            if decimals < 0 or lo is None or hi is None:
+                raise self.fail(
+                    where, "multipleOf on a number is honoured only as 1, 0.1, 0.01 or 0.001 with minimum and maximum; change it"
+                )
         if lo is None and hi is None:
             self.free += mult
             return NUMBER
         if lo is None or hi is None or lo != int(lo) or hi != int(hi):
             raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
         try:
-            return NumberRange(lo, hi, 3).regex()
+            return NumberRange(lo, hi, decimals).regex()
         except InputError as e:
             raise self.fail(where, str(e)) from None
 
@@ -280,6 +309,10 @@ class _Compiler:
             arr = r"\[(" + value + "(" + SEP + value + ")*)?" + r"\]"
             value = "(" + "|".join((scalar, obj, arr)) + ")"
         return value
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _bounds(s: dict[str, Any], integer: bool, where: str) -> tuple[float | None, float | None]:
@@ -342,6 +375,14 @@ def validate(value: Any, s: Any, root: dict[str, Any], where: str = "$") -> str 
             return f"at {where}: {value} is below the minimum {s['minimum']}"
         if s.get("maximum") is not None and value > s["maximum"]:
             return f"at {where}: {value} is above the maximum {s['maximum']}"
+        step = s.get("multipleOf")
+        if (
+            isinstance(step, (int, float))
+            and not isinstance(step, bool)
+            and step > 0
+            and abs(value / step - round(value / step)) > 1e-9
+        ):
+            return f"at {where}: {value} is not a multiple of {step}"
     if isinstance(value, dict):
         props = s.get("properties") or {}
         for r in s.get("required") or []:

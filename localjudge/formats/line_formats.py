@@ -19,6 +19,7 @@ from .base import (
     json_objects,
     literal,
     lower_keys,
+    object_schema,
 )
 
 
@@ -208,6 +209,14 @@ class Choice(OutputFormat):
         if self.with_rationale:
             return r'\{"rationale": "' + JSON_STR + r'", "result": "' + self._alt() + r'"\}'
         return self._alt()
+
+    def json_schema(self) -> dict[str, Any] | None:
+        """With a rationale: `{"rationale": string, "result": <label>}` (longer labels first, as in the regex);
+        None for a bare label (not JSON)."""
+        if not self.with_rationale:
+            return None
+        labels = sorted(self.labels, key=len, reverse=True)
+        return object_schema({"rationale": {"type": "string"}, "result": {"type": "string", "enum": labels}})
 
     def _match_label(self, s: str, text: str) -> str:
         s = s.strip().strip("\"'*[]().` ").strip()

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
-from .base import JSON_STR, NumberRange, OutputFormat, as_number, as_text, first_json_with
+from .base import JSON_STR, NumberRange, OutputFormat, as_number, as_text, first_json_with, number_schema, object_schema
 
 _TRUE = {"true", "yes", "y", "pass", "1"}
 _FALSE = {"false", "no", "n", "fail", "0"}
@@ -53,6 +53,12 @@ class ResultJSON(OutputFormat):
         """`{"rationale": "...", "result": V}`: V is `true|false`, or a number enumerated over min..max."""
         value = "(true|false)" if self.range is None else self.range.regex()
         return r'\{"rationale": "' + JSON_STR + r'", "result": ' + value + r"\}"
+
+    def json_schema(self) -> dict[str, Any]:
+        """`{"rationale": string, "result": boolean | min..max}` (decimals as `multipleOf`)."""
+        r = self.range
+        result = {"type": "boolean"} if r is None else number_schema(r.lo, r.hi, r.decimals)
+        return object_schema({"rationale": {"type": "string"}, "result": result})
 
     def parse(self, text: str) -> ResultVerdict:
         """The first JSON object with `result`: a bool result takes true/false, yes/no, y/n, pass/fail or 1/0

@@ -1,0 +1,97 @@
+"""`localjudge serve`: an OpenAI-compatible judge server whose structured outputs are valid by construction."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import InputError
+from .options import ModelChoice, model_options
+
+
+@click.command(name="serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; beyond loopback needs --api-key.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
+@click.option(
+    "--api-key", envvar="LOCALJUDGE_API_KEY", default=None, help="Bearer key clients must send (env LOCALJUDGE_API_KEY)."
+)
+@click.option("--model-name", default=None, help="The name clients send as `model` (default: the model's id).")
+@click.option(
+    "--max-pending", default=256, show_default=True, type=click.IntRange(1), help="Requests queued or decoding; more get 429."
+)
+@click.option("--max-body-mb", default=4.0, show_default=True, type=click.FloatRange(0.001), help="Largest request body.")
+@click.option(
+    "--field-tokens",
+    default=80,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Token budget of each free-text field of a schema.",
+)
+@click.option(
+    "--text-tokens",
+    default=512,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Longest free-text answer when a request gives no max_tokens.",
+)
+@click.option(
+    "--compile-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(1),
+    help="Seconds a client schema's automaton may take to build.",
+)
+@click.option(
+    "--compile-memory-mb",
+    default=2048,
+    show_default=True,
+    type=click.IntRange(256),
+    help="Memory a client schema's automaton build may use.",
+)
+@click.option(
+    "--no-precompile", is_flag=True, help="Do not build the json_object automaton at start (built on first use instead)."
+)
+@click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
+@model_options(parallel=True)
+def serve_cmd(
+    host: str,
+    port: int,
+    api_key: str | None,
+    model_name: str | None,
+    max_pending: int,
+    max_body_mb: float,
+    field_tokens: int,
+    text_tokens: int,
+    compile_timeout: float,
+    compile_memory_mb: int,
+    no_precompile: bool,
+    log_level: str,
+    model: ModelChoice,
+) -> None:
+    """Serve one model through the OpenAI chat-completions API (MLflow, DeepEval, RAGAS, the openai client):
+    `response_format` json_schema / json_object and tool calls are constrained by construction."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise InputError("localjudge serve needs the serve extra: pip install 'localjudge[serve]'") from None
+    from ..serve import ServeConfig, serve
+    from ..serve.run import is_loopback
+
+    if not is_loopback(host) and not api_key:  # refuse before loading anything
+        raise InputError(
+            f"--host {host} would expose the judge beyond this machine; give --api-key KEY (or set LOCALJUDGE_API_KEY), "
+            "or bind 127.0.0.1"
+        )
+    ref = model.ref()
+    config = ServeConfig(
+        model_name=model_name,
+        api_key=api_key,
+        max_pending=max_pending,
+        max_body_bytes=int(max_body_mb * (1 << 20)),
+        field_tokens=field_tokens,
+        text_tokens=text_tokens,
+        compile_seconds=compile_timeout,
+        compile_memory_mb=compile_memory_mb,
+        precompile=not no_precompile,
+    )
+    serve(ref.engine(), host, port, config, identity=ref.identity(), log_level=log_level)

@@ -1,0 +1,32 @@
+"""`localjudge serve`: the engine behind the OpenAI chat-completions API, structured outputs valid by construction.
+
+    from localjudge.serve import ServeConfig, serve
+    serve(load_engine(), host="127.0.0.1", port=8000, config=ServeConfig(api_key=None))
+
+Layout: `protocol.py` (requests, plans, responses), `formats.py` (schema formats, LRU, sandboxed
+compile), `sandbox.py` (the child process that builds an automaton under limits), `errors.py`
+(OpenAI-shaped errors), `app.py` (the Starlette app), `run.py` (uvicorn, binding, clean shutdown).
+Needs the `serve` extra (starlette, uvicorn); nothing here is imported by `localjudge --help`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import ServeConfig, ServerState, create_app
+    from .run import serve
+
+__all__ = ["ServeConfig", "ServerState", "create_app", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ServeConfig", "ServerState", "create_app"):
+        from . import app
+
+        return getattr(app, name)
+    if name == "serve":
+        from .run import serve
+
+        return serve
+    raise AttributeError(name)

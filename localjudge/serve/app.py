@@ -1,0 +1,481 @@
+"""The ASGI app: `GET /health`, `GET /v1/models`, `POST /v1/chat/completions` (JSON or SSE).
+
+Built on Starlette alone (see docs/architecture.md for why): each request is read with a size limit,
+parsed into a `protocol.Plan`, its format built and compiled (`formats.FormatCache`), then handed to
+the one `EngineWorker` that owns the engine. Requests from all clients join the same drain, so they
+are decoded side by side (`n_parallel`) with a shared prefix cache. A full queue answers 429 with
+`Retry-After`; a client that disconnects sets its request's cancel event, which drops it from the
+queue or stops it at its next token. Every error is OpenAI-shaped (`errors.APIError`); a 500 is a
+bug, logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import hmac
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..engine.base import Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
+from ..engine.worker import EngineWorker
+from ..errors import PromptTooLongError
+from ..formats import OutputFormat, PlainText, SchemaError
+from ..formats.text import DEFAULT_TEXT_TOKENS
+from . import protocol
+from .errors import APIError, bad_request, from_exception
+from .formats import JSON_OBJECT, FormatCache
+from .sandbox import CompileRefused
+
+log = logging.getLogger("localjudge.serve")
+
+
+@dataclass
+class ServeConfig:
+    """What the server enforces (the CLI flags of `localjudge serve`)."""
+
+    model_name: str | None = None  # the name clients put in `model` (default: the model's id)
+    api_key: str | None = None  # Bearer key required on /v1 (required to bind beyond loopback)
+    max_pending: int = 256  # requests queued or decoding; more get 429
+    max_body_bytes: int = 4 << 20
+    max_prompt_chars: int | None = None  # all message text together (default: 64 characters per context token)
+    field_tokens: int = 80  # token budget of each free-text field of a schema
+    text_tokens: int = DEFAULT_TEXT_TOKENS  # default cap of a free-text answer without max_tokens
+    compile_seconds: float = 30.0  # limits on building a client schema's automaton (a child process)
+    compile_memory_mb: int = 2048
+    precompile: bool = True  # build the json_object automaton at start (once per vocabulary, then cached on disk)
+
+
+@dataclass
+class Counters:
+    """What /health reports about requests since start."""
+
+    completed: int = 0
+    cancelled: int = 0
+    refused_busy: int = 0
+    errors: int = 0
+    started: float = field(default_factory=time.time)
+
+
+class ServerState:
+    """The engine, its worker, the formats and the counters one app serves."""
+
+    def __init__(self, engine: Engine, config: ServeConfig, identity: ModelIdentity | None = None):
+        from ..paths import cache_home
+        from .sandbox import CompileLimits, save_vocab
+
+        self.engine, self.config = engine, config
+        self.identity = identity or engine.identity()
+        self.model_name = config.model_name or engine.model_id
+        self.worker = EngineWorker(engine, max_pending=config.max_pending, name="localjudge-serve-engine")
+        vocab = getattr(engine, "vocab", None)
+        self.pieces: list[bytes] | None = vocab.pieces if vocab is not None else None
+        vocab_path = save_vocab(vocab, cache_home() / "serve") if vocab is not None else None
+        limits = CompileLimits(config.compile_seconds, config.compile_memory_mb << 20)
+        self.formats = FormatCache(vocab_path, vocab.hash if vocab is not None else None, limits, config.field_tokens)
+        self.text_format = PlainText(config.text_tokens)
+        self.counters = Counters()
+        self.fingerprint = "localjudge-" + (self.identity.digest[:12] or "model")
+        self.max_prompt_chars = config.max_prompt_chars or 64 * engine.n_ctx
+        self.precompile: asyncio.Future[None] | None = None  # the json_object automaton, built at start
+
+    # ------------------------------------------------------------------------------ engine side
+
+    def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
+        """Output tokens for this request (runs on the engine thread): the format's budget (free text: the text
+        cap), lowered by the client's max_tokens and clamped to the context left; a 400 when the prompt leaves
+        no room for the shortest valid answer."""
+        n_prompt = engine.count_tokens(p.messages)
+        n_ctx = engine.n_ctx
+        need = 1
+        compile_ = getattr(engine, "compile", None)
+        if fmt.constrained and compile_ is not None:
+            fsm = compile_(fmt)
+            need = max(1, int(fsm.dist[fsm.initial]))
+        if p.max_tokens is not None:
+            if p.max_tokens < need:
+                raise bad_request(
+                    f"max_tokens: {p.max_tokens} is too few for the shortest answer the schema allows ({need} tokens); raise it",
+                    param="max_tokens",
+                )
+            # under a schema the format's own budget is the bound by construction; max_tokens can only lower it
+            budget = min(p.max_tokens, max(need, fmt.max_tokens())) if fmt.constrained else p.max_tokens
+            if n_prompt + budget > n_ctx:
+                raise PromptTooLongError(
+                    f"this model's context is {n_ctx} tokens; the messages take {n_prompt} and max_tokens asks for "
+                    f"{budget}: shorten the messages or lower max_tokens",
+                    n_prompt=n_prompt,
+                    n_ctx=n_ctx,
+                    budget=budget,
+                )
+            return budget
+        budget = min(fmt.max_tokens(), n_ctx - n_prompt)
+        if budget < need:
+            raise PromptTooLongError(
+                f"this model's context is {n_ctx} tokens; the messages take {n_prompt}, leaving no room for the "
+                f"{need}-token answer: shorten the messages",
+                n_prompt=n_prompt,
+                n_ctx=n_ctx,
+                budget=need,
+            )
+        return budget
+
+    def submit(
+        self,
+        p: protocol.Plan,
+        fmt: OutputFormat,
+        cancel: threading.Event,
+        on_tokens: Callable[[list[TokenInfo]], None] | None,
+        accepted: Callable[[], None],
+    ) -> Future[Generation]:
+        """Queue the request on the worker (`WorkerBusy` when full); `accepted()` once it passed its checks."""
+
+        def start(engine: Engine, done: Callable[[Any], None]) -> None:
+            if cancel.is_set():
+                done(GenerationCancelled("the client went away before the request started"))
+                return
+            budget = self.budget(engine, p, fmt)
+            opts = p.options.model_copy(update={"max_tokens": budget, "on_tokens": on_tokens})
+            engine.submit([(p.messages, fmt)], opts, lambda gens: done(gens[0]), cancel=cancel)
+            accepted()
+
+        return self.worker.call(start)
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _error(e: APIError) -> JSONResponse:
+    return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
+
+
+def _check_key(state: ServerState, request: Request) -> None:
+    key = state.config.api_key
+    if key is None:
+        return
+    auth = request.headers.get("authorization", "")
+    scheme, _, given = auth.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        raise APIError(
+            401,
+            "missing API key: send the header 'Authorization: Bearer <key>' (the key given to localjudge serve --api-key)",
+            type="invalid_request_error",
+            code="invalid_api_key",
+        )
+    if not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), key.encode("utf-8")):
+        raise APIError(401, "incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
+
+
+async def _body(request: Request, limit: int) -> Any:
+    size = request.headers.get("content-length", "")
+    if size.isdigit() and int(size) > limit:
+        raise APIError(
+            413, f"the request body is {size} bytes, more than this server's limit of {limit}", code="request_too_large"
+        )
+    parts, n = [], 0
+    async for chunk in request.stream():
+        n += len(chunk)
+        if n > limit:
+            raise APIError(413, f"the request body is more than this server's limit of {limit} bytes", code="request_too_large")
+        parts.append(chunk)
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        return json.loads(b"".join(parts), parse_constant=no_constant)
+    except (ValueError, RecursionError) as e:
+        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        raise bad_request(f"the request body is not valid JSON ({msg}); send a JSON object") from None
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone away (the body must be read already)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
+    loop.call_soon_threadsafe(fn)
+
+
+def _sse(obj: Any) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+# ---------------------------------------------------------------------------------------- routes
+
+
+def create_app(state: ServerState) -> Starlette:
+    """The Starlette app serving `state` (the worker is closed when the app shuts down)."""
+
+    async def health(request: Request) -> Response:
+        c = state.counters
+        return JSONResponse(
+            {
+                "status": "ok",
+                "model": state.model_name,
+                "in_flight": state.worker.pending,
+                "completed": c.completed,
+                "cancelled": c.cancelled,
+                "refused_busy": c.refused_busy,
+                "errors": c.errors,
+                "schemas_compiled": state.formats.compiled,
+                "uptime_s": round(time.time() - c.started, 1),
+            }
+        )
+
+    def model_entry() -> dict[str, Any]:
+        from .. import __version__
+
+        ident = state.identity
+        return {
+            "id": state.model_name,
+            "object": "model",
+            "created": int(state.counters.started),
+            "owned_by": "localjudge",
+            "localjudge": {
+                "version": __version__,
+                "backend": ident.backend,
+                "model_id": ident.model_id,
+                "digest": ident.digest,
+                "settings": ident.settings,
+                "n_ctx": state.engine.n_ctx,
+            },
+        }
+
+    async def models(request: Request) -> Response:
+        try:
+            _check_key(state, request)
+        except APIError as e:
+            return _error(e)
+        return JSONResponse({"object": "list", "data": [model_entry()]})
+
+    async def model(request: Request) -> Response:
+        try:
+            _check_key(state, request)
+            name = request.path_params["name"]
+            if name != state.model_name:
+                raise APIError(
+                    404, f"the model {name!r} does not exist; this server serves {state.model_name!r}", code="model_not_found"
+                )
+        except APIError as e:
+            return _error(e)
+        return JSONResponse(model_entry())
+
+    async def chat(request: Request) -> Response:
+        try:
+            return await _chat(state, request)
+        except APIError as e:
+            if e.status == 429:
+                state.counters.refused_busy += 1
+            return _error(e)
+        except Exception as e:  # noqa: BLE001 - mapped, or a bug (500)
+            api = from_exception(e)
+            if api is not None:
+                return _error(api)
+            state.counters.errors += 1
+            log.exception("unexpected error serving a chat completion")
+            return _error(APIError(500, f"internal error ({type(e).__name__}); see the server log", type="server_error"))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        what = "method not allowed" if status == 405 else "no such endpoint"
+        return _error(APIError(status, f"{what}: {request.method} {request.url.path}; see GET /v1/models", code="not_found"))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error", exc_info=exc)
+        return _error(APIError(500, f"internal error ({type(exc).__name__}); see the server log", type="server_error"))
+
+    async def startup() -> None:
+        if state.config.precompile and state.pieces is not None:
+            fmt = state.formats.get(JSON_OBJECT, "json_object")
+            state.precompile = asyncio.ensure_future(state.formats.ready(fmt, trusted=True))
+
+    async def shutdown() -> None:
+        await asyncio.to_thread(state.worker.close, True)
+
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await startup()
+        yield
+        await shutdown()
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{name:path}", model, methods=["GET"]),
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/models", models, methods=["GET"]),
+        Route("/chat/completions", chat, methods=["POST"]),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: not_found, Exception: server_error},
+    )
+
+
+async def _chat(state: ServerState, request: Request) -> Response:
+    _check_key(state, request)
+    req = protocol.parse_request(await _body(request, state.config.max_body_bytes))
+    if req.model != state.model_name:
+        raise APIError(
+            404,
+            f"the model {req.model!r} does not exist; this server serves {state.model_name!r}",
+            param="model",
+            code="model_not_found",
+        )
+    p = protocol.plan(req, field_tokens=state.config.field_tokens)
+    chars = sum(len(m.content) for m in p.messages)
+    if chars > state.max_prompt_chars:
+        raise APIError(
+            400,
+            f"the messages are {chars} characters, more than fit this model's {state.engine.n_ctx}-token context; shorten them",
+            param="messages",
+            code="context_length_exceeded",
+        )
+    if p.schema is None:
+        fmt: OutputFormat = state.text_format
+    else:
+        param = "tools" if p.tool_mode != "none" else "response_format"
+        try:
+            fmt = state.formats.get(p.schema, p.schema_name)
+            await state.formats.ready(fmt)
+        except SchemaError as e:
+            raise bad_request(str(e), param=param) from None
+        except CompileRefused as e:
+            raise bad_request(f"response schema refused: {e}", param=param) from None
+    loop = asyncio.get_running_loop()
+    cancel = threading.Event()
+    accepted = asyncio.Event()
+    tokens: asyncio.Queue[list[TokenInfo]] | None = asyncio.Queue() if p.stream else None
+
+    def on_tokens(new: list[TokenInfo]) -> None:
+        assert tokens is not None
+        loop.call_soon_threadsafe(tokens.put_nowait, new)
+
+    try:
+        fut = state.submit(p, fmt, cancel, on_tokens if p.stream else None, lambda: _call_soon(loop, accepted.set))
+    except Exception as e:
+        raise from_exception(e) or e from None
+    afut: asyncio.Future[Any] = asyncio.wrap_future(fut)
+    gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(request))
+    cid = protocol.completion_id()
+    if not p.stream:
+        try:
+            await asyncio.wait([afut, gone], return_when=asyncio.FIRST_COMPLETED)
+            if not afut.done():  # the client went away: stop its generation, free its slot
+                cancel.set()
+                state.counters.cancelled += 1
+                return Response(status_code=499)
+        finally:
+            gone.cancel()
+        gen = afut.result()  # an exception here is mapped by the caller
+        if gen.stop_reason == "cancelled":
+            state.counters.cancelled += 1
+        else:
+            state.counters.completed += 1
+        return JSONResponse(protocol.completion(p, gen, cid, state.model_name, state.fingerprint, state.pieces))
+    # streaming: wait until the request is accepted (its errors are still plain JSON answers), then stream
+    started: asyncio.Future[Any] = asyncio.ensure_future(accepted.wait())
+    try:
+        await asyncio.wait([afut, started, gone], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        started.cancel()
+    if gone.done() and not afut.done():
+        cancel.set()
+        state.counters.cancelled += 1
+        return Response(status_code=499)
+    if afut.done() and afut.exception() is not None:
+        gone.cancel()
+        afut.result()  # raises: mapped by the caller
+    assert tokens is not None
+    return StreamingResponse(
+        _stream(state, p, afut, tokens, cancel, gone, cid),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _stream(
+    state: ServerState,
+    p: protocol.Plan,
+    afut: asyncio.Future[Any],
+    tokens: asyncio.Queue[list[TokenInfo]],
+    cancel: threading.Event,
+    gone: asyncio.Future[Any],
+    cid: str,
+) -> AsyncIterator[bytes]:
+    """SSE chunks: the role, content deltas as tokens arrive (text that may begin a stop sequence held back),
+    the finish reason, the usage (if asked), `[DONE]`. Tool calls come whole in one chunk at the end."""
+    name, fp = state.model_name, state.fingerprint
+    hold = max((len(s) for s in p.options.stop), default=1) - 1
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text, sent = "", 0
+    as_text = p.tool_mode in ("none",)  # tool answers are sent whole at the end
+    finished = False
+    try:
+        yield _sse(protocol.chunk(cid, name, fp, {"role": "assistant", "content": ""}))
+        while True:
+            getter: asyncio.Future[Any] = asyncio.ensure_future(tokens.get())
+            await asyncio.wait([getter, afut, gone], return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+            if gone.done():
+                return
+            new = getter.result() if getter.done() and not getter.cancelled() else []
+            while not tokens.empty():
+                new = new + tokens.get_nowait()
+            for t in new:
+                text += decoder.decode(state.pieces[t.id] if state.pieces is not None else t.text.encode())
+            safe = len(text) - hold
+            if as_text and (safe > sent or (new and p.logprobs)):
+                lp = None
+                if p.logprobs:
+                    lp = {"content": [protocol.token_logprob(t, state.pieces, p.top_logprobs) for t in new], "refusal": None}
+                yield _sse(protocol.chunk(cid, name, fp, {"content": text[sent:safe] if safe > sent else ""}, logprobs=lp))
+                sent = max(sent, safe)
+            if afut.done() and tokens.empty():
+                break
+        gen = afut.result()
+        calls = protocol.tool_calls(p, gen.text)
+        if calls:
+            delta: dict[str, Any] = {"tool_calls": [{"index": 0, **c} for c in calls]}
+            yield _sse(protocol.chunk(cid, name, fp, delta))
+        elif len(gen.text) > sent:
+            yield _sse(protocol.chunk(cid, name, fp, {"content": gen.text[sent:]}))
+        finish = "tool_calls" if calls else protocol.FINISH.get(gen.stop_reason, "stop")
+        yield _sse(protocol.chunk(cid, name, fp, {}, finish_reason=finish))
+        if p.include_usage:
+            yield _sse(protocol.chunk(cid, name, fp, None, usage=protocol.usage(gen)))
+        yield b"data: [DONE]\n\n"
+        finished = True
+        state.counters.completed += 1
+    except Exception as e:  # noqa: BLE001 - the stream has begun: the error goes into it
+        api = from_exception(e) or APIError(500, f"internal error ({type(e).__name__})", type="server_error")
+        if api.status >= 500:
+            log.exception("error while streaming")
+        yield _sse(api.body())
+        finished = True
+    finally:
+        gone.cancel()
+        if not finished:  # the client went away mid-stream (or the stream was cancelled)
+            cancel.set()
+            state.counters.cancelled += 1

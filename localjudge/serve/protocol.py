@@ -1,0 +1,447 @@
+"""The OpenAI chat-completions protocol: the request as typed models, what it asks of the engine (a
+`Plan`: messages, output format, decode options, tool mode), and the response objects.
+
+What a request asks for decides the output format:
+  * `tools` with `tool_choice` naming a function: its `parameters` schema (the answer is a tool call);
+    `tool_choice: "required"`: `{"name": <one of the tools>, "arguments": <its parameters>}`;
+  * else `response_format` `json_schema`: the client's schema; `json_object`: any JSON object;
+  * else free text (`text`): no constraint, at most `max_tokens` (default: the server's text cap).
+With `tool_choice` "auto" (or absent) the answer is free text; text that spells a call of one of the
+tools (`{"name": ..., "arguments": {...}}`, arguments valid) is answered as a tool call.
+
+Tools are shown to the model in a system message (its chat template need not know about tools).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..engine.base import GenerateOptions, Generation, Message
+from ..formats import OutputFormat
+from ..formats.base import json_objects
+from ..formats.json_schema import validate
+from .errors import bad_request
+
+MAX_MESSAGES = 1024
+MAX_STOP = 16
+MAX_TOOLS = 128
+FINISH = {"eos": "stop", "final": "stop", "stop": "stop", "scripted": "stop", "budget": "length", "max_tokens": "length"}
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class FunctionCall(_Lenient):
+    """A tool call's function in an assistant message: name and JSON arguments text."""
+
+    name: str
+    arguments: str = ""
+
+
+class ToolCallIn(_Lenient):
+    """A tool call in an assistant message of the conversation."""
+
+    id: str | None = None
+    type: str = "function"
+    function: FunctionCall
+
+
+class ChatMessage(_Lenient):
+    """One message of the conversation (text content, or text content parts)."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+
+
+class FunctionDef(_Lenient):
+    """A function the model may call: name, description, parameters schema."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(_Lenient):
+    """A tool of the request (functions only)."""
+
+    type: Literal["function"]
+    function: FunctionDef
+
+
+class StreamOptions(_Lenient):
+    """`stream_options`: whether the last chunk carries the usage counts."""
+
+    include_usage: bool = False
+
+
+class ChatRequest(_Lenient):
+    """POST /v1/chat/completions. Unknown keys are ignored; keys that would change the output and are not
+    implemented (penalties, logit_bias, n > 1, functions) are refused by `plan`."""
+
+    model: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    n: int | None = Field(None, ge=1)
+    stream: bool | None = None
+    stream_options: StreamOptions | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    response_format: dict[str, Any] | None = None
+    tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logit_bias: dict[str, Any] | None = None
+    functions: Any = None
+    function_call: Any = None
+
+
+def parse_request(data: Any) -> ChatRequest:
+    """The request body (parsed JSON) as a `ChatRequest`; a 400 naming the first bad parameter otherwise."""
+    if not isinstance(data, dict):
+        raise bad_request(f"the request body must be a JSON object, got {type(data).__name__}")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
+        raise bad_request(f"{loc or 'body'}: {err.get('msg', 'invalid value')}", param=loc or None) from None
+
+
+# ------------------------------------------------------------------------------------------ the plan
+
+
+@dataclass
+class Plan:
+    """What one request asks of the engine, and how to answer it."""
+
+    messages: list[Message]
+    fmt: OutputFormat | None  # None: free text (the server picks its text format)
+    schema: dict[str, Any] | None  # the schema to constrain to (None: free text)
+    schema_name: str | None
+    options: GenerateOptions
+    max_tokens: int | None  # as the client gave it (None: the format's budget, clamped to the context)
+    stream: bool = False
+    include_usage: bool = False
+    logprobs: bool = False
+    top_logprobs: int = 0
+    tool_mode: Literal["none", "named", "required", "auto"] = "none"
+    tools: dict[str, FunctionDef] = field(default_factory=dict)
+    named: str | None = None
+
+
+def _text(content: str | list[dict[str, Any]] | None, where: str) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    out = []
+    for i, part in enumerate(content):
+        kind = part.get("type")
+        if kind != "text" or not isinstance(part.get("text"), str):
+            raise bad_request(
+                f"{where}.content[{i}]: content parts of type {kind!r} are not supported (this server runs a text-only "
+                "model); send text parts",
+                param=f"{where}.content",
+            )
+        out.append(part["text"])
+    return "\n".join(out)
+
+
+def _messages(req: ChatRequest) -> list[Message]:
+    out: list[Message] = []
+    for i, m in enumerate(req.messages):
+        where = f"messages[{i}]"
+        text = _text(m.content, where)
+        if m.role in ("system", "developer"):
+            out.append(Message(role="system", content=text))
+        elif m.role == "user":
+            out.append(Message(role="user", content=text))
+        elif m.role == "assistant":
+            calls = [json.dumps({"name": c.function.name, "arguments": _args(c.function.arguments)}) for c in m.tool_calls or []]
+            out.append(Message(role="assistant", content="\n".join([x for x in (text, *calls) if x])))
+        else:  # a tool's (or legacy function's) result, shown as a user turn
+            who = m.name or m.tool_call_id or "tool"
+            out.append(Message(role="user", content=f"Result of {who}:\n{text}"))
+    return out
+
+
+def _args(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def _stops(stop: str | list[str] | None) -> list[str]:
+    stops = [stop] if isinstance(stop, str) else list(stop or [])
+    if len(stops) > MAX_STOP:
+        raise bad_request(f"stop: at most {MAX_STOP} stop sequences, got {len(stops)}", param="stop")
+    if any(not s for s in stops):
+        raise bad_request("stop: stop sequences must not be empty", param="stop")
+    return stops
+
+
+def _tool_schema(tools: dict[str, FunctionDef], names: list[str]) -> dict[str, Any]:
+    def params(n: str) -> dict[str, Any]:
+        return tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+
+    calls = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": n}, "arguments": params(n)},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for n in names
+    ]
+    return calls[0] if len(calls) == 1 else {"anyOf": calls}
+
+
+def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> str:
+    lines = ["You can call these functions:"]
+    for t in tools.values():
+        params = json.dumps(t.parameters or {}, separators=(",", ":"), ensure_ascii=False)
+        lines.append(f"- {t.name}: {t.description or ''} Arguments (JSON schema): {params}")
+    if mode == "named":
+        lines.append(f"Call the function {named}: answer with its arguments as one JSON object.")
+    elif mode == "required":
+        lines.append('Call one of them: answer with {"name": <function name>, "arguments": <its arguments>}.')
+    else:
+        lines.append('To call one, answer only with {"name": <function name>, "arguments": <its arguments>}.')
+    return "\n".join(lines)
+
+
+def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
+    """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured."""
+    if req.n not in (None, 1):
+        raise bad_request("n: only n=1 is supported; send one request per completion", param="n")
+    for key in ("frequency_penalty", "presence_penalty"):
+        if getattr(req, key):
+            raise bad_request(f"{key}: not supported (a judge decodes without penalties); leave it out or 0", param=key)
+    if req.logit_bias:
+        raise bad_request("logit_bias: not supported; leave it out", param="logit_bias")
+    if req.functions is not None or req.function_call is not None:
+        raise bad_request(
+            "functions/function_call are deprecated and not supported; send tools and tool_choice", param="functions"
+        )
+    if req.top_logprobs and not req.logprobs:
+        raise bad_request("top_logprobs: needs logprobs set to true", param="top_logprobs")
+    if req.max_tokens is not None and req.max_completion_tokens is not None and req.max_tokens != req.max_completion_tokens:
+        raise bad_request("max_tokens and max_completion_tokens disagree; send one of them", param="max_tokens")
+    messages = _messages(req)
+    temperature = req.temperature or 0.0  # a judge server decodes greedily unless asked otherwise
+    if req.top_p == 0:
+        temperature = 0.0
+    stops = _stops(req.stop)
+    options = GenerateOptions(
+        temperature=temperature,
+        seed=(req.seed or 0) % (1 << 63),
+        top_p=req.top_p or 1.0,
+        stop=stops,
+        top_logprobs=req.top_logprobs or 0,
+    )
+    p = Plan(
+        messages=messages,
+        fmt=None,
+        schema=None,
+        schema_name=None,
+        options=options,
+        max_tokens=req.max_completion_tokens or req.max_tokens,
+        stream=bool(req.stream),
+        include_usage=bool(req.stream and req.stream_options and req.stream_options.include_usage),
+        logprobs=bool(req.logprobs),
+        top_logprobs=req.top_logprobs or 0,
+    )
+    _plan_tools(req, p)
+    if p.tool_mode in ("none", "auto"):
+        _plan_response_format(req.response_format, p)
+    return p
+
+
+def _plan_tools(req: ChatRequest, p: Plan) -> None:
+    tools: dict[str, FunctionDef] = {}
+    for t in req.tools or []:
+        if t.function.name in tools:
+            raise bad_request(f"tools: the function name {t.function.name!r} is given twice", param="tools")
+        tools[t.function.name] = t.function
+    choice = req.tool_choice
+    if not tools:
+        if choice not in (None, "none", "auto"):
+            raise bad_request("tool_choice: given without tools; send the tools it refers to", param="tool_choice")
+        return
+    if choice is None or choice == "auto":
+        mode, named = "auto", None
+    elif choice == "none":
+        return
+    elif choice == "required":
+        mode, named = "required", None
+    elif isinstance(choice, dict):
+        fn = choice.get("function")
+        named = fn.get("name") if isinstance(fn, dict) else None
+        if choice.get("type") != "function" or not isinstance(named, str):
+            raise bad_request(
+                'tool_choice: expected "none", "auto", "required" or {"type": "function", "function": {"name": ...}}',
+                param="tool_choice",
+            )
+        if named not in tools:
+            raise bad_request(f"tool_choice: function {named!r} is not among the tools ({', '.join(tools)})", param="tool_choice")
+        mode = "named"
+    else:
+        raise bad_request(f"tool_choice: unknown value {choice!r}; use none, auto, required or a function", param="tool_choice")
+    p.tool_mode, p.tools, p.named = mode, tools, named  # type: ignore[assignment]
+    note = _tools_note(tools, mode, named)
+    if p.messages and p.messages[0].role == "system":
+        p.messages[0] = Message(role="system", content=p.messages[0].content + "\n\n" + note)
+    else:
+        p.messages.insert(0, Message(role="system", content=note))
+    if mode == "named":
+        assert named is not None
+        p.schema = tools[named].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+        p.schema_name = named
+    elif mode == "required":
+        p.schema, p.schema_name = _tool_schema(tools, list(tools)), "tool_call"
+
+
+def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
+    if rf is None:
+        return
+    kind = rf.get("type")
+    if kind == "text":
+        return
+    if kind == "json_object":
+        p.schema, p.schema_name = {"type": "object"}, "json_object"
+        return
+    if kind == "json_schema":
+        js = rf.get("json_schema")
+        if not isinstance(js, dict):
+            raise bad_request("response_format.json_schema: must be an object with name and schema", param="response_format")
+        schema = js.get("schema")
+        if not isinstance(schema, dict):
+            raise bad_request("response_format.json_schema.schema: must be a JSON schema object", param="response_format")
+        name = js.get("name")
+        p.schema, p.schema_name = schema, name if isinstance(name, str) else None
+        return
+    raise bad_request(
+        f"response_format.type: {kind!r} is not supported; use text, json_object or json_schema", param="response_format"
+    )
+
+
+# -------------------------------------------------------------------------------------- the answer
+
+
+def completion_id() -> str:
+    """A fresh chat completion id."""
+    return "chatcmpl-" + uuid.uuid4().hex
+
+
+def tool_calls(p: Plan, text: str) -> list[dict[str, Any]] | None:
+    """The tool call the output makes (OpenAI `tool_calls`), or None when it is not a call."""
+    if p.tool_mode == "named":
+        assert p.named is not None
+        return [_call(p.named, text)]
+    if p.tool_mode not in ("required", "auto"):
+        return None
+    for obj in json_objects(text):
+        name, args = obj.get("name"), obj.get("arguments")
+        if name in p.tools and isinstance(args, dict):
+            params = p.tools[name].parameters
+            if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
+                continue
+            return [_call(name, json.dumps(args, ensure_ascii=False))]
+    return None
+
+
+def _call(name: str, arguments: str) -> dict[str, Any]:
+    return {"id": "call_" + uuid.uuid4().hex[:24], "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def token_logprob(gen_token: Any, pieces: list[bytes] | None, with_top: int) -> dict[str, Any]:
+    """One output token in OpenAI's logprobs shape. A token the format forced has probability 1 (logprob 0)."""
+    raw = pieces[gen_token.id] if pieces is not None else gen_token.text.encode()
+    lp = gen_token.logprob if gen_token.logprob is not None else 0.0
+    out: dict[str, Any] = {"token": raw.decode("utf-8", "replace"), "logprob": lp, "bytes": list(raw)}
+    if with_top:
+        top = gen_token.top if gen_token.top is not None else [(gen_token.id, 0.0)]
+        alts = []
+        for tid, tlp in top[:with_top]:
+            b = pieces[tid] if pieces is not None else b""
+            alts.append({"token": b.decode("utf-8", "replace"), "logprob": tlp, "bytes": list(b)})
+        out["top_logprobs"] = alts
+    else:
+        out["top_logprobs"] = []
+    return out
+
+
+def usage(gen: Generation) -> dict[str, Any]:
+    """Token counts: prompt (cached part too), completion, total."""
+    return {
+        "prompt_tokens": gen.n_prompt_tokens,
+        "completion_tokens": gen.n_output_tokens,
+        "total_tokens": gen.n_prompt_tokens + gen.n_output_tokens,
+        "prompt_tokens_details": {"cached_tokens": gen.n_cached_prompt_tokens},
+    }
+
+
+def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
+    """The whole answer (non-streaming)."""
+    calls = tool_calls(p, gen.text)
+    message: dict[str, Any] = {"role": "assistant", "content": None if calls else gen.text, "refusal": None}
+    if calls:
+        message["tool_calls"] = calls
+    logprobs = None
+    if p.logprobs:
+        logprobs = {"content": [token_logprob(t, pieces, p.top_logprobs) for t in gen.tokens], "refusal": None}
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": logprobs,
+                "finish_reason": "tool_calls" if calls else FINISH.get(gen.stop_reason, "stop"),
+            }
+        ],
+        "usage": usage(gen),
+    }
+
+
+def chunk(cid: str, model: str, fingerprint: str, delta: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    """One streaming chunk (`delta` None: the usage-only chunk with no choices)."""
+    out: dict[str, Any] = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": [],
+    }
+    if delta is not None:
+        out["choices"] = [
+            {
+                "index": 0,
+                "delta": delta,
+                "logprobs": extra.pop("logprobs", None),
+                "finish_reason": extra.pop("finish_reason", None),
+            }
+        ]
+    out.update(extra)
+    return out

@@ -1,0 +1,125 @@
+"""Test support for `localjudge serve`: start a real server in a subprocess on a free loopback port.
+
+`start_server(*args)` runs `localjudge serve --port 0 ...` (127.0.0.1 only), waits for its banner,
+and returns a `Server` with its base URL; `server.stop()` sends SIGTERM and returns the exit code.
+The session-wide default server is the `judge_server` fixture in tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BANNER = re.compile(r"localjudge serve: (\S+) on (http://127\.0\.0\.1:\d+/v1)")
+CLI = str(Path(sys.executable).parent / "localjudge")
+ENV = {
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "MLFLOW_MODEL_CATALOG_URI": "",
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "DO_NOT_TRACK": "true",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+
+
+@dataclass
+class Server:
+    """A running `localjudge serve` subprocess."""
+
+    proc: subprocess.Popen
+    url: str  # http://127.0.0.1:PORT/v1
+    model: str
+    log: list[str] = field(default_factory=list)
+
+    def stop(self, timeout: float = 120) -> int:
+        """SIGTERM, then wait; returns the exit code (kills it if it does not exit in time)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return -9
+        return self.proc.returncode
+
+
+def start_server(*args: str, timeout: float = 180) -> Server:
+    """Start `localjudge serve --host 127.0.0.1 --port 0 *args` and wait until it listens."""
+    env = {**os.environ, **ENV}
+    proc = subprocess.Popen(
+        [CLI, "serve", "--host", "127.0.0.1", "--port", "0", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line.rstrip())
+        m = BANNER.search(line)
+        if m:
+            server = Server(proc, m.group(2), m.group(1), lines)
+            threading.Thread(target=lambda: [lines.append(x.rstrip()) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+            return server
+    proc.kill()
+    raise RuntimeError("localjudge serve did not start: " + " | ".join(lines[-10:]))
+
+
+def post(url: str, body: bytes | dict | str, headers: dict | None = None, path: str = "/chat/completions", timeout=600):
+    """(status, parsed JSON body, headers) of a raw POST: no client library smoothing anything over."""
+    u = urllib.parse.urlparse(url)
+    data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    try:
+        conn.request("POST", u.path + path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+        r = conn.getresponse()
+        raw = r.read()
+        is_json = r.getheader("content-type", "").startswith("application/json")
+        return r.status, json.loads(raw) if raw and is_json else raw, dict(r.getheaders())
+    finally:
+        conn.close()
+
+
+def get(url: str, path: str, headers: dict | None = None):
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
+
+
+def assert_openai_error(status, body, expect_status, *words, param=None, code=None):
+    assert status == expect_status, body
+    err = body["error"]
+    assert set(err) == {"message", "type", "param", "code"} and "\n" not in err["message"]
+    for w in words:
+        assert w in err["message"], err["message"]
+    if param is not None:
+        assert err["param"] == param
+    if code is not None:
+        assert err["code"] == code
+
+
+def healthy(url: str) -> dict:
+    status, body = get(url, "/health")
+    assert status == 200 and body["status"] == "ok"
+    return body
