@@ -52,3 +52,23 @@ def test_store_written_before_the_backend_seam_resumes_without_judging(tmp_path,
     assert res.exit_code == 0, res.output
     counts = json.loads((out / "run.json").read_text())["counts"]
     assert counts["evaluated"] == 0 and counts["reused"] == rows and counts["engine_loaded"] is False
+
+
+def test_store_with_built_in_judges_written_before_the_public_source_citations_resumes_without_judging(tmp_path):
+    """builtin_fast.sqlite: `run --judge relevance_to_query --judge safety --limit 2 --fast` by the
+    version before the built-in judges' attribution text was rewritten; their versions are kept."""
+    out = tmp_path / "run"
+    out.mkdir()
+    shutil.copy(LEGACY / "builtin_fast.sqlite", out / "results.sqlite")
+    args = ["run", str(DATA), "-j", "relevance_to_query", "-j", "safety", "--limit", "2", "--fast", "--out", str(out), "-q"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert counts["evaluated"] == 0 and counts["reused"] == 4 and counts["engine_loaded"] is False
+
+
+def test_built_in_judges_keep_the_versions_they_had_before_the_attribution_rewrite():
+    from localjudge.judges import get_judge
+
+    before = json.loads((LEGACY / "builtin_versions.json").read_text())
+    assert {name: get_judge(name).version for name in before} == before

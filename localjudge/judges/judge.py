@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
 from typing import Any
 
 from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, canonical_hash, drive
@@ -32,6 +33,20 @@ def _empty(value: Any) -> bool:
     return False
 
 
+@functools.cache
+def _kept_versions() -> dict[str, str]:
+    """Versions kept across attribution-only edits of built-in judges (builtin/_versions.toml says why):
+    stores and caches written before those edits keep their cache keys."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    text = resources.files("localjudge.judges").joinpath("builtin").joinpath("_versions.toml").read_text("utf-8")
+    return dict(tomllib.loads(text)["kept"])
+
+
 class Judge:
     """One judge: `render(**vars)` → messages, `evaluate(engine, **vars)` → `JudgeResult`."""
 
@@ -46,7 +61,7 @@ class Judge:
         for key in ("examples", "alignment"):  # keys `align` writes: absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
-        self.version = canonical_hash(dump)
+        self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
         self._shots: list[Message] = []
         shots: list[Message] = []
         for i, ex in enumerate(spec.examples):
