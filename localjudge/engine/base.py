@@ -264,6 +264,20 @@ class ScriptedEngine(SequentialQueue):
         )
 
 
+def generate_queued(queue: RequestQueue, requests: Sequence[Request], options: DecodeOptions | None = None) -> list[Generation]:
+    """`generate_many` for an engine that queues: submit the requests as one group, drain, raise the first
+    request's error, if any."""
+    box: list[list[Generation | Exception]] = []
+    queue.submit(requests, options, box.append)
+    queue.drain()
+    out: list[Generation] = []
+    for r in box[0]:
+        if isinstance(r, Exception):
+            raise r
+        out.append(r)
+    return out
+
+
 def drive(
     queue: RequestQueue,
     calls: Calls,

@@ -32,7 +32,7 @@ from ..errors import ChatTemplateError, GPUUnavailableError, InputError, ModelEr
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
-from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity
+from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, generate_queued
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
 
@@ -605,13 +605,7 @@ class LlamaEngine:
         self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None = None
     ) -> list[Generation]:
         """Generate for several requests side by side; raises the first request's error, if any."""
-        box: list[list[Generation | Exception]] = []
-        self.submit(requests, options, box.append)
-        self.drain()
-        for r in box[0]:
-            if isinstance(r, Exception):
-                raise r
-        return box[0]  # type: ignore[return-value]
+        return generate_queued(self, requests, options)
 
     def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
         """One request, decoded under `fmt` (the same path as queued requests)."""

@@ -34,7 +34,7 @@ from pydantic import Field
 from ..errors import InputError, ModelError, ModelNotFoundError, PromptTooLongError
 from ..formats import OutputFormat
 from .backends import Backend, BackendOptions
-from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, TokenInfo
+from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, TokenInfo, generate_queued
 
 REPORTED = ("id", "owned_by", "root", "parent", "max_model_len", "meta", "localjudge")  # what enters the identity
 TOP_LOGPROBS = 20
@@ -361,10 +361,4 @@ class ServerEngine:
         self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None = None
     ) -> list[Generation]:
         """Several requests, `concurrency` at a time; raises the first request's error."""
-        box: list[list[Generation | Exception]] = []
-        self.submit(requests, options, box.append)
-        self.drain()
-        for r in box[0]:
-            if isinstance(r, Exception):
-                raise r
-        return box[0]  # type: ignore[return-value]
+        return generate_queued(self, requests, options)
