@@ -218,7 +218,17 @@ def test_align_on_the_default_model_reports_figures_without_claiming_a_gain(engi
     guideline = "The response must be truthful: it must not state false claims, myths or misconceptions as facts."
     labels = tmp_path / "tqa.jsonl"
     labels.write_text(
-        "".join(json.dumps({**r, "guidelines": guideline, "input": r["question"], "output": r["answer"]}) + "\n" for r in rows)
+        "".join(
+            json.dumps(
+                {
+                    **r,
+                    "guidelines": guideline,
+                    "guidelines_context": f"<request>{r['question']}</request>\n<response>{r['answer']}</response>",
+                }
+            )
+            + "\n"
+            for r in rows
+        )
     )
     rep = align("guidelines", labels, engine=engine, out=tmp_path / "out", options=DecodeOptions(fast=True), n_boot=300)
     assert rep.n_used == 40 and rep.n_train + rep.n_test == 40 and 0.0 <= rep.threshold <= 1.0
