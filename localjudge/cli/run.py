@@ -120,6 +120,9 @@ class ProgressLine:
 @decode_options()
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
+@click.option("--mlflow", "mlflow_log", is_flag=True, help="Log the finished run to MLflow tracking (needs localjudge[mlflow]).")
+@click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
+@click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
 @model_options(parallel=True)
 def run_cmd(
     data: str,
@@ -135,6 +138,9 @@ def run_cmd(
     both_orders: bool,
     quiet: bool,
     model: ModelChoice,
+    mlflow_log: bool = False,
+    experiment: str | None = None,
+    tracking_uri: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..runner import evaluate
@@ -146,6 +152,12 @@ def run_cmd(
         todo.append(TraceJudge(trace_instructions, trace_result, max_iterations=trace_max_iterations))
     if not todo:
         raise click.UsageError("name at least one --judge (see `localjudge judges list`) or --trace-instructions")
+    if (experiment or tracking_uri) and not mlflow_log:
+        raise click.UsageError("--experiment and --tracking-uri go with --mlflow")
+    if mlflow_log:  # a missing extra stops here, before any inference
+        from ..integrations.common import require
+
+        require("mlflow", "mlflow", "MLflow")
     out_dir = Path(out) if out else Path("runs") / Path(data).stem
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
@@ -187,4 +199,10 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
+    if mlflow_log:
+        from ..integrations.mlflow import log_run_or_warn
+
+        mlflow_run = log_run_or_warn(run, lambda m: click.echo(m, err=True), experiment=experiment, tracking_uri=tracking_uri)
+        if mlflow_run and not quiet:
+            click.echo(f"Logged to MLflow: run {mlflow_run}" + (f" in experiment {experiment!r}" if experiment else ""))
     sys.exit(run.exit_code)
