@@ -283,14 +283,20 @@ class StructuredModel:
     def messages(self, prompt: str | Sequence[Message]) -> list[Message]:
         """The chat messages for a prompt (the optional system message first)."""
         if not isinstance(prompt, str):
-            return list(prompt)
+            items = list(prompt)
+            if all(isinstance(m, Message) for m in items):
+                return items
+            prompt = "\n".join(x if isinstance(x, str) else as_text(x) for x in items)  # multimodal parts: the text ones
         if not prompt.strip():
             raise InputError("the prompt is empty; pass the text the model should answer")
         return ([Message(role="system", content=self.system)] if self.system else []) + [Message(role="user", content=prompt)]
 
-    def submit(self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None) -> Future[Any]:
-        """Queue one request; the future holds the validated schema instance (a str when `schema` is None)."""
-        fmt = self.format_for(schema)
+    def submit(
+        self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None, json_schema: Mapping[str, Any] | None = None
+    ) -> Future[Any]:
+        """Queue one request; the future holds the validated schema instance (a str when `schema` is None).
+        `json_schema`: a tighter JSON schema to decode under (the answer is still validated by `schema`)."""
+        fmt = self.format_for(json_schema if json_schema is not None else schema)
         gen = shared_worker(self.ref.engine()).generate(self.messages(prompt), fmt, self.options)
         out: Future[Any] = Future()
 
@@ -306,10 +312,14 @@ class StructuredModel:
         gen.add_done_callback(finish)
         return out
 
-    def generate(self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None) -> Any:
+    def generate(
+        self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None, json_schema: Mapping[str, Any] | None = None
+    ) -> Any:
         """One answer, waiting for it: a `schema` instance, or text when `schema` is None."""
-        return self.submit(prompt, schema).result()
+        return self.submit(prompt, schema, json_schema).result()
 
-    async def agenerate(self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None) -> Any:
+    async def agenerate(
+        self, prompt: str | Sequence[Message], schema: type[BaseModel] | None = None, json_schema: Mapping[str, Any] | None = None
+    ) -> Any:
         """`generate` for asyncio: awaits the engine worker without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(prompt, schema))
+        return await asyncio.wrap_future(self.submit(prompt, schema, json_schema))

@@ -152,7 +152,7 @@ def scorer(
     name: str | None = None,
     description: str | None = None,
     aggregations: list[Any] | None = None,
-    timeout: float | None = None,
+    timeout: float | None = 0,
     **variables: Any,
 ) -> Any:
     """An MLflow scorer (made with MLflow's `@scorer`) that runs a localjudge judge on a local model.
@@ -161,7 +161,10 @@ def scorer(
     model spec and its backend options (None: the default model), or an `engine` already loaded; loaded
     on the first row, once per process. `options`: `DecodeOptions` (or a dict of them: fast=True, ...).
     `**variables`: judge variables fixed for every row (`guidelines=[...]`). `name`: the metric name (the
-    judge's name by default); `description`, `aggregations`, `timeout` go to MLflow's `@scorer`."""
+    judge's name by default); `description`, `aggregations`, `timeout` go to MLflow's `@scorer`. `timeout`
+    is 0 (none) by default: MLflow's own default (300 s per call) counts the time a row waits in the local
+    model's queue behind every other thread's rows, and a constrained local decode always ends within its
+    token budget."""
     _mlflow()
     from mlflow.genai.scorers import scorer as mlflow_scorer
 
