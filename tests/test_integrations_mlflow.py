@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from integrations_support import prompt_text, scripted, yes_no
 
 mlflow = pytest.importorskip("mlflow")
@@ -68,7 +67,10 @@ def test_real_evaluate_with_the_default_model_gives_every_row_a_value_or_an_erro
     from localjudge.integrations.mlflow import scorer
 
     app, questions = _rag_app()
-    data = [{"inputs": {"question": q}, "expectations": {"expected_response": a}} for q, a in zip(questions, ["Paris", "Shakespeare"])]
+    data = [
+        {"inputs": {"question": q}, "expectations": {"expected_response": a}}
+        for q, a in zip(questions, ["Paris", "Shakespeare"], strict=True)
+    ]
     judges = ["correctness", "groundedness", "retrieval_relevance", "safety"]
     opts = {"field_tokens": 24}  # short rationales: this test checks form, not judgement
     result = mlflow.genai.evaluate(data=data, predict_fn=app, scorers=[scorer(j, options=opts) for j in judges])
@@ -206,7 +208,7 @@ def test_ten_threads_give_the_same_verdicts_as_one(tracking, engine, monkeypatch
     for tid in result.result_df["trace_id"]:
         (fb,) = [a for a in mlflow.get_trace(tid).info.assessments if a.name == "relevance_to_query"]
         got[json.loads(mlflow.get_trace(tid).data.request)["question"]] = (fb.value, fb.rationale)
-    for r, fb in zip(rows, sequential):
+    for r, fb in zip(rows, sequential, strict=True):
         assert got[r["inputs"]["question"]] == (fb.value, fb.rationale)
 
 
@@ -274,7 +276,9 @@ def test_unreachable_tracking_server_is_a_warning_and_the_run_is_kept(tmp_path):
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "warning: could not log the run to MLflow at http://127.0.0.1:" in res.stderr
-    assert (out / "results.jsonl").read_text().count("\n") == 1 and json.loads((out / "run.json").read_text())["status"] == "finished"
+    assert (out / "results.jsonl").read_text().count("\n") == 1 and json.loads((out / "run.json").read_text())[
+        "status"
+    ] == "finished"
     assert time.time() - t0 < 120
 
 

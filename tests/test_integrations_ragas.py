@@ -122,7 +122,9 @@ def test_local_embeddings_are_unit_vectors_from_the_local_model():
     from localjudge.integrations.ragas import LocalEmbeddings
 
     emb = LocalEmbeddings()
-    a, b, c = emb.embed_documents(["What is the capital of France?", "Which city is the capital of France?", "Bananas are yellow."])
+    a, b, c = emb.embed_documents(
+        ["What is the capital of France?", "Which city is the capital of France?", "Bananas are yellow."]
+    )
     assert len(a) == len(b) == len(c) > 100
     assert abs(np.linalg.norm(a) - 1) < 1e-4
     assert np.dot(a, b) > np.dot(a, c)  # the paraphrase is nearer than the unrelated sentence

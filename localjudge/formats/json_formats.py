@@ -21,7 +21,6 @@ from .base import (
     lower_keys,
 )
 
-
 # MLflow's verdict spellings, copied from mlflow/genai/judges/constants.py (MLflow 3.x, Apache-2.0):
 # `_sanitize_scorer_feedback` maps these to CategoricalRating.YES / NO; anything else becomes UNKNOWN.
 MLFLOW_AFFIRMATIVE = frozenset(

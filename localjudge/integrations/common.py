@@ -115,7 +115,7 @@ _CHUNK_KEYS = ("content", "page_content", "text", "chunk")
 
 
 def role_of(names: Iterable[str]) -> str | None:
-    """"input", "output" or "context" for a variable known by these names (its name first), else None."""
+    """ "input", "output" or "context" for a variable known by these names (its name first), else None."""
     for n in names:
         for role, known in (("input", INPUT_NAMES), ("output", OUTPUT_NAMES), ("context", CONTEXT_NAMES)):
             if n in known:

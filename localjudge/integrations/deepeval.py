@@ -72,7 +72,7 @@ class LocalJudgeLLM(DeepEvalBaseLLM):
         )
         super().__init__(model=f"localjudge:{self.structured.model_id}")
 
-    def load_model(self, *args: Any, **kwargs: Any) -> StructuredModel:
+    def load_model(self, *args: Any, **kwargs: Any) -> Any:  # DeepEval types it as the LLM; its value is model-specific
         """The model reference (the GGUF itself loads on the first call, once per process)."""
         return self.structured
 
