@@ -38,7 +38,7 @@ _EXPORTS = {
     "list_judges": "judges",
     "load_judge_file": "judges",
     "Judge": "judges",
-    "evaluate": "runner",
+    "evaluate": "frames",
     "LocalJudgeError": "errors",
     "ParseError": "errors",
     "InputError": "errors",

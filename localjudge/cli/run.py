@@ -122,6 +122,9 @@ class ProgressLine:
 @decode_options()
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
+@click.option("--mlflow", "mlflow_log", is_flag=True, help="Log the finished run to MLflow tracking (needs localjudge[mlflow]).")
+@click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
+@click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
 @model_options(parallel=True)
 @click.option(
     "--engine",
@@ -161,6 +164,9 @@ def run_cmd(
     executor_kind: str,
     ray_address: str | None,
     workers: int | None,
+    mlflow_log: bool = False,
+    experiment: str | None = None,
+    tracking_uri: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..runner import evaluate
@@ -179,6 +185,12 @@ def run_cmd(
         executor = RayExecutor(address=ray_address, workers=workers)
     elif ray_address is not None or workers is not None:
         raise InputError("--ray-address and --workers need --engine ray")
+    if (experiment or tracking_uri) and not mlflow_log:
+        raise click.UsageError("--experiment and --tracking-uri go with --mlflow")
+    if mlflow_log:  # a missing extra stops here, before any inference
+        from ..integrations.common import require
+
+        require("mlflow", "mlflow", "MLflow")
     out_dir = Path(out) if out else Path("runs") / Path(data).stem
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
@@ -221,4 +233,10 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
+    if mlflow_log:
+        from ..integrations.mlflow import log_run_or_warn
+
+        mlflow_run = log_run_or_warn(run, lambda m: click.echo(m, err=True), experiment=experiment, tracking_uri=tracking_uri)
+        if mlflow_run and not quiet:
+            click.echo(f"Logged to MLflow: run {mlflow_run}" + (f" in experiment {experiment!r}" if experiment else ""))
     sys.exit(run.exit_code)

@@ -23,6 +23,30 @@ from .base import (
     object_schema,
 )
 
+# MLflow's verdict spellings, copied from mlflow/genai/judges/constants.py (MLflow 3.x, Apache-2.0):
+# `_sanitize_scorer_feedback` maps these to CategoricalRating.YES / NO; anything else becomes UNKNOWN.
+MLFLOW_AFFIRMATIVE = frozenset(
+    "true pass passed correct success 1 1.0 yes y yea yeah affirmative absolutely certainly indeed sure ok okay "
+    "agree accepted right positive accurate valid validity confirmed approved complete completed good great excellent "
+    "active enabled on present found match matched validated approve accept pos".split()
+)
+MLFLOW_NEGATIVE = frozenset(
+    "false fail failed incorrect failure 0 0.0 no n nah nope negative reject rejected disagree invalid inaccurate wrong "
+    "declined denied incomplete bad poor inactive disabled off missing absent notfound mismatch mismatched none null "
+    "nil deny disapprove disapproved neg".split()
+) | {"not approved"}
+
+
+def yes_no_of(value: Any) -> str | None:
+    """A verdict as MLflow reads it: "yes" or "no" for its affirmative / negative spellings (pass/fail,
+    true/false, correct/incorrect, ...; a JSON boolean too), None for anything else (MLflow's "unknown")."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, str):
+        return None
+    v = value.strip().lower()
+    return "yes" if v in MLFLOW_AFFIRMATIVE else "no" if v in MLFLOW_NEGATIVE else None
+
 
 class YesNoJSON(OutputFormat):
     """`{"rationale": str, "result": "yes"|"no"}` (MLflow judges)."""
@@ -50,12 +74,20 @@ class YesNoJSON(OutputFormat):
         return object_schema({**props, "result": {"type": "string", "enum": ["yes", "no"]}})
 
     def parse(self, text: str) -> YesNoVerdict:
-        """The first JSON object with a `result` key: yes or no (any case, padded); the rationale is optional ("")."""
+        """The first JSON object with a `result` key: yes or no (any case, padded), or one of MLflow's spellings
+        of them (pass/fail, true/false, correct/incorrect, ...: `yes_no_of`); anything else (maybe, unknown, a
+        number) is a `ParseError`, so the result is unscored, never a "no". The rationale is optional ("")."""
         o = first_json_with(text, self.kind, ("result",))
         res = o["result"]
-        if not isinstance(res, str) or res.strip().lower() not in ("yes", "no"):
-            raise ParseError(self.kind, f"result must be 'yes' or 'no', got {res!r}", text)
-        return YesNoVerdict(rationale=as_text(o.get("rationale"), self.kind, "rationale", text), result=res.strip().lower())
+        verdict = yes_no_of(res)
+        if verdict is None:
+            raise ParseError(
+                self.kind,
+                f"result must be 'yes' or 'no' (or an MLflow spelling of them: pass/fail, true/false, ...), got {res!r}, "
+                "which MLflow reads as 'unknown'",
+                text,
+            )
+        return YesNoVerdict(rationale=as_text(o.get("rationale"), self.kind, "rationale", text), result=verdict)
 
     def normalise(self, v: YesNoVerdict) -> float:
         """yes → 1.0, no → 0.0."""

@@ -47,18 +47,33 @@ class ScoreLines(OutputFormat):
     _SCORE = re.compile(r"^[\s*#>-]*score\**\s*[:=]\s*\**\s*(\S+?)\**\s*$", re.I | re.M)
     _JUST = re.compile(r"^[\s*#>-]*justification\**\s*[:=]\**\s*(.*)", re.I | re.M | re.S)
 
+    # MLflow's one-line form (`_extract_score_and_justification`): "score: 4, justification: ..." / "score: 4 justification: ..."
+    _INLINE = re.compile(r"score\s*[:=]\s*(\d+)\s*,?\s*justification\s*[:=]\s*(.+)", re.I | re.S)
+
     def parse(self, text: str) -> ScoreLinesVerdict:
-        """Lenient: a `score:` or `score=` line (markdown bullets and bold allowed, `4/5` reads 4) within min..max;
-        the justification is everything after a later `justification:` ("" when absent)."""
+        """Lenient, and accepting whatever MLflow's `_extract_score_and_justification` accepts: a `score:` or
+        `score=` line (markdown bullets and bold allowed, `4/5` reads 4) with the justification everything after
+        a later `justification:` ("" when absent); MLflow's one-line `score: 4, justification: ...`; or a JSON
+        object `{"score": 4, "justification": "..."}` (any key case, a string score "4"; a justification that
+        is not text is a `ParseError`). The score must be an integer within min..max."""
         m = self._SCORE.search(text)
-        if not m:
+        if m:
+            raw = m.group(1).strip().strip("\"'").rstrip(".,")
+            if "/" in raw:  # "4/5"
+                raw = raw.split("/")[0]
+            x = self.range.check(as_number(raw, self.kind, "score", text), self.kind, text)
+            j = self._JUST.search(text, m.end())
+            return ScoreLinesVerdict(score=int(x), justification=j.group(1).strip() if j else "")
+        inline = self._INLINE.search(text)
+        if inline:
+            x = self.range.check(as_number(inline.group(1), self.kind, "score", text), self.kind, text)
+            return ScoreLinesVerdict(score=int(x), justification=inline.group(2).strip())
+        objs = [o for o in map(lower_keys, json_objects(text)) if "score" in o]
+        if not objs:
             raise ParseError(self.kind, "no 'score:' line", text)
-        raw = m.group(1).strip().strip("\"'").rstrip(".,")
-        if "/" in raw:  # "4/5"
-            raw = raw.split("/")[0]
-        x = self.range.check(as_number(raw, self.kind, "score", text), self.kind, text)
-        j = self._JUST.search(text, m.end())
-        return ScoreLinesVerdict(score=int(x), justification=j.group(1).strip() if j else "")
+        o = objs[0]
+        x = self.range.check(as_number(o["score"], self.kind, "score", text), self.kind, text)
+        return ScoreLinesVerdict(score=int(x), justification=as_text(o.get("justification"), self.kind, "justification", text))
 
     def normalise(self, v: ScoreLinesVerdict) -> float:
         """The score scaled to [0, 1]: (score − min) / (max − min)."""

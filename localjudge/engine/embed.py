@@ -1,0 +1,69 @@
+"""Text embeddings from a local GGUF model (llama.cpp's embedding mode, mean-pooled, L2-normalised).
+
+For framework metrics that need an embedding model (RAGAS's answer relevancy compares questions by
+cosine similarity) without a download: any GGUF the registry resolves works, the default judge model
+included. A decoder's mean-pooled hidden states are a weak sentence embedding next to a trained one
+(MiniLM and the like), but a real, offline one; pass a better GGUF embedding model (a BERT-family GGUF
+such as all-MiniLM-L6-v2 converted by llama.cpp) as `model` when quality matters.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..models import resolve_model
+
+
+class LlamaEmbedder:
+    """`embed(texts) -> list of vectors`; loads the model on first use, any thread may call it (serialised)."""
+
+    def __init__(self, model: str | os.PathLike[str] | None = None, n_ctx: int = 1024, n_threads: int | None = None):
+        self.info = resolve_model(None if model is None else os.fspath(model))
+        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """The model's registry name or file name."""
+        return self.info.name
+
+    def _load(self) -> Any:
+        import llama_cpp
+
+        from .llama import _quiet_llama_logs
+
+        _quiet_llama_logs(llama_cpp, False)
+        threads = self.n_threads or max(
+            1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        )
+        return llama_cpp.Llama(
+            model_path=self.info.path,
+            embedding=True,
+            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+            n_ctx=self.n_ctx,
+            n_threads=threads,
+            verbose=False,
+        )
+
+    def close(self) -> None:
+        """Free the model (it loads again on the next `embed`)."""
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text (texts longer than the context are truncated)."""
+        if not texts:
+            return []
+        with self._lock:
+            if self._llama is None:
+                self._llama = self._load()
+                atexit.register(self.close)  # before interpreter teardown, which llama-cpp-python's __del__ trips over
+            out = self._llama.embed([t if t.strip() else " " for t in texts], normalize=True, truncate=True)
+        return [list(map(float, v)) for v in out]
