@@ -29,7 +29,11 @@ def make_data(path: Path, n: int = N_ROWS) -> Path:
 
 def start_run(data: Path, out: Path, delay_s: float) -> subprocess.Popen:
     script = textwrap.dedent(f"""
-        import sys
+        import signal, sys
+        # Ctrl-C as a terminal delivers it: whatever the test process left (a library in an earlier test
+        # may ignore or block SIGINT, and children inherit both), the child starts with Python's default
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path.insert(0, {str(TESTS)!r})
         from runner_support import scripted_engine, tiny_judges
         from localjudge.runner import evaluate

@@ -173,7 +173,8 @@ def test_a_client_that_disconnects_mid_generation_cancels_it(judge_server):
         time.sleep(0.2)
     assert h["cancelled"] == before + 1 and h["in_flight"] == 0
     s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": MSG, "max_tokens": 3})
-    assert s == 200 and b["usage"]["completion_tokens"] == 3
+    # and it keeps serving (the model answers this one with "No." and stops: 2 tokens)
+    assert s == 200 and 1 <= b["usage"]["completion_tokens"] <= 3 and b["choices"][0]["finish_reason"] in ("stop", "length")
 
 
 def test_a_wrong_or_missing_key_is_a_401(keyed_server):

@@ -92,7 +92,8 @@ def test_a_pathological_schema_is_refused_within_the_compile_limit_and_the_serve
         judge_server.url, {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf}
     )
     first = time.monotonic() - t0
-    assert_openai_error(s, b, 400, "longer than the server's limit of 20 s", param="response_format")
+    # the wall-clock limit or the child's CPU/memory limit, whichever fires first; both name the 20 s
+    assert_openai_error(s, b, 400, "the server's limit of", "20 s", param="response_format")
     s, b, _ = post(
         judge_server.url, {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf}
     )
