@@ -445,6 +445,9 @@ def section_serve(rows: int) -> None:
         if "error" in r:
             print(f"| {label} | error: {r['error']} | | | |")
             continue
+        if r["errors"] == r["n"]:  # every request refused: no rate to speak of
+            print(f"| {label} | - (every request failed) | - | 0% | {r['errors']} |")
+            continue
         rpm = r["n"] / r["wall_s"] * 60
         base = res["serve_inproc"]
         ratio = rpm / (base["n"] / base["wall_s"] * 60) if "error" not in base else float("nan")
