@@ -1,1 +1,0 @@
-"""Package data: models.toml, the manifest of known models (installed as localjudge._models)."""
