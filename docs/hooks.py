@@ -63,7 +63,9 @@ def render_catalog(judges_dir: str | None = None) -> str:
         for v in info["variables"]:
             aliases = ", ".join(f"`{a}`" for a in v["aliases"])
             choices = f" (one of {', '.join(map(str, v['choices']))})" if "choices" in v else ""
-            out.append(f"| `{v['name']}` | {'yes' if v['required'] else 'no'} | {aliases} | {_cell(v['description'] + choices)} |")
+            out.append(
+                f"| `{v['name']}` | {'yes' if v['required'] else 'no'} | {aliases} | {_cell(v['description'] + choices)} |"
+            )
         templates = j.prompt_templates()
         for i, stage in enumerate(templates):
             title = f"Prompt, call {i + 1} of {len(templates)}" if len(templates) > 1 else "Prompt"
