@@ -6,7 +6,7 @@ so they cannot drift from the code.
 - `contributing.md`: the marker `<!-- include CONTRIBUTING.md -->` is replaced by the repository's
   CONTRIBUTING.md, its top heading dropped (the page has its own).
 
-A page that lost its marker fails the build (strict or not): a generated page must never be empty.
+A page that lost its marker fails the build (strict or not, with a one-line PluginError): a generated page must never be empty.
 """
 
 from __future__ import annotations
@@ -84,13 +84,15 @@ def render_contributing() -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Fill the generated pages; leave every other page as written."""
+    from mkdocs.exceptions import PluginError
+
     src = page.file.src_uri
     if src == "judges-catalog.md":
         if CATALOG_MARKER not in markdown:
-            raise ValueError(f"docs/{src} lost its {CATALOG_MARKER} marker: the catalog would not be generated")
+            raise PluginError(f"docs/{src} lost its {CATALOG_MARKER} marker: the catalog would not be generated")
         return markdown.replace(CATALOG_MARKER, render_catalog())
     if src == "contributing.md":
         if CONTRIBUTING_MARKER not in markdown:
-            raise ValueError(f"docs/{src} lost its {CONTRIBUTING_MARKER} marker: CONTRIBUTING.md would not be included")
+            raise PluginError(f"docs/{src} lost its {CONTRIBUTING_MARKER} marker: CONTRIBUTING.md would not be included")
         return markdown.replace(CONTRIBUTING_MARKER, render_contributing())
     return markdown
