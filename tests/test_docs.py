@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,19 +142,38 @@ def test_judge_catalog_renders_every_builtin_judge_file():
     assert "Consider the following claim and document." in catalog
 
 
-def test_strict_build_generates_the_cli_reference_and_the_judge_catalog(tmp_path):
+def _mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` of the site whose mkdocs.yml is in `root`, as scripts/test.sh runs it."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
     if not mkdocs.exists():
         pytest.skip("mkdocs is not installed: pip install '.[docs]'")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run(
-        [str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    cmd = [str(mkdocs), "build", "--strict", "--site-dir", str(site)]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_strict_build_fails_on_a_broken_anchor_a_broken_link_and_a_page_missing_from_the_nav(tmp_path):
+    for name, needle, change in (
+        (
+            "anchor",
+            "#no-such-heading",
+            lambda d: (d / "cli.md").write_text((d / "cli.md").read_text() + "\n[x](batch-runs.md#no-such-heading)\n"),
+        ),
+        ("link", "no-such-page.md", lambda d: (d / "ray.md").write_text((d / "ray.md").read_text() + "\n[x](no-such-page.md)\n")),
+        ("nav", "not-in-nav.md", lambda d: (d / "not-in-nav.md").write_text("# Not in the nav\n")),
+    ):
+        copy = tmp_path / name
+        shutil.copytree(ROOT / "docs", copy / "docs")
+        shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+        shutil.copy(ROOT / "CONTRIBUTING.md", copy / "CONTRIBUTING.md")
+        change(copy / "docs")
+        r = _mkdocs_build(copy, copy / "site")
+        out = r.stdout + r.stderr
+        assert r.returncode == 1 and "Aborted with 1 warnings in strict mode" in out and needle in out, (name, out[-2000:])
+
+
+def test_strict_build_generates_the_cli_reference_and_the_judge_catalog(tmp_path):
+    r = _mkdocs_build(ROOT, tmp_path / "site")
     assert r.returncode == 0, r.stderr[-3000:]
     cli = (tmp_path / "site" / "cli" / "index.html").read_text(encoding="utf-8")
     from localjudge.cli import main
