@@ -26,6 +26,7 @@ RUN_BY = {
     ("docs/models.md", "--option n_ctx=2048"): "tests/test_docs.py",
     ("docs/batch-runs.md", "--map retrieval_context=docs"): "tests/test_docs.py",
     ("docs/reports.md", "localjudge report runs/exp1"): "tests/test_docs.py",
+    ("docs/align.md", "localjudge align groundedness"): "tests/test_docs.py",
     ("docs/integrations.md", "mlflow.genai.evaluate"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "LocalJudgeLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "LocalJudgeRagasLLM"): "tests/test_integrations_readme.py",
@@ -53,11 +54,6 @@ NOT_RUN = {
         "docs/models.md",
         "localjudge models pull prometheus-2-7b",
     ): "downloads GB-sized models from the Hugging Face Hub (network); tests/test_hub_pull.py runs pull against a loopback hub",
-    (
-        "docs/align.md",
-        "localjudge align groundedness",
-    ): "needs a set of labelled rows and a judgement with token probabilities per "
-    "row (minutes on the real model); tests/test_align.py runs align through the CLI and the API on a scripted engine",
     ("docs/ray.md", "ray start --head"): "needs a Ray cluster of several machines (ray start, ray://); "
     "tests/test_ray.py runs --engine ray on a local cluster",
     ("docs/serve.md", "localjudge serve   "): "starts servers that run until stopped; tests/serve_support.py starts the same "
@@ -310,3 +306,27 @@ def test_report_compare_agree_and_both_orders_commands_run(tmp_path):
     assert "Cohen's kappa" in r.stdout
     (pair,) = [json.loads(line) for line in (tmp_path / "runs" / "pairs" / "results.jsonl").read_text().splitlines()]
     assert pair["judge"] == "pairwise" and pair["result"]["error"] is None and "+both_orders" in pair["result"]["judge_version"]
+
+
+def test_align_then_run_the_aligned_judge_commands_run(tmp_path):
+    (code,) = [s.code for s in fenced(page_text("docs/align.md")) if s.lang == "bash"]
+    facts = [
+        ("What is the capital of France?", "Paris.", "Paris is the capital of France."),
+        ("What colour is the sky?", "Blue.", "On a clear day the sky is blue."),
+        ("How many legs has a spider?", "Eight.", "Spiders have eight legs."),
+        ("What do bees make?", "Honey.", "Bees make honey and wax."),
+        ("Which planet is largest?", "Jupiter.", "Jupiter is the largest planet."),
+    ]
+    labelled = []
+    for q, a, c in facts:
+        labelled += [
+            {"input": q, "output": a, "context": c, "label": "yes"},
+            {"input": q, "output": "Bananas.", "context": c, "label": "no"},
+        ]
+    _rows(tmp_path / "my_labelled_rows.jsonl", labelled)
+    _rows(tmp_path / "new_data.jsonl", [RAG_ROW])
+    r = _shell(tmp_path, code)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "wrote aligned/groundedness_aligned.toml" in r.stdout and "held out (n = " in r.stdout
+    (result,) = [json.loads(line) for line in (tmp_path / "runs" / "x" / "results.jsonl").read_text().splitlines()]
+    assert result["judge"] == "groundedness_aligned" and result["result"]["score"] is not None
