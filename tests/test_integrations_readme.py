@@ -1,26 +1,25 @@
-"""The README's "Use localjudge inside MLflow, DeepEval, RAGAS, pytest and pandas" snippets, run verbatim,
-each in its own process with the default model, offline (a temporary sqlite:/// MLflow tracking store)."""
+"""The docs' "Use localjudge inside MLflow, DeepEval, RAGAS, pytest and pandas" snippets (docs/integrations.md,
+once the README's), run verbatim, each in its own process with the default model, offline (a temporary
+sqlite:/// MLflow tracking store)."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from docs_snippets import section_snippets
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = "docs/integrations.md"
+HEADING = "Use localjudge inside MLflow, DeepEval, RAGAS, pytest and pandas"
 NAMES = ["mlflow", "deepeval", "ragas", "pytest", "pandas"]
 NEEDLES = ["mlflow.genai.evaluate", "LocalJudgeLLM", "LocalJudgeRagasLLM", "assert_judge", "pd.DataFrame"]
 pytestmark = pytest.mark.slow
 
 
 def snippets() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Use localjudge inside MLflow, DeepEval, RAGAS, pytest and pandas", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    return section_snippets(PAGE, HEADING)
 
 
 def test_the_section_has_one_snippet_per_framework():

@@ -1,26 +1,25 @@
-"""The README's "Use localjudge as a judge server" snippets, run verbatim (only the URL changed to the test
-server's) against a real `localjudge serve`: the openai client, MLflow, RAGAS and DeepEval lines."""
+"""The docs' "Use localjudge as a judge server" snippets (docs/serve.md, once the README's), run verbatim (only
+the URL changed to the test server's) against a real `localjudge serve`: the openai client, MLflow, RAGAS
+and DeepEval lines."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from docs_snippets import section_snippets
 from serve_support import ENV
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = "docs/serve.md"
+HEADING = "Use localjudge as a judge server"
 pytestmark = pytest.mark.slow
 
 
 def snippets() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Use localjudge as a judge server", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    return section_snippets(PAGE, HEADING)
 
 
 def test_the_section_has_the_four_client_snippets():
