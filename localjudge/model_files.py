@@ -192,6 +192,24 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
     return {"name": name, **entry}
 
 
+_BIDI = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C])
+
+
+def printable(value: Any, keep: str = "") -> Any:
+    """`value` with every control character (C0, DEL, C1, bidi overrides) removed from its text, through lists
+    and dicts: a model file's metadata is untrusted, and an escape sequence in `general.name` must not
+    reach the terminal. `keep`: controls to leave (JSON output keeps newlines and tabs, escaped by JSON)."""
+    if isinstance(value, str):
+        if value.isprintable():
+            return value
+        return "".join(c for c in value if c in keep or not (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or ord(c) in _BIDI))
+    if isinstance(value, dict):
+        return {printable(k, keep): printable(v, keep) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable(v, keep) for v in value]
+    return value
+
+
 def _human(n: int | None) -> str | None:
     if n is None:
         return None
