@@ -20,7 +20,7 @@ from typing import Any
 
 from .atomic import replacing, write_atomic
 from .errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
-from .manifest import entry_path, get_entry, put_entry, read_manifest
+from .manifest import entry_exists, entry_path, get_entry, put_entry, read_manifest
 from .models import check_gguf, registry, remember_sha256, resolve_model
 from .paths import cache_home, models_home
 
@@ -161,7 +161,7 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
             raise InputError(f"model name {name!r} is a built-in registry model; choose another --name")
         pin = reg[name].get("sha256")
     old = get_entry(name)
-    if old is not None and entry_path(old).exists() and not force:
+    if entry_exists(old) and not force:
         raise InputError(
             f"model {name!r} already exists ({entry_path(old)}); choose another --name or pass --force to replace it"
         )
@@ -227,7 +227,7 @@ def model_info(name: str) -> dict[str, Any]:
     that is not downloaded yet gets its registry facts and `downloaded: False`."""
     reg = registry().get("models", {})
     entry = reg.get(name, {})
-    if "hub" in entry and (get_entry(name) is None or not entry_path(get_entry(name) or {}).exists()):
+    if "hub" in entry and not entry_exists(get_entry(name)):
         return {
             "name": name,
             "downloaded": False,

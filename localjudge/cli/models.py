@@ -17,7 +17,7 @@ def models_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def models_list(as_json: bool) -> None:
     """Known models: name, licence, where the file comes from, chat template."""
-    from ..manifest import entry_path, read_manifest
+    from ..manifest import entry_exists, read_manifest
     from ..model_files import printable
     from ..models import registry
 
@@ -30,7 +30,7 @@ def models_list(as_json: bool) -> None:
         elif "parts" in e:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
         elif "hub" in e:
-            got = name in local and entry_path(local[name]).exists()
+            got = entry_exists(local.get(name))
             where = f"hub {e['hub']} ({e.get('size', '?')}, {'downloaded' if got else 'not downloaded: models pull ' + name})"
         else:
             where = f"models/{e['file']}"
