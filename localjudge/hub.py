@@ -167,7 +167,7 @@ def _sha256(path: Path) -> str:
 
 def _present(spec: PullSpec) -> dict[str, Any] | None:
     old = get_entry(spec.name)
-    if not entry_exists(old):
+    if old is None or not entry_exists(old):
         return None
     if old.get("source") == "add" and spec.sha256 and old.get("sha256") == spec.sha256:
         return old  # brought by hand, and it is the pinned file

@@ -161,7 +161,7 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
             raise InputError(f"model name {name!r} is a built-in registry model; choose another --name")
         pin = reg[name].get("sha256")
     old = get_entry(name)
-    if entry_exists(old) and not force:
+    if old is not None and entry_exists(old) and not force:
         raise InputError(
             f"model {name!r} already exists ({entry_path(old)}); choose another --name or pass --force to replace it"
         )
