@@ -114,7 +114,7 @@ class JSONLDataset(Dataset):
     def __init__(self, path: str | Path):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
 
     def _parse(self, raw: bytes, lineno: int) -> tuple[dict[str, Any] | None, str | None]:
         where = f"{self.label}:line {lineno}"
@@ -164,7 +164,7 @@ class CSVDataset(Dataset):
     def __init__(self, path: str | Path, delimiter: str = ","):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
         self.delimiter = delimiter
 
     def _records(self) -> Iterator[tuple[int, list[str] | None, str | None]]:
@@ -235,7 +235,7 @@ class ParquetDataset(Dataset):
     def __init__(self, path: str | Path, batch_size: int = 1024):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
         self.batch_size = batch_size
 
     def _file(self) -> Any:
@@ -504,6 +504,11 @@ def unencodable(value: Any, _depth: int = 0) -> str | None:
         if bad:
             return bad
     return None
+
+
+def _label(path: str) -> str:
+    """The file name as UTF-8 text for messages and `Row.source`: bytes that are not UTF-8 become `\\xNN`."""
+    return os.fsencode(os.path.basename(path)).decode("utf-8", "backslashreplace")
 
 
 def _plain(v: Any) -> Any:

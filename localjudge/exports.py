@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import JudgeSummary, Tally
-from .atomic import replacing
-from .atomic import write_json_atomic as _write_json_atomic
+from .atomic import replacing, write_atomic
 from .errors import StorageError
 from .results import ResultRow
 from .store import Store
@@ -158,6 +157,8 @@ def _storage(path: Path) -> Iterator[None]:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON atomically; an OSError becomes a StorageError naming the file."""
+    """Write JSON atomically; an OSError becomes a StorageError naming the file. Text that is not valid
+    Unicode (a data file name with bytes that are not UTF-8) is written as a JSON `\\udcNN` escape."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"
     with _storage(path):
-        _write_json_atomic(path, obj)
+        write_atomic(path, text.encode("utf-8", "backslashreplace"))

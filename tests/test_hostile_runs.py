@@ -110,6 +110,15 @@ def test_a_byte_that_is_not_utf8_in_a_judge_field_or_prompt_is_one_line_exit_2(t
     assert r.returncode == 2 and one_line(r).startswith("Error: --prompt: text holds a lone surrogate")
 
 
+def test_a_data_file_whose_name_is_not_utf8_is_judged_and_exported(tmp_path):
+    data = os.fsdecode(b"bad\xff.jsonl")  # the name as Python sees it: U+DCFF for the byte 0xFF
+    write_jsonl(tmp_path / data, [{"input": "q", "output": "a"}])
+    r = cli("run", os.fsencode(tmp_path / data), "-j", "relevance_to_query", "-o", str(tmp_path / "out"), "-q", *SCRIPTED)
+    assert r.returncode == 0, r.stderr
+    assert results(tmp_path / "out")[0]["source"] == "bad\\xff.jsonl:line 1"
+    assert json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))["data"].endswith("bad\udcff.jsonl")
+
+
 # ------------------------------------------------------------------------------------------ stores
 
 

@@ -1,6 +1,7 @@
 """The chat-template render worker: a child process that compiles and renders untrusted Jinja templates.
 
-Run by `engine/template.py` as `python -I _template_worker.py MEMORY_BYTES`; imports nothing of localjudge
+Run by `engine/template.py` as `python -I _template_worker.py MEMORY_BYTES [IMPORT_DIR ...]` (the
+directories holding jinja2 and markupsafe go first on the path); imports nothing of localjudge
 (only the standard library and jinja2), so it runs the same from a wheel or a checkout. Protocol: one JSON
 object per line on stdin, `{"src": TEMPLATE, "ctx": {...}, "max_chars": N}` (no "ctx": compile only); one
 JSON line back per request: `{"ok": TEXT}`, `{"refused": MESSAGE}` (the template's `raise_exception`) or
@@ -22,6 +23,7 @@ MAX_POWER_BITS = 1 << 16  # `a ** b` results longer than this many bits are refu
 def main() -> None:
     """Serve render requests on stdin/stdout until stdin closes."""
     memory = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    sys.path[:0] = sys.argv[2:]
     if memory > 0:
         try:
             import resource

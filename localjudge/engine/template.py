@@ -36,6 +36,21 @@ _WORKER = Path(__file__).with_name("_template_worker.py")
 _BASE_MB = 256  # what the worker's Python and jinja2 take before any template runs (address space)
 
 
+def _import_dirs() -> list[str]:
+    """Where this process finds jinja2 and markupsafe: the worker runs isolated (-I: no PYTHONPATH, no current
+    directory on its path) and puts only these in front of its path."""
+    import importlib.util
+
+    dirs: list[str] = []
+    for name in ("jinja2", "markupsafe"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            d = str(Path(spec.origin).parent.parent)
+            if d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
 def _kill(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.kill()
@@ -86,7 +101,7 @@ class ChatTemplate:
         limit = (_BASE_MB + self.memory_mb) << 20
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(_WORKER), str(limit)],
+                [sys.executable, "-I", str(_WORKER), str(limit), *_import_dirs()],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -125,6 +140,11 @@ class ChatTemplate:
             if not line:
                 _kill(proc)
                 self._proc = None
+                if fresh and "ctx" not in request:
+                    raise ChatTemplateError(
+                        f"the chat-template worker for {self.name!r} exited at start ({sys.executable} -I {_WORKER}); "
+                        "check that jinja2 is installed"
+                    )
                 raise ChatTemplateError(
                     f"the chat template of {self.name!r} stopped its worker (over the {self.memory_mb} MB memory limit?); "
                     "use a template you trust: --chat-template raw or --chat-template '<jinja template>'"
