@@ -282,6 +282,22 @@ def test_a_chat_template_bomb_is_one_line_exit_3_with_the_real_model():
     assert r.returncode == 3 and "SecurityError" in one_line(r)
 
 
+def test_a_gguf_whose_chat_template_is_a_memory_bomb_is_one_line_exit_3(tmp_path):
+    from localjudge.models import resolve_model
+
+    hostile = tmp_path / "hostile.gguf"  # the default model with its chat template replaced (gguf's own tool)
+    subprocess.run(
+        [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", resolve_model(None).path, str(hostile)]
+        + ["--chat-template", "{{ 'x' * 300000000 }}", "--force"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    r = cli("judge", "relevance_to_query", "-f", "input=hi", "-f", "output=yo", "-m", str(hostile), "--threads", "1")
+    err = one_line(r)
+    assert r.returncode == 3 and "the chat template of 'hostile.gguf' failed to render" in err and "300000000" in err
+
+
 # ------------------------------------------------------------------------------------------ paths
 
 
