@@ -258,6 +258,16 @@ def test_chat_templates_render_as_jinja_does_and_bombs_fail_in_one_line_within_t
         assert message in str(e.value) and "\n" not in str(e.value), (src, str(e.value))
         assert time.monotonic() - t0 < 30, src
     assert ok.render(messages=MSGS, add_generation_prompt=True) == want  # one template's bomb leaves others alone
+    # a worker killed by a bomb is replaced: the next bomb gets the same time limit, a good render works
+    maybe = "{% if messages[0].content == 'bomb' %}" + next(k for k in cases if "range" in k) + "{% endif %}ok"
+    t = ChatTemplate(maybe, "m", time_limit_s=1)
+    for content in ("bomb", "bomb", "fine"):
+        t0 = time.monotonic()
+        try:
+            assert t.render(messages=[{"role": "user", "content": content}]) == "ok" and content == "fine"
+        except ChatTemplateError as e:
+            assert content == "bomb" and "ran longer than 1 s" in str(e)
+        assert time.monotonic() - t0 < 15
 
 
 def test_a_chat_template_bomb_is_one_line_exit_3_with_the_real_model():
@@ -296,6 +306,23 @@ def test_a_gguf_whose_chat_template_is_a_memory_bomb_is_one_line_exit_3(tmp_path
     r = cli("judge", "relevance_to_query", "-f", "input=hi", "-f", "output=yo", "-m", str(hostile), "--threads", "1")
     err = one_line(r)
     assert r.returncode == 3 and "the chat template of 'hostile.gguf' failed to render" in err and "300000000" in err
+
+
+def test_serve_answers_a_chat_template_bomb_with_a_400_in_bounded_time_and_keeps_serving():
+    from serve_support import get, post, start_server
+
+    loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    server = start_server("--chat-template", loop, "--option", "template_timeout=2", "--threads", "1", "--no-precompile")
+    try:
+        body = {"model": server.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+        for _ in range(2):  # the engine thread is free again after each bomb
+            t0 = time.monotonic()
+            status, answer, _ = post(server.url, body, timeout=60)
+            assert status == 400 and "ran longer than 2 s" in answer["error"]["message"], answer
+            assert time.monotonic() - t0 < 30
+        assert get(server.url, "/health")[0] == 200
+    finally:
+        assert server.stop() == 0
 
 
 # ------------------------------------------------------------------------------------------ paths

@@ -118,38 +118,50 @@ class ChatTemplate:
         with self._lock:
             if self._pid != os.getpid():  # forked: the pipes belong to the parent's worker
                 self._proc, self._pid = None, os.getpid()
-            fresh = self._proc is None or self._proc.poll() is not None
-            if fresh:
+            if self._proc is None or self._proc.poll() is not None:
+                # a fresh worker: starting Python and jinja2 and compiling get their own allowance; the render
+                # below gets only the time limit
                 self._proc = self._start()
-            proc = self._proc
-            assert proc is not None and proc.stdin is not None and proc.stdout is not None
-            deadline = time.monotonic() + self.time_limit_s + (STARTUP_S if fresh else 0.0)
-            try:
-                proc.stdin.write(json.dumps(request).encode() + b"\n")
-                proc.stdin.flush()
-                line = self._read_line(proc, deadline)
-            except BrokenPipeError:
-                line = b""
-            except TimeoutError:
-                _kill(proc)
-                self._proc = None
+                reply = self._roundtrip({"src": self.source}, STARTUP_S + self.time_limit_s, starting=True)
+                if "ctx" not in request or "ok" not in reply:
+                    return self._text(reply)
+            return self._text(self._roundtrip(request, self.time_limit_s, starting=False))
+
+    def _roundtrip(self, request: dict[str, Any], seconds: float, starting: bool) -> dict[str, Any]:
+        """Send one request to the worker and read its reply within `seconds`; a worker that runs over or
+        dies is killed and forgotten (the next call starts another) and the error is one line."""
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            proc.stdin.flush()
+            line = self._read_line(proc, time.monotonic() + seconds)
+        except BrokenPipeError:
+            line = b""
+        except TimeoutError:
+            _kill(proc)
+            self._proc = None
+            raise ChatTemplateError(
+                f"the chat template of {self.name!r} ran longer than {self.time_limit_s:g} s (a loop bomb?) and was "
+                "stopped; use a template you trust: --chat-template raw or --chat-template '<jinja template>'"
+            ) from None
+        if not line:
+            _kill(proc)
+            self._proc = None
+            if starting:
                 raise ChatTemplateError(
-                    f"the chat template of {self.name!r} ran longer than {self.time_limit_s:g} s (a loop bomb?) and was "
-                    "stopped; use a template you trust: --chat-template raw or --chat-template '<jinja template>'"
-                ) from None
-            if not line:
-                _kill(proc)
-                self._proc = None
-                if fresh and "ctx" not in request:
-                    raise ChatTemplateError(
-                        f"the chat-template worker for {self.name!r} exited at start ({sys.executable} -I {_WORKER}); "
-                        "check that jinja2 is installed"
-                    )
-                raise ChatTemplateError(
-                    f"the chat template of {self.name!r} stopped its worker (over the {self.memory_mb} MB memory limit?); "
-                    "use a template you trust: --chat-template raw or --chat-template '<jinja template>'"
+                    f"the chat-template worker for {self.name!r} exited at start ({sys.executable} -I {_WORKER}); "
+                    "check that jinja2 is installed"
                 )
-        reply = json.loads(line)
+            raise ChatTemplateError(
+                f"the chat template of {self.name!r} stopped its worker (over the {self.memory_mb} MB memory limit?); "
+                "use a template you trust: --chat-template raw or --chat-template '<jinja template>'"
+            )
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _text(self, reply: dict[str, Any]) -> str:
+        """The rendered text of a reply, or its one-line `ChatTemplateError`."""
         if "ok" in reply:
             return str(reply["ok"])
         if "refused" in reply:
