@@ -67,7 +67,7 @@ class Row:
     def row_id(self) -> str:
         """The row's `id` value as text, or its 0-based index when it has none (or an empty one)."""
         v = self.values.get("id")
-        return str(self.index) if _is_empty(v) else _text(v)
+        return str(self.index) if _is_empty(v) or unencodable(v) else _text(v)
 
 
 # ------------------------------------------------------------------------------------------ readers
@@ -114,7 +114,7 @@ class JSONLDataset(Dataset):
     def __init__(self, path: str | Path):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
 
     def _parse(self, raw: bytes, lineno: int) -> tuple[dict[str, Any] | None, str | None]:
         where = f"{self.label}:line {lineno}"
@@ -128,6 +128,9 @@ class JSONLDataset(Dataset):
             return None, f"{where}: malformed JSON ({e.msg} at column {e.colno}); fix or remove the line"
         if not isinstance(obj, dict):
             return None, f"{where}: expected a JSON object, got {_type_name(obj)}; write one object per line"
+        bad = unencodable(obj)
+        if bad:
+            return None, f"{where}: {bad}; fix the text (a \\ud800-\\udfff escape must be half of a valid pair)"
         return obj, None
 
     def _lines(self) -> Iterator[tuple[int, bytes]]:
@@ -161,7 +164,7 @@ class CSVDataset(Dataset):
     def __init__(self, path: str | Path, delimiter: str = ","):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
         self.delimiter = delimiter
 
     def _records(self) -> Iterator[tuple[int, list[str] | None, str | None]]:
@@ -232,7 +235,7 @@ class ParquetDataset(Dataset):
     def __init__(self, path: str | Path, batch_size: int = 1024):
         super().__init__()
         self.path = str(path)
-        self.label = os.path.basename(self.path)
+        self.label = _label(self.path)
         self.batch_size = batch_size
 
     def _file(self) -> Any:
@@ -429,6 +432,9 @@ def extract(
             continue
         if problem:
             return {}, ("wrong_type", f"{where}: {problem}")
+        bad = unencodable(value)
+        if bad:
+            return {}, ("bad_text", f"{where}: {bad}; fix the text")
         out[var] = value
     return out, None
 
@@ -471,6 +477,38 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
 
 
 # ------------------------------------------------------------------------------------------ helpers
+
+
+def unencodable(value: Any, _depth: int = 0) -> str | None:
+    """What in a value (text, or lists/dicts of it, keys included) cannot be written as UTF-8, or None.
+
+    A lone surrogate (JSON `"\\ud800"`, or a byte that is not UTF-8 in a command-line argument, which
+    Python decodes to U+DC80..U+DCFF) would make hashing, the store and every export fail; callers make
+    it a one-line row or input error instead."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"text holds a lone surrogate U+{ord(value[e.start]):04X} at character {e.start}, which is not valid Unicode"
+        return None
+    if _depth > 100:
+        return None
+    if isinstance(value, dict):
+        items: Iterable[Any] = (x for kv in value.items() for x in kv)
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        return None
+    for x in items:
+        bad = unencodable(x, _depth + 1)
+        if bad:
+            return bad
+    return None
+
+
+def _label(path: str) -> str:
+    """The file name as UTF-8 text for messages and `Row.source`: bytes that are not UTF-8 become `\\xNN`."""
+    return os.fsencode(os.path.basename(path)).decode("utf-8", "backslashreplace")
 
 
 def _plain(v: Any) -> Any:

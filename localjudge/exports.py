@@ -1,5 +1,10 @@
 """A run directory's export files, written atomically from the store: results.jsonl, results.csv,
-summary.json and run.json (see the run directory schema in the README)."""
+summary.json and run.json (see the run directory schema in the README).
+
+results.csv neutralises spreadsheet formulas as OWASP recommends (CSV injection): a text cell that starts
+with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so a spreadsheet shows it as
+text instead of running it (`=1+1` is written `'=1+1`). Numbers are written as they are. `csv_raw=True`
+(`localjudge run --csv-raw`) keeps every cell as it is. results.jsonl is always exact."""
 
 from __future__ import annotations
 
@@ -11,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import JudgeSummary, Tally
-from .atomic import replacing
-from .atomic import write_json_atomic as _write_json_atomic
+from .atomic import replacing, write_atomic
 from .errors import StorageError
 from .results import ResultRow
 from .store import Store
@@ -83,18 +87,37 @@ def flat_row(r: ResultRow) -> dict[str, Any]:
     }
 
 
-def _csv_cell(v: Any) -> Any:
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(text: str) -> str:
+    """`text` with a leading `'` when a spreadsheet would read it as a formula (OWASP's CSV injection list)."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def _csv_cell(v: Any, raw: bool = False) -> Any:
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, str) and not raw:
+        return neutralise(v)
     return v
 
 
 def export(
-    store: Store, run_id: str, judges: list[str], n_rows: int, out_dir: Path | None, meta: dict[str, Any], counts: Any
+    store: Store,
+    run_id: str,
+    judges: list[str],
+    n_rows: int,
+    out_dir: Path | None,
+    meta: dict[str, Any],
+    counts: Any,
+    csv_raw: bool = False,
 ) -> dict[str, JudgeSummary]:
-    """Stream the run's results once: summaries, and (with a run directory) the four export files."""
+    """Stream the run's results once: summaries, and (with a run directory) the four export files.
+
+    `csv_raw`: write results.csv cells as they are, without neutralising formulas (see the module docstring)."""
     tallies = {j: Tally() for j in judges}
     if out_dir is None:
         for r in store.iter_results(run_id, judges, n_rows):
@@ -112,7 +135,7 @@ def export(
                 tallies[r.judge].add(r.result)
                 fj.write(r.model_dump_json() + "\n")
                 flat = flat_row(r)
-                writer.writerow([_csv_cell(flat[c]) for c in CSV_COLUMNS])
+                writer.writerow([_csv_cell(flat[c], csv_raw) for c in CSV_COLUMNS])
     summaries = {j: t.summary() for j, t in tallies.items()}
     run = {**meta, "counts": counts.model_dump()}
     write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
@@ -134,6 +157,8 @@ def _storage(path: Path) -> Iterator[None]:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON atomically; an OSError becomes a StorageError naming the file."""
+    """Write JSON atomically; an OSError becomes a StorageError naming the file. Text that is not valid
+    Unicode (a data file name with bytes that are not UTF-8) is written as a JSON `\\udcNN` escape."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"
     with _storage(path):
-        _write_json_atomic(path, obj)
+        write_atomic(path, text.encode("utf-8", "backslashreplace"))

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import ChecksumMismatchError, InputError, ModelError
-from .manifest import entry_path, get_entry, partial_dir, put_entry
+from .manifest import entry_exists, get_entry, partial_dir, put_entry
 from .model_files import check_name, default_name, gguf_metadata, local_dir
 from .models import check_gguf, registry, remember_sha256
 
@@ -65,7 +65,8 @@ def parse_spec(spec: str, name: str | None = None) -> PullSpec:
         revision = "main"
         if "@" in body:
             body, revision = body.rsplit("@", 1)
-        parts = [p for p in body.split("/") if p]
+        _check_hub_path(spec, body, revision)
+        parts = body.split("/")
         if len(parts) < 3 or not revision:
             raise InputError(f"bad hub spec {spec!r}; write hf:OWNER/REPO/FILE.gguf or hf:OWNER/REPO/FILE.gguf@REVISION")
         repo, file = "/".join(parts[:2]), "/".join(parts[2:])
@@ -89,6 +90,26 @@ def parse_spec(spec: str, name: str | None = None) -> PullSpec:
         )
     hub_names = [k for k, e in reg.items() if "hub" in e]
     raise InputError(f"unknown model {spec!r} to pull; use a curated name ({', '.join(hub_names)}) or hf:OWNER/REPO/FILE.gguf")
+
+
+def _check_hub_path(spec: str, body: str, revision: str) -> None:
+    """Refuse, before any request, a hub path or revision that is absolute, has `..`, `.` or empty segments, a
+    backslash or a control character: the hub would normalise it to another path (or it would escape the
+    download folder)."""
+    for what, text in (("path", body), ("revision", revision)):
+        segments = text.split("/")
+        bad = (
+            text.startswith("/")
+            or "\\" in text
+            or any(not c.isprintable() for c in text)
+            or (what == "path" and any(seg in ("", ".", "..") for seg in segments))
+            or (what == "revision" and any(seg in (".", "..") for seg in segments))
+        )
+        if bad:
+            raise InputError(
+                f"bad hub spec {spec!r}: the {what} {text!r} is absolute or has '..', '.', empty segments, backslashes or "
+                "control characters; write hf:OWNER/REPO/FILE.gguf[@REVISION] with a plain relative path"
+            )
 
 
 def _offline() -> bool:
@@ -146,7 +167,7 @@ def _sha256(path: Path) -> str:
 
 def _present(spec: PullSpec) -> dict[str, Any] | None:
     old = get_entry(spec.name)
-    if old is None or not entry_path(old).exists():
+    if old is None or not entry_exists(old):
         return None
     if old.get("source") == "add" and spec.sha256 and old.get("sha256") == spec.sha256:
         return old  # brought by hand, and it is the pinned file

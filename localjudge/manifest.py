@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_json_atomic
+from .errors import ModelNotFoundError
 from .paths import models_home
 
 MANIFEST = "manifest.json"
@@ -49,9 +50,32 @@ def read_manifest() -> dict[str, dict[str, Any]]:
 
 
 def entry_path(entry: dict[str, Any]) -> Path:
-    """The absolute path of an entry's file (relative paths are relative to the models home)."""
-    p = Path(str(entry.get("path", "")))
-    return p if p.is_absolute() else models_home() / p
+    """The absolute path of an entry's file (relative paths are relative to the models home).
+
+    An entry resolves only inside the models home (after `..` and symlinks): a manifest that names any
+    other file raises `ModelNotFoundError`. The one exception is a file linked by `models add --link`
+    (`"linked": true`), which stays where the user put it: an absolute path to a `.gguf` file."""
+    raw = str(entry.get("path", ""))
+    p = Path(raw)
+    if entry.get("linked") is True and entry.get("source") == "add" and p.is_absolute() and p.suffix.lower() == ".gguf":
+        return p
+    full = p if p.is_absolute() else models_home() / p
+    if not raw or "\0" in raw or not is_inside_models_home(full):
+        raise ModelNotFoundError(
+            f"the manifest {str(manifest_path())!r} names {raw!r}, outside the models home {str(models_home())!r}; "
+            "it is not used: pull or add the model again"
+        )
+    return full
+
+
+def entry_exists(entry: dict[str, Any] | None) -> bool:
+    """Whether an entry names a file that exists where it may be (False for one outside the models home)."""
+    if entry is None:
+        return False
+    try:
+        return entry_path(entry).exists()
+    except ModelNotFoundError:
+        return False
 
 
 def get_entry(name: str) -> dict[str, Any] | None:
@@ -103,5 +127,5 @@ def is_inside_models_home(path: str | os.PathLike[str]) -> bool:
     try:
         Path(path).resolve().relative_to(models_home().resolve())
         return True
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         return False

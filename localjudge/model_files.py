@@ -20,7 +20,7 @@ from typing import Any
 
 from .atomic import replacing, write_atomic
 from .errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
-from .manifest import entry_path, get_entry, put_entry, read_manifest
+from .manifest import entry_exists, entry_path, get_entry, put_entry, read_manifest
 from .models import check_gguf, registry, remember_sha256, resolve_model
 from .paths import cache_home, models_home
 
@@ -161,7 +161,7 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
             raise InputError(f"model name {name!r} is a built-in registry model; choose another --name")
         pin = reg[name].get("sha256")
     old = get_entry(name)
-    if old is not None and entry_path(old).exists() and not force:
+    if old is not None and entry_exists(old) and not force:
         raise InputError(
             f"model {name!r} already exists ({entry_path(old)}); choose another --name or pass --force to replace it"
         )
@@ -192,6 +192,24 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
     return {"name": name, **entry}
 
 
+_BIDI = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C])
+
+
+def printable(value: Any, keep: str = "") -> Any:
+    """`value` with every control character (C0, DEL, C1, bidi overrides) removed from its text, through lists
+    and dicts: a model file's metadata is untrusted, and an escape sequence in `general.name` must not
+    reach the terminal. `keep`: controls to leave (JSON output keeps newlines and tabs, escaped by JSON)."""
+    if isinstance(value, str):
+        if value.isprintable():
+            return value
+        return "".join(c for c in value if c in keep or not (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or ord(c) in _BIDI))
+    if isinstance(value, dict):
+        return {printable(k, keep): printable(v, keep) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable(v, keep) for v in value]
+    return value
+
+
 def _human(n: int | None) -> str | None:
     if n is None:
         return None
@@ -209,7 +227,7 @@ def model_info(name: str) -> dict[str, Any]:
     that is not downloaded yet gets its registry facts and `downloaded: False`."""
     reg = registry().get("models", {})
     entry = reg.get(name, {})
-    if "hub" in entry and (get_entry(name) is None or not entry_path(get_entry(name) or {}).exists()):
+    if "hub" in entry and not entry_exists(get_entry(name)):
         return {
             "name": name,
             "downloaded": False,

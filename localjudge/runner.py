@@ -201,6 +201,7 @@ def evaluate(
     both_orders: bool = False,
     engine_kwargs: Mapping[str, Any] | None = None,
     executor: str | Executor | None = None,
+    csv_raw: bool = False,
 ) -> RunResult:
     """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
@@ -213,6 +214,8 @@ def evaluate(
     `engine_kwargs`: the former name of `model_options`. `executor`: None or "local" (this process),
     "ray" (a `distributed.RayExecutor` with its defaults) or an executor object: who judges the cells
     that need the model; everything else (store, cache, resume, exports) stays here.
+    `csv_raw`: results.csv keeps text that starts like a spreadsheet formula as it is (by default it gets a
+    leading `'`; see exports.py).
     """
     t0 = time.time()
     given: Mapping[str, Any] | BackendOptions | None = model_options
@@ -300,7 +303,7 @@ def evaluate(
             # exports cover every row of the data this run has results for: a later `--limit 10` must not
             # shrink the exports of an earlier full run (the store keeps them all)
             n_export = n_rows if limit is None else min(n_data, max(n_rows, store.rows_with_results(run_id)))
-            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts)
+            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts, csv_raw)
         except StorageError:
             if status == "finished":
                 raise

@@ -11,6 +11,11 @@ A store that cannot be written (disk full, read-only directory, no permission, I
 `StorageError` naming the file; the transaction in flight is rolled back, so the file keeps every
 result committed before it. Free space or make the directory writable, then run again to resume.
 
+A damaged file (overwritten pages: SQLite's "database disk image is malformed", or not a database)
+raises `InputError` (exit 2) naming the file and how to recover it, wherever SQLite notices it. A
+result row whose JSON columns have a foreign shape is read as an unscored error row
+(`unscored_reason` `foreign_row`), never a traceback, and a resumed run judges that cell again.
+
 Schema changes are append-only named migrations (`MIGRATIONS`); `PRAGMA user_version` holds how
 many have run (the schema version) and `_migrations` records their names. Never edit or reorder a
 migration that has shipped: append a new one.
@@ -26,6 +31,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from .errors import InputError, StorageError
 from .results import JudgeResult, Record, ResultRow
@@ -80,6 +87,34 @@ def storage_error(path: str | Path, e: BaseException) -> StorageError | None:
         f"cannot write the store {str(path)!r} ({e}); free disk space or make its directory writable, "
         "then run the same command again to resume"
     )
+
+
+_COLUMNS = "run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error"
+# SQLite primary result codes that mean the file itself is damaged: CORRUPT, NOTADB
+_CORRUPT_CODES = {11, 26}
+
+
+def corrupt_error(path: str | Path, e: BaseException) -> InputError | None:
+    """A one-line InputError (exit 2) for an SQLite error that means the store file is damaged, else None."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if not isinstance(e, sqlite3.DatabaseError) or code is None or code & 0xFF not in _CORRUPT_CODES:
+        return None
+    return InputError(
+        f"the store {str(path)!r} is damaged ({e}); move it away (recover what it holds with "
+        "`sqlite3 FILE .recover | sqlite3 NEW`) and run again to judge afresh"
+    )
+
+
+def _db_error(path: str | Path, e: BaseException) -> BaseException:
+    """The library error for an SQLite error (cannot write / damaged file), or the error itself."""
+    return storage_error(path, e) or corrupt_error(path, e) or e
+
+
+def _json_or(text: Any, default: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return default
 
 
 def _now() -> str:
@@ -165,7 +200,15 @@ class Store:
         try:
             self.conn.execute(sql, args)
         except sqlite3.Error as e:
-            raise (storage_error(self.path, e) or e) from None
+            raise _db_error(self.path, e) from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Reads: a damaged file raises the one-line InputError instead of sqlite3.DatabaseError."""
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            raise _db_error(self.path, e) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -177,9 +220,12 @@ class Store:
             self.conn.execute("COMMIT")
         except BaseException as e:
             if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            err = storage_error(self.path, e)
-            if err is None:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.DatabaseError:  # a damaged file may refuse even this; report the first error
+                    pass
+            err = _db_error(self.path, e)
+            if err is e:
                 raise
             raise err from None
 
@@ -200,7 +246,8 @@ class Store:
 
     def latest_run(self) -> str | None:
         """The id of the most recently created run, or None when the store has none."""
-        r = self.conn.execute("SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1").fetchone()
+        with self._reading():
+            r = self.conn.execute("SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1").fetchone()
         return r[0] if r else None
 
     def set_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
@@ -247,19 +294,22 @@ class Store:
                 )
 
     def cell(self, run_id: str, row_index: int, judge: str) -> tuple[str | None, bool, bool | None] | None:
-        """(cache_key, scored, passed) of a stored cell, or None when the cell has no result."""
-        r = self.conn.execute(
-            "SELECT cache_key, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
-            (run_id, row_index, judge),
-        ).fetchone()
-        if r is None:
+        """(cache_key, scored, passed) of a stored cell, or None when the cell has no result (or a result of a
+        foreign shape, which is then judged again)."""
+        with self._reading():
+            r = self.conn.execute(
+                f"SELECT {_COLUMNS}, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
+                (run_id, row_index, judge),
+            ).fetchone()
+        if r is None or self._row(r).result.unscored_reason == "foreign_row":
             return None
-        return r[0], bool(r[1]), None if r[2] is None else bool(r[2])
+        return r[6], bool(r[10]), None if r[11] is None else bool(r[11])
 
     def cached(self, cache_key: str) -> JudgeResult | None:
-        """The cached result of a judgement by its cache key, or None when there is none."""
-        r = self.conn.execute("SELECT result FROM cache WHERE cache_key = ?", (cache_key,)).fetchone()
-        return JudgeResult.model_validate_json(r[0]) if r else None
+        """The cached result of a judgement by its cache key, or None when there is none (or it has a foreign shape)."""
+        with self._reading():
+            r = self.conn.execute("SELECT result FROM cache WHERE cache_key = ?", (cache_key,)).fetchone()
+        return _result_or_none(r[0]) if r else None
 
     def _where(self, run_id: str, judges: Sequence[str] | None, max_rows: int | None) -> tuple[str, list[Any]]:
         sql = " WHERE run_id = ?"
@@ -274,13 +324,15 @@ class Store:
 
     def rows_with_results(self, run_id: str) -> int:
         """1 + the highest row index with a result in this run (0 when none)."""
-        r = self.conn.execute("SELECT MAX(row_index) FROM results WHERE run_id = ?", (run_id,)).fetchone()
+        with self._reading():
+            r = self.conn.execute("SELECT MAX(row_index) FROM results WHERE run_id = ?", (run_id,)).fetchone()
         return 0 if r[0] is None else int(r[0]) + 1
 
     def count(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> int:
         """How many results a run has, optionally only for `judges` and for rows below `max_rows`."""
         where, args = self._where(run_id, judges, max_rows)
-        return int(self.conn.execute("SELECT COUNT(*) FROM results" + where, args).fetchone()[0])
+        with self._reading():
+            return int(self.conn.execute("SELECT COUNT(*) FROM results" + where, args).fetchone()[0])
 
     def iter_results(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> Iterator[ResultRow]:
         """Stored results in row order (judges in the order given), streamed from the database."""
@@ -289,27 +341,49 @@ class Store:
         if judges:
             order = "row_index, CASE judge " + " ".join(f"WHEN ? THEN {i}" for i in range(len(judges))) + " END"
             args += list(judges)
-        cur = self.conn.execute(
-            "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results"
-            + where
-            + " ORDER BY "
-            + order,
-            args,
-        )
-        for r in cur:
-            yield ResultRow(
-                run_id=r[0],
-                row_index=r[1],
-                judge=r[2],
-                row_id=r[3],
-                source=r[4],
-                inputs=json.loads(r[5]),
-                cache_key=r[6],
-                record=Record.model_validate_json(r[7]) if r[7] else None,
-                result=JudgeResult.model_validate_json(r[8]),
-                error=r[9],
+        with self._reading():
+            cur = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM results" + where + " ORDER BY " + order,
+                args,
             )
+            for r in cur:
+                yield self._row(r)
+
+    def _row(self, r: Sequence[Any]) -> ResultRow:
+        """One stored row; JSON columns of a foreign shape make it an unscored `foreign_row` error row."""
+        inputs = _json_or(r[5], None)
+        record = result = None
+        try:
+            record = Record.model_validate_json(r[7]) if r[7] else None
+            result = JudgeResult.model_validate_json(r[8])
+        except (ValidationError, TypeError, ValueError):
+            pass
+        if result is not None and isinstance(inputs, dict):
+            return ResultRow(
+                run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=inputs,
+                cache_key=r[6], record=record, result=result, error=r[9],
+            )  # fmt: skip
+        judge, where = str(r[2]), f"{self.path}: row {r[1]!r}, judge {str(r[2])!r}"
+        msg = f"{where}: the stored result has a foreign shape (not written by this localjudge); run again to judge it afresh"
+        try:
+            return ResultRow(
+                run_id=str(r[0]), row_index=int(r[1]), judge=judge, row_id=str(r[3]), source=str(r[4]), cache_key=None,
+                result=JudgeResult(judge=judge, judge_version="", format="", unscored_reason="foreign_row", error=msg),
+                error=msg,
+            )  # fmt: skip
+        except (ValidationError, TypeError, ValueError):
+            raise InputError(f"{where}: not a result row of this localjudge; move the store away and run again") from None
 
     def integrity_ok(self) -> bool:
         """Whether SQLite's `PRAGMA integrity_check` finds the file sound."""
-        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        try:
+            return bool(self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
+        except sqlite3.DatabaseError:
+            return False
+
+
+def _result_or_none(text: Any) -> JudgeResult | None:
+    try:
+        return JudgeResult.model_validate_json(text)
+    except (ValidationError, TypeError, ValueError):
+        return None

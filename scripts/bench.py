@@ -780,10 +780,42 @@ def section_models(n: int, names: list[str]) -> None:
         print(f"| {name} | {e['size']} | {gen:.2f} | {pp:.1f} | {600 / pp + 200 * gen:.0f} s | {600 / pp + 5 * gen:.0f} s |")
 
 
+def section_templates(n: int) -> None:
+    """The default model's chat template on a judge-sized prompt: in-process Jinja (before) vs the bounded
+    child-process renderer (engine/template.py, now), side by side."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from localjudge.engine.template import ChatTemplate
+    from localjudge.model_files import gguf_metadata
+    from localjudge.models import resolve_model
+
+    src = gguf_metadata(resolve_model(None).path)["chat_template"]
+    msgs = [{"role": "system", "content": "You are a judge. " * 20}, {"role": "user", "content": "x" * 4000}]
+    ctx = dict(messages=msgs, add_generation_prompt=True, bos_token="", eos_token="")
+    t = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(src)
+    n = max(n, 1) * 100
+    t0 = time.perf_counter()
+    for _ in range(n):
+        want = t.render(**ctx)
+    inproc = (time.perf_counter() - t0) / n * 1000
+    bounded = ChatTemplate(src, "bench")
+    t0 = time.perf_counter()
+    for _ in range(n):
+        got = bounded.render(**ctx)
+    child = (time.perf_counter() - t0) / n * 1000
+    bounded.close()
+    print(f"\n## Chat-template rendering: in-process vs bounded child process ({n} renders, 4 KB message)\n")
+    print("| renderer | ms per render | ratio |\n|---|---|---|")
+    print(f"| in-process Jinja sandbox (before) | {inproc:.3f} | 1.00 |")
+    print(f"| child process, time + memory limits (now) | {child:.3f} | {child / inproc:.2f} |")
+    print(f"identical output: {got == want}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
-        "section", choices=["tokens", "workload", "reuse", "batching", "models", "serve", "all", "_run", "ray", "_ray"]
+        "section",
+        choices=["tokens", "workload", "reuse", "batching", "models", "serve", "templates", "all", "_run", "ray", "_ray"],
     )
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
@@ -812,6 +844,8 @@ def main() -> None:
         section_models(a.n, a.model or ["smollm2-135m", "gemma3-270m"])
     if a.section == "serve":
         section_serve(a.rows)
+    if a.section == "templates":
+        section_templates(a.n)
 
 
 if __name__ == "__main__":

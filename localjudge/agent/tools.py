@@ -6,7 +6,9 @@
     search_trace(pattern)   case-insensitive regex over every span field, with context around each match
 
 Every value longer than its limit is cut with a marker saying how much was cut; every tool result is
-capped at `ToolLimits.result_chars`. Mistakes (unknown span id, bad regex, page out of range, wrong
+capped at `ToolLimits.result_chars`. search_trace runs the model's pattern with the `regex` module (the
+same syntax as `re`) under a time budget, `SEARCH_SECONDS` for one search: a pattern that backtracks
+without end (`(a|a)+$`) comes back as an `Error:` text instead of holding the judge. Mistakes (unknown span id, bad regex, page out of range, wrong
 argument type) come back as text starting with `Error:` so the loop can continue.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -22,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from .trace import Span, Trace
 
+SEARCH_SECONDS = 1.0  # one search_trace call, over every span (kept out of ToolLimits: it is not in the cache key)
 ArgType = Literal["int", "str", "id"]  # id: a string without whitespace or quotes
 
 
@@ -222,41 +226,57 @@ class TraceTools:
     def search_trace(self, pattern: str) -> str:
         """Case-insensitive regex search over every span field: the total match count and the first `max_matches`
         non-empty matches with `context_chars` either side; an empty or invalid pattern is an `Error:` text."""
-        lim = self.limits
+        import regex
+
         if not pattern.strip():
             return "Error: the search pattern is empty; give a word or a regular expression."
         try:
-            rx = re.compile(pattern, re.IGNORECASE)
-        except re.error as e:
+            re.compile(pattern, re.IGNORECASE)  # the syntax check (and its messages) of Python's own re
+            rx = regex.compile(pattern, regex.IGNORECASE)
+        except (re.error, regex.error, ValueError, OverflowError, RecursionError) as e:
             return (
                 f"Error: {pattern!r} is not a valid regular expression ({e}); escape special characters "
                 "such as ( ) [ ] * + ? or search for a plain word."
             )
         hits: list[str] = []
         total = 0
-        for s in self.trace.spans:
-            for field, text in self._fields(s):
-                for m in rx.finditer(text):
-                    if m.end() == m.start():
-                        continue
-                    total += 1
-                    if len(hits) < lim.max_matches:
-                        a, b = max(0, m.start() - lim.context_chars), min(len(text), m.end() + lim.context_chars)
-                        match = clip(m.group(0), 200)
-                        ctx = (
-                            ("…" if a else "")
-                            + text[a : m.start()]
-                            + "«"
-                            + match
-                            + "»"
-                            + text[m.end() : b]
-                            + ("…" if b < len(text) else "")
-                        )
-                        hits.append(f"- span_id {s.span_id} ({s.name}) {field}: {ctx}")
+        deadline = time.monotonic() + SEARCH_SECONDS
+        try:
+            for s in self.trace.spans:
+                for field, text in self._fields(s):
+                    total += self._search_field(rx, s, field, text, hits, max(1e-3, deadline - time.monotonic()))
+        except TimeoutError:
+            return (
+                f"Error: the search for {pattern!r} took longer than {SEARCH_SECONDS:g} s and was stopped (nested "
+                "repetition such as (a+)+ backtracks without end); search for a plain word or a simpler pattern."
+            )
         if not total:
             return f"no match for {pattern!r} in {len(self.trace.spans)} spans."
         head = f"{total} match(es) for {pattern!r}" + (f"; showing the first {len(hits)}" if total > len(hits) else "") + ":"
         return "\n".join([head, *hits])
+
+    def _search_field(self, rx: Any, s: Span, field: str, text: str, hits: list[str], timeout: float) -> int:
+        """Matches of `rx` in one field (appending the first ones to `hits`); TimeoutError past `timeout` seconds."""
+        lim = self.limits
+        total = 0
+        for m in rx.finditer(text, timeout=timeout):
+            if m.end() == m.start():
+                continue
+            total += 1
+            if len(hits) < lim.max_matches:
+                a, b = max(0, m.start() - lim.context_chars), min(len(text), m.end() + lim.context_chars)
+                match = clip(m.group(0), 200)
+                ctx = (
+                    ("…" if a else "")
+                    + text[a : m.start()]
+                    + "«"
+                    + match
+                    + "»"
+                    + text[m.end() : b]
+                    + ("…" if b < len(text) else "")
+                )
+                hits.append(f"- span_id {s.span_id} ({s.name}) {field}: {ctx}")
+        return total
 
     # -------------------------------------------------------------------------------------- helpers
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..datasets import unencodable
 from ..engine.base import DecodeOptions
 from ..errors import InputError
 from ..formats import OutputFormat
@@ -77,6 +78,9 @@ def judge_cmd(
             fmt = format_from(name, params)
             if not prompt or not prompt.strip():
                 raise InputError("the prompt is empty; pass the text the model should answer")
+            bad = unencodable(prompt)
+            if bad:
+                raise InputError(f"--prompt: {bad} (a byte that is not UTF-8?); pass UTF-8 text")
             res = run_format(fmt, prompt, engine=ref.engine(), options=opts)
         else:
             j = get_judge(name, judges_dir=judges_dir)

@@ -17,7 +17,8 @@ def models_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def models_list(as_json: bool) -> None:
     """Known models: name, licence, where the file comes from, chat template."""
-    from ..manifest import entry_path, read_manifest
+    from ..manifest import entry_exists, read_manifest
+    from ..model_files import printable
     from ..models import registry
 
     reg = registry()
@@ -29,7 +30,7 @@ def models_list(as_json: bool) -> None:
         elif "parts" in e:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
         elif "hub" in e:
-            got = name in local and entry_path(local[name]).exists()
+            got = entry_exists(local.get(name))
             where = f"hub {e['hub']} ({e.get('size', '?')}, {'downloaded' if got else 'not downloaded: models pull ' + name})"
         else:
             where = f"models/{e['file']}"
@@ -59,9 +60,11 @@ def models_list(as_json: bool) -> None:
                 "description": f"{(e.get('gguf') or {}).get('architecture')} GGUF, sha256 recorded on first {e.get('source')} (unpinned)",
             }
         )
+    rows = printable(rows, keep="\n\t")  # license and architecture come from model files
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    rows = printable(rows)
     for r in rows:
         star = "*" if r["default"] else " "
         click.echo(f"{star} {r['name']:<22} {str(r['license']):<20} {str(r['chat_template']):<5} {r['from']}")
@@ -118,10 +121,10 @@ def models_pull(spec: str, name: str | None, force: bool) -> None:
 @click.option("--force", is_flag=True, help="Replace a model of the same name.")
 def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
     """Bring a GGUF file that arrived some other way (air-gapped sites) into the models home."""
-    from ..model_files import add_model
+    from ..model_files import add_model, printable
 
     got = add_model(path, name=name, link=link, force=force)
-    g = got["gguf"]
+    g = printable(got["gguf"])
     how = "linked" if link else "copied"
     click.echo(
         f"{got['name']}: {how} {got['size'] / 1e6:,.1f} MB, sha256 {got['sha256']}"
@@ -136,12 +139,13 @@ def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models_info(name: str, as_json: bool) -> None:
     """What is known about NAME: file, size, licence, digest (pinned or not), GGUF metadata."""
-    from ..model_files import model_info
+    from ..model_files import model_info, printable
 
-    info = model_info(name)
+    info = printable(model_info(name), keep="\n\t")  # GGUF metadata is untrusted: no escape reaches the terminal
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return
+    info = printable(info)
     w = max(len(k) for k in info)
     for k, v in info.items():
         if v is None or v == [] or v == "":

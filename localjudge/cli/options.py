@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..datasets import unencodable
 from ..engine.base import DecodeOptions
 from ..errors import InputError
 
@@ -51,6 +52,11 @@ def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
                     val = f.read()
             except OSError as e:
                 raise InputError(f"{what} {k!r}: cannot read file {v[1:]!r} ({e.strerror})") from None
+            except UnicodeDecodeError as e:
+                raise InputError(f"{what} {k!r}: file {v[1:]!r} is not valid UTF-8 at byte {e.start}; save it as UTF-8") from None
+        bad = unencodable(val)
+        if bad:  # a byte that is not UTF-8 in argv arrives as U+DC80..U+DCFF
+            raise InputError(f"{what} {ascii(k.strip())}: {bad} (a byte that is not UTF-8?); pass UTF-8 text")
         out[k.strip()] = val
     return out
 

@@ -130,12 +130,12 @@ def agree_cmd(
 ) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
     from ..agreement import agree, read_labels
-    from ..atomic import write_atomic
     from ..report import load_run
+    from ..report.build import write_output
 
     run = load_run(run_dir)
     rep = agree(run.rows, read_labels(labels), label_column, judge=judge, key=key, max_disagreements=max_disagreements)
     out = output or Path(f"agreement-{rep.judge}.json")
-    write_atomic(out, rep.model_dump_json(indent=2) + "\n", mkdir=True)
+    write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
     click.echo(render_table(rep))
     click.echo(f"wrote {out}")

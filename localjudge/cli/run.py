@@ -122,6 +122,12 @@ class ProgressLine:
 @decode_options()
 @click.option("--both-orders", is_flag=True, help="Pairwise judges judge each pair in both orders (disagreement = tie).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary table.")
+@click.option(
+    "--csv-raw",
+    is_flag=True,
+    help="Write results.csv cells as they are: by default a cell starting with = + - @ (or a tab or CR) gets a "
+    "leading ' so that a spreadsheet cannot run it as a formula.",
+)
 @click.option("--mlflow", "mlflow_log", is_flag=True, help="Log the finished run to MLflow tracking (needs localjudge[mlflow]).")
 @click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
 @click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
@@ -160,6 +166,7 @@ def run_cmd(
     decode: DecodeOptions,
     both_orders: bool,
     quiet: bool,
+    csv_raw: bool,
     model: ModelChoice,
     executor_kind: str,
     ray_address: str | None,
@@ -215,6 +222,7 @@ def run_cmd(
             limit=limit,
             both_orders=both_orders,
             executor=executor,
+            csv_raw=csv_raw,
         )
     except KeyboardInterrupt as e:
         bar.close()

@@ -35,6 +35,7 @@ from .backends import Backend, BackendOptions
 from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, generate_queued
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
+from .template import ChatTemplate
 
 log = logging.getLogger("localjudge")
 
@@ -120,6 +121,8 @@ class LlamaOptions(BackendOptions):
     jump_forward: bool = Field(True, description="feed literals the format forces without sampling them")
     reuse_prefix: bool = Field(True, description="reuse the KV cache of a shared prompt prefix")
     verbose: bool = Field(False, description="show llama.cpp's own logs")
+    template_timeout: float = Field(10.0, gt=0, description="seconds one chat-template render may take (untrusted templates)")
+    template_memory_mb: int = Field(1024, ge=16, description="memory a chat-template render may use, in MB")
 
     def settings(self) -> dict[str, Any]:
         """The options that change outputs, as the cache key has always recorded them: n_ctx and
@@ -227,7 +230,7 @@ class LlamaEngine:
         self.vocab = self._read_vocab()
         self.model_id = self.info.name
         self._sha256: str | None = None
-        self._template_mode, self._template = self._pick_template(chat_template)
+        self._template_mode, self._template = self._pick_template(chat_template, o.template_timeout, o.template_memory_mb)
         self._fsm_cache: OrderedDict[str, TokenFSM] = OrderedDict()
         self.n_calls = 0
         self.jump_forward = o.jump_forward  # off only to measure what it saves
@@ -279,7 +282,7 @@ class LlamaEngine:
             self._L.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
         return buf.value.decode("utf-8", "replace")
 
-    def _pick_template(self, chat_template: str | None) -> tuple[str, Any]:
+    def _pick_template(self, chat_template: str | None, timeout_s: float, memory_mb: int) -> tuple[str, Any]:
         mode = chat_template or self.info.chat_template or "gguf"
         if mode == "raw":
             return "raw", None
@@ -289,20 +292,8 @@ class LlamaEngine:
                 f"model {self.info.name!r} has no chat template in its GGUF metadata (a base model?); pass "
                 "--chat-template raw to send prompts as plain text, or --chat-template '<jinja template>'"
             )
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        def raise_exception(msg: str) -> None:
-            raise ChatTemplateError(f"the model's chat template refused the messages: {msg}")
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = raise_exception
-        env.globals["strftime_now"] = lambda fmt: time.strftime(fmt)
-        try:
-            return "jinja", env.from_string(src)
-        except Exception as e:
-            raise ChatTemplateError(
-                f"the chat template of {self.info.name!r} does not compile ({e}); pass --chat-template raw"
-            ) from None
+        # compiled and rendered in a child process under time and memory limits (engine/template.py)
+        return "jinja", ChatTemplate(src, self.info.name, time_limit_s=timeout_s, memory_mb=memory_mb)
 
     # ------------------------------------------------------------------ text ↔ tokens
 
@@ -612,8 +603,10 @@ class LlamaEngine:
         return self.generate_many([(messages, fmt)], options)[0]
 
     def close(self) -> None:
-        """Free the llama.cpp context, batch and model (the engine cannot be used after)."""
+        """Free the llama.cpp context, batch and model, and stop the chat-template worker (the engine cannot be used after)."""
         L = self._L
+        if getattr(self, "_template", None) is not None:
+            self._template.close()
         if getattr(self, "_batch", None) is not None:
             L.llama_batch_free(self._batch)
             self._batch = None

@@ -17,12 +17,14 @@ time, so a server that batches (localjudge with n_parallel, vLLM) decodes them s
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import math
 import os
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -47,7 +49,8 @@ class ServerRequestError(RuntimeError):
 class ServerOptions(BackendOptions):
     """Options of `server:` models."""
 
-    api_key: str | None = Field(None, description="Bearer key (default: $LOCALJUDGE_SERVER_API_KEY, else $OPENAI_API_KEY)")
+    api_key: str | None = Field(None, description="Bearer key (default: $LOCALJUDGE_SERVER_API_KEY; no key otherwise)")
+    allow_insecure_key: bool = Field(False, description="send the key over plain http to a host that is not loopback")
     timeout_s: float = Field(600.0, gt=0, description="seconds to wait for one answer")
     max_retries: int = Field(4, ge=0, le=20, description="retries after 429/5xx or a dropped connection, with backoff")
     concurrency: int = Field(4, ge=1, le=256, description="requests in flight at once during a run")
@@ -66,8 +69,38 @@ def split_target(target: str | None) -> tuple[str, str | None]:
     return url, model or None
 
 
-def _key(options: ServerOptions) -> str | None:
-    return options.api_key or os.environ.get("LOCALJUDGE_SERVER_API_KEY") or os.environ.get("OPENAI_API_KEY")
+def _key(options: ServerOptions, url: str) -> str | None:
+    """The key given for this backend (`api_key`, else $LOCALJUDGE_SERVER_API_KEY; never $OPENAI_API_KEY, which
+    is meant for another service), or None. A key goes over plain http only to a loopback host, unless
+    `allow_insecure_key`: anything else is refused before a request is sent."""
+    key = options.api_key or os.environ.get("LOCALJUDGE_SERVER_API_KEY") or None
+    if key and not options.allow_insecure_key and urllib.parse.urlsplit(url).scheme == "http" and not _loopback(url):
+        host = urllib.parse.urlsplit(url).hostname
+        raise InputError(
+            f"server: refusing to send the API key over plain http to {host!r} (anyone on the path can read it); "
+            "use an https URL, or --option allow_insecure_key=true if the network is trusted"
+        )
+    return key
+
+
+def _loopback(url: str) -> bool:
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: urllib would send the Authorization header on to the new host."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _http(
@@ -82,7 +115,7 @@ def _http(
     if key:
         req.add_header("Authorization", f"Bearer {key}")
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with _OPENER.open(req, timeout=timeout) as r:
             raw, status, headers = r.read(), r.status, dict(r.headers)
     except urllib.error.HTTPError as e:
         raw, status, headers = e.read(), e.code, dict(e.headers or {})
@@ -110,7 +143,7 @@ class ServerBackend(Backend):
         """(base URL, the model's entry in GET /models); `ModelError` when the server cannot be reached."""
         url, model = split_target(target)
         try:
-            status, body, _ = _http("GET", url + "/models", _key(options), None, min(options.timeout_s, 30.0))
+            status, body, _ = _http("GET", url + "/models", _key(options, url), None, min(options.timeout_s, 30.0))
         except OSError as e:
             reason = getattr(e, "reason", e)
             raise ModelError(f"cannot reach the server at {url} ({reason}); start it, or fix the URL in --model") from None
@@ -160,7 +193,7 @@ class ServerEngine:
     def __init__(self, url: str, ident: ModelIdentity, options: ServerOptions, n_ctx: int):
         self.url, self._ident, self.options, self.n_ctx = url, ident, options, n_ctx
         self.model_id = ident.model_id
-        self._key = _key(options)
+        self._key = _key(options, url)
         self._pending: deque[tuple[int, int, Sequence[Message], OutputFormat | None, DecodeOptions, threading.Event | None]] = (
             deque()
         )

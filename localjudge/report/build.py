@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agreement import AgreementReport
 from ..atomic import write_atomic
+from ..errors import StorageError
 from ..pairwise import is_pairwise_format, pairwise_stats
 from ..results import ResultRow
 from . import charts
@@ -216,6 +217,19 @@ def build_report(
     max_chars: int = 4000,
     title: str | None = None,
 ) -> Path:
-    """Render the report and write it atomically to `out`; returns the path written."""
+    """Render the report and write it atomically to `out`; returns the path written.
+
+    A path that cannot be written raises `StorageError` (exit 5) naming it; text that is not valid
+    Unicode (a lone surrogate read from a foreign results file) is written backslash-escaped."""
     html = render_report(run, compare, agreements, max_rows=max_rows, max_chars=max_chars, title=title)
-    return write_atomic(out, html, mkdir=True)
+    return write_output(out, html.encode("utf-8", errors="backslashreplace"), "report")
+
+
+def write_output(out: str | Path, data: bytes, what: str) -> Path:
+    """`write_atomic`, with an `OSError` turned into a one-line `StorageError` naming the path (exit 5)."""
+    try:
+        return write_atomic(out, data, mkdir=True)
+    except OSError as e:
+        raise StorageError(
+            f"cannot write the {what} to {str(out)!r} ({e.strerror or e}); choose a writable path with -o"
+        ) from None
