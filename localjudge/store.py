@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, StorageError
+from .labels import MIGRATION as LABELS_MIGRATION
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -63,6 +64,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
     """,
     ),
+    LABELS_MIGRATION,  # human labels of a run's cells (localjudge/labels.py)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
