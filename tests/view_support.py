@@ -79,9 +79,10 @@ def make_run(
     status: str = "finished",
     hostile: Sequence[str] = (),
     fast: bool = False,
+    planned: int | None = None,
 ) -> Path:
     """A run directory of `n_rows` rows x `judges` (the first rows carry the `hostile` texts); `fast` writes without
-    fsync (for large benchmark runs only)."""
+    fsync (for large benchmark runs only); `planned`: the rows the run will have (default n_rows)."""
     out.mkdir(parents=True, exist_ok=True)
     with Store(out / "results.sqlite") as st:
         if fast:
@@ -96,7 +97,7 @@ def make_run(
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "finished": None if status == "running" else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "status": status,
-            "rows": n_rows,
+            "rows": planned or n_rows,
         }
         st.set_run_meta(run_id, meta)
         rows = []

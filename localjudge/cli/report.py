@@ -143,18 +143,30 @@ def agree_cmd(
 
     run = load_run(run_dir)
     if is_run_dir(labels):
-        judge = pick_judge(run.judges(), judge)
-        label_list = label_rows(labels, judge)
-        if not label_list:
-            raise click.UsageError(f"{labels} has no labels for judge {judge!r}; label rows with `localjudge view` first")
         label_column = label_column or "label"
-    else:
-        if label_column is None:
-            raise click.UsageError("--label-column is needed with a labels file (a run directory's labels use `label`)")
-        label_list = read_labels(labels)
-        if judge is not None and label_list and all("judge" in lab for lab in label_list):
-            # a `labels export` file of several judges: this judge's labels
-            label_list = [lab for lab in label_list if lab["judge"] == judge] or label_list
+        if judge is None and len(run.judges()) > 1:  # every judge of the run that has labels
+            labelled = {lab["judge"] for lab in label_rows(labels)}
+            names = [j for j in run.judges() if j in labelled]
+            if not names:
+                raise click.UsageError(f"{labels} has no labels yet; label rows with `localjudge view` first")
+        else:
+            names = [pick_judge(run.judges(), judge)]
+        for name in names:
+            found = label_rows(labels, name)
+            if not found:
+                raise click.UsageError(f"{labels} has no labels for judge {name!r}; label rows with `localjudge view` first")
+            rep = agree(run.rows, found, label_column, judge=name, key=key, max_disagreements=max_disagreements)
+            out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
+            write_atomic(out, rep.model_dump_json(indent=2) + "\n", mkdir=True)
+            click.echo(render_table(rep))
+            click.echo(f"wrote {out}")
+        return
+    if label_column is None:
+        raise click.UsageError("--label-column is needed with a labels file (a run directory's labels use `label`)")
+    label_list = read_labels(labels)
+    if judge is not None and label_list and all("judge" in lab for lab in label_list):
+        # a `labels export` file of several judges: this judge's labels
+        label_list = [lab for lab in label_list if lab["judge"] == judge] or label_list
     rep = agree(run.rows, label_list, label_column, judge=judge, key=key, max_disagreements=max_disagreements)
     out = output or Path(f"agreement-{rep.judge}.json")
     write_atomic(out, rep.model_dump_json(indent=2) + "\n", mkdir=True)

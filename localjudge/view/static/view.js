@@ -356,8 +356,9 @@ function initLabel() {
 function statLine(name, value, ci, note) {
   const tr = el("tr");
   tr.appendChild(el("th", name));
-  let text = value === null || value === undefined ? "n/a" : fmt(value);
-  if (ci) text += ` [${fmt(ci[0])}, ${fmt(ci[1])}]`;
+  const f3 = (x) => (typeof x === "number" ? x.toFixed(3) : fmt(x));
+  let text = value === null || value === undefined ? "n/a" : f3(value);
+  if (ci) text += ` [${f3(ci[0])}, ${f3(ci[1])}]`;
   if (note) text += ` ${note}`;
   tr.appendChild(el("td", text));
   return tr;

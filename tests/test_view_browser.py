@@ -1,0 +1,237 @@
+"""`localjudge view` in a real Chromium driven by selenium through Debian's chromedriver.
+
+Checked: labelling 10 rows with the keyboard alone, persisted across a reload and exported; `agree` gives the
+same kappa from the export, from the run directory and in the browser panel; a run in progress gains rows
+without a reload; hostile text renders as text on every page; no page logs a console error. One test does
+the acceptance path on the quick-start run with the real default model.
+
+CI set-up: `apt-get install -y chromium chromium-driver` (scripts/test.sh does it when run as root).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from view_support import HOSTILE, ViewServer, add_rows, make_run
+
+from localjudge.cli import main
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None,
+    reason="chromium and chromedriver are not installed; `apt-get install -y chromium chromium-driver` (Debian)",
+)
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    """One headless Chromium for the module (fresh profile), its console log readable."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,900",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(options=opts, service=Service(DRIVER))
+    d.set_page_load_timeout(30)
+    yield d
+    d.quit()
+
+
+def console_errors(driver) -> list[str]:
+    """SEVERE entries of the browser log since the last call (CSP violations and uncaught errors land here)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def wait(driver, cond, timeout: float = 20):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(cond)
+
+
+def press(driver, *keys: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(*keys).perform()
+
+
+def text_of(driver, element_id: str) -> str:
+    return driver.find_element("id", element_id).text
+
+
+def label_with_keys(driver, keys: list[str]) -> None:
+    """Give one label per key on the labelling page, waiting for each to be saved and the next row shown."""
+    for k in keys:
+        before = text_of(driver, "l-pos")
+        press(driver, k)
+        wait(driver, lambda d, b=before: text_of(d, "l-pos") != b and text_of(d, "l-pos") != "")
+
+
+def set_labeller(driver, name: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    press(driver, "l")
+    wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "labeller")
+    press(driver, Keys.CONTROL, "a", Keys.NULL, name, Keys.ENTER)
+
+
+def test_ten_rows_labelled_with_the_keyboard_persist_export_and_give_the_same_kappa_everywhere(driver, tmp_path, monkeypatch):
+    run = make_run(tmp_path / "r", 30)
+    server = ViewServer(str(run))
+    try:
+        driver.get(server.url + "/runs/r/label")
+        wait(driver, lambda d: "of 30" in text_of(d, "l-pos"))
+        assert "uncertain first" in text_of(driver, "active-order")
+        set_labeller(driver, "ann")
+        label_with_keys(driver, list("yynynyyny"))
+        press(driver, "o")  # the random order: its labels are kept apart in the statistics
+        wait(driver, lambda d: "random sample" in text_of(d, "active-order"))
+        label_with_keys(driver, ["n", "y"])
+        press(driver, "u")  # undo the last one: 10 labels remain
+        wait(driver, lambda d: text_of(d, "c-saved") == "undone")
+        driver.refresh()
+        wait(driver, lambda d: "10 labelled" in text_of(d, "l-pos"))
+        status, st, _ = server.request("/api/runs/r/status")
+        assert status == 200 and st["labels"] == 10
+        _, agreement, _ = server.request("/api/runs/r/agreement?judge=polite")
+        assert agreement["by_sample"] == {"uncertain": 9, "random": 1}
+        kappa = agreement["all"]["cohen_kappa"]
+
+        driver.get(server.url + "/runs/r/agreement")
+        wait(driver, lambda d: d.find_elements("css selector", "tr[data-part=all][data-stat=kappa]"))
+        shown = driver.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text
+        assert shown.startswith(f"{kappa:.3f} [")
+        assert len(driver.find_elements("css selector", "#a-disagree tbody tr")) == agreement["all"]["n_disagreements"]
+        assert console_errors(driver) == []
+    finally:
+        server.stop()
+
+    monkeypatch.chdir(tmp_path)
+    cli = CliRunner()
+    res = cli.invoke(main, ["labels", "export", str(run), "-o", "labels.jsonl"])
+    assert res.exit_code == 0, res.output
+    assert len((tmp_path / "labels.jsonl").read_text().splitlines()) == 10
+    from_file = cli.invoke(main, ["agree", str(run), "--labels", "labels.jsonl", "--label-column", "label", "-o", "a1.json"])
+    from_dir = cli.invoke(main, ["agree", str(run), "--labels", str(run), "-o", "a2.json"])
+    assert from_file.exit_code == 0 and from_dir.exit_code == 0, from_file.output + from_dir.output
+    k1 = json.loads((tmp_path / "a1.json").read_text())
+    k2 = json.loads((tmp_path / "a2.json").read_text())
+    assert k1["cohen_kappa"] == k2["cohen_kappa"] == kappa and k1["n_used"] == k2["n_used"] == 10
+    assert k1["cohen_kappa_ci"] == k2["cohen_kappa_ci"] is not None
+    assert re.search(r"Cohen's kappa\s+-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", from_dir.output)
+
+
+def test_a_run_in_progress_gains_rows_in_the_open_page_without_a_reload(driver, tmp_path):
+    run = make_run(tmp_path / "live", 5, status="running", planned=20)
+    server = ViewServer(str(run))
+    try:
+        driver.get(server.url + "/runs/live")
+        wait(driver, lambda d: text_of(d, "row-count") == "5 results")
+        assert text_of(driver, "status") == "running"
+        marker = driver.execute_script("window.__same_page = 1; return 1")
+        add_rows(run, 5, 12)
+        wait(driver, lambda d: text_of(d, "row-count") == "12 results")
+        assert driver.execute_script("return window.__same_page") == marker  # no reload happened
+        wait(driver, lambda d: text_of(d, "cells") == "12 / 20 results")
+        assert console_errors(driver) == []
+    finally:
+        server.stop()
+
+
+def test_hostile_rows_render_as_text_on_every_page(driver, tmp_path):
+    run = make_run(tmp_path / "evil", 6, hostile=HOSTILE * 2)
+    server = ViewServer(str(run))
+    try:
+        tok = server.csrf()
+        for i in range(3):  # labels that disagree with the judge: hostile rationales in the agreement panel
+            _, verdict, _ = server.request(f"/api/runs/evil/row/{i}")
+            judged = verdict["results"][0]["result"]["value"]
+            body = {"row_index": i, "judge": "polite", "value": "no" if judged == "yes" else "yes", "labeller": "x", "sample": "random"}
+            assert server.request("/api/runs/evil/labels", "POST", body, {"X-CSRF-Token": tok})[0] == 200
+        pages = ["/", "/runs/evil", "/runs/evil/rows/0", "/runs/evil/rows/1", "/runs/evil/rows/2", "/runs/evil/label", "/runs/evil/agreement"]
+        for page in pages:
+            driver.get(server.url + page)
+            if page == "/runs/evil":
+                wait(driver, lambda d: text_of(d, "row-count") == "6 results")
+            if page.endswith("/agreement"):
+                wait(driver, lambda d: len(d.find_elements("css selector", "#a-disagree tbody tr")) == 3)
+            if page.endswith("/label"):
+                wait(driver, lambda d: "of 6" in text_of(d, "l-pos"))
+            body = driver.find_element("tag name", "body").text
+            assert driver.execute_script("return window.__pwned") is None, page
+            assert not driver.find_elements("css selector", "main img, main script, main a[href^='javascript']"), page
+            if page != "/":
+                assert any(h in body for h in HOSTILE), page  # shown, as text
+        assert console_errors(driver) == []
+    finally:
+        server.stop()
+
+
+def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_cli_and_panel(driver, engine, tmp_path, monkeypatch):
+    """The acceptance path: the quick-start run (5 rows x 2 judges, real model, expected scores), every cell
+    labelled with the keyboard, then `localjudge agree runs/quickstart --labels runs/quickstart`."""
+    from localjudge.runner import evaluate
+
+    monkeypatch.chdir(tmp_path)
+    evaluate(
+        str(EXAMPLES / "rag_sample.jsonl"),
+        ["groundedness", "correctness"],
+        engine=engine,
+        out=tmp_path / "runs" / "quickstart",
+        options={"probs": True, "field_tokens": 24},
+    )
+    server = ViewServer("--runs-root", str(tmp_path / "runs"))
+    panel: dict[str, str] = {}
+    try:
+        driver.get(server.url + "/")
+        wait(driver, lambda d: "quickstart" in d.find_element("id", "runs").text)
+        driver.find_element("link text", "quickstart").click()
+        wait(driver, lambda d: text_of(d, "row-count") == "10 results")
+        driver.get(server.url + "/runs/quickstart/label")
+        wait(driver, lambda d: "of 5" in text_of(d, "l-pos"))
+        set_labeller(driver, "new user")
+        from selenium.webdriver.support.ui import Select
+
+        for judge, keys in (("groundedness", "ynyny"), ("correctness", "yynny")):
+            Select(driver.find_element("id", "l-judge")).select_by_value(judge)
+            driver.find_element("tag name", "body").click()  # leave the select: keys go to the page
+            wait(driver, lambda d: "0 labelled" in text_of(d, "l-pos"))
+            label_with_keys(driver, list(keys[:-1]))
+            press(driver, keys[-1])
+            wait(driver, lambda d: "5 labelled" in text_of(d, "l-pos"))
+        for judge in ("groundedness", "correctness"):
+            driver.get(server.url + "/runs/quickstart/agreement")
+            Select(driver.find_element("id", "a-judge")).select_by_value(judge)
+            wait(driver, lambda d: "5 labels" in text_of(d, "a-counts"))
+            panel[judge] = driver.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text
+        assert console_errors(driver) == []
+    finally:
+        server.stop()
+    res = CliRunner().invoke(main, ["agree", "runs/quickstart", "--labels", "runs/quickstart"])
+    assert res.exit_code == 0, res.output
+    for judge in ("groundedness", "correctness"):
+        rep = json.loads((tmp_path / f"agreement-{judge}.json").read_text())
+        assert rep["n_used"] + rep["n_unscored"] == 5
+        line = f"{rep['cohen_kappa']:.3f}" if rep["cohen_kappa"] is not None else "n/a"
+        assert panel[judge].startswith(line), (judge, panel[judge], line)
+    assert "Cohen's kappa" in res.output
