@@ -166,9 +166,23 @@ def test_hostile_rows_render_as_text_on_every_page(driver, tmp_path):
         for i in range(3):  # labels that disagree with the judge: hostile rationales in the agreement panel
             _, verdict, _ = server.request(f"/api/runs/evil/row/{i}")
             judged = verdict["results"][0]["result"]["value"]
-            body = {"row_index": i, "judge": "polite", "value": "no" if judged == "yes" else "yes", "labeller": "x", "sample": "random"}
+            body = {
+                "row_index": i,
+                "judge": "polite",
+                "value": "no" if judged == "yes" else "yes",
+                "labeller": "x",
+                "sample": "random",
+            }
             assert server.request("/api/runs/evil/labels", "POST", body, {"X-CSRF-Token": tok})[0] == 200
-        pages = ["/", "/runs/evil", "/runs/evil/rows/0", "/runs/evil/rows/1", "/runs/evil/rows/2", "/runs/evil/label", "/runs/evil/agreement"]
+        pages = [
+            "/",
+            "/runs/evil",
+            "/runs/evil/rows/0",
+            "/runs/evil/rows/1",
+            "/runs/evil/rows/2",
+            "/runs/evil/label",
+            "/runs/evil/agreement",
+        ]
         for page in pages:
             driver.get(server.url + page)
             if page == "/runs/evil":
@@ -187,7 +201,9 @@ def test_hostile_rows_render_as_text_on_every_page(driver, tmp_path):
         server.stop()
 
 
-def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_cli_and_panel(driver, engine, tmp_path, monkeypatch):
+def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_cli_and_panel(
+    driver, engine, tmp_path, monkeypatch
+):
     """The acceptance path: the quick-start run (5 rows x 2 judges, real model, expected scores), every cell
     labelled with the keyboard, then `localjudge agree runs/quickstart --labels runs/quickstart`."""
     from localjudge.runner import evaluate

@@ -1,0 +1,270 @@
+"""`localjudge view` over HTTP (a real server process on loopback) and the labels around it: guards (Host,
+CSRF, API key, CSP), server-side pagination, filters and search, bad input answered 400 (never 500), the
+append-only label history, labels export/import, and `agree`/`align` reading a run directory's labels."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from view_support import ViewServer, make_run
+
+from localjudge.cli import main
+from localjudge.labels import label_rows
+from localjudge.store import MIGRATIONS, Store
+
+LEGACY = Path(__file__).parent / "data" / "legacy"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One view over two synthetic runs (120 rows x 2 judges; 40 rows) for the module."""
+    root = tmp_path_factory.mktemp("runs")
+    make_run(root / "big", 120, judges=("polite", "relevance_to_query"))
+    make_run(root / "small", 40)
+    server = ViewServer("--runs-root", str(root))
+    yield server, root
+    server.stop()
+
+
+def raw(server: ViewServer, path: str, host: str, method: str = "GET", headers: dict[str, str] | None = None) -> int:
+    """Status of a request with a chosen Host header (urllib always sends the real one)."""
+    netloc = server.url.removeprefix("http://")
+    conn = http.client.HTTPConnection(netloc, timeout=10)
+    conn.putrequest(method, path, skip_host=True)
+    conn.putheader("Host", host)
+    for k, v in (headers or {}).items():
+        conn.putheader(k, v)
+    conn.endheaders()
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_pages_carry_a_strict_content_security_policy_and_no_external_asset(served):
+    server, _ = served
+    for path in ("/", "/runs/big", "/runs/big/rows/0", "/runs/big/label", "/runs/big/agreement", "/compare?a=big&b=small"):
+        status, text, headers = server.request(path)
+        assert status == 200, (path, text)
+        csp = headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
+        assert "<script>" not in text and " style=" not in text and " on" + "click=" not in text
+        assert "http://" not in text.replace(server.url, "") and "https://" not in text, path
+
+
+def test_a_foreign_host_header_is_refused(served):
+    server, _ = served
+    port = server.url.rsplit(":", 1)[1]
+    assert raw(server, "/api/runs", f"127.0.0.1:{port}") == 200
+    assert raw(server, "/api/runs", f"localhost:{port}") == 200
+    assert raw(server, "/api/runs", f"evil.example:{port}") == 421
+    assert raw(server, "/", "attacker.test") == 421
+
+
+def test_writes_without_the_csrf_token_or_from_another_origin_are_refused(served):
+    server, _ = served
+    body = {"row_index": 0, "judge": "polite", "value": "yes", "labeller": "ann", "sample": "browse"}
+    assert server.request("/api/runs/small/labels", "POST", body)[0] == 403
+    assert server.request("/api/runs/small/labels", "POST", body, {"X-CSRF-Token": "guess"})[0] == 403
+    tok = server.csrf()
+    other = {"X-CSRF-Token": tok, "Origin": "http://evil.example"}
+    assert server.request("/api/runs/small/labels", "POST", body, other)[0] == 403
+    status, lab, _ = server.request("/api/runs/small/labels", "POST", body, {"X-CSRF-Token": tok})
+    assert status == 200 and lab["value"] == "yes" and lab["labeller"] == "ann"
+
+
+def test_rows_are_paginated_filtered_and_searched_on_the_server(served):
+    server, _ = served
+    _, p1, _ = server.request("/api/runs/big/rows?per=50")
+    _, p3, _ = server.request("/api/runs/big/rows?per=50&page=5")
+    assert p1["total"] == 240 and p1["pages"] == 5 and len(p1["items"]) == 50 and len(p3["items"]) == 40
+    assert [(i["row_index"], i["judge"]) for i in p1["items"][:2]] == [(0, "polite"), (0, "relevance_to_query")]
+    _, one, _ = server.request("/api/runs/big/rows?judge=polite&status=pass&sort=-expected&per=500")
+    es = [i["expected_score"] for i in one["items"]]
+    assert all(i["passed"] and i["judge"] == "polite" for i in one["items"]) and es == sorted(es, reverse=True)
+    _, fails, _ = server.request("/api/runs/big/rows?judge=polite&status=fail&per=1")
+    assert one["total"] + fails["total"] == 120
+    _, found, _ = server.request("/api/runs/big/rows?q=question%2017&judge=polite")
+    assert [i["row_index"] for i in found["items"]] == [17]
+    _, pct, _ = server.request("/api/runs/big/rows?q=%25")  # a LIKE wildcard is searched as text
+    assert pct["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "body", "status", "names"),
+    [
+        ("/api/runs/big/rows?per=0", "GET", None, 400, "per"),
+        ("/api/runs/big/rows?page=x", "GET", None, 400, "page"),
+        ("/api/runs/big/rows?status=maybe", "GET", None, 400, "status"),
+        ("/api/runs/nope/rows", "GET", None, 404, "nope"),
+        ("/api/runs/big/row/99999", "GET", None, 404, "99999"),
+        ("/api/runs/big/queue?judge=none", "GET", None, 400, "judge"),
+        ("/api/runs/big/queue?judge=polite&order=best", "GET", None, 400, "order"),
+        ("/api/runs/big/agreement?judge=zzz", "GET", None, 400, "zzz"),
+        ("/api/runs/big/labels", "POST", b"{not json", 400, "JSON"),
+        ("/api/runs/big/labels", "POST", [1, 2], 400, "object"),
+        ("/api/runs/big/labels", "POST", {"row_index": "1", "judge": "polite"}, 400, "row_index"),
+        ("/api/runs/big/labels", "POST", {"row_index": 1, "judge": "polite", "value": "maybe", "labeller": "a"}, 400, "maybe"),
+        ("/api/runs/big/labels", "POST", {"row_index": 1, "judge": "polite", "value": "yes", "labeller": " "}, 400, "labeller"),
+        (
+            "/api/runs/big/labels",
+            "POST",
+            {"row_index": 1, "judge": "polite", "value": "yes", "labeller": "a", "sample": "x"},
+            400,
+            "sample",
+        ),
+        ("/api/runs/big/labels", "POST", {"row_index": 5000, "judge": "polite", "value": "yes", "labeller": "a"}, 400, "5000"),
+    ],
+)
+def test_bad_input_gets_a_clear_error_never_a_500(served, path, method, body, status, names):
+    server, _ = served
+    got, answer, _ = server.request(path, method, body, {"X-CSRF-Token": server.csrf()} if method == "POST" else {})
+    assert got == status and names in answer["error"], answer
+
+
+def test_an_edit_and_an_undo_keep_the_label_history_and_the_latest_wins(served):
+    server, root = served
+    tok = {"X-CSRF-Token": server.csrf()}
+    for value in ("no", "yes", None):
+        body = {"row_index": 3, "judge": "relevance_to_query", "value": value, "labeller": "bo", "sample": "uncertain"}
+        assert server.request("/api/runs/big/labels", "POST", body, tok)[0] == 200
+    _, row, _ = server.request("/api/runs/big/row/3")
+    assert [h["value"] for h in row["history"]] == ["no", "yes", None]
+    assert row["labels"]["relevance_to_query"] is None  # withdrawn
+    body = {
+        "row_index": 3,
+        "judge": "relevance_to_query",
+        "value": "no",
+        "labeller": "bo",
+        "sample": "uncertain",
+        "comment": "curt",
+    }
+    server.request("/api/runs/big/labels", "POST", body, tok)
+    assert [(r["label"], r["comment"]) for r in label_rows(root / "big", "relevance_to_query")] == [("no", "curt")]
+
+
+def test_queues_are_uncertain_first_or_a_seeded_random_sample(served):
+    server, _ = served
+    first = [server.request(f"/api/runs/big/queue?judge=polite&order=uncertain&pos={i}")[1]["item"] for i in range(3)]
+    _, status, _ = server.request("/api/runs/big/status")
+    assert status["cells_total"] == 240
+    # rows where the two judges disagree come first, then the expected score nearest 0.5
+    _, both, _ = server.request("/api/runs/big/rows?per=500&sort=row")
+    by_row: dict[int, set] = {}
+    for it in both["items"]:
+        by_row.setdefault(it["row_index"], set()).add(it["passed"])
+    split = {r for r, v in by_row.items() if len(v) > 1}
+    assert {it["row_index"] for it in first} <= split
+    r1 = [
+        server.request(f"/api/runs/big/queue?judge=polite&order=random&seed=7&pos={i}")[1]["item"]["row_index"] for i in range(5)
+    ]
+    r2 = [
+        server.request(f"/api/runs/big/queue?judge=polite&order=random&seed=7&pos={i}")[1]["item"]["row_index"] for i in range(5)
+    ]
+    r3 = [
+        server.request(f"/api/runs/big/queue?judge=polite&order=random&seed=8&pos={i}")[1]["item"]["row_index"] for i in range(5)
+    ]
+    assert r1 == r2 != r3 and r1 != sorted(r1)
+
+
+def test_compare_shows_per_judge_deltas_and_changed_rows(served):
+    server, _ = served
+    status, text, _ = server.request("/compare?a=big&b=small")
+    assert status == 200 and "Pass rate per judge" in text and "changed (0" in text  # same synthetic verdicts
+    assert server.request("/compare?a=big")[0] == 400
+
+
+def test_a_bind_beyond_loopback_needs_an_api_key_and_the_key_guards_every_request(tmp_path):
+    run = make_run(tmp_path / "k", 3)
+    res = CliRunner().invoke(main, ["view", str(run), "--host", "0.0.0.0"])
+    assert res.exit_code == 2 and "--api-key" in res.output
+    server = ViewServer(str(run), "--api-key", "sekret")
+    try:
+        assert server.request("/api/runs")[0] == 401
+        assert server.request("/api/runs", headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert server.request("/api/runs", headers={"Authorization": "Bearer sekret"})[0] == 200
+        conn = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=10)
+        conn.request("GET", "/?key=sekret")  # opening the printed address once: a cookie, and the key leaves the URL
+        resp = conn.getresponse()
+        cookie = resp.getheader("set-cookie") or ""
+        assert (
+            resp.status == 303 and resp.getheader("location") == "/" and "lj_view_key=sekret" in cookie and "HttpOnly" in cookie
+        )
+        conn.close()
+        assert server.request("/api/runs", headers={"Cookie": "lj_view_key=sekret"})[0] == 200
+    finally:
+        server.stop()
+
+
+def test_a_store_written_before_labels_opens_gains_the_labels_table_and_keeps_its_results(tmp_path):
+    shutil.copy(LEGACY / "default.sqlite", tmp_path / "results.sqlite")
+    with Store(tmp_path / "results.sqlite") as st:
+        assert st.schema_version == len(MIGRATIONS)
+        names = [r[0] for r in st.conn.execute("SELECT name FROM _migrations ORDER BY applied, name")]
+        assert names[-1] == "002_labels" and st.count(st.latest_run() or "") == 3
+        assert st.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0
+
+
+def test_labels_export_import_round_trip_and_agree_reads_a_run_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src, dst = make_run(tmp_path / "src", 12), make_run(tmp_path / "dst", 12)
+    lines = [{"row_index": i, "judge": "polite", "label": "yes" if i % 3 else "no", "sample": "random"} for i in range(12)]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    cli = CliRunner()
+    assert "imported 12 labels" in cli.invoke(main, ["labels", "import", str(src), "in.jsonl", "--labeller", "cy"]).output
+    assert cli.invoke(main, ["labels", "export", str(src), "-o", "out.jsonl"]).exit_code == 0
+    exported = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(e["row_index"], e["label"], e["labeller"], e["sample"]) for e in exported] == [
+        (i, "yes" if i % 3 else "no", "cy", "random") for i in range(12)
+    ]
+    assert exported[0]["input"] == "question 0"  # the inputs travel with the labels (align reads them)
+    assert cli.invoke(main, ["labels", "import", str(dst), "out.jsonl"]).exit_code == 0
+    a = cli.invoke(main, ["agree", str(src), "--labels", str(dst), "-o", "a.json"])
+    b = cli.invoke(
+        main,
+        ["agree", str(src), "--labels", "in.jsonl", "--label-column", "label", "--key", "row_index=row_index", "-o", "b.json"],
+    )
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    ra, rb = json.loads((tmp_path / "a.json").read_text()), json.loads((tmp_path / "b.json").read_text())
+    assert ra["cohen_kappa"] == rb["cohen_kappa"] and ra["confusion"] == rb["confusion"] and ra["n_used"] == 12
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"row_index": 99, "judge": "polite", "label": "yes"}) + "\n")
+    res = cli.invoke(main, ["labels", "import", str(src), str(bad)])
+    assert res.exit_code == 2 and "row 1" in res.output and "99" in res.output
+    empty = make_run(tmp_path / "empty", 3)
+    res = cli.invoke(main, ["agree", str(src), "--labels", str(empty)])
+    assert res.exit_code == 2 and "no labels" in res.output
+
+
+def test_align_reads_a_run_directory_s_labels_with_their_inputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = make_run(tmp_path / "r", 12, judges=("relevance_to_query",))
+    lines = [{"row_index": i, "judge": "relevance_to_query", "label": "yes" if i % 2 else "no"} for i in range(12)]
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    cli = CliRunner()
+    assert cli.invoke(main, ["labels", "import", str(run), "l.jsonl", "--labeller", "dee"]).exit_code == 0
+    answer = json.dumps({"rationale": "fine", "result": "yes"})
+    res = cli.invoke(
+        main,
+        [
+            "align",
+            "relevance_to_query",
+            "--labels",
+            str(run),
+            "--out",
+            "al",
+            "--model",
+            "scripted:",
+            "--option",
+            f"response={answer}",
+        ],
+    )
+    # the labels reached align with the rows' inputs (the judge ran on them); the scripted model has no token
+    # probabilities, which align needs: that is the error, not the labels
+    assert res.exit_code == 2 and "no token probabilities" in res.output, res.output
+    written = [json.loads(x) for x in (tmp_path / "al" / "labels_from_run.jsonl").read_text().splitlines()]
+    assert len(written) == 12 and written[1]["label"] == "yes" and written[1]["output"].startswith("answer 1")
