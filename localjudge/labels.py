@@ -12,6 +12,9 @@ Each label also records how its row was picked (`sample`):
 Pass-rate estimates use `random` labels only; agreement is reported on all labels and on the random
 ones alone (localjudge/view/stats.py), so the bias of the uncertainty queue is never hidden.
 
+The same migration indexes results by (run_id, updated): the view's live progress (the last commit, the
+results since the run started) reads it instead of scanning every result.
+
 `labels export RUN_DIR -o labels.jsonl` writes the latest labels with the row's inputs (a file `agree`
 and `align` read as it is); `labels import RUN_DIR labels.jsonl` appends them back.
 """
@@ -48,7 +51,8 @@ MIGRATION = (
         sample TEXT NOT NULL,
         created TEXT NOT NULL
     );
-    CREATE INDEX labels_cell ON labels (run_id, judge, row_index, id)
+    CREATE INDEX labels_cell ON labels (run_id, judge, row_index, id);
+    CREATE INDEX results_updated ON results (run_id, updated)
     """,
 )
 

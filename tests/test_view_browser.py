@@ -28,6 +28,15 @@ pytestmark = pytest.mark.skipif(
     reason="chromium and chromedriver are not installed; `apt-get install -y chromium chromium-driver` (Debian)",
 )
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "view.md"
+
+
+def quickstart_command() -> list[str]:
+    """The `localjudge run ... --out runs/quickstart` line of docs/view.md, as arguments."""
+    import shlex
+
+    line = next(x for x in DOC.read_text(encoding="utf-8").splitlines() if x.startswith("localjudge run "))
+    return shlex.split(line)[1:]
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +101,7 @@ def set_labeller(driver, name: str) -> None:
 
     press(driver, "l")
     wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "labeller")
-    press(driver, Keys.CONTROL, "a", Keys.NULL, name, Keys.ENTER)
+    press(driver, Keys.END, *[Keys.BACKSPACE] * 40, name, Keys.ENTER)
 
 
 def test_ten_rows_labelled_with_the_keyboard_persist_export_and_give_the_same_kappa_everywhere(driver, tmp_path, monkeypatch):
@@ -206,16 +215,11 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
 ):
     """The acceptance path: the quick-start run (5 rows x 2 judges, real model, expected scores), every cell
     labelled with the keyboard, then `localjudge agree runs/quickstart --labels runs/quickstart`."""
-    from localjudge.runner import evaluate
-
     monkeypatch.chdir(tmp_path)
-    evaluate(
-        str(EXAMPLES / "rag_sample.jsonl"),
-        ["groundedness", "correctness"],
-        engine=engine,
-        out=tmp_path / "runs" / "quickstart",
-        options={"probs": True, "field_tokens": 24},
-    )
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    command = quickstart_command()  # docs/view.md's first command, run as the user would
+    res = CliRunner().invoke(main, command)
+    assert res.exit_code == 0, res.output
     server = ViewServer("--runs-root", str(tmp_path / "runs"))
     panel: dict[str, str] = {}
     try:
@@ -251,3 +255,53 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
         line = f"{rep['cohen_kappa']:.3f}" if rep["cohen_kappa"] is not None else "n/a"
         assert panel[judge].startswith(line), (judge, panel[judge], line)
     assert "Cohen's kappa" in res.output
+
+
+def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, tmp_path):
+    """The four screenshots of docs/view.md; `LJ_VIEW_SCREENSHOTS=docs/img pytest -k screenshots` refreshes them."""
+    import os
+
+    out = Path(os.environ.get("LJ_VIEW_SCREENSHOTS") or tmp_path)
+    runs = tmp_path / "runs"
+    run = make_run(runs / "quickstart", 40, judges=("groundedness", "correctness"))
+    make_run(runs / "nightly", 40, judges=("groundedness",), status="running", planned=100)
+    server = ViewServer("--runs-root", str(runs))
+    try:
+        tok = {"X-CSRF-Token": server.csrf()}
+        for i in range(16):
+            _, row, _ = server.request(f"/api/runs/quickstart/row/{i}")
+            judged = row["results"][0]["result"]["value"]
+            value = judged if i % 4 else ("no" if judged == "yes" else "yes")
+            body = {
+                "row_index": i,
+                "judge": "correctness",
+                "value": value,
+                "labeller": "ann",
+                "sample": "random" if i % 2 else "uncertain",
+            }
+            server.request("/api/runs/quickstart/labels", "POST", body, tok)
+        driver.set_window_size(1100, 720)
+        shots = {
+            "view-runs.png": ("/", lambda d: "quickstart" in text_of(d, "runs")),
+            "view-row.png": ("/runs/quickstart/rows/3", lambda d: "Inputs" in d.find_element("tag name", "main").text),
+            "view-label.png": ("/runs/quickstart/label", lambda d: "of 40" in text_of(d, "l-pos")),
+            "view-agreement.png": ("/runs/quickstart/agreement?judge=correctness", None),
+        }
+        for name, (path, ready) in shots.items():
+            driver.get(server.url + path)
+            if name == "view-agreement.png":
+                from selenium.webdriver.support.ui import Select
+
+                Select(driver.find_element("id", "a-judge")).select_by_value("correctness")
+                ready = lambda d: "16 labels" in text_of(d, "a-counts")  # noqa: E731
+            wait(driver, ready)
+            if name == "view-label.png":
+                set_labeller(driver, "ann")
+            driver.save_screenshot(str(out / name))
+            data = (out / name).read_bytes()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 150_000, (name, len(data))
+        assert console_errors(driver) == []
+    finally:
+        driver.set_window_size(1280, 900)
+        server.stop()
+    assert run.is_dir()

@@ -8,18 +8,20 @@
                  unscored rows come last.
     random     a seeded shuffle of the rows: labels from it are an unbiased sample of the run.
 
-The order is computed once per (judge, order, seed, number of results) and cached, so paging through a
-100k-row queue reads one item at a time.
+The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
+most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from .runs import RunHandle
 
 ORDERS = ("uncertain", "random")
+REFRESH_S = 20.0
 
 
 def pass_threshold(judge: str) -> float:
@@ -36,10 +38,11 @@ def queue(run: RunHandle, judge: str, order: str, seed: int = 0) -> list[int]:
     """Row indexes of `judge`'s results in queue order (cached while the run's result count is unchanged)."""
     with run.conn() as c:
         n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
-    key = ("queue", judge, order, seed, n)
+    key = ("queue", judge, order, seed)
     hit = run._cache.get(key)
-    if hit is not None:
-        return list(hit)
+    # a run in progress grows: its order is recomputed at most every REFRESH_S seconds, not on every request
+    if hit is not None and (hit[0] == n or time.monotonic() - hit[1] < REFRESH_S):
+        return list(hit[2])
     rid = run.run_id()
     if order == "random":
         with run.conn() as c:
@@ -79,6 +82,5 @@ def queue(run: RunHandle, judge: str, order: str, seed: int = 0) -> list[int]:
             else:
                 keyed.append((2, 1.0, ri))
         rows = [k[2] for k in sorted(keyed)]
-    run._cache = {k: v for k, v in run._cache.items() if not (k[0] == "queue" and k[4] != n)}
-    run._cache[key] = tuple(rows)
+    run._cache[key] = (n, time.monotonic(), tuple(rows))
     return rows

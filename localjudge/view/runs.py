@@ -86,11 +86,12 @@ class RunHandle:
     def judges(self) -> list[str]:
         """Judge names: the metadata's order, then any others found in the results."""
         meta = self.meta()
-        named = [j.get("name") if isinstance(j, dict) else str(j) for j in meta.get("judges") or []]
+        named = [str(j.get("name") or "") if isinstance(j, dict) else str(j) for j in meta.get("judges") or []]
+        if any(named):  # `localjudge run` always names them: no scan of the results
+            return [j for j in dict.fromkeys(named) if j]
         rid = self.run_id()
         with self.conn() as c:
-            present = [r[0] for r in c.execute("SELECT DISTINCT judge FROM results WHERE run_id = ?", (rid,))]
-        return [j for j in dict.fromkeys([*(n for n in named if n), *present])]
+            return [r[0] for r in c.execute("SELECT DISTINCT judge FROM results WHERE run_id = ?", (rid,))]
 
     def status(self) -> dict[str, Any]:
         """Status, counts, progress and ETA (the same pace rule as the CLI: cells judged since the run started)."""
@@ -99,7 +100,9 @@ class RunHandle:
         judges = self.judges()
         with self.conn() as c:
             done = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (rid,)).fetchone()[0])
-            last = c.execute("SELECT MAX(updated) FROM results WHERE run_id = ?", (rid,)).fetchone()[0]
+            # both read the (run_id, updated) index of migration 002
+            r = c.execute("SELECT updated FROM results WHERE run_id = ? ORDER BY updated DESC LIMIT 1", (rid,)).fetchone()
+            last = r[0] if r else None
             n_labels = int(
                 c.execute(
                     "SELECT COUNT(*) FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE run_id = ? "
@@ -109,7 +112,7 @@ class RunHandle:
             )
             started = _parse_time(meta.get("started"))
             since = 0
-            if started is not None:
+            if started is not None and meta.get("status") == "running":
                 since = int(
                     c.execute(
                         "SELECT COUNT(*) FROM results WHERE run_id = ? AND updated >= ?", (rid, meta.get("started"))
