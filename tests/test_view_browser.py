@@ -305,3 +305,28 @@ def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, 
         driver.set_window_size(1280, 900)
         server.stop()
     assert run.is_dir()
+
+
+def test_the_align_button_runs_align_on_the_labels_so_far_and_shows_held_out_figures(driver, tmp_path):
+    """Real model (1 thread): 12 labelled rows of a relevance judge, align from the panel's button."""
+    from selenium.webdriver.support.ui import Select
+
+    run = make_run(tmp_path / "al", 12, judges=("relevance_to_query",))
+    labels = [{"row_index": i, "judge": "relevance_to_query", "label": "yes" if i % 2 else "no"} for i in range(12)]
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+    assert CliRunner().invoke(main, ["labels", "import", str(run), str(tmp_path / "l.jsonl"), "--labeller", "ann"]).exit_code == 0
+    server = ViewServer(str(run), "--align-model", "smollm2-135m", "--threads", "1")
+    try:
+        driver.get(server.url + "/runs/al/agreement")
+        Select(driver.find_element("id", "a-judge")).select_by_value("relevance_to_query")
+        wait(driver, lambda d: "12 labels" in text_of(d, "a-counts"))
+        driver.find_element("id", "align-btn").click()
+        wait(driver, lambda d: text_of(d, "align-status") in ("running", "done") or "failed" in text_of(d, "align-status"))
+        wait(driver, lambda d: text_of(d, "align-status") != "running", timeout=420)
+        report = text_of(driver, "align-report")
+        assert text_of(driver, "align-status") == "done", text_of(driver, "align-status")
+        assert "held out" in report and "before" in report and "after" in report
+        assert (run / "aligned" / "relevance_to_query" / "align_report.json").is_file()
+        assert console_errors(driver) == []
+    finally:
+        server.stop()

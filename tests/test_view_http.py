@@ -268,3 +268,21 @@ def test_align_reads_a_run_directory_s_labels_with_their_inputs(tmp_path, monkey
     assert res.exit_code == 2 and "no token probabilities" in res.output, res.output
     written = [json.loads(x) for x in (tmp_path / "al" / "labels_from_run.jsonl").read_text().splitlines()]
     assert len(written) == 12 and written[1]["label"] == "yes" and written[1]["output"].startswith("answer 1")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "kind", "allowed", "values", "keys"),
+    [
+        ("yes_no_json(field_tokens=96)", "categorical", ["yes", "no"], ["yes", "no"], ["y", "n"]),
+        ("score_json(min=1, max=5, decimals=0, field_tokens=80)", "numeric", None, [1, 2, 3, 4, 5], ["1", "2", "3", "4", "5"]),
+        ("score_json(min=1, max=10, decimals=0)", "numeric", None, list(range(1, 11)), list("1234567890")),
+        ("score_json(min=0, max=1, decimals=2)", "numeric", None, [0.0, 0.25, 0.5, 0.75, 1.0], list("12345")),
+        ("pairwise_json(field_tokens=80)", "pairwise", [1, 2, "tie"], [1, 2, "tie"], ["1", "2", "t"]),
+        ("choice(labels=...)", "categorical", ["A", "B", "C"], ["A", "B", "C"], ["1", "2", "3"]),
+    ],
+)
+def test_each_judge_kind_gets_one_distinct_key_per_value_of_its_own_domain(fmt, kind, allowed, values, keys):
+    from localjudge.labels import value_domain
+
+    dom = value_domain(fmt, kind, allowed)
+    assert dom.values == values and dom.keys == keys and len(set(dom.keys)) == len(dom.keys)

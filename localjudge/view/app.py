@@ -355,7 +355,9 @@ def _align_job(run: RunHandle, judge: str, config: ViewConfig, aligns: dict[Any,
         with tempfile.TemporaryDirectory() as tmp:
             labels = labels_file_for(run.path, judge, Path(tmp) / "labels.jsonl")
             model = config.align_model or str(run.meta().get("model_id") or "") or None
-            rep = align(judge, labels, out=out, model=model, model_options=config.align_options)
+            # thread settings are llama.cpp options: not for a scripted or server model
+            opts = None if model and model.startswith(("scripted:", "server:")) else config.align_options
+            rep = align(judge, labels, out=out, model=model, model_options=opts)
         aligns[key] = {"state": "done", "text": render_report(rep), "report": rep.model_dump(mode="json")}
     except Exception as e:  # shown in the panel: the labels, the model or the judge cannot be aligned
         aligns[key] = {"state": "failed", "error": str(e).splitlines()[0] if str(e) else type(e).__name__}

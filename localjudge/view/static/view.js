@@ -395,6 +395,8 @@ function initAgreement() {
       kap.dataset.stat = "kappa";
       table.appendChild(kap);
       table.appendChild(statLine(`AUC (${r.auc_score || "score"})`, r.auc, r.auc_ci));
+      if (r.spearman) table.appendChild(statLine("Spearman rho", r.spearman.statistic, null, `(n = ${r.spearman.n})`));
+      if (r.kendall) table.appendChild(statLine("Kendall tau-b", r.kendall.statistic, null, `(n = ${r.kendall.n})`));
     }
     const hp = a.human_pass_rate;
     table.appendChild(statLine("human pass rate (random sample)", hp ? hp.value : null, hp ? hp.ci : null, hp ? `n = ${hp.n}` : ""));
