@@ -286,3 +286,24 @@ def test_each_judge_kind_gets_one_distinct_key_per_value_of_its_own_domain(fmt, 
 
     dom = value_domain(fmt, kind, allowed)
     assert dom.values == values and dom.keys == keys and len(set(dom.keys)) == len(dom.keys)
+
+
+def test_a_running_run_shows_progress_and_an_eta_and_a_silent_one_reads_as_interrupted(tmp_path, monkeypatch):
+    from localjudge.view import runs as view_runs
+
+    run = make_run(tmp_path / "live", 5, status="running", planned=20)
+    handle = view_runs.RunHandle("live", run)
+    try:
+        st = handle.status()
+        assert st["status"] == "running" and st["cells_done"] == 5 and st["cells_total"] == 20 and st["progress"] == 0.25
+        assert st["eta_s"] is not None and st["eta_s"] >= 0
+        monkeypatch.setattr(view_runs, "STALE_S", -1.0)  # nothing committed "for too long": the process died
+        st = handle.status()
+        assert st["status"] == "interrupted" and st["eta_s"] is None
+    finally:
+        handle.close()
+    done = view_runs.RunHandle("done", make_run(tmp_path / "done", 5))
+    try:
+        assert done.status()["status"] == "finished" and done.status()["eta_s"] is None
+    finally:
+        done.close()
