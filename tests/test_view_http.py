@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -307,3 +308,48 @@ def test_a_running_run_shows_progress_and_an_eta_and_a_silent_one_reads_as_inter
         assert done.status()["status"] == "finished" and done.status()["eta_s"] is None
     finally:
         done.close()
+
+
+def test_a_real_run_s_row_shows_the_prompt_as_sent_its_raw_output_and_record(tmp_path):
+    """A run of catalog judges (score and pairwise in both orders) on a scripted engine: the row page re-renders
+    each prompt and says its hash matches the record; the labelling view offers each judge's own values."""
+    from localjudge.engine.base import ScriptedEngine
+    from localjudge.formats import PairwiseJSON, ScoreJSON
+    from localjudge.judges import get_judge
+    from localjudge.pairwise import BothOrders
+    from localjudge.runner import evaluate
+
+    def answer(messages, fmt):
+        if isinstance(fmt, PairwiseJSON):
+            return json.dumps({"better_response": 1, "explanation": "the first one </script>"})
+        if isinstance(fmt, ScoreJSON):
+            return json.dumps({"eval_score": 4, "explanation": "coherent"})
+        return json.dumps({"rationale": "on topic", "result": "yes"})
+
+    data = [
+        {"id": f"q{i}", "question": f"Question {i}?", "answer": "an answer", "context": "ctx", "answer_1": "a", "answer_2": "b"}
+        for i in range(3)
+    ]
+    evaluate(
+        data,
+        ["relevance_to_query", "coherence", BothOrders(get_judge("pairwise"))],
+        engine=ScriptedEngine(answer, model_id="scripted"),
+        out=tmp_path / "real",
+    )
+    server = ViewServer(str(tmp_path / "real"))
+    try:
+        status, page, _ = server.request("/runs/real/rows/1")
+        assert status == 200 and page.count("its hash matches the record") == 3, page[:2000]
+        assert "Question 1?" in page and "the first one &lt;/script&gt;" in page and "prompt_hash" in page
+        status, label_page, _ = server.request("/runs/real/label")
+        domains = json.loads(re.search(r'data-domains="([^"]+)"', label_page).group(1).replace("&quot;", '"'))
+        assert domains["relevance_to_query"]["keys"] == ["y", "n"]
+        assert domains["pairwise"]["values"] == [1, 2, "tie"]
+        assert domains["coherence"]["kind"] == "numeric" and len(domains["coherence"]["values"]) >= 3
+        tok = {"X-CSRF-Token": server.csrf()}
+        body = {"row_index": 0, "judge": "pairwise", "value": "tie", "labeller": "ann", "sample": "random"}
+        assert server.request("/api/runs/real/labels", "POST", body, tok)[0] == 200
+        body = {"row_index": 0, "judge": "coherence", "value": "4", "labeller": "ann", "sample": "random"}
+        assert server.request("/api/runs/real/labels", "POST", body, tok)[0] == 400  # a number, not text
+    finally:
+        server.stop()

@@ -128,15 +128,20 @@ def create_app(config: ViewConfig) -> Any:
 
     def prompts_of(results: list[Any]) -> dict[str, Any]:
         from ..judges import get_judge
+        from ..pairwise import BOTH_ORDERS_SUFFIX, BothOrders
 
         out: dict[str, Any] = {}
         for r in results:
             try:
-                j = get_judge(r.judge)
+                j: Any = get_judge(r.judge)
+                both = r.record is not None and r.record.judge_version.endswith(BOTH_ORDERS_SUFFIX)
+                if both:
+                    j = BothOrders(j)
                 msgs = j.render(**r.inputs)
                 same = r.record is not None and j.fingerprint(**r.inputs) == r.record.prompt_hash
                 note = (
                     "re-rendered from the stored inputs; its hash matches the record's prompt_hash: exactly as sent"
+                    + (" (judged in both orders: the second prompt swaps the two answers)" if both else "")
                     if same
                     else "re-rendered from the stored inputs by the judge as it is now; it differs from the record's "
                     "prompt_hash (the judge changed since), so it may not be exactly what was sent"
