@@ -172,11 +172,24 @@ def test_queues_are_uncertain_first_or_a_seeded_random_sample(served):
     assert r1 == r2 != r3 and r1 != sorted(r1)
 
 
-def test_compare_shows_per_judge_deltas_and_changed_rows(served):
-    server, _ = served
-    status, text, _ = server.request("/compare?a=big&b=small")
-    assert status == 200 and "Pass rate per judge" in text and "changed (0" in text  # same synthetic verdicts
-    assert server.request("/compare?a=big")[0] == 400
+def test_compare_shows_per_judge_deltas_and_changed_rows(tmp_path):
+    make_run(tmp_path / "base", 40)
+    make_run(tmp_path / "same", 40)
+    make_run(tmp_path / "other", 40, seed=1)
+    server = ViewServer("--runs-root", str(tmp_path))
+    try:
+        status, text, _ = server.request("/compare?a=base&b=same")
+        assert status == 200 and "Pass rate per judge" in text and "changed (0)" in text
+        status, text, _ = server.request("/compare?a=base&b=other")
+        _, a, _ = server.request("/api/runs/base/rows?per=500")
+        _, b, _ = server.request("/api/runs/other/rows?per=500")
+        changed = sum(x["passed"] != y["passed"] for x, y in zip(a["items"], b["items"], strict=True))
+        rate = lambda page: sum(x["passed"] for x in page["items"]) / 40  # noqa: E731
+        assert changed > 0 and f"changed ({changed})" in text and text.count("/runs/other/rows/") == changed
+        assert f"{(rate(b) - rate(a)) * 100:+.1f} pt" in text
+        assert server.request("/compare?a=base")[0] == 400 and server.request("/compare?a=base&b=nope")[0] == 404
+    finally:
+        server.stop()
 
 
 def test_a_bind_beyond_loopback_needs_an_api_key_and_the_key_guards_every_request(tmp_path):

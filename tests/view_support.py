@@ -80,9 +80,10 @@ def make_run(
     hostile: Sequence[str] = (),
     fast: bool = False,
     planned: int | None = None,
+    seed: int = 0,
 ) -> Path:
     """A run directory of `n_rows` rows x `judges` (the first rows carry the `hostile` texts); `fast` writes without
-    fsync (for large benchmark runs only); `planned`: the rows the run will have (default n_rows)."""
+    fsync (for large benchmark runs only); `planned`: the rows the run will have (default n_rows); `seed` draws other verdicts."""
     out.mkdir(parents=True, exist_ok=True)
     with Store(out / "results.sqlite") as st:
         if fast:
@@ -103,7 +104,7 @@ def make_run(
         rows = []
         for i in range(n_rows):
             for j in judges:
-                r = result_row(run_id, i, j, text=hostile[i] if i < len(hostile) else None)
+                r = result_row(run_id, i, j, seed=seed, text=hostile[i] if i < len(hostile) else None)
                 st.put(r)
                 if not fast:
                     rows.append(r)
