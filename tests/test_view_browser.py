@@ -72,6 +72,12 @@ def console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def leave(driver) -> None:
+    """Leave the app (its pages poll) before its server stops, and drop what the log holds."""
+    driver.get("about:blank")
+    driver.get_log("browser")
+
+
 def wait(driver, cond, timeout: float = 20):
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -133,6 +139,7 @@ def test_ten_rows_labelled_with_the_keyboard_persist_export_and_give_the_same_ka
         assert len(driver.find_elements("css selector", "#a-disagree tbody tr")) == agreement["all"]["n_disagreements"]
         assert console_errors(driver) == []
     finally:
+        leave(driver)
         server.stop()
 
     monkeypatch.chdir(tmp_path)
@@ -164,6 +171,7 @@ def test_a_run_in_progress_gains_rows_in_the_open_page_without_a_reload(driver, 
         wait(driver, lambda d: text_of(d, "cells") == "12 / 20 results")
         assert console_errors(driver) == []
     finally:
+        leave(driver)
         server.stop()
 
 
@@ -207,6 +215,7 @@ def test_hostile_rows_render_as_text_on_every_page(driver, tmp_path):
                 assert any(h in body for h in HOSTILE), page  # shown, as text
         assert console_errors(driver) == []
     finally:
+        leave(driver)
         server.stop()
 
 
@@ -246,6 +255,7 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
             panel[judge] = driver.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text
         assert console_errors(driver) == []
     finally:
+        leave(driver)
         server.stop()
     res = CliRunner().invoke(main, ["agree", "runs/quickstart", "--labels", "runs/quickstart"])
     assert res.exit_code == 0, res.output
@@ -303,6 +313,7 @@ def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, 
         assert console_errors(driver) == []
     finally:
         driver.set_window_size(1280, 900)
+        leave(driver)
         server.stop()
     assert run.is_dir()
 
@@ -329,4 +340,5 @@ def test_the_align_button_runs_align_on_the_labels_so_far_and_shows_held_out_fig
         assert (run / "aligned" / "relevance_to_query" / "align_report.json").is_file()
         assert console_errors(driver) == []
     finally:
+        leave(driver)
         server.stop()
