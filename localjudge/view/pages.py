@@ -183,7 +183,7 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
 <div id="c-keys" class="label-buttons"></div>
 <p><label>comment <input id="comment" size="60" placeholder="press c, type, Enter"></label></p></section>
 <p class="note" id="help">Keys: the value keys above label and move on · j / → next · k / ← previous · u undo ·
-c comment (Enter saves, Esc leaves) · l labeller name · o switch order. Labels from the random order are the
+c comment (Enter saves, Esc leaves) · l labeller name · o switch order · g next judge. Labels from the random order are the
 unbiased sample: pass-rate estimates use only those.</p>"""
     return layout(f"Label {rid}", body, csrf, "label", {"rid": rid})
 

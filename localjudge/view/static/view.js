@@ -335,6 +335,12 @@ function initLabel() {
     } else if (k === "l") {
       ev.preventDefault();
       $("labeller").focus();
+    } else if (k === "g") {
+      ev.preventDefault();
+      const sel = $("l-judge");
+      sel.selectedIndex = (sel.selectedIndex + 1) % sel.options.length;
+      showKeys();
+      show();
     } else if (k === "o") {
       ev.preventDefault();
       $("l-order").value = order() === "random" ? "uncertain" : "random";
