@@ -130,6 +130,11 @@ def test_ten_rows_labelled_with_the_keyboard_persist_export_and_give_the_same_ka
         assert status == 200 and st["labels"] == 10
         _, agreement, _ = server.request("/api/runs/r/agreement?judge=polite")
         assert agreement["by_sample"] == {"uncertain": 9, "random": 1}
+        press(driver, "y", "n", "y", "n", "y")  # typed faster than the saves: each key still labels its own row
+        wait(driver, lambda d: "15 labelled" in text_of(d, "l-pos"))
+        assert server.request("/api/runs/r/status")[1]["labels"] == 15
+        press(driver, "u", "u", "u", "u", "u")  # and five undos take them back
+        wait(driver, lambda d: "10 labelled" in text_of(d, "l-pos"))
         kappa = agreement["all"]["cohen_kappa"]
 
         driver.get(server.url + "/runs/r/agreement")

@@ -193,7 +193,13 @@ function initRow() {
 function initLabel() {
   rememberLabeller();
   const domains = JSON.parse($("domain").dataset.domains);
-  const st = { pos: 0, n: 0, item: null, undo: [] };
+  const st = { pos: 0, n: 0, item: null, undo: [], chain: Promise.resolve() };
+  // keys are handled one after another: a key pressed while a label is being saved acts on the next row
+  const enqueue = (fn) => {
+    st.chain = st.chain.then(fn).catch((e) => {
+      $("c-saved").textContent = e.message;
+    });
+  };
   const judge = () => $("l-judge").value;
   const order = () => $("l-order").value;
   const base = () => `/api/runs/${encodeURIComponent(RID)}`;
@@ -319,16 +325,17 @@ function initLabel() {
     const k = ev.key.toLowerCase();
     if (d && d.keys.includes(k)) {
       ev.preventDefault();
-      give(d.values[d.keys.indexOf(k)]);
+      const v = d.values[d.keys.indexOf(k)];
+      enqueue(() => give(v));
     } else if (k === "j" || ev.key === "ArrowRight") {
       ev.preventDefault();
-      if (st.pos + 1 < st.n) show(st.pos + 1);
+      enqueue(() => (st.pos + 1 < st.n ? show(st.pos + 1) : null));
     } else if (k === "k" || ev.key === "ArrowLeft") {
       ev.preventDefault();
-      if (st.pos > 0) show(st.pos - 1);
+      enqueue(() => (st.pos > 0 ? show(st.pos - 1) : null));
     } else if (k === "u") {
       ev.preventDefault();
-      undo();
+      enqueue(undo);
     } else if (k === "c") {
       ev.preventDefault();
       $("comment").focus();
@@ -340,21 +347,21 @@ function initLabel() {
       const sel = $("l-judge");
       sel.selectedIndex = (sel.selectedIndex + 1) % sel.options.length;
       showKeys();
-      show();
+      enqueue(() => show());
     } else if (k === "o") {
       ev.preventDefault();
       $("l-order").value = order() === "random" ? "uncertain" : "random";
-      show();
+      enqueue(() => show());
     }
   });
   for (const id of ["l-judge", "l-order", "l-seed"]) {
     $(id).addEventListener("change", () => {
       showKeys();
-      show();
+      enqueue(() => show());
     });
   }
   showKeys();
-  show();
+  enqueue(() => show());
 }
 
 // -------------------------------------------------------------------------------------- agreement
