@@ -101,6 +101,8 @@ def test_rows_are_paginated_filtered_and_searched_on_the_server(served):
         ("/api/runs/big/rows?per=0", "GET", None, 400, "per"),
         ("/api/runs/big/rows?page=x", "GET", None, 400, "page"),
         ("/api/runs/big/rows?status=maybe", "GET", None, 400, "status"),
+        ("/api/runs/big/rows?page=" + "9" * 30, "GET", None, 400, "too large"),
+        ("/api/runs/big/row/" + "9" * 30, "GET", None, 400, "too large"),
         ("/api/runs/nope/rows", "GET", None, 404, "nope"),
         ("/api/runs/big/row/99999", "GET", None, 404, "99999"),
         ("/api/runs/big/queue?judge=none", "GET", None, 400, "judge"),
@@ -119,6 +121,13 @@ def test_rows_are_paginated_filtered_and_searched_on_the_server(served):
             "sample",
         ),
         ("/api/runs/big/labels", "POST", {"row_index": 5000, "judge": "polite", "value": "yes", "labeller": "a"}, 400, "5000"),
+        (
+            "/api/runs/big/labels",
+            "POST",
+            {"row_index": 10**30, "judge": "polite", "value": "yes", "labeller": "a"},
+            400,
+            "too large",
+        ),
     ],
 )
 def test_bad_input_gets_a_clear_error_never_a_500(served, path, method, body, status, names):

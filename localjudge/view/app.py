@@ -68,6 +68,8 @@ def create_app(config: ViewConfig) -> Any:
                 return await run_in_threadpool(fn, request)
             except KeyError as e:
                 return err(404, f"no such run or row: {e.args[0] if e.args else ''}; open / for the list of runs")
+            except OverflowError:
+                return err(400, "a number in the request is too large (row and page numbers fit in 64 bits)")
             except (InputError, ValueError) as e:
                 return err(400, str(e).splitlines()[0] if str(e) else "bad request")
             except LocalJudgeError as e:
