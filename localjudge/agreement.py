@@ -299,6 +299,7 @@ class AgreementReport(BaseModel):
     accuracy_ci: tuple[float, float] | None = None
     balanced_accuracy: float | None = None
     cohen_kappa: float | None = None
+    cohen_kappa_ci: tuple[float, float] | None = None  # 95 % percentile bootstrap (1000 resamples, seed 0)
     confusion: list[list[int]] | None = None  # rows: human label, columns: judge
     spearman: Correlation | None = None
     kendall: Correlation | None = None
@@ -397,6 +398,7 @@ def agree(
             k = sum(a == b for a, b in zip(y, p, strict=True))
             rep.accuracy, rep.accuracy_ci = k / len(y), wilson_interval(k, len(y))
             rep.balanced_accuracy, rep.cohen_kappa = balanced_accuracy(y, p), cohen_kappa(y, p)
+            rep.cohen_kappa_ci = bootstrap_ci(lambda idx: cohen_kappa([y[i] for i in idx], [p[i] for i in idx]), len(y))
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
     rep.auc, rep.auc_ci, rep.auc_score, rep.n_auc = label_auc(kind, [(u[0], u[1]) for u in used])

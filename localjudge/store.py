@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, StorageError
+from .labels import MIGRATION as LABELS_MIGRATION
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -70,6 +71,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
     """,
     ),
+    LABELS_MIGRATION,  # human labels of a run's cells (localjudge/labels.py)
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -10,6 +10,9 @@
     python scripts/bench.py serve    [--rows 4]  the same judgements in-process (`localjudge run`), through `localjudge serve`
                                                  with 1 and 8 concurrent clients, and through llama-cpp-python's own
                                                  OpenAI server with the same client: valid % and rows/min
+    python scripts/bench.py view     [--n 5]     `localjudge view` on synthetic 1k / 10k / 100k-row runs (results through the store):
+                                                 time to first page (page HTML + status + first rows page) and per page,
+                                                 over HTTP from a real server, side by side (goal: 100k first page < 300 ms)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -811,11 +814,64 @@ def section_templates(n: int) -> None:
     print(f"identical output: {got == want}")
 
 
+def section_view(n: int, sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> None:
+    """`localjudge view` page times on synthetic runs of each size, one server over all of them (medians of n)."""
+    import statistics
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from view_support import ViewServer, make_run
+
+    def ms(server: ViewServer, paths: list[str]) -> float:
+        t0 = time.perf_counter()
+        for p in paths:
+            status, _, _ = server.request(p)
+            assert status == 200, p
+        return (time.perf_counter() - t0) * 1000
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for size in sizes:
+            t0 = time.perf_counter()
+            make_run(root / f"rows{size}", size, fast=True)
+            print(f"built a {size}-row run through the store in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        server = ViewServer("--runs-root", str(root))
+        try:
+            rows_out: list[tuple[int, dict[str, float]]] = []
+            for size in sizes:
+                rid = f"rows{size}"
+                api = f"/api/runs/{rid}/rows"
+                first = [f"/runs/{rid}", f"/api/runs/{rid}/status", api + "?page=1"]
+                pages = size // 50
+                t = {
+                    "first page": statistics.median(ms(server, first) for _ in range(n)),
+                    "next page": statistics.median(ms(server, [f"{api}?page={p}"]) for p in range(2, 2 + 2 * n)),
+                    "middle page": statistics.median(ms(server, [f"{api}?page={pages // 2}"]) for _ in range(n)),
+                    "last page": statistics.median(ms(server, [f"{api}?page={pages}"]) for _ in range(n)),
+                    "sorted by expected": statistics.median(ms(server, [f"{api}?sort=-expected"]) for _ in range(n)),
+                    "search": statistics.median(ms(server, [f"{api}?q=question%20{size // 3}"]) for _ in range(n)),
+                    "queue (uncertain)": ms(server, [f"/api/runs/{rid}/queue?judge=polite&order=uncertain"]),
+                }
+                rows_out.append((size, t))
+        finally:
+            server.stop()
+    names = list(rows_out[0][1])
+    print("## localjudge view: ms per request over HTTP (median), synthetic runs, 1 judge\n")
+    print("| rows | " + " | ".join(names) + " |")
+    print("|---:|" + "---:|" * len(names))
+    for size, t in rows_out:
+        print(f"| {size:,} | " + " | ".join(f"{t[k]:.1f}" for k in names) + " |")
+    base = rows_out[0][1]
+    for size, t in rows_out[1:]:
+        print(f"\nratio {size:,} / {rows_out[0][0]:,}: " + ", ".join(f"{k} {t[k] / base[k]:.2f}x" for k in names))
+    print(f"\nfirst page of {rows_out[-1][0]:,} rows: {rows_out[-1][1]['first page']:.0f} ms (goal < 300 ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
         "section",
-        choices=["tokens", "workload", "reuse", "batching", "models", "serve", "templates", "all", "_run", "ray", "_ray"],
+        choices=["tokens", "workload", "reuse", "batching", "models", "serve", "templates", "view", "all", "_run", "ray", "_ray"],
     )
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
@@ -846,6 +902,8 @@ def main() -> None:
         section_serve(a.rows)
     if a.section == "templates":
         section_templates(a.n)
+    if a.section == "view":
+        section_view(a.n if "--n" in sys.argv else 5)
 
 
 if __name__ == "__main__":

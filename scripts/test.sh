@@ -6,15 +6,16 @@
 # stops strict mode counting warnings: a broken link or anchor,
 # a missing page or a generated page that fails, fails it); then pytest (arguments are passed to pytest: `bash scripts/test.sh -m "not slow"`).
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
-# otherwise install it yourself (apt-get install chromium) or that one test is skipped with a reason.
+# otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
+# The `localjudge view` tests drive it with selenium through chromedriver (Debian's chromium-driver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+if { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; } && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
     || echo "warning: could not install chromium; the report browser test will be skipped" >&2
 fi
 echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples

@@ -36,6 +36,10 @@ RUN_BY = {
     ("docs/serve.md", "OPENAI_API_BASE"): "tests/test_serve_readme.py",
     ("docs/serve.md", "instructor.Mode.TOOLS"): "tests/test_serve_readme.py",
     ("docs/serve.md", "USE_LOCAL_MODEL"): "tests/test_serve_readme.py",
+    ("docs/view.md", "localjudge view runs/quickstart\n"): "tests/test_view_docs.py",
+    ("docs/view.md", "localjudge view --runs-root runs"): "tests/test_view_docs.py",
+    ("docs/view.md", "localjudge labels export runs/quickstart"): "tests/test_view_docs.py",
+    ("docs/view.md", "--allow-host judge.lan"): "tests/test_view_docs.py",
 }
 # Snippets no test runs, each with the reason.
 NOT_RUN = {

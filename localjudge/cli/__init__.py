@@ -9,6 +9,8 @@
     localjudge report RUN / agree RUN                       HTML report, agreement with labels (report.py)
     localjudge align JUDGE --labels FILE                    calibrate a judge on human labels  (align.py)
     localjudge serve [--model SPEC] [--port 8000]           OpenAI-compatible judge server   (serve.py)
+    localjudge view [RUN_DIR ...] [--runs-root DIR]         review and label runs in a browser (view.py)
+    localjudge labels export | import                       human labels of a run directory  (labels.py)
 
 Shared options live in options.py. Errors: every `LocalJudgeError` prints one line and exits with
 its class's `exit_code` (errors.py), here and nowhere else; --debug shows the traceback instead.
@@ -50,11 +52,13 @@ def _register() -> None:
     from .align import align_cmd
     from .judge import judge_cmd, parse_cmd
     from .judges import judges_group
+    from .labels import labels_group
     from .models import models_group
     from .report import agree_cmd, report_cmd
     from .run import run_cmd
     from .serve import serve_cmd
     from .trace import trace_cmd
+    from .view import view_cmd
 
     for cmd in (
         judge_cmd,
@@ -67,6 +71,8 @@ def _register() -> None:
         agree_cmd,
         align_cmd,
         serve_cmd,
+        view_cmd,
+        labels_group,
     ):
         main.add_command(cmd)
 

@@ -2,6 +2,7 @@
 
     localjudge align groundedness --labels labelled.jsonl --label-column label --out aligned/
     localjudge align relevance_to_query --labels l.csv --examples 4 --positive yes --model qwen2.5-1.5b-instruct
+    localjudge align relevance_to_query --labels runs/quickstart     the labels made in `localjudge view`
 
 Prints the held-out figures before and after (accuracy, Cohen's kappa, AUC, with 95 % bootstrap intervals
 and the paired difference), says "no significant change" when the interval of the difference includes 0,
@@ -61,7 +62,12 @@ def render_report(rep: AlignReport) -> str:
 
 @click.command(name="align")
 @click.argument("judge")
-@click.option("--labels", required=True, type=click.Path(dir_okay=False), help="Labelled rows: JSONL, JSON, CSV or Parquet.")
+@click.option(
+    "--labels",
+    required=True,
+    type=click.Path(),
+    help="Labelled rows: JSONL, JSON, CSV or Parquet, or a run directory (its labels of JUDGE, made with `localjudge view`).",
+)
 @click.option("--label-column", default="label", show_default=True, help="Column holding the human label (two classes).")
 @click.option("--positive", default=None, help="The label value counted as positive [default: yes / true / pass / 1].")
 @click.option("--rationale-column", default=None, help="A column of human rationales, shown in few-shot examples.")
@@ -94,8 +100,16 @@ def align_cmd(
 ) -> None:
     """Calibrate JUDGE on human labels: threshold on the expected score (and optional few-shot examples) chosen on a
     train split, held-out agreement before and after, the aligned judge written as a new judge file."""
-    from ..align import align
+    from pathlib import Path
 
+    from ..align import align
+    from ..labels import is_run_dir, labels_file_for
+
+    if is_run_dir(labels):  # the run's labels of this judge, with the rows' inputs, kept beside the aligned judge
+        Path(out).mkdir(parents=True, exist_ok=True)
+        labels = str(labels_file_for(labels, Path(judge).stem, Path(out) / "labels_from_run.jsonl"))
+    elif Path(labels).is_dir():
+        raise click.BadParameter(f"{labels} is a directory without results.sqlite; give a labels file or a run directory")
     ref = model.ref()
     rep = align(
         judge,

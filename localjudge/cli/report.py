@@ -2,6 +2,7 @@
 
     localjudge report RUN [--compare OTHER_RUN] [--labels FILE --label-column COL] -o report.html
     localjudge agree RUN --labels FILE --label-column COL [--judge NAME] [--key COL] [-o agreement.json]
+    localjudge agree RUN --labels RUN_DIR            the labels kept in a run directory (`localjudge view`)
 
 They parse, call the library, print; library errors reach the group's one error handler.
 """
@@ -37,7 +38,8 @@ def render_table(rep: AgreementReport) -> str:
     if rep.balanced_accuracy is not None:
         stats.append(("balanced accuracy", _f(rep.balanced_accuracy, True)))
     if rep.kind == "categorical":
-        stats.append(("Cohen's kappa", _f(rep.cohen_kappa)))
+        ci = f" [{_f(rep.cohen_kappa_ci[0])}, {_f(rep.cohen_kappa_ci[1])}]" if rep.cohen_kappa_ci else ""
+        stats.append(("Cohen's kappa", _f(rep.cohen_kappa) + ci))
     if rep.pairwise is not None:
         stats += [
             ("ties (orders disagree)", f"{rep.pairwise.n_ties} ({_f(rep.pairwise.tie_rate, True)})"),
@@ -109,8 +111,13 @@ def report_cmd(
 
 @click.command(name="agree")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--labels", type=click.Path(path_type=Path), required=True, help="Human labels: JSONL, JSON, CSV or Parquet.")
-@click.option("--label-column", required=True, help="Column of --labels holding the label.")
+@click.option(
+    "--labels",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Human labels: JSONL, JSON, CSV or Parquet, or a run directory (its labels, made with `localjudge view`).",
+)
+@click.option("--label-column", help="Column of --labels holding the label [a run directory: label].")
 @click.option("--judge", help="Judge to check (needed when the run has several).")
 @click.option(
     "--key",
@@ -122,19 +129,45 @@ def report_cmd(
 def agree_cmd(
     run_dir: Path,
     labels: Path,
-    label_column: str,
+    label_column: str | None,
     judge: str | None,
     key: str | None,
     output: Path | None,
     max_disagreements: int,
 ) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
-    from ..agreement import agree, read_labels
+    from ..agreement import agree, pick_judge, read_labels
+    from ..labels import is_run_dir, label_rows
     from ..report import load_run
     from ..report.build import write_output
 
     run = load_run(run_dir)
-    rep = agree(run.rows, read_labels(labels), label_column, judge=judge, key=key, max_disagreements=max_disagreements)
+    if is_run_dir(labels):
+        label_column = label_column or "label"
+        if judge is None and len(run.judges()) > 1:  # every judge of the run that has labels
+            labelled = {lab["judge"] for lab in label_rows(labels)}
+            names = [j for j in run.judges() if j in labelled]
+            if not names:
+                raise click.UsageError(f"{labels} has no labels yet; label rows with `localjudge view` first")
+        else:
+            names = [pick_judge(run.judges(), judge)]
+        for name in names:
+            found = label_rows(labels, name)
+            if not found:
+                raise click.UsageError(f"{labels} has no labels for judge {name!r}; label rows with `localjudge view` first")
+            rep = agree(run.rows, found, label_column, judge=name, key=key, max_disagreements=max_disagreements)
+            out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
+            write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
+            click.echo(render_table(rep))
+            click.echo(f"wrote {out}")
+        return
+    if label_column is None:
+        raise click.UsageError("--label-column is needed with a labels file (a run directory's labels use `label`)")
+    label_list = read_labels(labels)
+    if judge is not None and label_list and all("judge" in lab for lab in label_list):
+        # a `labels export` file of several judges: this judge's labels
+        label_list = [lab for lab in label_list if lab["judge"] == judge] or label_list
+    rep = agree(run.rows, label_list, label_column, judge=judge, key=key, max_disagreements=max_disagreements)
     out = output or Path(f"agreement-{rep.judge}.json")
     write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
     click.echo(render_table(rep))

@@ -1,0 +1,234 @@
+"""Server-rendered HTML of the view. Every piece of judged text goes through `esc` (html.escape with quotes);
+pages carry no inline script or style: behaviour comes from /static/view.js, which reads the page's `data-*`
+attributes and fills tables from the JSON API with `textContent` only."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from ..results import ResultRow
+
+
+def esc(x: Any) -> str:
+    """Text made safe for HTML element content and quoted attribute values."""
+    return escape("" if x is None else str(x), quote=True)
+
+
+def layout(title: str, body: str, csrf: str, page: str, data: dict[str, Any] | None = None) -> str:
+    """A whole page: the CSRF token in a meta tag, the app's own CSS and JS, `data-*` for the script."""
+    attrs = " ".join(f'data-{esc(k)}="{esc(v)}"' for k, v in {"page": page, **(data or {})}.items())
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="{esc(csrf)}"><title>{esc(title)} · localjudge view</title>
+<link rel="stylesheet" href="/static/view.css"><link rel="icon" href="data:,">
+<script src="/static/view.js" defer></script></head>
+<body {attrs}><header><nav><a href="/">runs</a></nav><h1>{esc(title)}</h1></header>
+<main>{body}</main></body></html>"""
+
+
+def runs_page(csrf: str, runs: list[dict[str, Any]]) -> str:
+    """The list of runs (the script refreshes status and progress every 2 s)."""
+    rows = "".join(
+        f'<tr data-rid="{esc(r["rid"])}"><td><a href="/runs/{esc(r["rid"])}">{esc(r["rid"])}</a><div class="note">{esc(r["path"])}</div></td>'
+        f"<td>{esc(', '.join(r['judges']))}</td><td>{esc(r['model'])}</td><td>{r['rows_total'] or ''}</td>"
+        f'<td class="cells">{r["cells_done"]} / {r["cells_total"]}</td><td class="status st-{esc(r["status"])}">{esc(r["status"])}</td>'
+        f'<td class="labels">{r["labels"]}</td></tr>'
+        for r in runs
+    )
+    opts = "".join(f'<option value="{esc(r["rid"])}">{esc(r["rid"])}</option>' for r in runs)
+    body = (
+        '<table class="runs" id="runs"><thead><tr><th>run</th><th>judges</th><th>model</th><th>rows</th><th>results</th><th>status</th>'
+        f"<th>labels</th></tr></thead><tbody>{rows or '<tr><td colspan=7>no runs found</td></tr>'}</tbody></table>"
+        '<h2>Compare two runs</h2><form action="/compare" method="get" class="filters">'
+        f'<label>base <select name="a">{opts}</select></label><label>new <select name="b">{opts}</select></label>'
+        '<button type="submit">compare</button></form>'
+    )
+    return layout("Runs", body, csrf, "runs")
+
+
+def run_page(csrf: str, st: dict[str, Any]) -> str:
+    """A run: live progress, then the rows table with filters (filled and paged by the script)."""
+    rid = st["rid"]
+    judges = "".join(f'<option value="{esc(j)}">{esc(j)}</option>' for j in st["judges"])
+    body = f"""
+<p class="sub">{esc(st["path"])} · model {esc(st["model"])} · data {esc(st["data"])}</p>
+<nav class="tabs"><a href="/runs/{esc(rid)}/label">label</a><a href="/runs/{esc(rid)}/agreement">agreement</a></nav>
+<div id="progress" class="progress"><div class="bar"><span id="bar"></span></div>
+<span id="status" class="status">{esc(st["status"])}</span> <span id="cells"></span> <span id="eta"></span></div>
+<div class="filters">
+<label>judge <select id="f-judge"><option value="">all</option>{judges}</select></label>
+<label>status <select id="f-status"><option value="">all</option><option>pass</option><option>fail</option>
+<option>unscored</option><option>labelled</option><option>unlabelled</option></select></label>
+<label>sort <select id="f-sort"><option value="row">row</option><option value="score">score ↑</option>
+<option value="-score">score ↓</option><option value="expected">expected ↑</option><option value="-expected">expected ↓</option>
+<option value="judge">judge</option></select></label>
+<label>search <input id="f-q" type="search" placeholder="text in inputs, id or output"></label>
+<span id="row-count"></span></div>
+<table class="rows" id="row-table"><thead><tr><th>row</th><th>id</th><th>judge</th><th>value</th><th>score</th>
+<th>expected</th><th>rationale</th><th>inputs</th><th>label</th></tr></thead><tbody></tbody></table>
+<div class="pager"><button id="prev" type="button">← previous</button> <span id="page"></span>
+<button id="next" type="button">next →</button></div>"""
+    return layout(f"Run {rid}", body, csrf, "run", {"rid": rid})
+
+
+def _kv(pairs: list[tuple[str, Any]]) -> str:
+    return '<table class="kv">' + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pairs) + "</table>"
+
+
+def row_page(
+    csrf: str,
+    rid: str,
+    row_index: int,
+    results: list[ResultRow],
+    prompts: dict[str, Any],
+    history: list[Any],
+    domains: dict[str, Any],
+) -> str:
+    """One data row: its inputs, then per judge the prompt, raw output, rationale, usage, record and the label buttons."""
+    if not results:
+        return layout(f"Run {rid} · row {row_index}", "<p>no results for this row</p>", csrf, "row", {"rid": rid})
+    first = results[0]
+    parts = [f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>', "<h2>Inputs</h2>"]
+    parts.append("<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in first.inputs.items()) + "</dl>")
+    for r in results:
+        res = r.result
+        p = prompts.get(r.judge) or {}
+        dom = domains.get(r.judge)
+        buttons = ""
+        if dom is not None:
+            buttons = (
+                '<div class="label-buttons">'
+                + "".join(
+                    f'<button type="button" class="label-btn" data-judge="{esc(r.judge)}" data-row="{row_index}" '
+                    f'data-value="{esc(json.dumps(v))}">{esc(v)} <kbd>{esc(k)}</kbd></button>'
+                    for v, k in zip(dom.values, dom.keys, strict=True)
+                )
+                + "</div>"
+            )
+        prompt = (
+            "".join(
+                f'<div class="msg"><span class="tag">{esc(m["role"])}</span><pre>{esc(m["content"])}</pre></div>'
+                for m in p.get("messages", [])
+            )
+            or "<p class='note'>not available</p>"
+        )
+        parts.append(
+            f'<article class="judge" id="judge-{esc(r.judge)}"><h2>{esc(r.judge)}</h2>'
+            + _kv(
+                [
+                    ("value", json.dumps(res.value, ensure_ascii=False)),
+                    ("score", res.score),
+                    ("expected score", res.expected_score),
+                    ("passed", res.passed),
+                    ("unscored", res.unscored_reason or ""),
+                    ("error", res.error or r.error or ""),
+                    ("fields_cut", res.usage.fields_cut),
+                    (
+                        "tokens",
+                        f"prompt {res.usage.prompt_tokens} (cached {res.usage.cached_prompt_tokens}), output "
+                        f"{res.usage.output_tokens} (forced {res.usage.forced_tokens}), calls {res.usage.calls}",
+                    ),
+                    (
+                        "timings",
+                        f"prompt {res.timings.prompt_ms:.1f} ms, decode {res.timings.decode_ms:.1f} ms, total {res.timings.total_ms:.1f} ms",
+                    ),
+                ]
+            )
+            + buttons
+            + f"<h3>Rationale</h3><pre class='rationale'>{esc(res.rationale or '')}</pre>"
+            + f"<h3>Raw output</h3><pre class='raw'>{esc(res.raw_text)}</pre>"
+            + f"<h3>Prompt as sent</h3><p class='note'>{esc(p.get('note', ''))}</p>{prompt}"
+            + "<h3>Reproducibility record</h3>"
+            + (
+                _kv(list(r.record_fields().items()) + [("cache_key", r.cache_key)])
+                if r.record
+                else "<p class='note'>none (failed before its prompt)</p>"
+            )
+            + (
+                f"<h3>Details</h3><pre>{esc(json.dumps(res.details, ensure_ascii=False, indent=1, default=str))}</pre>"
+                if res.details
+                else ""
+            )
+            + "</article>"
+        )
+    hist = "".join(
+        f"<tr><td>{esc(h.created)}</td><td>{esc(h.judge)}</td><td>{esc(json.dumps(h.value))}</td><td>{esc(h.labeller)}</td>"
+        f"<td>{esc(h.sample)}</td><td>{esc(h.comment or '')}</td></tr>"
+        for h in history
+    )
+    parts.append(
+        '<h2>Label history</h2><table class="history"><thead><tr><th>time</th><th>judge</th><th>label</th><th>labeller</th>'
+        f"<th>sample</th><th>comment</th></tr></thead><tbody>{hist or '<tr><td colspan=6>no labels yet</td></tr>'}</tbody></table>"
+        '<p><label>labeller <input id="labeller" autocomplete="name"></label></p>'
+    )
+    return layout(f"Run {rid} · row {row_index}", "".join(parts), csrf, "row", {"rid": rid, "row": row_index})
+
+
+def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) -> str:
+    """The keyboard labelling view (filled by the script; keys listed on the page)."""
+    opts = "".join(f'<option value="{esc(j)}">{esc(j)}</option>' for j in judges)
+    dom = esc(json.dumps({j: d.model_dump() for j, d in domains.items()}))
+    body = f"""
+<div class="filters"><label>judge <select id="l-judge">{opts}</select></label>
+<label>order <select id="l-order"><option value="uncertain">uncertain first</option><option value="random">random sample</option></select></label>
+<label>seed <input id="l-seed" type="number" value="0" min="0"></label>
+<label>labeller <input id="labeller" autocomplete="name" placeholder="your name"></label>
+<span id="active-order" class="tag"></span> <span id="l-pos"></span></div>
+<div id="domain" data-domains="{dom}"></div>
+<section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-inputs"></div>
+<h3>Judge said</h3><p id="c-verdict"></p><pre id="c-rationale"></pre>
+<p>Your label: <strong id="c-label">—</strong> <span id="c-saved" class="note"></span></p>
+<div id="c-keys" class="label-buttons"></div>
+<p><label>comment <input id="comment" size="60" placeholder="press c, type, Enter"></label></p></section>
+<p class="note" id="help">Keys: the value keys above label and move on · j / → next · k / ← previous · u undo ·
+c comment (Enter saves, Esc leaves) · l labeller name · o switch order · g next judge. Labels from the random order are the
+unbiased sample: pass-rate estimates use only those.</p>"""
+    return layout(f"Label {rid}", body, csrf, "label", {"rid": rid})
+
+
+def agreement_page(csrf: str, rid: str, judges: list[str]) -> str:
+    """The live agreement panel (refreshed by the script every 3 s)."""
+    opts = "".join(f'<option value="{esc(j)}">{esc(j)}</option>' for j in judges)
+    body = f"""
+<div class="filters"><label>judge <select id="a-judge">{opts}</select></label>
+<button id="align-btn" type="button">run align on these labels</button> <span id="align-status" class="note"></span></div>
+<p class="note">Agreement uses every label, and the random sample alone beside it; the human pass rate uses the
+random sample only (uncertainty-ordered labels over-represent borderline rows).</p>
+<div id="a-counts"></div><div id="a-stats"></div><h3>Confusion matrix (rows: human, columns: judge)</h3>
+<table class="confusion" id="a-confusion"></table><h3>Disagreements</h3>
+<table class="disagree" id="a-disagree"><thead><tr><th>row</th><th>label</th><th>judge</th><th>score</th><th>rationale</th></tr></thead>
+<tbody></tbody></table><h3>Align: held-out before / after</h3><pre id="align-report"></pre>"""
+    return layout(f"Agreement {rid}", body, csrf, "agreement", {"rid": rid})
+
+
+def compare_page(csrf: str, a: str, b: str, deltas: list[dict[str, Any]], changed: list[dict[str, Any]], n_changed: int) -> str:
+    """Two runs side by side: pass rate per judge and the rows whose verdict changed."""
+    d = "".join(
+        f"<tr><td>{esc(x['judge'])}</td><td>{esc(_pct(x['a']))}</td><td>{esc(_pct(x['b']))}</td><td>{esc(_delta(x))}</td>"
+        f"<td>{x['n_a']}</td><td>{x['n_b']}</td></tr>"
+        for x in deltas
+    )
+    c = "".join(
+        f"<tr><td><a href='/runs/{esc(b)}/rows/{x['row_index']}'>{esc(x['row_id'])}</a></td><td>{esc(x['judge'])}</td>"
+        f"<td>{esc(json.dumps(x['a']))}</td><td>{esc(json.dumps(x['b']))}</td></tr>"
+        for x in changed
+    )
+    body = (
+        f"<p class='sub'>base {esc(a)} → new {esc(b)}</p><h2>Pass rate per judge</h2><table><thead><tr><th>judge</th>"
+        "<th>base</th><th>new</th><th>delta</th><th>n base</th><th>n new</th></tr></thead><tbody>" + d + "</tbody></table>"
+        f"<h2>Rows whose verdict changed ({n_changed}{', first 500 shown' if n_changed > 500 else ''})</h2>"
+        "<table class='changed'><thead><tr><th>row id</th><th>judge</th><th>base</th><th>new</th></tr></thead><tbody>"
+        + c
+        + "</tbody></table>"
+    )
+    return layout(f"Compare {a} / {b}", body, csrf, "compare")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def _delta(x: dict[str, Any]) -> str:
+    return "n/a" if x["a"] is None or x["b"] is None else f"{(x['b'] - x['a']) * 100:+.1f} pt"

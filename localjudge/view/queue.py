@@ -1,0 +1,86 @@
+"""Labelling queues: the order in which the labelling view offers one judge's rows.
+
+    uncertain  rows the judge is least sure of first:
+                 1. a pairwise judge's both-orders tie, or a row where the run's judges disagree (one passes
+                    it, another fails it);
+                 2. then by |expected score - pass threshold| (the judge's own threshold, 0.5 when unknown);
+                    rows without an expected score follow, by |score - threshold|;
+                 unscored rows come last.
+    random     a seeded shuffle of the rows: labels from it are an unbiased sample of the run.
+
+The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
+most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from .runs import RunHandle
+
+ORDERS = ("uncertain", "random")
+REFRESH_S = 20.0
+
+
+def pass_threshold(judge: str) -> float:
+    """The judge's pass threshold when it is in the catalog, else 0.5."""
+    try:
+        from ..judges import get_judge
+
+        return float(getattr(get_judge(judge), "pass_threshold", 0.5))
+    except Exception:  # a user judge file not on this machine: the default threshold
+        return 0.5
+
+
+def queue(run: RunHandle, judge: str, order: str, seed: int = 0) -> list[int]:
+    """Row indexes of `judge`'s results in queue order (cached while the run's result count is unchanged)."""
+    with run.conn() as c:
+        n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
+    key = ("queue", judge, order, seed)
+    hit = run._cache.get(key)
+    # a run in progress grows: its order is recomputed at most every REFRESH_S seconds, not on every request
+    if hit is not None and (hit[0] == n or time.monotonic() - hit[1] < REFRESH_S):
+        return list(hit[2])
+    rid = run.run_id()
+    if order == "random":
+        with run.conn() as c:
+            rows = [
+                r[0]
+                for r in c.execute(
+                    "SELECT row_index FROM results WHERE run_id = ? AND judge = ? ORDER BY row_index", (rid, judge)
+                )
+            ]
+        random.Random(f"{seed}:{judge}").shuffle(rows)
+    else:
+        t = pass_threshold(judge)
+        with run.conn() as c:
+            cur = c.execute(
+                "SELECT row_index, scored, json_extract(result, '$.expected_score'), json_extract(result, '$.score'), "
+                "json_extract(result, '$.value') FROM results WHERE run_id = ? AND judge = ?",
+                (rid, judge),
+            ).fetchall()
+            split = {
+                r[0]
+                for r in c.execute(
+                    "SELECT row_index FROM results WHERE run_id = ? AND passed IS NOT NULL GROUP BY row_index "
+                    "HAVING MIN(passed) != MAX(passed)",
+                    (rid,),
+                )
+            }
+        keyed: list[tuple[Any, ...]] = []
+        for ri, scored, es, score, value in cur:
+            if not scored:
+                keyed.append((3, 0.0, ri))
+            elif value == "tie" or ri in split:
+                keyed.append((0, 0.0, ri))
+            elif es is not None:
+                keyed.append((1, abs(float(es) - t), ri))
+            elif score is not None:
+                keyed.append((2, abs(float(score) - t), ri))
+            else:
+                keyed.append((2, 1.0, ri))
+        rows = [k[2] for k in sorted(keyed)]
+    run._cache[key] = (n, time.monotonic(), tuple(rows))
+    return rows

@@ -1,0 +1,348 @@
+"""The runs a `localjudge view` shows: found on disk, opened once, read with paginated SQL.
+
+Every read goes to the run's SQLite store (results.sqlite), never to results.jsonl, so a run in
+progress shows each result as soon as it is committed. Pages are `LIMIT/OFFSET` over the results'
+primary key (run_id, row_index, judge): the first page of a 100,000-row run costs a few
+milliseconds. Filters and search add a `WHERE`; sorting by score reads the one JSON field it sorts by.
+
+Status: the store's run metadata says `running`, `finished`, `interrupted` or `failed`. A run whose
+metadata still says `running` but that committed nothing for `STALE_S` seconds was killed: it is
+shown as `interrupted` (resume it with the same `localjudge run` command).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..labels import Label, add_label, label_history, latest_labels
+from ..results import JudgeResult, Record, ResultRow
+from ..store import Store
+
+STALE_S = 120.0
+SORTS = {
+    "row": "row_index, judge",
+    "-row": "row_index DESC, judge",
+    "score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score'), row_index",
+    "-score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score') DESC, row_index",
+    "expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score'), row_index",
+    "-expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score') DESC, row_index",
+    "judge": "judge, row_index",
+}
+STATUSES = ("pass", "fail", "unscored", "labelled", "unlabelled")
+_LABELLED = (
+    "EXISTS (SELECT 1 FROM labels l WHERE l.run_id = results.run_id AND l.judge = results.judge "
+    "AND l.row_index = results.row_index AND l.id = (SELECT MAX(id) FROM labels m WHERE m.run_id = l.run_id "
+    "AND m.judge = l.judge AND m.row_index = l.row_index) AND l.value IS NOT NULL)"
+)
+
+
+def _parse_time(s: Any) -> float | None:
+    try:
+        return datetime.strptime(str(s), "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except ValueError:
+        return None
+
+
+class RunHandle:
+    """One run directory, its store opened once (a lock serialises this process's use of the connection)."""
+
+    def __init__(self, rid: str, path: Path):
+        self.rid, self.path = rid, path
+        self.store = Store(path / "results.sqlite")
+        self.lock = threading.RLock()
+        self._cache: dict[Any, Any] = {}
+
+    @contextmanager
+    def conn(self) -> Iterator[Any]:
+        """The store's connection, held alone for the duration."""
+        with self.lock:
+            yield self.store.conn
+
+    def run_id(self) -> str | None:
+        """The run id in the store (the latest run of the directory)."""
+        return self.store.latest_run()
+
+    def meta(self) -> dict[str, Any]:
+        """The run's metadata from the store (what run.json holds), `{}` before the run registered it."""
+        rid = self.run_id()
+        if rid is None:
+            return {}
+        with self.conn() as c:
+            r = c.execute("SELECT meta FROM runs WHERE run_id = ?", (rid,)).fetchone()
+        try:
+            meta = json.loads(r[0]) if r else {}
+        except json.JSONDecodeError:
+            meta = {}
+        return meta if isinstance(meta, dict) else {}
+
+    def judges(self) -> list[str]:
+        """Judge names: the metadata's order, then any others found in the results."""
+        meta = self.meta()
+        named = [str(j.get("name") or "") if isinstance(j, dict) else str(j) for j in meta.get("judges") or []]
+        if any(named):  # `localjudge run` always names them: no scan of the results
+            return [j for j in dict.fromkeys(named) if j]
+        rid = self.run_id()
+        with self.conn() as c:
+            return [r[0] for r in c.execute("SELECT DISTINCT judge FROM results WHERE run_id = ?", (rid,))]
+
+    def status(self) -> dict[str, Any]:
+        """Status, counts, progress and ETA (the same pace rule as the CLI: cells judged since the run started)."""
+        meta = self.meta()
+        rid = self.run_id()
+        judges = self.judges()
+        with self.conn() as c:
+            done = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (rid,)).fetchone()[0])
+            # both read the (run_id, updated) index of migration 002
+            r = c.execute("SELECT updated FROM results WHERE run_id = ? ORDER BY updated DESC LIMIT 1", (rid,)).fetchone()
+            last = r[0] if r else None
+            n_labels = int(
+                c.execute(
+                    "SELECT COUNT(*) FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE run_id = ? "
+                    "GROUP BY row_index, judge) AND value IS NOT NULL",
+                    (rid,),
+                ).fetchone()[0]
+            )
+            started = _parse_time(meta.get("started"))
+            since = 0
+            if started is not None and meta.get("status") == "running":
+                since = int(
+                    c.execute(
+                        "SELECT COUNT(*) FROM results WHERE run_id = ? AND updated >= ?", (rid, meta.get("started"))
+                    ).fetchone()[0]
+                )
+        status = str(meta.get("status") or ("finished" if done else "unknown"))
+        now = time.time()
+        last_t = _parse_time(last) or started
+        if status == "running" and last_t is not None and now - last_t > STALE_S:
+            status = "interrupted"
+        rows_total = int(meta.get("rows") or 0)
+        cells_total = rows_total * max(1, len(judges)) if rows_total else done
+        eta = None
+        if status == "running" and started is not None and since > 0 and cells_total > done:
+            eta = (cells_total - done) * (now - started) / since
+        return {
+            "rid": self.rid,
+            "run_id": rid,
+            "path": str(self.path),
+            "status": status,
+            "judges": judges,
+            "model": meta.get("model_id", ""),
+            "data": meta.get("data", ""),
+            "started": meta.get("started"),
+            "finished": meta.get("finished"),
+            "cells_done": done,
+            "cells_total": cells_total,
+            "rows_total": rows_total,
+            "progress": (done / cells_total) if cells_total else 0.0,
+            "eta_s": eta,
+            "labels": n_labels,
+        }
+
+    # --------------------------------------------------------------------------------------- rows
+
+    def rows(
+        self,
+        judge: str | None = None,
+        status: str | None = None,
+        q: str | None = None,
+        sort: str = "row",
+        page: int = 1,
+        per: int = 50,
+    ) -> dict[str, Any]:
+        """One page of (row, judge) results matching the filters, with their current labels and the total."""
+        if sort not in SORTS:
+            raise InputError(f"sort {sort!r} is not one of {', '.join(SORTS)}")
+        if status and status not in STATUSES:
+            raise InputError(f"status {status!r} is not one of {', '.join(STATUSES)}")
+        if page < 1 or not 1 <= per <= 500:
+            raise InputError("page starts at 1 and per is 1..500")
+        rid = self.run_id()
+        where, args = "WHERE run_id = ?", [rid]
+        if judge:
+            where += " AND judge = ?"
+            args.append(judge)
+        if status == "pass":
+            where += " AND passed = 1"
+        elif status == "fail":
+            where += " AND passed = 0"
+        elif status == "unscored":
+            where += " AND scored = 0"
+        elif status == "labelled":
+            where += " AND " + _LABELLED
+        elif status == "unlabelled":
+            where += " AND NOT " + _LABELLED
+        if q:
+            pat = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where += " AND (inputs LIKE ? ESCAPE '\\' OR row_id LIKE ? ESCAPE '\\' OR result LIKE ? ESCAPE '\\')"
+            args += [pat, pat, pat]
+        sql = (
+            "SELECT row_index, row_id, judge, json_extract(result, '$.value'), json_extract(result, '$.score'), "
+            "json_extract(result, '$.expected_score'), passed, scored, substr(json_extract(result, '$.rationale'), 1, 240), "
+            "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason') FROM results "
+            + where
+            + " ORDER BY "
+            + SORTS[sort]
+            + " LIMIT ? OFFSET ?"
+        )
+        with self.conn() as c:
+            total = int(c.execute("SELECT COUNT(*) FROM results " + where, args).fetchone()[0])
+            cur = c.execute(sql, [*args, per, (page - 1) * per]).fetchall()
+            labels = latest_labels(c, rid or "", cells=[(r[0], r[2]) for r in cur]) if cur else {}
+        items = []
+        for r in cur:
+            lab = labels.get((r[0], r[2]))
+            value = r[3]
+            if isinstance(value, str) and value[:1] in "[{":
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    pass
+            items.append(
+                {
+                    "row_index": r[0],
+                    "row_id": r[1],
+                    "judge": r[2],
+                    "value": value,
+                    "score": r[4],
+                    "expected_score": r[5],
+                    "passed": None if r[6] is None else bool(r[6]),
+                    "scored": bool(r[7]),
+                    "rationale": r[8],
+                    "inputs": r[9],
+                    "unscored_reason": r[10],
+                    "label": None if lab is None else lab.value,
+                }
+            )
+        return {"total": total, "page": page, "per": per, "pages": max(1, -(-total // per)), "items": items}
+
+    def results_of_row(self, row_index: int) -> list[ResultRow]:
+        """Every judge's stored result for one data row."""
+        rid = self.run_id()
+        with self.conn() as c:
+            cur = c.execute(
+                "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results "
+                "WHERE run_id = ? AND row_index = ? ORDER BY judge",
+                (rid, row_index),
+            ).fetchall()
+        return [_result_row(r) for r in cur]
+
+    def results_of_cells(self, judge: str, row_indexes: list[int]) -> list[ResultRow]:
+        """One judge's results for the given rows (in chunks of 500)."""
+        rid = self.run_id()
+        out: list[ResultRow] = []
+        with self.conn() as c:
+            for i in range(0, len(row_indexes), 500):
+                chunk = row_indexes[i : i + 500]
+                cur = c.execute(
+                    "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results "
+                    f"WHERE run_id = ? AND judge = ? AND row_index IN ({', '.join('?' * len(chunk))}) ORDER BY row_index",
+                    [rid, judge, *chunk],
+                ).fetchall()
+                out += [_result_row(r) for r in cur]
+        return out
+
+    def labels(self, judge: str | None = None) -> dict[tuple[int, str], Label]:
+        """Current labels of the run (of one judge, when given)."""
+        with self.conn() as c:
+            return latest_labels(c, self.run_id() or "", judge)
+
+    def history(self, row_index: int) -> list[Label]:
+        """Every label row of a data row, oldest first."""
+        with self.conn() as c:
+            return label_history(c, self.run_id() or "", row_index)
+
+    def add_label(self, row_index: int, judge: str, value: Any, comment: str | None, labeller: str, sample: str) -> Label:
+        """Append a label for a cell that has a result; InputError naming the cell otherwise."""
+        rid = self.run_id() or ""
+        with self.conn() as c:
+            r = c.execute(
+                "SELECT row_id FROM results WHERE run_id = ? AND row_index = ? AND judge = ?", (rid, row_index, judge)
+            ).fetchone()
+            if r is None:
+                raise InputError(f"row {row_index} has no result for judge {judge!r}; label a cell the run has judged")
+            with self.store._transaction():
+                return add_label(
+                    c,
+                    Label(
+                        run_id=rid,
+                        row_index=row_index,
+                        judge=judge,
+                        row_id=r[0],
+                        value=value,
+                        comment=comment or None,
+                        labeller=labeller,
+                        sample=sample,
+                    ),
+                )
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+
+def _result_row(r: Any) -> ResultRow:
+    return ResultRow(
+        run_id=r[0],
+        row_index=r[1],
+        judge=r[2],
+        row_id=r[3],
+        source=r[4],
+        inputs=json.loads(r[5]),
+        cache_key=r[6],
+        record=Record.model_validate_json(r[7]) if r[7] else None,
+        result=JudgeResult.model_validate_json(r[8]),
+        error=r[9],
+    )
+
+
+class Runs:
+    """The runs on show: the directories named on the command line and those under `--runs-root` (rescanned on
+    every listing, so a run started later appears). Each gets a short URL-safe id from its directory name."""
+
+    def __init__(self, run_dirs: list[Path], runs_root: Path | None = None):
+        self.fixed = [Path(p) for p in run_dirs]
+        self.root = runs_root
+        self.handles: dict[str, RunHandle] = {}
+        self._by_path: dict[Path, str] = {}
+        self._lock = threading.Lock()
+        for p in self.fixed:
+            if not (p / "results.sqlite").is_file():
+                raise InputError(f"{p} has no results.sqlite: pass the --out directory of `localjudge run`")
+        self.scan()
+
+    def scan(self) -> list[RunHandle]:
+        """Open any new run directory; the handles in display order."""
+        found = list(self.fixed)
+        if self.root is not None and self.root.is_dir():
+            found += sorted(p for p in self.root.iterdir() if (p / "results.sqlite").is_file())
+        with self._lock:
+            for p in found:
+                key = p.resolve()
+                if key in self._by_path:
+                    continue
+                base = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in p.name) or "run"
+                rid, n = base, 2
+                while rid in self.handles:
+                    rid, n = f"{base}-{n}", n + 1
+                self.handles[rid] = RunHandle(rid, p)
+                self._by_path[key] = rid
+            return [self.handles[self._by_path[p.resolve()]] for p in dict.fromkeys(found)]
+
+    def get(self, rid: str) -> RunHandle:
+        """The run with this id; KeyError when there is none."""
+        if rid not in self.handles:
+            self.scan()
+        return self.handles[rid]
+
+    def close(self) -> None:
+        """Close every store."""
+        for h in self.handles.values():
+            h.close()

@@ -1,0 +1,56 @@
+"""The live agreement panel: one judge's results against the labels so far, by localjudge.agreement.
+
+Two kinds of label are kept apart (see localjudge/labels.py):
+  * agreement (accuracy, Cohen's kappa with its bootstrap interval, confusion matrix, AUC of the expected
+    score, disagreements) is computed on all labels and, beside it, on the `random` labels alone; the counts
+    per kind are shown, so a figure from uncertainty-ordered labels is never mistaken for the run's;
+  * the human pass rate (share of "yes" / of label >= threshold) is estimated from the `random` labels only,
+    with a Wilson interval, since an uncertainty-ordered sample over-represents borderline rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..agreement import AgreementReport, agree, judge_kind
+from ..errors import InputError
+from ..stats import wilson_interval
+from .runs import RunHandle
+
+
+def _report(rows: list[Any], labels: list[dict[str, Any]], judge: str) -> AgreementReport | None:
+    if not labels:
+        return None
+    return agree(rows, labels, "label", judge=judge, key="row_index=row_index", max_disagreements=100)
+
+
+def agreement(run: RunHandle, judge: str) -> dict[str, Any]:
+    """Agreement of `judge` with the run's labels: all labels and the random sample apart, counts per sample kind,
+    and the human pass rate from the random sample."""
+    if judge not in run.judges():
+        raise InputError(f"judge {judge!r} is not in this run; it has: {', '.join(run.judges())}")
+    labels = run.labels(judge)
+    by_kind = Counter(lab.sample for lab in labels.values())
+    rows = run.results_of_cells(judge, sorted(ri for ri, _ in labels))
+    lab_rows = [{"row_index": str(ri), "label": lab.value, "sample": lab.sample} for (ri, _), lab in labels.items()]
+    out: dict[str, Any] = {"judge": judge, "n_labels": len(labels), "by_sample": dict(by_kind)}
+    try:
+        out["all"] = _report(rows, lab_rows, judge)
+        out["random"] = _report(rows, [r for r in lab_rows if r["sample"] == "random"], judge)
+    except InputError as e:
+        out["error"] = str(e)
+        out["all"] = out["random"] = None
+    rand = [lab.value for lab in labels.values() if lab.sample == "random"]
+    kind, allowed = judge_kind(rows) if rows else ("categorical", None)
+    if rand and kind == "categorical" and allowed == ["yes", "no"]:
+        k = sum(1 for v in rand if str(v).lower() in ("yes", "true"))
+        out["human_pass_rate"] = {"value": k / len(rand), "ci": wilson_interval(k, len(rand)), "n": len(rand)}
+    else:
+        out["human_pass_rate"] = None
+    for part in ("all", "random"):
+        if isinstance(out.get(part), AgreementReport):
+            out[part] = out[part].model_dump(mode="json", exclude={"join"})
+            for d in out[part]["disagreements"]:
+                d.pop("inputs", None)
+    return out
