@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from .calibration import CalibratedRate, binary_pairs, calibrate
 from .errors import InputError
 from .stats import (
     Correlation,
@@ -310,6 +311,8 @@ class AgreementReport(BaseModel):
     n_auc: int = 0
     n_disagreements: int = 0
     disagreements: list[Disagreement] = []
+    # the run's pass rate corrected for the judge's TPR/TNR on these labels (pass/fail judges; see calibration.py)
+    calibrated: CalibratedRate | None = None
 
 
 def pick_judge(judges: Sequence[str], judge: str | None) -> str:
@@ -399,6 +402,11 @@ def agree(
             rep.balanced_accuracy, rep.cohen_kappa = balanced_accuracy(y, p), cohen_kappa(y, p)
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
+    if kind == "categorical":
+        pairs_pf = binary_pairs([(u[1], u[2], u[0].result.passed) for u in used])
+        if pairs_pf is not None:
+            verdicts = [bool(r.result.passed) for r in rows if r.result.scored and r.result.passed is not None]
+            rep.calibrated = calibrate(verdicts, pairs_pf)
     rep.auc, rep.auc_ci, rep.auc_score, rep.n_auc = label_auc(kind, [(u[0], u[1]) for u in used])
     rep.n_disagreements = len(worst)
     rep.disagreements = [
