@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..judges.protocol import JudgeProtocol
 from ..results import JudgeResult, ResultRow
 from ..store import Store
+
+if TYPE_CHECKING:
+    from ..runner import RunCounts, RunResult
 
 MEMBER_SEP = "@"
 # the data columns that may name the model under test (first found wins), for the same-family warning
@@ -153,3 +156,15 @@ def results_by_judge(store: Store, run_id: str, judges: Sequence[str], n_rows: i
     for r in store.iter_results(run_id, list(judges), n_rows):
         out[r.judge][r.row_index] = r
     return out
+
+
+def sum_counts(results: Sequence[RunResult]) -> RunCounts:
+    """The counts of several runs into one run (members or stages): cells and outcomes added, rows the largest."""
+    from ..runner import RunCounts
+
+    c = RunCounts(rows=max(r.counts.rows for r in results))
+    for r in results:
+        for k in ("cells", "evaluated", "cached", "reused", "failed", "unscored"):
+            setattr(c, k, getattr(c, k) + getattr(r.counts, k))
+        c.engine_loaded = c.engine_loaded or r.counts.engine_loaded
+    return c

@@ -42,11 +42,12 @@ from .members import (
     resolve_judges,
     results_by_judge,
     same_family_warnings,
+    sum_counts,
 )
 
 if TYPE_CHECKING:
     from ..judges.protocol import JudgeProtocol
-    from ..runner import RunCounts, RunResult
+    from ..runner import RunResult
 
 AGGREGATIONS = ("majority", "mean", "median")
 
@@ -301,7 +302,7 @@ def run_panel(
                 cells[idx] = (panel_res, mem)
             stats[j.name] = _judge_stats(kind, labels, cells)
             n_ties += stats[j.name]["ties"]
-        counts = _sum_counts(results)
+        counts = sum_counts(results)
         counts.unscored += sum(s["n"] - s["decided"] for s in stats.values())
         meta = dict(last.summary.run)
         meta.update(
@@ -329,17 +330,6 @@ def run_panel(
         summary=RunSummary(run=meta, judges=summaries),
         counts=counts,
     )
-
-
-def _sum_counts(results: Sequence[RunResult]) -> RunCounts:
-    from ..runner import RunCounts
-
-    c = RunCounts(rows=max(r.counts.rows for r in results))
-    for r in results:
-        for k in ("cells", "evaluated", "cached", "reused", "failed", "unscored"):
-            setattr(c, k, getattr(c, k) + getattr(r.counts, k))
-        c.engine_loaded = c.engine_loaded or r.counts.engine_loaded
-    return c
 
 
 def panel_lines(panel: dict[str, Any]) -> list[str]:

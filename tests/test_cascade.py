@@ -1,0 +1,156 @@
+"""Escalation cascades and the threshold that guarantees agreement (Trust or Escalate): a cheap scripted judge of
+known bias with token probabilities, a perfect strong judge; the fraction escalated is the one the bias predicts."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from localjudge.agreement import agree
+from localjudge.engine.base import ScriptedEngine
+from localjudge.errors import InputError
+from localjudge.runner import evaluate
+from localjudge.trust.escalation import binom_cdf, choose_escalation, held_out
+
+PREFIX = '{"rationale": "scripted", "result": "'
+SLOPE = 20.0
+
+
+def feature(messages) -> float:
+    return float(re.findall(r"feature=([0-9.]+)", messages[-1].content)[-1])
+
+
+def weak_judge(bias: float = 0.35) -> ScriptedEngine:
+    """Says yes from `bias` (the truth is 0.5), with P(yes) = sigmoid(20 (x - bias)) at the verdict."""
+
+    def p_yes(messages) -> float:
+        return 1 / (1 + math.exp(-SLOPE * (feature(messages) - bias)))
+
+    def answer(messages, fmt) -> str:
+        return PREFIX + ("yes" if p_yes(messages) > 0.5 else "no") + '"}'
+
+    return ScriptedEngine(answer, model_id="weak", choice_steps=lambda m, f: [(PREFIX, {"yes": p_yes(m), "no": 1 - p_yes(m)})])
+
+
+def perfect_judge() -> ScriptedEngine:
+    return ScriptedEngine(lambda m, f: PREFIX + ("yes" if feature(m) > 0.5 else "no") + '"}', model_id="strong")
+
+
+def data(n: int = 200, seed: int = 5) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        x = rng.random()
+        rows.append({"id": f"r{i}", "input": f"Q{i}?", "output": f"A. feature={x:.4f}", "label": "yes" if x > 0.5 else "no"})
+    return rows
+
+
+def test_a_cascade_with_a_perfect_strong_judge_reaches_the_target_escalating_the_predicted_fraction(tmp_path: Path):
+    """The weak judge errs on x in (0.35, 0.5): 15 % of rows. Its confidence is below C = 0.9 where
+    |x - 0.35| < logit(0.9) / 20 = 0.110, so the cascade should escalate 22 % of rows and keep only the errors on
+    x in (0.46, 0.5): agreement ~96 % >= the 90 % target."""
+    rows = data()
+    weak, strong = weak_judge(), perfect_judge()
+    C = 0.9
+    run = evaluate(
+        rows,
+        ["relevance_to_query"],
+        engine=weak,
+        escalate_to=strong,
+        escalate_below=C,
+        options={"probs": True},
+        out=tmp_path / "run",
+    )
+    s = run.summary.run["cascade"]["judges"]["relevance_to_query"]
+    predicted = 2 * math.log(C / (1 - C)) / SLOPE
+    print(f"escalated {s['fraction_escalated']:.3f}, predicted {predicted:.3f}")
+    assert abs(s["fraction_escalated"] - predicted) < 0.06
+    assert strong.calls == s["escalated"] and weak.calls == 200
+    results = list(run.results)
+    acc = agree(results, rows, "label", judge="relevance_to_query").accuracy
+    first = agree(results, rows, "label", judge="relevance_to_query@weak").accuracy
+    assert acc is not None and first is not None and first < 0.9 <= acc
+    # the escalated rows are where the weak judge erred most: it agrees with the strong one on few of them
+    assert s["first_agrees_with_strong_on_escalated"] < 0.6 and s["n_compared"] == s["escalated"]
+    one = next(r for r in results if r.judge == "relevance_to_query" and r.result.details["cascade"]["escalated"])
+    assert one.result.model_id == "strong" and one.result.details["cascade"]["confidence"] < C
+    assert set(run.judges) == {"relevance_to_query", "relevance_to_query@weak", "relevance_to_query@strong"}
+    # run again: nothing is judged anew
+    weak2, strong2 = weak_judge(), perfect_judge()
+    evaluate(
+        rows,
+        ["relevance_to_query"],
+        engine=weak2,
+        escalate_to=strong2,
+        escalate_below=C,
+        options={"probs": True},
+        out=tmp_path / "run",
+    )
+    assert weak2.calls == strong2.calls == 0
+
+
+def test_a_cascade_needs_a_confidence(tmp_path: Path):
+    with pytest.raises(InputError, match="--probs"):
+        evaluate(
+            data(4),
+            ["relevance_to_query"],
+            engine=weak_judge(),
+            escalate_to=perfect_judge(),
+            escalate_below=0.9,
+            out=tmp_path / "a",
+        )
+    with pytest.raises(InputError, match="between 0 and 1"):
+        evaluate(
+            data(4),
+            ["relevance_to_query"],
+            engine=weak_judge(),
+            escalate_to=perfect_judge(),
+            escalate_below=2,
+            out=tmp_path / "b",
+        )
+
+
+def test_fixed_sequence_choice_guarantees_the_target_on_held_out_rows():
+    """Confidence c = P(chosen verdict); the verdict is right with probability c (a calibrated judge). Over 100 seeded
+    repetitions (600 rows to choose on, 600 held out) the held-out agreement on trusted rows falls below the 0.9
+    target in at most ~10 % (confidence 0.9); when the first tests are unlucky no threshold is chosen (escalate all)."""
+    misses, chosen, none = 0, [], 0
+    for trial in range(100):
+        rng = random.Random(trial)
+        conf = [0.5 + 0.5 * rng.random() for _ in range(1200)]
+        correct = [rng.random() < c for c in conf]
+        choice = choose_escalation(conf[:600], correct[:600], target=0.9, confidence=0.9)
+        if choice.threshold is None:
+            none += 1
+            continue
+        chosen.append(choice.threshold)
+        test = held_out(conf[600:], correct[600:], choice.threshold)
+        misses += (test.agreement_trusted or 0) < 0.9
+    chosen.sort()
+    print(
+        f"no threshold in {none} of 100 trials; held-out agreement below the 0.9 target in {misses} of {len(chosen)}; "
+        f"thresholds {chosen[0]:.3f}..{chosen[-1]:.3f}, median {chosen[len(chosen) // 2]:.3f}"
+    )
+    assert none <= 25 and misses <= 0.15 * len(chosen)
+    assert 0.8 <= chosen[len(chosen) // 2] < 0.95  # not a rule that always escalates nearly everything
+    assert choose_escalation([0.99] * 10, [True] * 10, 0.9, 0.9).threshold is None  # 10 rows cannot show 90 % at 90 %
+    assert binom_cdf(0, 22, 0.1) == pytest.approx(0.9**22)
+
+
+def test_align_target_agreement_chooses_a_threshold_and_reports_held_out_figures(tmp_path: Path):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in data(300, seed=9)))
+    from localjudge.trust.escalation import align_escalation, escalation_lines
+
+    rep = align_escalation(
+        "relevance_to_query", str(labels), target=0.9, confidence=0.9, engine=weak_judge(), out=str(tmp_path / "al")
+    )
+    assert rep.choice.threshold is not None and rep.n_test == 90
+    assert rep.test.agreement_trusted is not None and rep.test.agreement_trusted >= 0.9 > (rep.test.agreement_first_alone or 0)
+    text = "\n".join(escalation_lines(rep))
+    assert "escalate below confidence" in text and "held out (n = 90)" in text
