@@ -7,6 +7,8 @@ import json
 import math
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,39 @@ def test_align_target_agreement_chooses_a_threshold_and_reports_held_out_figures
     assert rep.test.agreement_trusted is not None and rep.test.agreement_trusted >= 0.9 > (rep.test.agreement_first_alone or 0)
     text = "\n".join(escalation_lines(rep))
     assert "escalate below confidence" in text and "held out (n = 90)" in text
+
+
+def test_run_cli_cascade_with_the_two_real_models_reports_the_fraction_escalated(tmp_path: Path):
+    """The acceptance command on 2 rows, 1 thread: smollm2-135m first, gemma3-270m below confidence 0.99."""
+    data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "correctness", "--model", "smollm2-135m"]
+        + ["--escalate-to", "gemma3-270m", "--escalate-below", "0.99", "--probs", "--threads", "1", "--limit", "2"]
+        + ["--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.strip().startswith("correctness: escalated"))
+    cascade = json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["cascade"]["judges"]["correctness"]
+    assert f"escalated {cascade['escalated']} of 2" in line and 0 <= cascade["fraction_escalated"] <= 1
+    rows = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    final = [r for r in rows if r["judge"] == "correctness"]
+    assert len(final) == 2 and all("cascade" in r["result"]["details"] for r in final)
+    assert len([r for r in rows if r["judge"] == "correctness@gemma3-270m"]) == cascade["escalated"]
+
+
+def test_cascade_flags_go_together(tmp_path: Path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "localjudge",
+        "run",
+        str(tmp_path / "x.jsonl"),
+        "-j",
+        "correctness",
+        "--escalate-to",
+        "gemma3-270m",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 2 and "--escalate-below C go together" in out.stderr

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,43 @@ def test_bad_panels_are_refused_before_any_inference(tmp_path: Path):
     with pytest.raises(InputError, match="2 positive numbers"):
         evaluate(data(2), ["relevance_to_query"], panel=[m, noisy_member("n", 0.2)], weights=[1], out=tmp_path / "c")
     assert m.calls == 0
+
+
+def _answers(path: Path, verdicts: list[str]) -> str:
+    path.write_text(json.dumps([PREFIX + v + '"}' for v in verdicts]))
+    return f"scripted:{path}"
+
+
+def test_judge_cli_with_a_panel_prints_each_member_and_the_vote(tmp_path: Path):
+    a, b, c = (_answers(tmp_path / f"{n}.json", [v]) for n, v in (("a", "yes"), ("b", "no"), ("c", "yes")))
+    cmd = [sys.executable, "-m", "localjudge", "judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
+    out = subprocess.run([*cmd, "--panel", f"{a},{b},{c}"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["panel"]["value"] == "yes" and {k: v["value"] for k, v in got["members"].items()} == {
+        "a.json": "yes",
+        "b.json": "no",
+        "c.json": "yes",
+    }
+    tie = subprocess.run([*cmd, "--panel", f"{a},{b}"], capture_output=True, text=True)
+    assert tie.returncode == 1 and json.loads(tie.stdout)["panel"]["unscored_reason"] == "panel_tie"
+
+
+def test_run_cli_with_the_two_real_models_as_a_panel_stores_and_reports_members_and_panel(tmp_path: Path):
+    """The acceptance command, on 2 rows with 1 thread: both installable models, then the panel."""
+    data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "correctness", "--panel", "smollm2-135m,gemma3-270m"]
+        + ["--threads", "1", "--limit", "2", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    assert "panel of 2 (smollm2-135m, gemma3-270m), majority" in out.stdout and "Fleiss' kappa" in out.stdout
+    rows = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert sorted({r["judge"] for r in rows}) == ["correctness", "correctness@gemma3-270m", "correctness@smollm2-135m"]
+    assert len(rows) == 6
+    models = {r["judge"]: r["result"]["model_id"] for r in rows}
+    assert models["correctness"] == "panel" and models["correctness@gemma3-270m"] != models["correctness@smollm2-135m"]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["run"]["panel"]["members"] == ["smollm2-135m", "gemma3-270m"]

@@ -32,7 +32,7 @@ import click
 
 from ..engine.base import DecodeOptions
 from ..errors import InputError
-from .options import ModelChoice, decode_options, model_options
+from .options import ModelChoice, TrustChoice, decode_options, model_options, trust_options
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
@@ -126,6 +126,7 @@ class ProgressLine:
 @click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
 @click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
 @model_options(parallel=True)
+@trust_options()
 @click.option(
     "--engine",
     "executor_kind",
@@ -161,6 +162,7 @@ def run_cmd(
     both_orders: bool,
     quiet: bool,
     model: ModelChoice,
+    trust: TrustChoice,
     executor_kind: str,
     ray_address: str | None,
     workers: int | None,
@@ -202,6 +204,9 @@ def run_cmd(
     signal.signal(signal.SIGTERM, _term)
     try:
         ref = model.ref()  # a bad --option fails here, before any data is read
+        import warnings
+
+        warnings.filterwarnings("ignore", message="judge model .* family")  # printed with the panel's figures
         run = evaluate(
             data,
             todo,
@@ -215,6 +220,7 @@ def run_cmd(
             limit=limit,
             both_orders=both_orders,
             executor=executor,
+            **trust.kwargs(),
         )
     except KeyboardInterrupt as e:
         bar.close()
@@ -233,6 +239,11 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
+        for line in _trust_lines(run.summary.run):
+            click.echo(line)
+    elif run.summary.run.get("panel"):
+        for w in run.summary.run["panel"].get("warnings") or []:
+            click.echo(f"warning: {w}", err=True)
     if mlflow_log:
         from ..integrations.mlflow import log_run_or_warn
 
@@ -240,3 +251,16 @@ def run_cmd(
         if mlflow_run and not quiet:
             click.echo(f"Logged to MLflow: run {mlflow_run}" + (f" in experiment {experiment!r}" if experiment else ""))
     sys.exit(run.exit_code)
+
+
+def _trust_lines(meta: dict[str, Any]) -> list[str]:
+    """The panel's or the cascade's figures, when the run had one."""
+    if meta.get("panel"):
+        from ..trust.panel import panel_lines
+
+        return ["", *panel_lines(meta["panel"])]
+    if meta.get("cascade"):
+        from ..trust.cascade import cascade_lines
+
+        return ["", *cascade_lines(meta["cascade"])]
+    return []
