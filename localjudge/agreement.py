@@ -480,3 +480,19 @@ def agreements_for_run(
     if not reports and first is not None:
         raise first
     return reports, skipped
+
+
+def calibrated_rates(
+    rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_column: str, key: str | None = None
+) -> dict[str, CalibratedRate]:
+    """The corrected pass rate of every pass/fail judge in `rows` that the labels fit (see calibration.py); judges the
+    labels do not fit (numeric, pairwise, other label values) are left out."""
+    out: dict[str, CalibratedRate] = {}
+    for name in dict.fromkeys(r.judge for r in rows):
+        try:
+            rep = agree(rows, labels, label_column, judge=name, key=key, max_disagreements=0)
+        except InputError:
+            continue
+        if rep.calibrated is not None:
+            out[name] = rep.calibrated
+    return out

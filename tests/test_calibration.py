@@ -129,3 +129,29 @@ def test_agree_and_report_print_the_corrected_rate_with_its_interval_or_refuse(t
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if "corrected pass rate" in x)
     assert "refused" in line and "[" not in line, out.stdout
+
+
+def test_run_with_labels_adds_the_corrected_pass_rate_to_the_summary(tmp_path: Path):
+    rng = random.Random(8)
+    truth = [rng.random() < 0.3 for _ in range(120)]
+    verdicts = biased_verdicts(rng, truth, 0.85, 0.8)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "input": f"Q{i}?", "output": "A."}) + "\n" for i in range(120)))
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([PREFIX + ("yes" if v else "no") + '"}' for v in verdicts]))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,human\n" + "".join(f"r{i},{'yes' if truth[i] else 'no'}\n" for i in range(60)))
+    out = subprocess.run(
+        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "relevance_to_query", "--model", f"scripted:{answers}"]
+        + ["--out", str(tmp_path / "run"), "--labels", str(labels), "--label-column", "human"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "relevance_to_query: observed pass rate" in out.stdout and "corrected" in out.stdout
+    cal = json.loads((tmp_path / "run" / "summary.json").read_text())["calibrated"]["relevance_to_query"]
+    assert (
+        cal["n_labelled"] == 60
+        and cal["n_verdicts"] == 120
+        and cal["corrected_ci"][0] <= cal["corrected"] <= cal["corrected_ci"][1]
+    )

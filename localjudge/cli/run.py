@@ -128,6 +128,15 @@ class ProgressLine:
 @model_options(parallel=True)
 @trust_options()
 @click.option(
+    "--labels",
+    "labels_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Human labels for some rows (JSONL/JSON/CSV/Parquet, joined by id): the summary adds each pass/fail judge's "
+    "pass rate corrected for its measured TPR/TNR, with a bootstrap interval.",
+)
+@click.option("--label-column", default="label", show_default=True, help="With --labels: the column holding the label.")
+@click.option(
     "--engine",
     "executor_kind",
     type=click.Choice(["local", "ray"]),
@@ -163,6 +172,8 @@ def run_cmd(
     quiet: bool,
     model: ModelChoice,
     trust: TrustChoice,
+    labels_file: str | None,
+    label_column: str,
     executor_kind: str,
     ray_address: str | None,
     workers: int | None,
@@ -244,6 +255,8 @@ def run_cmd(
     elif run.summary.run.get("panel"):
         for w in run.summary.run["panel"].get("warnings") or []:
             click.echo(f"warning: {w}", err=True)
+    if labels_file is not None:
+        _calibrated(run, labels_file, label_column, out_dir, quiet)
     if mlflow_log:
         from ..integrations.mlflow import log_run_or_warn
 
@@ -264,3 +277,27 @@ def _trust_lines(meta: dict[str, Any]) -> list[str]:
 
         return ["", *cascade_lines(meta["cascade"])]
     return []
+
+
+def _calibrated(run: Any, labels_file: str, label_column: str, out_dir: Path, quiet: bool) -> None:
+    """Corrected pass rates from --labels: printed, and added to summary.json as "calibrated"."""
+    import json
+
+    from ..agreement import calibrated_rates, read_labels
+    from ..exports import write_json_atomic
+    from .report import calibrated_text
+
+    rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
+    if not rates:
+        click.echo(
+            f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate", err=True
+        )
+        return
+    path = out_dir / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary["calibrated"] = {j: c.model_dump() for j, c in rates.items()}
+    write_json_atomic(path, summary)
+    if not quiet:
+        for j, c in rates.items():
+            obs = "n/a" if c.observed is None else f"{c.observed:.1%}"
+            click.echo(f"{j}: observed pass rate {obs}; corrected {calibrated_text(c)}")
