@@ -403,7 +403,7 @@ def agree(
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
     if kind == "categorical":
-        pairs_pf = binary_pairs([(u[1], u[2], u[0].result.passed) for u in used])
+        pairs_pf = binary_pairs([(u[1], u[2], u[0].result.passed) for u in used], allowed)
         if pairs_pf is not None:
             verdicts = [bool(r.result.passed) for r in rows if r.result.scored and r.result.passed is not None]
             rep.calibrated = calibrate(verdicts, pairs_pf)

@@ -123,16 +123,24 @@ def _bootstrap(
     return float(lo), float(hi)
 
 
-def binary_pairs(labelled: Sequence[tuple[object, object, bool | None]]) -> list[tuple[bool, bool]] | None:
+def binary_pairs(
+    labelled: Sequence[tuple[object, object, bool | None]], values: Sequence[object] | None = None
+) -> list[tuple[bool, bool]] | None:
     """(human passes, judge passes) from (human label, judge value, judge passed) triples, or None when the labels
-    cannot be read as pass/fail: a label value passes when the judge's results with that value pass. Values the
-    judge gave both ways (or never) make the mapping ambiguous: None."""
+    cannot be read as pass/fail: a label value passes when the judge's results with that value pass. With the judge's
+    two possible `values`, a value it never gave is the opposite of the one it gave (a judge that always says yes).
+    Values the judge gave both ways (or a label it cannot map) make the mapping ambiguous: None."""
     passing: dict[str, set[bool]] = {}
     for _, value, passed in labelled:
         if passed is not None:
             passing.setdefault(str(value), set()).add(bool(passed))
     if any(len(v) != 1 for v in passing.values()):
         return None
+    if values is not None and len(values) == 2 and len(passing) == 1:
+        seen, flag = next(iter(passing.items()))
+        other = [str(v) for v in values if str(v) != seen]
+        if len(other) == 1:
+            passing[other[0]] = {not next(iter(flag))}
     out: list[tuple[bool, bool]] = []
     for label, _, passed in labelled:
         if passed is None:

@@ -155,3 +155,9 @@ def test_run_with_labels_adds_the_corrected_pass_rate_to_the_summary(tmp_path: P
         and cal["n_verdicts"] == 120
         and cal["corrected_ci"][0] <= cal["corrected"] <= cal["corrected_ci"][1]
     )
+
+
+def test_a_judge_that_always_passes_is_refused_not_skipped():
+    """Every verdict yes: TPR 1, TNR 0, so TPR + TNR = 1 and the corrected rate is refused."""
+    rep = agree(_rows([True] * 20), [{"id": f"r{i}", "h": "yes" if i % 2 else "no"} for i in range(20)], "h")
+    assert rep.calibrated is not None and rep.calibrated.tnr == 0 and rep.calibrated.refused is not None

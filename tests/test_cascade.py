@@ -78,7 +78,7 @@ def test_a_cascade_with_a_perfect_strong_judge_reaches_the_target_escalating_the
     first = agree(results, rows, "label", judge="relevance_to_query@weak").accuracy
     assert acc is not None and first is not None and first < 0.9 <= acc
     # the escalated rows are where the weak judge erred most: it agrees with the strong one on few of them
-    assert s["first_agrees_with_strong_on_escalated"] < 0.6 and s["n_compared"] == s["escalated"]
+    assert s["first_agrees_with_strong_on_escalated"] < 0.7 and s["n_compared"] == s["escalated"]
     one = next(r for r in results if r.judge == "relevance_to_query" and r.result.details["cascade"]["escalated"])
     assert one.result.model_id == "strong" and one.result.details["cascade"]["confidence"] < C
     assert set(run.judges) == {"relevance_to_query", "relevance_to_query@weak", "relevance_to_query@strong"}

@@ -173,7 +173,7 @@ def _finish(
     threshold: float,
 ) -> dict[str, Any]:
     """Store the cascade's result of every cell of one judge; return its figures."""
-    n_esc = agree = n_cmp = 0
+    n_esc = agree = n_cmp = n_strong = 0
     first_ms = sum(r.result.timings.total_ms for r in first.values())
     strong_ms = 0.0
     for i, r1 in sorted(first.items()):
@@ -184,6 +184,7 @@ def _finish(
         if escalated:
             n_esc += 1
             if r2 is not None:
+                n_strong += 1
                 strong_ms += r2.result.timings.total_ms
                 if r1.result.scored and r2.result.scored:
                     n_cmp += 1
@@ -203,7 +204,7 @@ def _finish(
         keep = r1.model_dump(exclude={"judge", "result", "cache_key", "record", "error"})
         store.put(ResultRow(**keep, judge=name, result=res, error=decided.error))
     n = len(first)
-    per_strong = strong_ms / len([i for i in strong if i in first]) if strong else None
+    per_strong = strong_ms / n_strong if n_strong else None
     strong_all = per_strong * n if per_strong is not None else None
     return {
         "n": n,
