@@ -163,3 +163,12 @@ def test_run_cli_with_the_two_real_models_as_a_panel_stores_and_reports_members_
     assert models["correctness"] == "panel" and models["correctness@gemma3-270m"] != models["correctness@smollm2-135m"]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["run"]["panel"]["members"] == ["smollm2-135m", "gemma3-270m"]
+
+
+def test_the_report_shows_the_panel_figures(tmp_path: Path):
+    from localjudge.report import build_report, load_run
+
+    members = [noisy_member(f"m{k}", noise=0.2) for k in range(3)]
+    evaluate(data(12), ["relevance_to_query"], panel=members, out=tmp_path / "run")
+    html = build_report(load_run(tmp_path / "run"), tmp_path / "r.html").read_text()
+    assert '<section id="panel">' in html and "Fleiss' kappa (members)" in html and "m2 agrees with panel" in html
