@@ -172,3 +172,13 @@ def test_the_report_shows_the_panel_figures(tmp_path: Path):
     evaluate(data(12), ["relevance_to_query"], panel=members, out=tmp_path / "run")
     html = build_report(load_run(tmp_path / "run"), tmp_path / "r.html").read_text()
     assert '<section id="panel">' in html and "Fleiss' kappa (members)" in html and "m2 agrees with panel" in html
+
+
+def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
+    """Each member's cells go to the Ray workers (members one after the other); the vote is taken here."""
+    specs = [_answers(tmp_path / f"{n}.json", [v] * 4) for n, v in (("a", "yes"), ("b", "no"), ("c", "yes"))]
+    run = evaluate(data(4), ["relevance_to_query"], panel=specs, executor="ray", out=tmp_path / "run")
+    assert run.counts.evaluated == 12
+    assert run.summary.judges["relevance_to_query"].pass_rate == 1.0
+    agreement = run.summary.run["panel"]["judges"]["relevance_to_query"]["member_agreement"]
+    assert agreement["b.json"]["agreement"] == 0.0 and agreement["a.json"]["agreement"] == 1.0
