@@ -192,3 +192,57 @@ def test_cascade_flags_go_together(tmp_path: Path):
     ]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 2 and "--escalate-below C go together" in out.stderr
+
+
+def _pair_judge(name: str, blind_on_hard: bool) -> ScriptedEngine:
+    """Picks the good answer; with `blind_on_hard`, picks position 1 whatever it holds on questions marked hard
+    (so its two orders disagree there)."""
+
+    def pick(messages, fmt) -> str:
+        text = messages[-1].content
+        first = re.search(r"Response 1: (\w+)", text).group(1)
+        if blind_on_hard and "hard" in text:
+            return '{"better_response": 1, "explanation": "x"}'
+        return '{"better_response": ' + ("1" if first == "good" else "2") + ', "explanation": "x"}'
+
+    return ScriptedEngine(pick, model_id=name)
+
+
+def test_a_pairwise_cascade_escalates_the_pairs_whose_two_orders_disagree(tmp_path: Path):
+    rows = []
+    for i in range(12):
+        good_first = i % 2 == 0
+        rows.append(
+            {
+                "id": f"p{i}",
+                "question": f"q{i}" + (" hard" if i % 3 == 0 else ""),
+                "context": "c",
+                "answer_1": "good" if good_first else "bad",
+                "answer_2": "bad" if good_first else "good",
+                "pref": 1 if good_first else 2,
+            }
+        )
+    first, strong = _pair_judge("first", True), _pair_judge("strong", False)
+    run = evaluate(rows, ["pairwise"], engine=first, escalate_to=strong, escalate_below=0.5, both_orders=True, out=tmp_path / "r")
+    s = run.summary.run["cascade"]["judges"]["pairwise"]
+    assert s["escalated"] == 4 and strong.calls == 8  # the 4 hard pairs, each judged in both orders
+    assert run.summary.run["cascade"]["confidence"] == "agreement of both orders"
+    assert agree(list(run.results), rows, "pref", judge="pairwise").accuracy == 1.0
+    assert agree(list(run.results), rows, "pref", judge="pairwise@first").accuracy == pytest.approx(8 / 12)
+
+
+def test_judge_cli_escalates_one_example_without_token_probabilities(tmp_path: Path):
+    """`scripted:` models give no token probabilities: the confidence is unknown, so the example is escalated."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps([PREFIX + 'yes"}']))
+    b.write_text(json.dumps([PREFIX + 'no"}']))
+    cmd = [sys.executable, "-m", "localjudge", "judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
+    out = subprocess.run(
+        [*cmd, "--model", f"scripted:{a}", "--escalate-to", f"scripted:{b}", "--escalate-below", "0.9", "--probs"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["escalated"] is True and got["confidence"] is None
+    assert got["first"]["value"] == "yes" and got["result"]["value"] == "no"
