@@ -206,7 +206,8 @@ def evaluate(
     escalate_below: float | None = None,
     run_id: str | None = None,
     rows: Collection[int] | None = None,
-    **trust: Any,
+    aggregation: str = "majority",
+    weights: Sequence[float] | None = None,
 ) -> RunResult:
     """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
@@ -220,13 +221,15 @@ def evaluate(
     "ray" (a `distributed.RayExecutor` with its defaults) or an executor object: who judges the cells
     that need the model; everything else (store, cache, resume, exports) stays here.
     `panel`: model specs (or engines) that each judge every cell; the run stores each member's result under
-    `JUDGE@MEMBER` and the panel's under `JUDGE` (see panel.py; `aggregation=`, `weights=` pass through).
+    `JUDGE@MEMBER` and the panel's under `JUDGE` (see trust/panel.py); `aggregation` ("majority"; "mean" or
+    "median" for scores) and `weights` (one per member) say how members are combined.
     `escalate_to` + `escalate_below`: a cascade (see cascade.py): `model` judges every cell, the cells whose
-    confidence is below the threshold are judged again by `escalate_to`.
+    confidence is below the threshold are judged again by `escalate_to` (see trust/cascade.py).
     `run_id`: store the results under this run of the store (panels and cascades put every member in one run);
     `rows`: only these row indexes (a cascade's escalated rows).
     """
-    if panel is not None or escalate_to is not None or escalate_below is not None or trust:
+    trusted = aggregation != "majority" or weights is not None
+    if panel is not None or escalate_to is not None or escalate_below is not None or trusted:
         from . import trust as trust_runs
 
         return trust_runs.dispatch(
@@ -248,7 +251,7 @@ def evaluate(
             panel=panel,
             escalate_to=escalate_to,
             escalate_below=escalate_below,
-            **trust,
+            **({"aggregation": aggregation, "weights": weights} if trusted else {}),
         )
     t0 = time.time()
     given: Mapping[str, Any] | BackendOptions | None = model_options
