@@ -246,3 +246,32 @@ def test_judge_cli_escalates_one_example_without_token_probabilities(tmp_path: P
     got = json.loads(out.stdout)
     assert got["escalated"] is True and got["confidence"] is None
     assert got["first"]["value"] == "yes" and got["result"]["value"] == "no"
+
+
+def test_align_cli_target_agreement_without_probabilities_says_to_escalate_every_row(tmp_path: Path):
+    """A `scripted:` model gives no token probabilities, so no row can be trusted: the command says so and writes
+    its report."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in data(30)))
+    answers = tmp_path / "a.json"
+    answers.write_text(json.dumps([PREFIX + 'yes"}'] * 30))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "localjudge",
+            "align",
+            "relevance_to_query",
+            "--labels",
+            str(labels),
+            "--model",
+            f"scripted:{answers}",
+        ]
+        + ["--target-agreement", "0.9", "--confidence", "0.9", "--out", str(tmp_path / "al")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "no threshold reaches agreement >= 90% with confidence 90%" in out.stdout
+    rep = json.loads((tmp_path / "al" / "escalation_report.json").read_text())
+    assert rep["choice"]["threshold"] is None and rep["test"]["fraction_escalated"] == 1.0

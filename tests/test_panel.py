@@ -182,3 +182,15 @@ def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
     assert run.summary.judges["relevance_to_query"].pass_rate == 1.0
     agreement = run.summary.run["panel"]["judges"]["relevance_to_query"]["member_agreement"]
     assert agreement["b.json"]["agreement"] == 0.0 and agreement["a.json"]["agreement"] == 1.0
+
+
+def test_run_cli_refuses_a_model_beside_a_panel(tmp_path: Path):
+    data_file = tmp_path / "d.jsonl"
+    data_file.write_text(json.dumps({"input": "Q?", "output": "A."}) + "\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "localjudge", "run", str(data_file), "-j", "relevance_to_query", "--model", "smollm2-135m"]
+        + ["--panel", "smollm2-135m,gemma3-270m", "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "--panel names every judge model; drop --model" in out.stderr
