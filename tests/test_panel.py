@@ -175,13 +175,15 @@ def test_the_report_shows_the_panel_figures(tmp_path: Path):
 
 
 def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
-    """Each member's cells go to the Ray workers (members one after the other); the vote is taken here."""
+    """Each member's cells go to its share of the Ray workers, the members side by side (2 CPUs, 1 thread each: two
+    members at once with one worker each, the third when one finishes); the vote is taken here."""
     specs = [_answers(tmp_path / f"{n}.json", [v] * 4) for n, v in (("a", "yes"), ("b", "no"), ("c", "yes"))]
     run = evaluate(data(4), ["relevance_to_query"], panel=specs, executor="ray", out=tmp_path / "run")
     assert run.counts.evaluated == 12
     assert run.summary.judges["relevance_to_query"].pass_rate == 1.0
     agreement = run.summary.run["panel"]["judges"]["relevance_to_query"]["member_agreement"]
     assert agreement["b.json"]["agreement"] == 0.0 and agreement["a.json"]["agreement"] == 1.0
+    assert run.summary.run["panel"]["ray"] == {"side_by_side": 2, "workers_each": 1}
 
 
 def test_run_cli_refuses_a_model_beside_a_panel(tmp_path: Path):

@@ -6,7 +6,8 @@ the panel's verdict is their vote.
     run.summary.run["panel"]["judges"]["correctness"]["fleiss_kappa"]
 
 Members run one after the other in this process (each model loaded, run over every row, freed before the next),
-or each on the workers of a Ray cluster with `executor="ray"`. Member results are stored as ordinary results under
+or side by side on the workers of a Ray cluster with `executor="ray"` (each member its share of the workers, see
+parallel.py). Member results are stored as ordinary results under
 `JUDGE@MEMBER` (see members.py), so they are cached and resumed like any other; the panel's result goes under
 `JUDGE` and is recomputed from the members' on every run (it costs no inference).
 
@@ -23,7 +24,7 @@ import statistics
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..aggregate import value_key
 from ..agreement import Kind, judge_kind, judge_value
@@ -254,25 +255,44 @@ def run_panel(
     col, warns = _family_warnings(data, labels, limit)
     for w in warns:
         warnings.warn(w, UserWarning, stacklevel=3)
-    run_id: str | None = None
+    executor = run.pop("executor", None)
+    progress = run.pop("progress", None)
+
+    def member(i: int, ex: Any, run_id: str | None) -> RunResult:
+        m, lab = members[i], labels[i]
+        return evaluate(
+            data,
+            [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, lab))) for j in js],
+            model=None if isinstance(m, Engine) else m,
+            engine=m if isinstance(m, Engine) else None,
+            judges_dir=judges_dir,
+            limit=limit,
+            run_id=run_id,
+            executor=ex,
+            progress=progress if ex is None or ex == "local" else None,
+            **run,
+        )
+
     results: list[RunResult] = []
-    for m, lab in zip(members, labels, strict=True):
-        before = loaded_engine_keys()
-        try:
-            res = evaluate(
-                data,
-                [RenamedJudge(j, member_judge(j.name, lab)) for j in js],
-                model=None if isinstance(m, Engine) else m,
-                engine=m if isinstance(m, Engine) else None,
-                judges_dir=judges_dir,
-                limit=limit,
-                run_id=run_id,
-                **run,
-            )
-        finally:
-            free_new_engines(before)  # this member's model, before the next one loads
-        run_id = res.run_id
-        results.append(res)
+    on_ray: dict[str, int] | None = None
+    if executor is not None and executor != "local":
+        from .parallel import new_run_id, run_members_on_ray
+
+        if any(isinstance(m, Engine) for m in members):
+            raise InputError("--engine ray: panel members must be model specs (the workers load them), not loaded engines")
+        rid = new_run_id(run.get("out"))
+        opts = run.get("model_options") or run.get("engine_kwargs")
+        results, on_ray = run_members_on_ray(executor, members, str(members[0]), opts, lambda i, ex: member(i, ex, rid))
+    else:
+        run_id: str | None = None
+        for i in range(len(members)):
+            before = loaded_engine_keys()
+            try:
+                res = member(i, executor, run_id)
+            finally:
+                free_new_engines(before)  # this member's model, before the next one loads
+            run_id = res.run_id
+            results.append(res)
     last = results[-1]
     n_rows = max(r.n_rows for r in results)
     names: list[str] = []
@@ -315,6 +335,7 @@ def run_panel(
                 "judges": stats,
                 "data_model_column": col,
                 "warnings": warns,
+                "ray": on_ray,
             },
             judges=[{"name": n, "version": next((j.version for j in js if n.split("@")[0] == j.name), "")} for n in names],
             counts=counts.model_dump(),
