@@ -223,7 +223,7 @@ def evaluate(
     `panel`: model specs (or engines) that each judge every cell; the run stores each member's result under
     `JUDGE@MEMBER` and the panel's under `JUDGE` (see trust/panel.py); `aggregation` ("majority"; "mean" or
     "median" for scores) and `weights` (one per member) say how members are combined.
-    `escalate_to` + `escalate_below`: a cascade (see cascade.py): `model` judges every cell, the cells whose
+    `escalate_to` + `escalate_below`: a cascade: `model` judges every cell, the cells whose
     confidence is below the threshold are judged again by `escalate_to` (see trust/cascade.py).
     `run_id`: store the results under this run of the store (panels and cascades put every member in one run);
     `rows`: only these row indexes (a cascade's escalated rows).
