@@ -196,3 +196,13 @@ def test_run_cli_refuses_a_model_beside_a_panel(tmp_path: Path):
         text=True,
     )
     assert out.returncode == 2 and "--panel names every judge model; drop --model" in out.stderr
+
+
+@pytest.mark.parametrize(("aggregation", "score", "passed"), [("mean", (0 + 0.25 + 1) / 3, False), ("median", 0.25, False)])
+def test_a_panel_of_score_judges_takes_the_mean_or_the_median(tmp_path: Path, aggregation: str, score: float, passed: bool):
+    members = [ScriptedEngine([f"score: {v}\njustification: x"], model_id=f"s{v}", cycle=True) for v in (1, 2, 5)]
+    rows = [{"input": "Q?", "output": "A.", "targets": "T."}] * 3
+    run = evaluate(rows, ["answer_correctness"], panel=members, aggregation=aggregation, out=tmp_path / aggregation)
+    panel = [r.result for r in run.results if r.judge == "answer_correctness"]
+    assert all(r.score == pytest.approx(score) and r.passed is passed for r in panel)
+    assert run.summary.run["panel"]["judges"]["answer_correctness"]["agreement_basis"] == "passed"
