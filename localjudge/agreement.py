@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from .calibration import CalibratedRate, binary_pairs, calibrate
 from .errors import InputError
 from .stats import (
     Correlation,
@@ -311,6 +312,8 @@ class AgreementReport(BaseModel):
     n_auc: int = 0
     n_disagreements: int = 0
     disagreements: list[Disagreement] = []
+    # the run's pass rate corrected for the judge's TPR/TNR on these labels (pass/fail judges; see calibration.py)
+    calibrated: CalibratedRate | None = None
 
 
 def pick_judge(judges: Sequence[str], judge: str | None) -> str:
@@ -401,6 +404,11 @@ def agree(
             rep.cohen_kappa_ci = bootstrap_ci(lambda idx: cohen_kappa([y[i] for i in idx], [p[i] for i in idx]), len(y))
         rep.labels, rep.confusion = classes, confusion_matrix(y, p, classes)
         worst = [i for i in range(len(used)) if y[i] != p[i]]
+    if kind == "categorical":
+        pairs_pf = binary_pairs([(u[1], u[2], u[0].result.passed) for u in used], allowed)
+        if pairs_pf is not None:
+            verdicts = [bool(r.result.passed) for r in rows if r.result.scored and r.result.passed is not None]
+            rep.calibrated = calibrate(verdicts, pairs_pf)
     rep.auc, rep.auc_ci, rep.auc_score, rep.n_auc = label_auc(kind, [(u[0], u[1]) for u in used])
     rep.n_disagreements = len(worst)
     rep.disagreements = [
@@ -474,3 +482,19 @@ def agreements_for_run(
     if not reports and first is not None:
         raise first
     return reports, skipped
+
+
+def calibrated_rates(
+    rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], label_column: str, key: str | None = None
+) -> dict[str, CalibratedRate]:
+    """The corrected pass rate of every pass/fail judge in `rows` that the labels fit (see calibration.py); judges the
+    labels do not fit (numeric, pairwise, other label values) are left out."""
+    out: dict[str, CalibratedRate] = {}
+    for name in dict.fromkeys(r.judge for r in rows):
+        try:
+            rep = agree(rows, labels, label_column, judge=name, key=key, max_disagreements=0)
+        except InputError:
+            continue
+        if rep.calibrated is not None:
+            out[name] = rep.calibrated
+    return out

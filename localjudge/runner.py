@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +202,13 @@ def evaluate(
     engine_kwargs: Mapping[str, Any] | None = None,
     executor: str | Executor | None = None,
     csv_raw: bool = False,
+    panel: Sequence[str | Engine] | None = None,
+    escalate_to: str | Engine | None = None,
+    escalate_below: float | None = None,
+    run_id: str | None = None,
+    rows: Collection[int] | None = None,
+    aggregation: str = "majority",
+    weights: Sequence[float] | None = None,
 ) -> RunResult:
     """Run `judges` (catalog names or judge objects) over every row of `data`; see the module docstring.
 
@@ -216,7 +223,39 @@ def evaluate(
     that need the model; everything else (store, cache, resume, exports) stays here.
     `csv_raw`: results.csv keeps text that starts like a spreadsheet formula as it is (by default it gets a
     leading `'`; see exports.py).
+    `panel`: model specs (or engines) that each judge every cell; the run stores each member's result under
+    `JUDGE@MEMBER` and the panel's under `JUDGE` (see trust/panel.py); `aggregation` ("majority"; "mean" or
+    "median" for scores) and `weights` (one per member) say how members are combined.
+    `escalate_to` + `escalate_below`: a cascade: `model` judges every cell, the cells whose
+    confidence is below the threshold are judged again by `escalate_to` (see trust/cascade.py).
+    `run_id`: store the results under this run of the store (panels and cascades put every member in one run);
+    `rows`: only these row indexes (a cascade's escalated rows).
     """
+    trusted = aggregation != "majority" or weights is not None
+    if panel is not None or escalate_to is not None or escalate_below is not None or trusted:
+        from . import trust as trust_runs
+
+        return trust_runs.dispatch(
+            data,
+            judges,
+            model=model,
+            engine=engine,
+            out=out,
+            mapping=mapping,
+            options=options,
+            progress=progress,
+            judges_dir=judges_dir,
+            model_options=model_options,
+            limit=limit,
+            chunk_size=chunk_size,
+            both_orders=both_orders,
+            engine_kwargs=engine_kwargs,
+            executor=executor,
+            panel=panel,
+            escalate_to=escalate_to,
+            escalate_below=escalate_below,
+            **({"aggregation": aggregation, "weights": weights} if trusted else {}),
+        )
     t0 = time.time()
     given: Mapping[str, Any] | BackendOptions | None = model_options
     if engine_kwargs:
@@ -251,7 +290,10 @@ def evaluate(
     else:
         store_path = shared_store()
     store = Store(store_path)
-    run_id = store.run_for_dir() if out_dir is not None else store.new_run()
+    if run_id is not None:
+        run_id = store.new_run(run_id=run_id)
+    else:
+        run_id = store.run_for_dir() if out_dir is not None else store.new_run()
     meta = {
         "run_id": run_id,
         "data": ds.path or ds.label,
@@ -272,7 +314,8 @@ def evaluate(
         "status": "running",
         "rows": n_rows,
     }
-    st = _State(counts=RunCounts(rows=n_rows, cells=n_rows * len(plans)), passes={p.name: [0, 0] for p in plans})
+    n_sel = n_rows if rows is None else len({i for i in rows if 0 <= i < n_rows})
+    st = _State(counts=RunCounts(rows=n_sel, cells=n_sel * len(plans)), passes={p.name: [0, 0] for p in plans})
     status = "failed"
     try:
         store.set_run_meta(run_id, meta)
@@ -280,15 +323,15 @@ def evaluate(
             write_json_atomic(out_dir / "run.json", meta)
         done_rows = 0
         if ex is not None:  # another executor judges the cells that need the model; results are committed here
-            chunks = _chunks(ds, n_rows, chunk_size)
-            _run_on(ex, store, run_id, chunks, plans, opts, model_id, model_sha, version, key_extra, st, progress, n_rows, t0)
+            chunks = _chunks(ds, n_rows, chunk_size, rows)
+            _run_on(ex, store, run_id, chunks, plans, opts, model_id, model_sha, version, key_extra, st, progress, n_sel, t0)
         else:
-            for chunk in _chunks(ds, n_rows, chunk_size):
-                tick = functools.partial(_tick, progress, st, done_rows, n_rows, len(plans), t0)
+            for chunk in _chunks(ds, n_rows, chunk_size, rows):
+                tick = functools.partial(_tick, progress, st, done_rows, n_sel, len(plans), t0)
                 _run_chunk(store, run_id, chunk, plans, ref, opts, model_id, model_sha, version, key_extra, st, tick)
                 done_rows += len(chunk)
                 if progress is not None:
-                    progress(_progress(st, done_rows, n_rows, len(plans), t0))
+                    progress(_progress(st, done_rows, n_sel, len(plans), t0))
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -358,11 +401,14 @@ def _plan(
     return plans
 
 
-def _chunks(ds: Dataset, n_rows: int, size: int) -> Iterator[list[Row]]:
+def _chunks(ds: Dataset, n_rows: int, size: int, only: Collection[int] | None = None) -> Iterator[list[Row]]:
     chunk: list[Row] = []
+    only = None if only is None else set(only)
     for row in ds:
         if row.index >= n_rows:
             break
+        if only is not None and row.index not in only:
+            continue
         chunk.append(row)
         if len(chunk) >= size:
             yield chunk

@@ -13,6 +13,9 @@
     python scripts/bench.py view     [--n 5]     `localjudge view` on synthetic 1k / 10k / 100k-row runs (results through the store):
                                                  time to first page (page HTML + status + first rows page) and per page,
                                                  over HTTP from a real server, side by side (goal: 100k first page < 300 ms)
+    python scripts/bench.py cascade  [--rows 20] [--below 0.8]  smollm2-135m escalating to gemma3-270m (--probs) vs
+                                                 gemma3-270m on every row: wall time, ratio, fraction escalated, and
+                                                 how often the cascade's verdict equals the strong model's
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -867,16 +870,72 @@ def section_view(n: int, sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> N
     print(f"\nfirst page of {rows_out[-1][0]:,} rows: {rows_out[-1][1]['first page']:.0f} ms (goal < 300 ms)")
 
 
+def section_cascade(rows: int, below: float) -> None:
+    """A cascade (smollm2-135m first, gemma3-270m below `below`) against gemma3-270m on every row, side by side: the
+    same rows, judge (correctness), --probs and one thread; each a fresh CLI process and run directory, after a
+    one-row warm-up of both models (compiled indexes cached in one temporary LOCALJUDGE_HOME)."""
+    import tempfile
+
+    print(f"## Cascade: {rows} coqa rows, correctness, --probs, --threads 1, escalate below {below}\n")
+    work = Path(tempfile.mkdtemp(prefix="bench-cascade-"))
+    env = {**os.environ, "LOCALJUDGE_HOME": str(work / "home"), "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, "-m", "localjudge", "run", str(DATA), "-j", "correctness", "--probs", "--threads", "1", "-q"]
+
+    def run(name: str, extra: list[str], limit: int) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [*base, "--limit", str(limit), "--out", str(work / name), *extra], env=env, check=False, capture_output=True
+        )
+        return time.perf_counter() - t0
+
+    run("warm-strong", ["--model", "gemma3-270m"], 1)
+    run("warm-first", ["--model", "smollm2-135m"], 1)
+    t_strong = run("strong", ["--model", "gemma3-270m"], rows)
+    t_casc = run("cascade", ["--model", "smollm2-135m", "--escalate-to", "gemma3-270m", "--escalate-below", str(below)], rows)
+    summary = json.loads((work / "cascade" / "summary.json").read_text())["run"]["cascade"]["judges"]["correctness"]
+
+    def verdicts(name: str) -> dict[int, object]:
+        lines = (work / name / "results.jsonl").read_text().splitlines()
+        return {r["row_index"]: r["result"]["value"] for r in map(json.loads, lines) if r["judge"] == "correctness"}
+
+    strong, casc = verdicts("strong"), verdicts("cascade")
+    same = sum(strong.get(i) == v for i, v in casc.items())
+    print("| path | wall s | vs strong alone | escalated | verdict = strong alone's |")
+    print("|---|---|---|---|---|")
+    print(f"| gemma3-270m on every row | {t_strong:.1f} | 1.00 | - | - |")
+    print(
+        f"| cascade smollm2-135m -> gemma3-270m | {t_casc:.1f} | {t_casc / t_strong:.2f} | "
+        f"{summary['escalated']}/{summary['n']} ({summary['fraction_escalated']:.0%}) | {same}/{len(casc)} |"
+    )
+    est = summary["time_saved_ms_estimated"]
+    print(f"\nThe run's own estimate of time saved (from per-row timings): {'n/a' if est is None else f'{est / 1000:.1f} s'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
         "section",
-        choices=["tokens", "workload", "reuse", "batching", "models", "serve", "templates", "view", "all", "_run", "ray", "_ray"],
+        choices=[
+            "tokens",
+            "workload",
+            "reuse",
+            "batching",
+            "models",
+            "serve",
+            "templates",
+            "view",
+            "cascade",
+            "all",
+            "_run",
+            "ray",
+            "_ray",
+        ],
     )
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--below", type=float, default=0.8, help="the cascade section's --escalate-below")
     ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
     a = ap.parse_args()
     if a.section == "_ray":
@@ -904,6 +963,8 @@ def main() -> None:
         section_templates(a.n)
     if a.section == "view":
         section_view(a.n if "--n" in sys.argv else 5)
+    if a.section == "cascade":
+        section_cascade(a.rows, a.below)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,10 @@ RUN_BY = {
     ("docs/serve.md", "instructor.Mode.TOOLS"): "tests/test_serve_readme.py",
     ("docs/serve.md", "USE_LOCAL_MODEL"): "tests/test_serve_readme.py",
     ("docs/view.md", "localjudge view runs/quickstart\n"): "tests/test_view_docs.py",
+    ("docs/trust.md", "from localjudge.calibration import calibrate"): "tests/test_calibration_docs.py",
+    ("docs/trust.md", "escalate_to="): "tests/test_calibration_docs.py",
+    ("docs/trust.md", "panel=["): "tests/test_calibration_docs.py",
+    ("docs/trust.md", "from localjudge.trust.escalation import"): "tests/test_calibration_docs.py",
     ("docs/view.md", "localjudge view --runs-root runs"): "tests/test_view_docs.py",
     ("docs/view.md", "localjudge labels export runs/quickstart"): "tests/test_view_docs.py",
     ("docs/view.md", "--allow-host judge.lan"): "tests/test_view_docs.py",
@@ -62,6 +66,11 @@ NOT_RUN = {
     "tests/test_ray.py runs --engine ray on a local cluster",
     ("docs/serve.md", "localjudge serve   "): "starts servers that run until stopped; tests/serve_support.py starts the same "
     "command and tests/test_serve_readme.py runs this page's client snippets against it",
+    ("docs/trust.md", "localjudge agree runs/x --labels labels.jsonl"): "needs a run directory and a labels file; "
+    "tests/test_calibration.py runs agree, run --labels and report --labels on a scripted run",
+    ("docs/trust.md", "--panel smollm2-135m,gemma3-270m --probs --threads 1 --out panel"): "3 to 5 minutes per command on the "
+    "two real models over 40 rows; tests/test_panel.py and tests/test_cascade.py run the same commands on 2 rows",
+    ("docs/trust.md", "python scripts/bench.py cascade"): "a benchmark that times the real models (minutes); benchmarks are not tests",
     ("docs/serve.md", "server:http://gpu-box:8000"): "needs a server on another machine (gpu-box); "
     "tests/test_server_backend.py runs the server: backend against a loopback server",
 }

@@ -12,7 +12,7 @@ The method, step by step: localjudge/align.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -79,6 +79,21 @@ def render_report(rep: AlignReport) -> str:
 @click.option("--out", "-o", default="aligned", show_default=True, type=click.Path(file_okay=False), help="Where to write.")
 @click.option("--map", "mapping", multiple=True, metavar="VAR=COLUMN", help="Take judge variable VAR from COLUMN.")
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
+@click.option(
+    "--target-agreement",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Instead of a threshold on the score: choose the cascade's --escalate-below so that agreement with the labels "
+    "on the rows not escalated is at least this (Trust or Escalate, fixed-sequence testing).",
+)
+@click.option(
+    "--confidence",
+    "target_confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.9,
+    show_default=True,
+    help="With --target-agreement: the probability that the guarantee holds.",
+)
 @decode_options()
 @model_options()
 def align_cmd(
@@ -97,6 +112,8 @@ def align_cmd(
     judges_dir: str | None,
     decode: DecodeOptions,
     model: ModelChoice,
+    target_agreement: float | None = None,
+    target_confidence: float = 0.9,
 ) -> None:
     """Calibrate JUDGE on human labels: threshold on the expected score (and optional few-shot examples) chosen on a
     train split, held-out agreement before and after, the aligned judge written as a new judge file."""
@@ -111,6 +128,23 @@ def align_cmd(
     elif Path(labels).is_dir():
         raise click.BadParameter(f"{labels} is a directory without results.sqlite; give a labels file or a run directory")
     ref = model.ref()
+    if target_agreement is not None:
+        _escalation(
+            judge,
+            labels,
+            label_column,
+            positive,
+            target_agreement,
+            target_confidence,
+            test_fraction,
+            split_seed,
+            out,
+            ref,
+            mapping,
+            judges_dir,
+            decode,
+        )
+        return
     rep = align(
         judge,
         labels,
@@ -130,3 +164,46 @@ def align_cmd(
         judges_dir=judges_dir,
     )
     click.echo(render_report(rep))
+
+
+def _escalation(
+    judge: str,
+    labels: str,
+    label_column: str,
+    positive: str | None,
+    target: float,
+    confidence: float,
+    test_fraction: float,
+    seed: int,
+    out: str,
+    ref: Any,
+    mapping: tuple[str, ...],
+    judges_dir: str | None,
+    decode: DecodeOptions,
+) -> None:
+    """`align --target-agreement`: the escalation threshold, its held-out figures; writes OUT/escalation_report.json."""
+    from pathlib import Path
+
+    from ..atomic import write_atomic
+    from ..trust.escalation import align_escalation, escalation_lines
+
+    rep = align_escalation(
+        judge,
+        labels,
+        label_column=label_column,
+        positive=positive,
+        target=target,
+        confidence=confidence,
+        test_fraction=test_fraction,
+        seed=seed,
+        out=out,
+        model=ref.spec,
+        model_options=ref.options,
+        mapping=list(mapping),
+        judges_dir=judges_dir,
+        options=decode,
+    )
+    path = Path(out) / "escalation_report.json"
+    write_atomic(path, rep.model_dump_json(indent=2) + "\n", mkdir=True)
+    click.echo("\n".join(escalation_lines(rep)))
+    click.echo(f"wrote {path}")

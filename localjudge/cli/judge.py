@@ -12,7 +12,16 @@ from ..datasets import unencodable
 from ..engine.base import DecodeOptions
 from ..errors import InputError
 from ..formats import OutputFormat
-from .options import ModelChoice, TraceChoice, decode_options, model_options, parse_assignments, trace_options
+from .options import (
+    ModelChoice,
+    TraceChoice,
+    TrustChoice,
+    decode_options,
+    model_options,
+    parse_assignments,
+    trace_options,
+    trust_options,
+)
 
 
 def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
@@ -41,6 +50,7 @@ def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
 @click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
 @trace_options(required=False)
 @model_options()
+@trust_options()
 def judge_cmd(
     name: str,
     fields: tuple[str, ...],
@@ -51,6 +61,7 @@ def judge_cmd(
     unconstrained: bool,
     trace: TraceChoice,
     model: ModelChoice,
+    trust: TrustChoice,
 ) -> None:
     """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON.
 
@@ -85,9 +96,40 @@ def judge_cmd(
         else:
             j = get_judge(name, judges_dir=judges_dir)
             variables: dict[str, Any] = parse_assignments(fields, "--field")
+            if trust.kwargs():
+                _judge_trusted(j, variables, ref, opts, trust)
+                return
             res = j.evaluate(ref.engine(), options=opts, **variables)
     click.echo(res.model_dump_json(indent=2))
     if not res.scored:
+        sys.exit(1)
+
+
+def _judge_trusted(j: Any, variables: dict[str, Any], ref: Any, opts: DecodeOptions, trust: TrustChoice) -> None:
+    """`judge --panel` / `judge --escalate-to`: prints the panel's or cascade's JSON; exit 1 when unscored."""
+    from ..trust.single import judge_cascade, judge_panel
+
+    if trust.panel is not None:
+        if ref.spec is not None:
+            raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
+        out = judge_panel(
+            j,
+            variables,
+            trust.panel,
+            options=opts,
+            model_options=ref.options,
+            aggregation=trust.aggregation,
+            weights=trust.weights,
+        )
+        scored = out["panel"]["unscored_reason"] is None
+    else:
+        kw = trust.kwargs()
+        out = judge_cascade(
+            j, variables, ref.spec, kw["escalate_to"], kw["escalate_below"], options=opts, model_options=ref.options
+        )
+        scored = out["result"]["unscored_reason"] is None
+    click.echo(json.dumps(out, indent=2, default=str))
+    if not scored:
         sys.exit(1)
 
 

@@ -258,3 +258,81 @@ def trace_options(*, required: bool) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+@dataclass
+class TrustChoice:
+    """--panel / --panel-aggregate / --panel-weights / --escalate-to / --escalate-below as given."""
+
+    panel: list[str] | None = None
+    aggregation: str = "majority"
+    weights: list[float] | None = None
+    escalate_to: str | None = None
+    escalate_below: float | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keywords for `runner.evaluate` (empty when none was given, so plain runs stay as they were)."""
+        kw: dict[str, Any] = {}
+        if self.panel is not None:
+            kw.update(panel=self.panel, aggregation=self.aggregation, weights=self.weights)
+        elif self.aggregation != "majority" or self.weights is not None:
+            raise InputError("--panel-aggregate and --panel-weights go with --panel")
+        if self.escalate_to is not None or self.escalate_below is not None:
+            if self.escalate_to is None or self.escalate_below is None:
+                raise InputError("--escalate-to MODEL and --escalate-below C go together")
+            kw.update(escalate_to=self.escalate_to, escalate_below=self.escalate_below)
+        return kw
+
+
+def trust_options() -> Callable[[F], F]:
+    """Panels and cascades (see localjudge/trust/); the command receives `trust: TrustChoice`."""
+    opts = [
+        click.option(
+            "--panel",
+            default=None,
+            metavar="MODEL_A,MODEL_B,...",
+            help="Judge with a panel: each model judges every row (one after the other), the panel votes; "
+            "results per member are stored as JUDGE@MODEL.",
+        ),
+        click.option(
+            "--panel-aggregate",
+            type=click.Choice(["majority", "mean", "median"]),
+            default="majority",
+            show_default=True,
+            help="With --panel: majority vote for verdicts (ties are reported, never broken); mean or median for scores.",
+        ),
+        click.option("--panel-weights", default=None, metavar="W1,W2,...", help="With --panel: one weight per member."),
+        click.option(
+            "--escalate-to",
+            default=None,
+            metavar="MODEL",
+            help="Cascade: rows the --model judges with confidence below --escalate-below are judged again by MODEL "
+            "(needs --probs, or --both-orders for pairwise judges).",
+        ),
+        click.option(
+            "--escalate-below",
+            type=click.FloatRange(0, 1),
+            default=None,
+            metavar="C",
+            help="With --escalate-to: the confidence threshold (`localjudge align --target-agreement` chooses one).",
+        ),
+    ]
+
+    def deco(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            panel = kw.pop("panel")
+            weights = kw.pop("panel_weights")
+            members = None if panel is None else [m.strip() for m in panel.split(",") if m.strip()]
+            try:
+                w = None if weights is None else [float(x) for x in weights.split(",")]
+            except ValueError:
+                raise InputError(f"--panel-weights {weights!r}: give numbers separated by commas, one per member") from None
+            kw["trust"] = TrustChoice(members, kw.pop("panel_aggregate"), w, kw.pop("escalate_to"), kw.pop("escalate_below"))
+            return f(*args, **kw)
+
+        for o in reversed(opts):
+            wrapper = o(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return deco

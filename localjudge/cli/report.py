@@ -16,12 +16,24 @@ import click
 
 if TYPE_CHECKING:
     from ..agreement import AgreementReport
+    from ..calibration import CalibratedRate
 
 
 def _f(x: float | None, pct: bool = False) -> str:
     if x is None:
         return "n/a"
     return f"{x:.1%}" if pct else f"{x:.3f}"
+
+
+def calibrated_text(cal: CalibratedRate) -> str:
+    """The corrected pass rate with its interval and the TPR/TNR it used, or the one-line refusal (never a number then)."""
+    if cal.refused is not None or cal.corrected is None:
+        return f"refused: {cal.refused}"
+    ci = f" [{_f(cal.corrected_ci[0], True)}, {_f(cal.corrected_ci[1], True)}]" if cal.corrected_ci else ""
+    return (
+        f"{_f(cal.corrected, True)}{ci} (Rogan-Gladen; TPR {_f(cal.tpr, True)}, TNR {_f(cal.tnr, True)} "
+        f"on {cal.n_labelled} labelled rows)"
+    )
 
 
 def render_table(rep: AgreementReport) -> str:
@@ -54,6 +66,10 @@ def render_table(rep: AgreementReport) -> str:
                 f"{_f(rep.auc)}{ci} (n={rep.n_auc}; 0.5 = no signal{note})",
             )
         )
+    cal = rep.calibrated
+    if cal is not None:
+        stats.append(("observed pass rate", f"{_f(cal.observed, True)} (n={cal.n_verdicts})"))
+        stats.append(("corrected pass rate", calibrated_text(cal)))
     for name, c in (("Spearman rho", rep.spearman), ("Kendall tau-b", rep.kendall)):
         if c is not None:
             stats.append((name, f"{_f(c.statistic)} (p={_f(c.p_value)}, n={c.n})"))

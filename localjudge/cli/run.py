@@ -32,7 +32,7 @@ import click
 
 from ..engine.base import DecodeOptions
 from ..errors import InputError
-from .options import ModelChoice, decode_options, model_options
+from .options import ModelChoice, TrustChoice, decode_options, model_options, trust_options
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
@@ -132,6 +132,16 @@ class ProgressLine:
 @click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
 @click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
 @model_options(parallel=True)
+@trust_options()
+@click.option(
+    "--labels",
+    "labels_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Human labels for some rows (JSONL/JSON/CSV/Parquet, joined by id): the summary adds each pass/fail judge's "
+    "pass rate corrected for its measured TPR/TNR, with a bootstrap interval.",
+)
+@click.option("--label-column", default="label", show_default=True, help="With --labels: the column holding the label.")
 @click.option(
     "--engine",
     "executor_kind",
@@ -168,6 +178,9 @@ def run_cmd(
     quiet: bool,
     csv_raw: bool,
     model: ModelChoice,
+    trust: TrustChoice,
+    labels_file: str | None,
+    label_column: str,
     executor_kind: str,
     ray_address: str | None,
     workers: int | None,
@@ -209,6 +222,9 @@ def run_cmd(
     signal.signal(signal.SIGTERM, _term)
     try:
         ref = model.ref()  # a bad --option fails here, before any data is read
+        import warnings
+
+        warnings.filterwarnings("ignore", message="judge model .* family")  # printed with the panel's figures
         run = evaluate(
             data,
             todo,
@@ -223,6 +239,7 @@ def run_cmd(
             both_orders=both_orders,
             executor=executor,
             csv_raw=csv_raw,
+            **trust.kwargs(),
         )
     except KeyboardInterrupt as e:
         bar.close()
@@ -241,6 +258,13 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
+        for line in _trust_lines(run.summary.run):
+            click.echo(line)
+    elif run.summary.run.get("panel"):
+        for w in run.summary.run["panel"].get("warnings") or []:
+            click.echo(f"warning: {w}", err=True)
+    if labels_file is not None:
+        _calibrated(run, labels_file, label_column, out_dir, quiet)
     if mlflow_log:
         from ..integrations.mlflow import log_run_or_warn
 
@@ -248,3 +272,40 @@ def run_cmd(
         if mlflow_run and not quiet:
             click.echo(f"Logged to MLflow: run {mlflow_run}" + (f" in experiment {experiment!r}" if experiment else ""))
     sys.exit(run.exit_code)
+
+
+def _trust_lines(meta: dict[str, Any]) -> list[str]:
+    """The panel's or the cascade's figures, when the run had one."""
+    if meta.get("panel"):
+        from ..trust.panel import panel_lines
+
+        return ["", *panel_lines(meta["panel"])]
+    if meta.get("cascade"):
+        from ..trust.cascade import cascade_lines
+
+        return ["", *cascade_lines(meta["cascade"])]
+    return []
+
+
+def _calibrated(run: Any, labels_file: str, label_column: str, out_dir: Path, quiet: bool) -> None:
+    """Corrected pass rates from --labels: printed, and added to summary.json as "calibrated"."""
+    import json
+
+    from ..agreement import calibrated_rates, read_labels
+    from ..exports import write_json_atomic
+    from .report import calibrated_text
+
+    rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
+    if not rates:
+        click.echo(
+            f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate", err=True
+        )
+        return
+    path = out_dir / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary["calibrated"] = {j: c.model_dump() for j, c in rates.items()}
+    write_json_atomic(path, summary)
+    if not quiet:
+        for j, c in rates.items():
+            obs = "n/a" if c.observed is None else f"{c.observed:.1%}"
+            click.echo(f"{j}: observed pass rate {obs}; corrected {calibrated_text(c)}")

@@ -1,0 +1,237 @@
+"""Escalation cascades (Jung et al. 2024, "Trust or Escalate", arXiv 2407.18370): a cheap model judges every
+(row, judge) cell; a cell whose confidence is below a threshold is judged again by a stronger model, whose verdict
+then stands.
+
+    run = evaluate("data.jsonl", ["correctness"], model="smollm2-135m", escalate_to="gemma3-270m",
+                   escalate_below=0.8, options={"probs": True}, out="runs/cascade")
+    run.summary.run["cascade"]["judges"]["correctness"]["fraction_escalated"]
+
+Confidence of a result (`confidence`): with `--probs`, the probability the model gave the verdict it chose (a yes/no
+judge: P(yes) for a yes, 1 - P(yes) for a no; a score judge: 1 - |expected score - chosen score|, both normalised);
+for a pairwise judge run with `--both-orders`, 1 when both orders agree and 0 when they do not. An unscored first
+result has confidence 0 (it is escalated). Both models' results are stored (`JUDGE@FIRST`, `JUDGE@STRONG`, see
+members.py) and the cascade's under `JUDGE`, with `details["cascade"]` saying which model decided and why.
+
+The summary reports per judge the fraction escalated, the first model's agreement with the strong one on the
+escalated cells, and the time saved against running the strong model on every cell (estimated from the strong
+model's mean time per escalated cell; `scripts/bench.py cascade` measures both side by side).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from ..agreement import Kind, judge_kind, judge_value
+from ..engine.base import DecodeOptions, Engine
+from ..errors import InputError
+from ..exports import export
+from ..results import JudgeResult, ResultRow
+from ..store import Store
+from .members import (
+    RenamedJudge,
+    free_new_engines,
+    labels_for,
+    loaded_engine_keys,
+    member_judge,
+    resolve_judges,
+    results_by_judge,
+    sum_counts,
+)
+
+if TYPE_CHECKING:
+    from ..judges.protocol import JudgeProtocol
+    from ..runner import RunResult
+
+
+def confidence(r: JudgeResult) -> float | None:
+    """How sure the model was of this verdict in [0, 1] (see the module docstring); None when it cannot be told
+    (no token probabilities)."""
+    if not r.scored:
+        return 0.0
+    if r.details.get("both_orders"):
+        return 1.0 if r.details.get("consistent") else 0.0
+    if r.expected_score is None or r.score is None:
+        return None
+    return max(0.0, min(1.0, 1.0 - abs(r.expected_score - r.score)))
+
+
+def _same(kind: Kind, a: ResultRow, b: ResultRow) -> bool:
+    if kind == "numeric":
+        return a.result.passed == b.result.passed
+    return judge_value(a, kind) == judge_value(b, kind)
+
+
+def run_cascade(
+    data: Any,
+    judges: Sequence[str | JudgeProtocol],
+    *,
+    escalate_to: str | os.PathLike[str] | Engine,
+    escalate_below: float | None,
+    model: Any = None,
+    engine: Engine | None = None,
+    judges_dir: str | None = None,
+    both_orders: bool = False,
+    options: DecodeOptions | dict[str, Any] | None = None,
+    limit: int | None = None,
+    **run: Any,
+) -> RunResult:
+    """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
+    from ..pairwise import BothOrders
+    from ..runner import RunResult, RunSummary, evaluate
+
+    if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
+        raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")
+    opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
+    js = resolve_judges(judges, judges_dir, both_orders)
+    if not opts.probs and not all(isinstance(j, BothOrders) for j in js):
+        raise InputError(
+            "--escalate-to needs a confidence for each verdict: add --probs (the probability of the chosen verdict), "
+            "or --both-orders for pairwise judges (agreement across both orders)"
+        )
+    first: Any = engine if engine is not None else model
+    lab_first, lab_strong = labels_for([first if first is not None else "default", escalate_to], "--escalate-to")
+
+    def stage(m: Any, lab: str, rows: set[int] | None, jset: Sequence[JudgeProtocol], run_id: str | None) -> RunResult:
+        return evaluate(
+            data,
+            [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, lab))) for j in jset],
+            model=None if isinstance(m, Engine) else m,
+            engine=m if isinstance(m, Engine) else None,
+            judges_dir=judges_dir,
+            options=opts,
+            limit=limit,
+            run_id=run_id,
+            rows=rows,
+            **run,
+        )
+
+    before = loaded_engine_keys()
+    try:
+        res1 = stage(first, lab_first, None, js, None)
+    finally:
+        free_new_engines(before)
+    n_rows = res1.n_rows
+    with Store(res1.store_path) as store:
+        by1 = results_by_judge(store, res1.run_id, [member_judge(j.name, lab_first) for j in js], n_rows)
+    conf: dict[str, dict[int, float | None]] = {}
+    for j in js:
+        conf[j.name] = {i: confidence(r.result) for i, r in by1[member_judge(j.name, lab_first)].items()}
+    results = [res1]
+    before = loaded_engine_keys()
+    try:
+        for j in js:
+            esc = {i for i, c in conf[j.name].items() if c is None or c < escalate_below}
+            if esc:
+                results.append(stage(escalate_to, lab_strong, esc, [j], res1.run_id))
+    finally:
+        free_new_engines(before)
+    names: list[str] = []
+    stats: dict[str, Any] = {}
+    with Store(res1.store_path) as store:
+        for j in js:
+            n1, n2 = member_judge(j.name, lab_first), member_judge(j.name, lab_strong)
+            names += [j.name, n1, n2]
+            by = results_by_judge(store, res1.run_id, [n1, n2], n_rows)
+            kind, _ = judge_kind(list(by[n1].values()))
+            stats[j.name] = _finish(store, j.name, kind, by[n1], by[n2], conf[j.name], escalate_below)
+        counts = sum_counts(results)
+        meta = dict(results[-1].summary.run)
+        meta.update(
+            model_id=f"cascade:{lab_first}->{lab_strong}",
+            cascade={
+                "first": lab_first,
+                "escalate_to": lab_strong,
+                "threshold": escalate_below,
+                "confidence": "agreement of both orders" if not opts.probs else "probability of the chosen verdict (--probs)",
+                "judges": stats,
+            },
+            judges=[{"name": n, "version": next((j.version for j in js if n.split("@")[0] == j.name), "")} for n in names],
+            counts=counts.model_dump(),
+        )
+        store.set_run_meta(res1.run_id, meta)
+        summaries = export(store, res1.run_id, names, n_rows, res1.out, meta, counts)
+    return RunResult(
+        run_id=res1.run_id,
+        store_path=res1.store_path,
+        out=res1.out,
+        judges=names,
+        n_rows=n_rows,
+        summary=RunSummary(run=meta, judges=summaries),
+        counts=counts,
+    )
+
+
+def _finish(
+    store: Store,
+    name: str,
+    kind: Kind,
+    first: dict[int, ResultRow],
+    strong: dict[int, ResultRow],
+    conf: dict[int, float | None],
+    threshold: float,
+) -> dict[str, Any]:
+    """Store the cascade's result of every cell of one judge; return its figures."""
+    n_esc = agree = n_cmp = n_strong = 0
+    first_ms = sum(r.result.timings.total_ms for r in first.values())
+    strong_ms = 0.0
+    for i, r1 in sorted(first.items()):
+        c = conf.get(i)
+        escalated = c is None or c < threshold
+        r2 = strong.get(i) if escalated else None
+        decided = r2 if r2 is not None and r2.result.scored else r1
+        if escalated:
+            n_esc += 1
+            if r2 is not None:
+                n_strong += 1
+                strong_ms += r2.result.timings.total_ms
+                if r1.result.scored and r2.result.scored:
+                    n_cmp += 1
+                    agree += int(_same(kind, r1, r2))
+        details = {
+            **decided.result.details,
+            "cascade": {
+                "escalated": escalated,
+                "confidence": c,
+                "threshold": threshold,
+                "decided_by": decided.result.model_id,
+                "first": judge_value(r1, kind) if r1.result.scored else None,
+                "strong": judge_value(r2, kind) if r2 is not None and r2.result.scored else None,
+            },
+        }
+        res = decided.result.model_copy(update={"judge": name, "details": details})
+        keep = r1.model_dump(exclude={"judge", "result", "cache_key", "record", "error"})
+        store.put(ResultRow(**keep, judge=name, result=res, error=decided.error))
+    n = len(first)
+    per_strong = strong_ms / n_strong if n_strong else None
+    strong_all = per_strong * n if per_strong is not None else None
+    return {
+        "n": n,
+        "escalated": n_esc,
+        "fraction_escalated": n_esc / n if n else None,
+        "first_agrees_with_strong_on_escalated": agree / n_cmp if n_cmp else None,
+        "n_compared": n_cmp,
+        "first_ms": first_ms,
+        "strong_ms": strong_ms,
+        "strong_on_every_row_ms_estimated": strong_all,
+        "time_saved_ms_estimated": None if strong_all is None else strong_all - first_ms - strong_ms,
+    }
+
+
+def cascade_lines(cascade: dict[str, Any]) -> list[str]:
+    """The cascade's figures for a terminal."""
+    lines = [
+        f"cascade {cascade['first']} -> {cascade['escalate_to']} below confidence {cascade['threshold']} ({cascade['confidence']})"
+    ]
+    for judge, s in cascade["judges"].items():
+        frac = s["fraction_escalated"]
+        ag = s["first_agrees_with_strong_on_escalated"]
+        saved = s["time_saved_ms_estimated"]
+        lines.append(
+            f"  {judge}: escalated {s['escalated']} of {s['n']} ({'n/a' if frac is None else f'{frac:.1%}'}); "
+            f"first agrees with {cascade['escalate_to']} on {'n/a' if ag is None else f'{ag:.1%}'} of {s['n_compared']} escalated; "
+            f"time saved vs {cascade['escalate_to']} on every row: "
+            + ("n/a" if saved is None else f"{saved / 1000:.1f}s (estimated from its time per escalated row)")
+        )
+    return lines
