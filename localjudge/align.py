@@ -285,6 +285,15 @@ def _sha256(path: Path) -> str:
 # --------------------------------------------------------------------------------------------- align
 
 
+def _require_probabilities(engine: Engine | None, model: str | None, model_options: Any) -> None:
+    """Refuse, before any row runs, an engine or backend that declares no token probabilities."""
+    from .engine.backends import ModelRef
+    from .engine.capabilities import Capability, require
+
+    target: Any = engine if engine is not None else ModelRef(model, model_options).backend
+    require(target, Capability.TOKEN_PROBS, for_what="align (the expected score at the verdict)")
+
+
 def _run(judge: Judge, rows: list[dict[str, Any]], out: Path, run_kw: dict[str, Any]) -> tuple[dict[int, Any], str]:
     """Judge rows (each carrying its labels-file index as `id`) with probabilities: ({index: JudgeResult}, model sha256)."""
     opts = (run_kw.get("options") or DecodeOptions()).model_copy(update={"probs": True})
@@ -330,6 +339,7 @@ def align(
         )
     if j.spec.alignment is not None:
         raise InputError(f"judge {j.name!r} is already aligned; align the judge it came from ({j.spec.alignment.based_on})")
+    _require_probabilities(engine, model, model_options)
     path = Path(labels)
     rows = read_labels(path)
     if not any(label_column in r for r in rows):
