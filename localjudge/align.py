@@ -33,7 +33,6 @@ and the held-out gain are tested (tests/test_align.py).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import time
@@ -45,6 +44,7 @@ from pydantic import BaseModel
 
 from .agreement import read_labels
 from .atomic import write_atomic, write_json_atomic
+from .digest import sha256_file
 from .engine.base import DecodeOptions, Engine
 from .errors import InputError
 from .formats import OutputFormat
@@ -272,14 +272,6 @@ def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> 
             return f"<feedback>\n{fb}\n</feedback>\n<score>\n{value}\n</score>"
         return f"**Reasoning:** {fb}\n\n**Result:** {value}"
     raise InputError(f"few-shot examples are not supported for format {fmt.kind!r}; use --examples 0")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------------------------- align
@@ -572,7 +564,7 @@ def _aligned_spec(
             "score": "expected",
             "based_on": f"{j.name} {j.version}",
             "labels_file": str(path),
-            "labels_sha256": _sha256(path),
+            "labels_sha256": sha256_file(path),
             "label_column": label_column,
             "positive": positive,
             "split_seed": seed,
