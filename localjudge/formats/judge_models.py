@@ -186,6 +186,11 @@ class FlowJudge(FeedbackFormat):
     kind = "flow_judge"
     verdict_before = re.compile(r"<score>\n?$")
 
+    @classmethod
+    def is_pairwise(cls, params: Mapping[str, Any]) -> bool:
+        """Never: Flow-Judge grades one output on a rubric (absolute mode only)."""
+        return False
+
     def __init__(self, mode: Mode = "absolute", min: int = 1, max: int = 5, field_tokens: int = 200, feedback: bool = True):
         if mode != "absolute":
             raise InputError("flow_judge grades one output on a rubric: mode must be 'absolute'")

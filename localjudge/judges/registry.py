@@ -146,9 +146,10 @@ def registry(judges_dir: str | Path | None = None, *, plugins: bool = True) -> d
     return out
 
 
-def list_judges(judges_dir: str | Path | None = None) -> list[Judge]:
-    """Every judge, sorted by name (a broken plugin adds none: see `plugin_problems`)."""
-    reg = registry(judges_dir)
+def list_judges(judges_dir: str | Path | None = None, *, plugins: bool = True) -> list[Judge]:
+    """Every judge, sorted by name (a broken plugin adds none: see `plugin_problems`); `plugins=False`: the
+    built-in (and `judges_dir`) judges alone, whatever is installed."""
+    reg = registry(judges_dir, plugins=plugins)
     return [reg[k] for k in sorted(reg)]
 
 
