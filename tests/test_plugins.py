@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,12 +22,18 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from localjudge.digest import sha256_file
 from localjudge.engine.backends import get_backend
 from localjudge.engine.base import ScriptedEngine
 from localjudge.engine.capabilities import ALL, Capability, CapabilityError, capabilities_of, require
 from localjudge.formats import FORMATS, make_format
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "localjudge-plugin-example"
@@ -85,6 +92,7 @@ def cli(env: dict[str, str], *args: str, stdin: str | None = None, cwd: Path | N
 
 
 def python(env: dict[str, str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": env["PYTHONPATH"]}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
     )
@@ -290,3 +298,51 @@ def test_one_sha256_helper_reads_files_in_blocks(tmp_path):
     data = os.urandom(3 * 1024 + 17)
     p.write_bytes(data)
     assert sha256_file(p, block=1024) == sha256_file(p) == hashlib.sha256(data).hexdigest()
+
+
+# ----------------------------------------------------------------------------------------- docs/plugins.md
+
+DOCS = ROOT / "docs" / "plugins.md"
+
+
+def snippets(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_docs_entry_points_are_the_example_plugins(plugin_env):
+    (toml,) = snippets("toml")
+    declared = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert tomllib.loads(toml)["project"]["entry-points"] == declared
+
+
+def test_the_docs_shell_snippets_run_as_written(plugin_env, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "localjudge").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m localjudge.cli "$@"\n')
+    (bin_dir / "localjudge").chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": plugin_env["PYTHONPATH"], "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    (block,) = snippets("bash")
+    outputs = []
+    for line in block.strip().splitlines():
+        r = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", line], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+        )
+        assert r.returncode == 0, (line, r.stderr[-2000:])
+        outputs.append(r.stdout)
+    assert json.loads(outputs[0])["value"] == "up" and json.loads(outputs[0])["rationale"] == "the text mentions 'refund'"
+    assert json.loads(outputs[1])["format"] == "thumbs(field_tokens=60)" and json.loads(outputs[1])["unscored_reason"] is None
+    assert json.loads(outputs[2])["value"] == "up"
+    assert outputs[3].startswith("keyword:  no model")
+
+
+def test_the_docs_python_snippets_run_as_written(plugin_env, tmp_path):
+    found = snippets("python")
+    assert len(found) == 3
+    out = [python(plugin_env, code, tmp_path) for code in found]
+    assert all(r.returncode == 0 for r in out), [r.stderr[-2000:] for r in out]
+    assert out[0].stdout.splitlines() == ["up 1.0 the text mentions 'refund'", "down"]
+    assert out[1].stdout.strip() == "no"
+    assert out[2].stdout.splitlines() == [
+        "Capability.NONE",
+        "model backend 'scripted' has no token probabilities, which align needs; use a llama: model (llama.cpp)",
+    ]
