@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from click.testing import CliRunner
 
+from localjudge.cli import main
 from localjudge.digest import sha256_file
 from localjudge.engine.backends import get_backend
 from localjudge.engine.base import ScriptedEngine
@@ -257,6 +259,9 @@ def test_a_missing_capability_is_one_line_naming_it_and_the_backend():
     with pytest.raises(CapabilityError, match="'server' has no token vocabulary, no constraint compiler, which serve"):
         require(get_backend("server"), Capability.VOCABULARY | Capability.COMPILE, for_what="serve")
     require(get_backend("llama"), Capability.TOKEN_PROBS | Capability.STREAMING, for_what="anything")
+    for cmd in (["judge", "relevance_to_query", "--field", "input=q", "--field", "output=a"], ["run", "rows.jsonl", "-j", "x"]):
+        r = CliRunner().invoke(main, [*cmd, "--probs", "--model", "scripted:", "--option", "response=x"])
+        assert r.exit_code == 2 and "model backend 'scripted' has no token probabilities, which --probs" in r.output
 
 
 # ----------------------------------------------------------------------------------------- format facts

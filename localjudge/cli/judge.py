@@ -71,6 +71,10 @@ def judge_cmd(
     else:
         opts = decode.model_copy(update={"constrained": not unconstrained})
         ref = model.ref()
+        if opts.probs:
+            from ..engine.capabilities import Capability, require
+
+            require(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
         if name in format_kinds():  # a built-in or an installed plugin's format
             if fields:
                 raise click.UsageError("a format takes --prompt, not --field; use a judge name for judge variables")

@@ -202,6 +202,10 @@ def run_cmd(
     signal.signal(signal.SIGTERM, _term)
     try:
         ref = model.ref()  # a bad --option fails here, before any data is read
+        if decode.probs:  # a backend that gives no token probabilities: one line now, not an empty column later
+            from ..engine.capabilities import Capability, require
+
+            require(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
         run = evaluate(
             data,
             todo,
