@@ -203,9 +203,10 @@ def run_cmd(
     try:
         ref = model.ref()  # a bad --option fails here, before any data is read
         if decode.probs:  # a backend that gives no token probabilities: one line now, not an empty column later
-            from ..engine.capabilities import Capability, require
+            from ..engine.capabilities import Capability
+            from ..engine.capabilities import require as require_capability
 
-            require(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
+            require_capability(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
         run = evaluate(
             data,
             todo,
