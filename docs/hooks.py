@@ -35,7 +35,7 @@ def render_catalog(judges_dir: str | None = None) -> str:
     output format, pass threshold, source and prompt templates verbatim."""
     from localjudge.judges import list_judges
 
-    judges = list_judges(judges_dir)
+    judges = list_judges(judges_dir, plugins=False)  # the catalog is the built-in judges, whatever plugins are installed
     out = [
         f"{len(judges)} judges, generated from `localjudge/judges/builtin/*.toml` when this site was built.",
         "",

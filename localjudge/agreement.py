@@ -47,9 +47,8 @@ if TYPE_CHECKING:
 
 Kind = Literal["categorical", "numeric", "pairwise"]
 # ----------------------------------------------------------------------------------- judge kinds
-
-NUMERIC_FORMATS = {"score_json", "score_lines", "four_line", "verdict_list"}
-FEEDBACK_FORMATS = {"prometheus", "flow_judge", "selene"}  # dedicated judge models: absolute = numeric, relative = pairwise
+# Each format says how its results compare with labels (`OutputFormat.label_kind`); formats that do not say,
+# and results whose format is not installed, are judged by their values.
 
 
 def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
@@ -70,19 +69,16 @@ def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
         if kind:
             break
     name = rows[0].judge if rows else "?"
-    if kind == "yes_no_json":
-        return "categorical", ["yes", "no"]
-    if kind == "choice":
-        labels = params.get("labels")
-        return "categorical", [str(x) for x in labels] if labels else None
-    if kind == "pairwise_json" or (kind in FEEDBACK_FORMATS and params.get("mode") == "relative"):
-        return "pairwise", [1, 2, "tie"]
-    if kind in NUMERIC_FORMATS or kind in FEEDBACK_FORMATS:
-        return "numeric", None
-    if kind == "statements":
-        raise InputError(
-            f"judge {name!r} produces a statement list, not a verdict: agreement needs a yes/no, choice, score or pairwise judge"
-        )
+    from .formats import format_class
+
+    cls = format_class(kind) if kind else None
+    fact = cls.label_kind(params) if cls is not None else None
+    if fact is not None:
+        if fact[0] == "none":
+            raise InputError(
+                f"judge {name!r} produces a statement list, not a verdict: agreement needs a yes/no, choice, score or pairwise judge"
+            )
+        return fact[0], fact[1]
     values = [r.result.value for r in rows if r.result.scored]
     if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return "numeric", None

@@ -33,7 +33,6 @@ and the held-out gain are tested (tests/test_align.py).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import time
@@ -45,6 +44,7 @@ from pydantic import BaseModel
 
 from .agreement import read_labels
 from .atomic import write_atomic, write_json_atomic
+from .digest import sha256_file
 from .engine.base import DecodeOptions, Engine
 from .errors import InputError
 from .formats import OutputFormat
@@ -274,15 +274,16 @@ def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> 
     raise InputError(f"few-shot examples are not supported for format {fmt.kind!r}; use --examples 0")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 # --------------------------------------------------------------------------------------------- align
+
+
+def _require_probabilities(engine: Engine | None, model: str | None, model_options: Any) -> None:
+    """Refuse, before any row runs, an engine or backend that declares no token probabilities."""
+    from .engine.backends import ModelRef
+    from .engine.capabilities import Capability, require
+
+    target: Any = engine if engine is not None else ModelRef(model, model_options).backend
+    require(target, Capability.TOKEN_PROBS, for_what="align (the expected score at the verdict)")
 
 
 def _run(judge: Judge, rows: list[dict[str, Any]], out: Path, run_kw: dict[str, Any]) -> tuple[dict[int, Any], str]:
@@ -330,6 +331,7 @@ def align(
         )
     if j.spec.alignment is not None:
         raise InputError(f"judge {j.name!r} is already aligned; align the judge it came from ({j.spec.alignment.based_on})")
+    _require_probabilities(engine, model, model_options)
     path = Path(labels)
     rows = read_labels(path)
     if not any(label_column in r for r in rows):
@@ -562,7 +564,7 @@ def _aligned_spec(
             "score": "expected",
             "based_on": f"{j.name} {j.version}",
             "labels_file": str(path),
-            "labels_sha256": _sha256(path),
+            "labels_sha256": sha256_file(path),
             "label_column": label_column,
             "positive": positive,
             "split_seed": seed,

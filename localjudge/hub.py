@@ -23,7 +23,6 @@ against the hub's own LFS digest (its ETag) when the hub gives one, and is then 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -33,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .digest import sha256_file
 from .errors import ChecksumMismatchError, InputError, ModelError
 from .manifest import entry_exists, get_entry, partial_dir, put_entry
 from .model_files import check_name, default_name, gguf_metadata, local_dir
@@ -157,14 +157,6 @@ def _hub_error(e: BaseException, spec: PullSpec, where: str) -> ModelError:
     return DownloadError(f"pulling {what} from {where} failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _present(spec: PullSpec) -> dict[str, Any] | None:
     old = get_entry(spec.name)
     if old is None or not entry_exists(old):
@@ -225,7 +217,7 @@ def pull(spec_text: str, name: str | None = None, force: bool = False, say: Any 
     finally:
         hf_constants.HF_HUB_DISABLE_XET = xet
     say("verifying sha256 …")
-    digest = _sha256(staged)
+    digest = sha256_file(staged)
     expected, source = (spec.sha256, "the registry's pin") if spec.sha256 else (None, "")
     if expected is None and SHA256_RE.match(meta.etag or ""):
         expected, source = meta.etag, "the hub's LFS digest"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import replacing, write_atomic
+from .digest import sha256_file
 from .errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_exists, entry_path, get_entry, put_entry, read_manifest
 from .models import check_gguf, registry, remember_sha256, resolve_model
@@ -134,14 +135,6 @@ def _copy_hashing(src: Path, dest: Path, pin: str | None, name: str) -> str:
     return digest
 
 
-def _hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def add_model(path: str | Path, name: str | None = None, link: bool = False, force: bool = False) -> dict[str, Any]:
     """Bring a GGUF file into the models home under `name` (default: from the file name) and record it.
 
@@ -167,7 +160,7 @@ def add_model(path: str | Path, name: str | None = None, link: bool = False, for
         )
     meta = gguf_metadata(src)
     if link:
-        digest = _hash(src)
+        digest = sha256_file(src)
         if pin and digest != pin:
             raise ChecksumMismatchError(
                 f"{src} has sha256 {digest[:16]}…, but model {name!r} is pinned to {pin[:16]}… in models.toml; not added"

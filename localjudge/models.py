@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .atomic import replacing, write_atomic
+from .digest import sha256_file
 from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_path, read_manifest
 from .paths import cache_home, models_home
@@ -203,14 +204,6 @@ def check_gguf(path: str | os.PathLike) -> None:
         )
 
 
-def _hash_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def check_sha256(info: ModelInfo, digest: str) -> None:
     """Raise when a registered model's file does not have the registry's checksum."""
     if info.sha256 and digest != info.sha256:
@@ -243,7 +236,7 @@ def sha256_of(path: str | os.PathLike) -> str:
         return json.loads(cache.read_text())["sha256"]
     except (OSError, ValueError, KeyError):
         pass
-    digest = _hash_file(p)
+    digest = sha256_file(p)
     try:
         write_atomic(cache, json.dumps({"path": str(p), "sha256": digest}), mkdir=True)
     except OSError:
@@ -255,6 +248,6 @@ def verify_model(model: str | None = None) -> tuple[ModelInfo, str]:
     """Recompute the file's sha256 (no cache) and compare with the registry; raises on mismatch."""
     info = resolve_model(model)
     check_gguf(info.path)
-    digest = _hash_file(info.path)
+    digest = sha256_file(info.path)
     check_sha256(info, digest)
     return info, digest

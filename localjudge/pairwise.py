@@ -306,15 +306,15 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
     return st
 
 
-RELATIVE_KINDS = ("prometheus", "selene")  # dedicated judge formats whose `mode = "relative"` is an A/B preference
-
-
 def is_pairwise_format(fmt: Any) -> bool:
     """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a result's
     `format` string or a record's format spec."""
+    from .formats import format_class
+
     if isinstance(fmt, dict):
-        kind, mode = fmt.get("kind"), fmt.get("mode")
+        kind, params = str(fmt.get("kind") or ""), {k: v for k, v in fmt.items() if k != "kind"}
     else:
         text = str(fmt or "")
-        kind, mode = text.split("(")[0], "relative" if "mode=relative" in text else None
-    return kind == "pairwise_json" or (kind in RELATIVE_KINDS and mode == "relative")
+        kind, params = text.split("(")[0], {"mode": "relative"} if "mode=relative" in text else {}
+    cls = format_class(kind) if kind else None
+    return cls is not None and cls.is_pairwise(params)

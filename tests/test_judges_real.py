@@ -73,7 +73,7 @@ CASES += [pytest.param(n, v, id=f"{n}-2", marks=pytest.mark.slow) for n, v in ex
 
 
 def test_real_cases_cover_every_builtin_judge():
-    assert sorted(examples(Q, A, CTX)) == [j.name for j in list_judges()]
+    assert sorted(examples(Q, A, CTX)) == [j.name for j in list_judges(plugins=False)]
 
 
 def check_typed(judge, r, engine):

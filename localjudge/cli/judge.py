@@ -68,7 +68,7 @@ def judge_cmd(
     `judge instructions --trace FILE --instructions TEXT [--result TYPE]` judges an agent trace with tools
     (the same as `localjudge trace`). Exit 0 when scored, 1 when unscored."""
     from ..api import run_format
-    from ..formats import FORMATS
+    from ..formats import format_kinds
     from ..judges import get_judge
 
     if trace.path or trace.instructions:
@@ -83,7 +83,11 @@ def judge_cmd(
     else:
         opts = decode.model_copy(update={"constrained": not unconstrained})
         ref = model.ref()
-        if name in FORMATS:
+        if opts.probs:
+            from ..engine.capabilities import Capability, require
+
+            require(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
+        if name in format_kinds():  # a built-in or an installed plugin's format
             if fields:
                 raise click.UsageError("a format takes --prompt, not --field; use a judge name for judge variables")
             fmt = format_from(name, params)

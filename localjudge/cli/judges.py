@@ -25,8 +25,11 @@ def judges_group() -> None:
 def judges_list(as_json: bool, judges_dir: str | None) -> None:
     """List every judge: name, kind, output format, variables, source."""
     from ..judges import list_judges
+    from ..judges.registry import plugin_problems
 
     judges = list_judges(judges_dir)
+    for problem in plugin_problems():  # a broken plugin adds no judge; the others are listed
+        click.echo(f"warning: {problem}", err=True)
     if as_json:
         click.echo(json.dumps([j.info() for j in judges], indent=2, ensure_ascii=False))
         return

@@ -225,6 +225,11 @@ def run_cmd(
         import warnings
 
         warnings.filterwarnings("ignore", message="judge model .* family")  # printed with the panel's figures
+        if decode.probs:  # a backend that gives no token probabilities: one line now, not an empty column later
+            from ..engine.capabilities import Capability
+            from ..engine.capabilities import require as require_capability
+
+            require_capability(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
         run = evaluate(
             data,
             todo,

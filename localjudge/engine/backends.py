@@ -11,7 +11,10 @@ and every cache key use it), and `load(target, options)`: the engine. `ModelRef`
 validated options; `load_engine` loads each (spec, options) once per process.
 
 Backends are registered by scheme with the dotted path of their class, imported on first use, so a
-backend's heavy dependencies load only when a spec names it. `register_backend` adds your own.
+backend's heavy dependencies load only when a spec names it. `register_backend` adds your own; an
+installed package adds one through the `localjudge.backends` entry point group (plugins.py), looked up
+when a spec names a scheme not registered here. `Backend.capabilities` says what its engines can do
+(engine/capabilities.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, ModelNotFoundError
 from .base import Engine, ModelIdentity, ScriptedEngine
+from .capabilities import Capability
 
 DEFAULT_SCHEME = "llama"
 _SCHEME_RE = re.compile(r"([a-z][a-z0-9+.-]*):(.*)", re.S)
@@ -47,6 +51,7 @@ class Backend(ABC):
     scheme: ClassVar[str]
     Options: ClassVar[type[BackendOptions]] = BackendOptions
     summary: ClassVar[str] = ""
+    capabilities: ClassVar[Capability] = Capability.NONE  # what its engines can do at most, known without loading
 
     @abstractmethod
     def identity(self, target: str | None, options: BackendOptions) -> ModelIdentity:
@@ -98,15 +103,46 @@ def register_backend(scheme: str, backend: Backend | str) -> None:
 
 
 def backend_schemes() -> list[str]:
-    """The registered schemes."""
-    return list(_REGISTRY)
+    """The registered schemes, then those installed plugins declare (their metadata is read, nothing imported)."""
+    from .. import plugins
+
+    return list(_REGISTRY) + [s for s in plugins.names(plugins.BACKENDS) if s not in _REGISTRY]
+
+
+def _known(scheme: str) -> bool:
+    from .. import plugins
+
+    return scheme in _REGISTRY or plugins.find(plugins.BACKENDS, scheme) is not None
+
+
+def _from_plugin(scheme: str) -> Backend | None:
+    """The backend an installed plugin declares for `scheme`, loaded and registered; None when none does."""
+    from .. import plugins
+
+    ep = plugins.find(plugins.BACKENDS, scheme)
+    if ep is None:
+        return None
+    obj = plugins.load(ep)
+    try:
+        backend = obj() if isinstance(obj, type) and issubclass(obj, Backend) else obj
+    except Exception as e:
+        raise plugins.PluginError(f"{plugins.describe(ep)}: {type(e).__name__} while creating the backend: {e}") from None
+    if not isinstance(backend, Backend):
+        raise plugins.PluginError(
+            f"{plugins.describe(ep)} gives {type(obj).__name__}, not a localjudge.engine.Backend subclass; point it at one"
+        )
+    _REGISTRY[scheme] = backend
+    return backend
 
 
 def get_backend(scheme: str) -> Backend:
-    """The backend registered for `scheme` (imported on first use)."""
+    """The backend registered for `scheme` (imported on first use), else an installed plugin's."""
     entry = _REGISTRY.get(scheme)
     if entry is None:
-        raise InputError(f"unknown model backend {scheme!r}; known: {', '.join(_REGISTRY)} (e.g. llama:PATH.gguf)")
+        entry = _from_plugin(scheme)
+    if entry is None:
+        known = ", ".join(backend_schemes())
+        raise InputError(f"unknown model backend {scheme!r}; known: {known} (e.g. llama:PATH.gguf)")
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
         try:
@@ -129,7 +165,7 @@ def parse_spec(spec: str | os.PathLike[str] | None) -> tuple[str, str | None]:
     m = _SCHEME_RE.fullmatch(text)
     if m is None or (len(m.group(1)) == 1) or (m.group(1) not in _REGISTRY and Path(text).exists()):
         return DEFAULT_SCHEME, text or None
-    if m.group(1) not in _REGISTRY:
+    if not _known(m.group(1)):
         get_backend(m.group(1))  # raises: unknown scheme, naming the known ones
     return m.group(1), m.group(2) or None
 
@@ -218,6 +254,7 @@ class ScriptedBackend(Backend):
 
     scheme = "scripted"
     Options = ScriptedOptions
+    capabilities = Capability.NONE  # canned texts: no vocabulary, no token probabilities
     summary = "canned answers from a file, for your own tests"
 
     def _answers(self, target: str | None, options: BackendOptions) -> list[str]:

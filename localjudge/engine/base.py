@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..formats import OutputFormat
+from .capabilities import Capability
 
 
 class Message(BaseModel):
@@ -133,6 +134,7 @@ class Engine(RequestQueue, Protocol):
 
     model_id: str
     n_ctx: int
+    capabilities: Capability  # what it can do beyond generating: vocabulary, compile, token probabilities, streaming
 
     @property
     def model_sha256(self) -> str:
@@ -219,6 +221,8 @@ class ScriptedEngine(SequentialQueue):
     ):
         super().__init__()
         self._steps = choice_steps
+        # token probabilities only when a choice_steps function supplies them
+        self.capabilities = Capability.TOKEN_PROBS if choice_steps is not None else Capability.NONE
         self._fn = responses if callable(responses) else None
         self._queue: list[str] = [] if callable(responses) else list(responses)
         self._cycle = list(self._queue) if cycle else None

@@ -33,6 +33,7 @@ from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
 from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, generate_queued
+from .capabilities import ALL
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
 from .template import ChatTemplate
@@ -139,6 +140,7 @@ class LlamaBackend(Backend):
     scheme = "llama"
     Options = LlamaOptions
     summary = "a GGUF model in this process (llama.cpp); a registry name, a .gguf path, or nothing for the default"
+    capabilities = ALL
 
     def identity(self, target: str | None, options: BackendOptions) -> ModelIdentity:
         """Registry name (or file name), the file's sha256 (the registry's pin, else computed), settings."""
@@ -158,6 +160,8 @@ class LlamaEngine:
     """A loaded GGUF model. Load once per process; call `generate` as often as you like.
 
     `LlamaEngine(model, n_ctx=..., n_threads=...)`: keyword options as in `LlamaOptions`."""
+
+    capabilities = ALL  # vocab, compile, token probabilities, streaming (engine/capabilities.py)
 
     def __init__(self, model: str | os.PathLike | None = None, *, options: LlamaOptions | None = None, **kwargs: Any):
         import llama_cpp

@@ -37,6 +37,7 @@ from ..errors import InputError, ModelError, ModelNotFoundError, PromptTooLongEr
 from ..formats import OutputFormat
 from .backends import Backend, BackendOptions
 from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, TokenInfo, generate_queued
+from .capabilities import Capability
 
 REPORTED = ("id", "owned_by", "root", "parent", "max_model_len", "meta", "localjudge")  # what enters the identity
 TOP_LOGPROBS = 20
@@ -138,6 +139,7 @@ class ServerBackend(Backend):
     scheme = "server"
     Options = ServerOptions
     summary = "any OpenAI-compatible chat-completions server (another localjudge serve, llama-server, vLLM)"
+    capabilities = Capability.TOKEN_PROBS  # asked for as top_logprobs; a server may still return none
 
     def describe(self, target: str | None, options: ServerOptions) -> tuple[str, dict[str, Any]]:
         """(base URL, the model's entry in GET /models); `ModelError` when the server cannot be reached."""
@@ -189,6 +191,8 @@ class ServerBackend(Backend):
 class ServerEngine:
     """An engine whose generations come from an OpenAI-compatible server (`submit`/`drain` run up to
     `concurrency` requests at a time; callbacks run on the draining thread)."""
+
+    capabilities = Capability.TOKEN_PROBS  # asked for as top_logprobs (choice_steps); no vocabulary, no streaming
 
     def __init__(self, url: str, ident: ModelIdentity, options: ServerOptions, n_ctx: int):
         self.url, self._ident, self.options, self.n_ctx = url, ident, options, n_ctx

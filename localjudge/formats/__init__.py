@@ -15,7 +15,9 @@ Layout: `base.py` (the `OutputFormat` contract, verdict models, the public lenie
 (score lines, four-line rubric, label choice), `result_json.py` (the instructions judge's typed
 result), `json_schema.py` (any JSON schema, e.g. a client's response_format), `text.py` (free text, no
 constraint), `judge_models.py` (the native formats of dedicated judge models: Prometheus 2, Flow-Judge,
-Atla Selene); `FORMATS` / `make_format` here: the one registry of formats.
+Atla Selene); `FORMATS` / `make_format` here: the one registry of formats. An installed package adds
+formats through the `localjudge.formats` entry point group (plugins.py): `format_class` looks one up
+the first time its kind is asked for and adds it to `FORMATS`.
 """
 
 from __future__ import annotations
@@ -64,12 +66,40 @@ FORMATS: dict[str, type[OutputFormat]] = {
 FORMATS.update({cls.kind: cls for cls in (Prometheus, FlowJudge, Selene)})
 
 
+def format_class(kind: str) -> type[OutputFormat] | None:
+    """The format class of `kind`: a built-in one, else an installed plugin's (loaded and registered on first
+    use); None when neither has it. A plugin that fails to load raises a one-line `PluginError`."""
+    cls = FORMATS.get(kind)
+    if cls is not None:
+        return cls
+    from .. import plugins
+
+    ep = plugins.find(plugins.FORMATS, kind)
+    if ep is None:
+        return None
+    obj = plugins.load(ep)
+    if not (isinstance(obj, type) and issubclass(obj, OutputFormat)):
+        raise plugins.PluginError(f"{plugins.describe(ep)} gives {obj!r}, not an OutputFormat subclass; point it at one")
+    if getattr(obj, "kind", None) != kind:
+        raise plugins.PluginError(f"{plugins.describe(ep)}: the class's kind is {getattr(obj, 'kind', None)!r}; make it {kind!r}")
+    FORMATS[kind] = obj
+    return obj
+
+
+def format_kinds() -> list[str]:
+    """Every format kind: the built-in ones, then those installed plugins declare (not imported)."""
+    from .. import plugins
+
+    return list(FORMATS) + [k for k in plugins.names(plugins.FORMATS) if k not in FORMATS]
+
+
 def make_format(kind: str, **params: Any) -> OutputFormat:
     """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters."""
-    if kind not in FORMATS:
-        raise InputError(f"unknown output format {kind!r}; known: {', '.join(FORMATS)}")
+    cls = format_class(kind)
+    if cls is None:
+        raise InputError(f"unknown output format {kind!r}; known: {', '.join(format_kinds())}")
     try:
-        return FORMATS[kind](**params)
+        return cls(**params)
     except TypeError as e:
         raise InputError(f"bad parameters for format {kind!r}: {e}") from None
 
@@ -108,5 +138,7 @@ __all__ = [
     "VerdictListVerdict",
     "YesNoJSON",
     "YesNoVerdict",
+    "format_class",
+    "format_kinds",
     "make_format",
 ]

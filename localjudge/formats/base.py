@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
@@ -20,6 +21,8 @@ from ..errors import InputError, ParseError
 # A JSON string body: any char but quote, backslash and control chars, or a simple escape.
 JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
 FREE_LINE = r"[^\n]+"
+# how a format's results compare with human labels (agreement.py); "none": they cannot (a statement list)
+LabelKind = Literal["categorical", "numeric", "pairwise", "none"]
 
 
 def literal(text: str) -> str:
@@ -275,6 +278,26 @@ class OutputFormat(ABC):
     def describe(self) -> str:
         """A short readable form, `kind(param=value, ...)`."""
         return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
+
+    # -- facts about the format's results that reports, agreement and integrations read -------------
+    # Class methods take the parameters of a stored spec (a record's format), so no format is built.
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """How results compare with human labels, and the values the format can produce (None: any);
+        None (the default) when that is decided from the results' values (numbers: numeric)."""
+        return None
+
+    @classmethod
+    def is_pairwise(cls, params: Mapping[str, Any]) -> bool:
+        """Whether results pick the better of two responses (1 or 2): a pairwise format, swappable for
+        position-bias checks (default False)."""
+        return False
+
+    def score_range(self) -> NumberRange | None:
+        """The closed numeric range the verdict's value lies in, for integrations that rescale a value
+        (MLflow's pass rule); None (the default) for a format whose value is not a number in a range."""
+        return None
 
 
 # --------------------------------------------------------------------------------- numeric ranges

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError, ParseError
 from .base import (
     JSON_STR,
+    LabelKind,
     NumberRange,
     OutputFormat,
     PairwiseVerdict,
@@ -53,6 +55,11 @@ class YesNoJSON(OutputFormat):
 
     kind = "yes_no_json"
     value_prefix = '"result": "'
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Categorical: yes or no."""
+        return "categorical", ["yes", "no"]
 
     def __init__(self, field_tokens: int = 80, rationale: bool = True):
         super().__init__(field_tokens)
@@ -119,6 +126,15 @@ class ScoreJSON(OutputFormat):
 
     kind = "score_json"
     value_prefix = '"eval_score": '
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Numeric: compared with labels by rank correlation."""
+        return "numeric", None
+
+    def score_range(self) -> NumberRange | None:
+        """The score's range."""
+        return self.range
 
     def __init__(self, min: float = 1, max: float = 5, decimals: int = 0, field_tokens: int = 80, explanation: bool = True):
         super().__init__(field_tokens)
@@ -188,6 +204,16 @@ class PairwiseJSON(OutputFormat):
     kind = "pairwise_json"
     value_prefix = '"better_response": '
 
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Pairwise: 1, 2 or a tie (both orders disagree)."""
+        return "pairwise", [1, 2, "tie"]
+
+    @classmethod
+    def is_pairwise(cls, params: Mapping[str, Any]) -> bool:
+        """Always: it picks the better of two responses."""
+        return True
+
     def regex(self) -> str:
         """`{"better_response": 1|2|0, "explanation": "..."}`."""
         return r'\{"better_response": (1|2|0), "explanation": "' + JSON_STR + r'"\}'
@@ -230,6 +256,11 @@ class Statements(OutputFormat):
     """`{"statements": [str, ...]}` with at most `max_items` statements."""
 
     kind = "statements"
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """None to compare: a statement list is not a verdict."""
+        return "none", None
 
     def __init__(self, max_items: int = 12, field_tokens: int = 48):
         super().__init__(field_tokens)
@@ -279,6 +310,11 @@ class VerdictList(OutputFormat):
     """
 
     kind = "verdict_list"
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Numeric: compared with labels by rank correlation."""
+        return "numeric", None
 
     def __init__(self, n: int, unsure_value: float = 0.5, field_tokens: int = 40):
         super().__init__(field_tokens)

@@ -17,12 +17,13 @@ does not give one clear verdict is a `ParseError`, never a guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
-from .base import FREE_LINE, NumberRange, OutputFormat, literal
+from .base import FREE_LINE, LabelKind, NumberRange, OutputFormat, literal
 
 Mode = Literal["absolute", "relative"]
 
@@ -41,6 +42,20 @@ class FeedbackFormat(OutputFormat):
 
     LABELS: ClassVar[tuple[str, str]] = ("A", "B")
     verdict_before: ClassVar[re.Pattern[str]]  # the output text just before the verdict value
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Absolute mode: numeric; relative mode: pairwise (1, 2 or a tie)."""
+        return ("pairwise", [1, 2, "tie"]) if cls.is_pairwise(params) else ("numeric", None)
+
+    @classmethod
+    def is_pairwise(cls, params: Mapping[str, Any]) -> bool:
+        """In relative mode (A or B)."""
+        return params.get("mode") == "relative"
+
+    def score_range(self) -> NumberRange | None:
+        """The score's range in absolute mode; None in relative mode (the value is 1 or 2, not a score)."""
+        return self.range if self.mode == "absolute" else None
 
     def __init__(self, mode: Mode = "absolute", min: int = 1, max: int = 5, field_tokens: int = 200, feedback: bool = True):
         super().__init__(field_tokens)
@@ -170,6 +185,11 @@ class FlowJudge(FeedbackFormat):
 
     kind = "flow_judge"
     verdict_before = re.compile(r"<score>\n?$")
+
+    @classmethod
+    def is_pairwise(cls, params: Mapping[str, Any]) -> bool:
+        """Never: Flow-Judge grades one output on a rubric (absolute mode only)."""
+        return False
 
     def __init__(self, mode: Mode = "absolute", min: int = 1, max: int = 5, field_tokens: int = 200, feedback: bool = True):
         if mode != "absolute":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError, ParseError
@@ -11,6 +12,7 @@ from .base import (
     JSON_STR,
     ChoiceVerdict,
     FourLineVerdict,
+    LabelKind,
     NumberRange,
     OutputFormat,
     ScoreLinesVerdict,
@@ -28,6 +30,15 @@ class ScoreLines(OutputFormat):
 
     kind = "score_lines"
     value_prefix = "score: "
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Numeric: compared with labels by rank correlation."""
+        return "numeric", None
+
+    def score_range(self) -> NumberRange | None:
+        """The score's range."""
+        return self.range
 
     def __init__(self, min: int = 1, max: int = 5, field_tokens: int = 80, justification: bool = True):
         super().__init__(field_tokens)
@@ -109,6 +120,12 @@ class FourLine(OutputFormat):
     """
 
     kind = "four_line"
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Numeric: compared with labels by rank correlation."""
+        return "numeric", None
+
     KEYS = (("accuracy", "Accuracy"), ("comprehensiveness", "Comprehensiveness"), ("context_precision", "Context Precision"))
 
     def n_free_fields(self) -> int:
@@ -187,6 +204,12 @@ class Choice(OutputFormat):
     """
 
     kind = "choice"
+
+    @classmethod
+    def label_kind(cls, params: Mapping[str, Any]) -> tuple[LabelKind, list[Any] | None] | None:
+        """Categorical: its labels (None when the stored spec does not list them)."""
+        labels = params.get("labels")
+        return "categorical", [str(x) for x in labels] if labels else None
 
     def __init__(
         self, labels: list[str], values: dict[str, float] | None = None, rationale: bool = False, field_tokens: int = 80

@@ -193,7 +193,7 @@ def scorer(
 def _pass_if(judge: JudgeProtocol) -> Callable[[Any], bool] | None:
     """For judges with a numeric range (score_lines, score_json): value -> normalised score >= threshold."""
     fmts = judge.output_formats
-    rng = getattr(fmts[0], "range", None) if len(fmts) == 1 else None
+    rng = fmts[0].score_range() if len(fmts) == 1 else None
     if rng is None:
         return None
     lo, hi, threshold = float(rng.lo), float(rng.hi), judge.pass_threshold

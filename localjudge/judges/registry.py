@@ -1,17 +1,34 @@
-"""The judge registry: built-in TOML files plus a user's `--judges-dir`, a plain dict by name.
+"""The judge registry: built-in TOML files, installed plugins' judge folders, a user's `--judges-dir`.
 
 User files get the same validation as built-ins; a user file with a built-in's name replaces it.
-Files whose name starts with `_` are ignored (drafts, shared snippets).
+Files whose name starts with `_` are ignored (drafts, shared snippets). Plugins add folders through the
+`localjudge.judges` entry point group (plugins.py); they are read only when a name is not a built-in or
+user judge, and for listings. A plugin judge never replaces a built-in one (that is an error naming both);
+a broken plugin is an error only where its judges are asked for (`PluginError`, naming the plugin).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import sys
 from importlib import resources
+from os import PathLike
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from ..errors import JudgeSpecError, UnknownJudgeError
+from ..errors import JudgeSpecError, LocalJudgeError, UnknownJudgeError
+from ..plugins import PluginError
+
+if sys.version_info >= (3, 11):
+    from importlib.resources.abc import Traversable
+
+    import tomllib
+else:  # pragma: no cover
+    from importlib.abc import Traversable
+
+    import tomli as tomllib
 from .judge import Judge
 from .spec import read_spec, spec_from_dict
 
@@ -38,12 +55,6 @@ def _builtin_files() -> list[tuple[str, str]]:
 
 @functools.cache
 def _builtins() -> dict[str, Judge]:
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     out: dict[str, Judge] = {}
     for fname, text in _builtin_files():
         origin = f"builtin/{fname}"
@@ -69,17 +80,76 @@ def _user_judges(judges_dir: str | Path) -> dict[str, Judge]:
     return out
 
 
-def registry(judges_dir: str | Path | None = None) -> dict[str, Judge]:
-    """All judges by name: built-ins, then the user's files (which may replace a built-in)."""
+def _plugin_folder(obj: Any) -> Traversable:
+    """A plugin entry point's object as a folder: a package (its folder), a path, or a function giving either."""
+    if callable(obj) and not isinstance(obj, ModuleType):
+        obj = obj()
+    if isinstance(obj, ModuleType):
+        return resources.files(obj)
+    if isinstance(obj, (str, PathLike)):
+        return Path(obj)
+    if isinstance(obj, Traversable):
+        return obj
+    raise TypeError(f"gives {type(obj).__name__}; point it at a package, a folder path, or a function returning one")
+
+
+@functools.cache
+def _plugin_judges() -> tuple[dict[str, Judge], tuple[str, ...]]:
+    """Every installed plugin's judges by name, and one line per plugin that failed (it adds no judge)."""
+    from .. import plugins
+
+    out: dict[str, Judge] = {}
+    problems: list[str] = []
+    builtins = _builtins()
+    for name in plugins.names(plugins.JUDGES):
+        ep = plugins.find(plugins.JUDGES, name)
+        assert ep is not None
+        found: dict[str, Judge] = {}
+        try:
+            try:
+                folder = _plugin_folder(plugins.load(ep))
+            except TypeError as e:
+                raise plugins.PluginError(f"{plugins.describe(ep)} {e}") from None
+            if not folder.is_dir():
+                raise plugins.PluginError(f"{plugins.describe(ep)}: {folder} is not a folder of judge .toml files")
+            files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml") and not f.name.startswith("_")), key=str)
+            for f in files:
+                origin = f"plugin {ep.dist.name if ep.dist else name}: {f.name}"
+                try:
+                    j = Judge(spec_from_dict(tomllib.loads(f.read_text("utf-8")), origin), origin)
+                except tomllib.TOMLDecodeError as e:
+                    raise JudgeSpecError(f"judge file {origin}: not valid TOML ({e})") from None
+                if j.name in builtins or j.name in out or j.name in found:
+                    other = builtins[j.name].origin if j.name in builtins else (out.get(j.name) or found[j.name]).origin
+                    raise JudgeSpecError(f"judge file {origin}: key 'name': {j.name!r} is also defined in {other}; rename one")
+                found[j.name] = j
+        except LocalJudgeError as e:
+            problems.append(str(e) if isinstance(e, plugins.PluginError) else f"{plugins.describe(ep)}: {e}")
+            continue
+        out.update(found)
+    return out, tuple(problems)
+
+
+def plugin_problems() -> list[str]:
+    """One line per installed judge plugin that could not be read (listings show them; lookups raise them)."""
+    return list(_plugin_judges()[1])
+
+
+def registry(judges_dir: str | Path | None = None, *, plugins: bool = True) -> dict[str, Judge]:
+    """All judges by name: built-ins, installed plugins' judges, then the user's files (which may replace
+    a built-in). `plugins=False`: without reading the plugins (a lookup of a name found without them)."""
     out = dict(_builtins())
+    if plugins:
+        out.update(_plugin_judges()[0])
     if judges_dir is not None:
         out.update(_user_judges(judges_dir))
     return out
 
 
-def list_judges(judges_dir: str | Path | None = None) -> list[Judge]:
-    """Every judge, sorted by name."""
-    reg = registry(judges_dir)
+def list_judges(judges_dir: str | Path | None = None, *, plugins: bool = True) -> list[Judge]:
+    """Every judge, sorted by name (a broken plugin adds none: see `plugin_problems`); `plugins=False`: the
+    built-in (and `judges_dir`) judges alone, whatever is installed."""
+    reg = registry(judges_dir, plugins=plugins)
     return [reg[k] for k in sorted(reg)]
 
 
@@ -87,9 +157,15 @@ def get_judge(name: str, judges_dir: str | Path | None = None) -> Judge:
     """A judge by name, or a path to a judge file; unknown names suggest the closest ones."""
     if name.endswith(".toml") or "/" in name:
         return load_judge_file(name)
-    reg = registry(judges_dir)
+    reg = registry(judges_dir, plugins=False)
     if name in reg:
         return reg[name]
+    reg = registry(judges_dir)  # not built in, not the user's: read the installed plugins
+    if name in reg:
+        return reg[name]
+    problems = plugin_problems()
+    if problems:  # the judge may be in a plugin that cannot be read: say so rather than "unknown"
+        raise PluginError(f"unknown judge {name!r}, and {problems[0]}")
     close = difflib.get_close_matches(name, list(reg), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "run `localjudge judges list` to see them"
     raise UnknownJudgeError(f"unknown judge {name!r}; {hint}")

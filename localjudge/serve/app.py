@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..engine.base import Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
+from ..engine.capabilities import Capability, capabilities_of
 from ..engine.worker import EngineWorker
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText, SchemaError
@@ -80,7 +81,8 @@ class ServerState:
         self.identity = identity or engine.identity()
         self.model_name = config.model_name or engine.model_id
         self.worker = EngineWorker(engine, max_pending=config.max_pending, name="localjudge-serve-engine")
-        vocab = getattr(engine, "vocab", None)
+        self.capabilities = capabilities_of(engine)
+        vocab = engine.vocab if Capability.VOCABULARY in self.capabilities else None  # type: ignore[attr-defined]
         self.pieces: list[bytes] | None = vocab.pieces if vocab is not None else None
         vocab_path = save_vocab(vocab, cache_home() / "serve") if vocab is not None else None
         limits = CompileLimits(config.compile_seconds, config.compile_memory_mb << 20)
@@ -100,9 +102,8 @@ class ServerState:
         n_prompt = engine.count_tokens(p.messages)
         n_ctx = engine.n_ctx
         need = 1
-        compile_ = getattr(engine, "compile", None)
-        if fmt.constrained and compile_ is not None:
-            fsm = compile_(fmt)
+        if fmt.constrained and Capability.COMPILE in self.capabilities:
+            fsm = engine.compile(fmt)  # type: ignore[attr-defined]
             need = max(1, int(fsm.dist[fsm.initial]))
         if p.max_tokens is not None:
             if p.max_tokens < need:
@@ -147,7 +148,8 @@ class ServerState:
                 done(GenerationCancelled("the client went away before the request started"))
                 return
             budget = self.budget(engine, p, fmt)
-            opts = p.options.model_copy(update={"max_tokens": budget, "on_tokens": on_tokens})
+            streams = Capability.STREAMING in self.capabilities  # else the whole answer comes in the last chunk
+            opts = p.options.model_copy(update={"max_tokens": budget, "on_tokens": on_tokens if streams else None})
             engine.submit([(p.messages, fmt)], opts, lambda gens: done(gens[0]), cancel=cancel)
             accepted()
 
