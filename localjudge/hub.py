@@ -116,9 +116,7 @@ def _is_network_error(e: BaseException) -> bool:
     """No route to the hub: a refused or failed connection or a time-out, from the stdlib or an HTTP client."""
     if isinstance(e, (ConnectionError, TimeoutError)):
         return True
-    return any(
-        c.__name__ in _NETWORK_ERRORS and c.__module__.split(".")[0] in _TRANSPORT_PACKAGES for c in type(e).__mro__
-    )
+    return any(c.__name__ in _NETWORK_ERRORS and c.__module__.split(".")[0] in _TRANSPORT_PACKAGES for c in type(e).__mro__)
 
 
 def _hub_error(e: BaseException, spec: PullSpec, where: str) -> ModelError:

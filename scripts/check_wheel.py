@@ -41,9 +41,7 @@ SKIP = re.compile(r"(^|/)(__pycache__|\.mypy_cache|\.ruff_cache)(/|$)|\.py[co]$"
 def source_files() -> set[str]:
     """The package's files as the repository tracks them (git), else as they lie on disk (no git)."""
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z", PACKAGE], cwd=ROOT, capture_output=True, check=True, text=True
-        ).stdout
+        out = subprocess.run(["git", "ls-files", "-z", PACKAGE], cwd=ROOT, capture_output=True, check=True, text=True).stdout
         files = {f for f in out.split("\0") if f}
     except (OSError, subprocess.CalledProcessError):
         files = set()

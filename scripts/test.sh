@@ -2,7 +2,8 @@
 # Install localjudge with its test extras into .venv, check the code, and run the whole test suite.
 # Fresh machine: builds llama-cpp-python from source (about 6 minutes on 2 cores; pip caches the wheel).
 # Checks, in order (any finding fails): ruff check, ruff format --check, mypy on localjudge/, public
-# docstring coverage >= 90 %; then pytest (arguments are passed to pytest: `bash scripts/test.sh -m "not slow"`).
+# docstring coverage >= 90 %; the built wheel in a clean venv per extra (scripts/test_wheel.sh; SKIP_WHEEL_TEST=1
+# skips it); then pytest (arguments are passed to pytest: `bash scripts/test.sh -m "not slow"`).
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium) or that one test is skipped with a reason.
 set -euo pipefail
@@ -19,5 +20,6 @@ echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
 echo "== ruff format --check"; .venv/bin/ruff format --check localjudge tests scripts examples
 echo "== mypy"; .venv/bin/mypy
 echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
+echo "== wheel"; [ "${SKIP_WHEEL_TEST:-}" = 1 ] || bash scripts/test_wheel.sh
 echo "== pytest"
 exec .venv/bin/python -m pytest "$@"

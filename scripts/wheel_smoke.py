@@ -108,23 +108,37 @@ class Smoke:
         help_text = self.cli("--help").stdout
         if "judge" not in help_text or "run" not in help_text:
             raise SmokeError(f"localjudge --help lacks its commands: {help_text[:300]}")
-        heavy = self.python(
-            "import sys, runpy; sys.argv=['localjudge','--help']\n"
-            "try:\n    runpy.run_module('localjudge.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('pandas','pyarrow','scipy','starlette','uvicorn','mlflow','ray','huggingface_hub') if m in sys.modules), file=sys.stderr)"
-        ).stderr.strip().splitlines()[-1]
+        heavy = (
+            self.python(
+                "import sys, runpy; sys.argv=['localjudge','--help']\n"
+                "try:\n    runpy.run_module('localjudge.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+                "print(sorted(m for m in ('pandas','pyarrow','scipy','starlette','uvicorn','mlflow','ray','huggingface_hub') if m in sys.modules), file=sys.stderr)"
+            )
+            .stderr.strip()
+            .splitlines()[-1]
+        )
         if heavy != "[]":
             raise SmokeError(f"localjudge --help imported optional extras: {heavy}")
         self.ok("--help (no optional extra imported)")
         verdict = json.loads(
             self.cli(
-                "judge", "correctness", "--field", "input=What is the capital of France?", "--field", "output=Paris is the capital.",
-                "--field", "ground_truth=Paris", "--threads", "1",
+                "judge",
+                "correctness",
+                "--field",
+                "input=What is the capital of France?",
+                "--field",
+                "output=Paris is the capital.",
+                "--field",
+                "ground_truth=Paris",
+                "--threads",
+                "1",
             ).stdout
         )
         if verdict.get("value") not in ("yes", "no"):
             raise SmokeError(f"judge correctness gave {verdict}")
-        lines = self.cli("judge", "score_lines", "--prompt", "Rate this haiku 1-5: old pond / frog jumps in / splash", "--threads", "1")
+        lines = self.cli(
+            "judge", "score_lines", "--prompt", "Rate this haiku 1-5: old pond / frog jumps in / splash", "--threads", "1"
+        )
         if not lines.stdout.strip():
             raise SmokeError("judge score_lines printed nothing")
         self.ok("judge correctness and judge score_lines on the default model")
@@ -135,13 +149,30 @@ class Smoke:
         if "Traceback" in bad.stderr:
             raise SmokeError(f"parse error is a traceback: {bad.stderr[-500:]}")
         self.ok("parse score_lines (exit 0; exit 2 on a parse error)")
-        for args in (("judges", "list"), ("judges", "show", "groundedness"), ("models", "list"), ("models", "verify", "smollm2-135m")):
+        for args in (
+            ("judges", "list"),
+            ("judges", "show", "groundedness"),
+            ("models", "list"),
+            ("models", "verify", "smollm2-135m"),
+        ):
             self.cli(*args)
         self.ok("judges list / show, models list / verify")
         out = self.work / "quickstart"
         self.cli(
-            "run", str(ROOT / "examples" / "rag_sample.jsonl"), "--judge", "groundedness", "--judge", "correctness",
-            "--out", str(out), "--limit", "2", "--threads", "1", "-q", ok=(0, 1),
+            "run",
+            str(ROOT / "examples" / "rag_sample.jsonl"),
+            "--judge",
+            "groundedness",
+            "--judge",
+            "correctness",
+            "--out",
+            str(out),
+            "--limit",
+            "2",
+            "--threads",
+            "1",
+            "-q",
+            ok=(0, 1),
         )
         summary = json.loads((out / "summary.json").read_text())
         if not (out / "results.jsonl").exists() or "groundedness" not in json.dumps(summary):
@@ -183,7 +214,11 @@ class Smoke:
     def smoke_serve(self) -> None:
         proc = subprocess.Popen(
             [CLI, "serve", "--host", "127.0.0.1", "--port", "0", "--threads", "1", "--no-precompile"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=self.work, env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=self.work,
+            env=self.env,
         )
         try:
             url = None
@@ -229,16 +264,20 @@ class Smoke:
         sys.path.insert(0, str(ROOT / "tests"))
         from hub_server import FakeHub  # stdlib only
 
-        src = self.python(
-            "from localjudge.models import resolve_model; print(resolve_model(None).path)"
-        ).stdout.strip().splitlines()[-1]
+        src = (
+            self.python("from localjudge.models import resolve_model; print(resolve_model(None).path)")
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         with FakeHub(xet=True) as hub:
             hub.add("test/smol", "smol.gguf", Path(src))
             r = self.cli("models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol", HF_ENDPOINT=hub.url)
             if "recorded" not in r.stdout:
                 raise SmokeError(f"models pull said: {r.stdout} {r.stderr}")
         self.cli("models", "verify", "smol")
-        j = json.loads(self.cli("judge", "yes_no_json", "--prompt", "Is 2+2=4?", "--model", "smol", "--fast", "--threads", "1").stdout)
+        j = json.loads(
+            self.cli("judge", "yes_no_json", "--prompt", "Is 2+2=4?", "--model", "smol", "--fast", "--threads", "1").stdout
+        )
         if j.get("value") not in ("yes", "no"):
             raise SmokeError(f"judging with the pulled model gave {j}")
         self.ok("models pull from the loopback hub, verify, judge with it")
@@ -280,8 +319,23 @@ class Smoke:
     def smoke_ray(self) -> None:
         out = self.work / "ray-run"
         self.cli(
-            "run", str(ROOT / "examples" / "rag_sample.jsonl"), "-j", "relevance_to_query", "--fast", "--limit", "2",
-            "--engine", "ray", "--workers", "1", "--threads", "1", "--out", str(out), "-q", ok=(0, 1),
+            "run",
+            str(ROOT / "examples" / "rag_sample.jsonl"),
+            "-j",
+            "relevance_to_query",
+            "--fast",
+            "--limit",
+            "2",
+            "--engine",
+            "ray",
+            "--workers",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+            "-q",
+            ok=(0, 1),
         )
         results = [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines() if ln.strip()]
         if len(results) != 2 or any(r.get("error") for r in results):
