@@ -47,6 +47,24 @@ QUIET_ENV = {
 }
 
 
+# What pip resolved for localjudge's own requirements with this extra (the floors in pyproject.toml are
+# checked against these and the test venv's: CONTRIBUTING.md, "Dependency floors").
+RESOLVED = """
+import importlib.metadata as md, re, sys
+extra = sys.argv[1]
+seen = []
+for req in md.requires("localjudge") or []:
+    name = re.match(r"[A-Za-z0-9._-]+", req).group(0)
+    wanted = re.search(r'extra == "([^"]+)"', req)
+    if name != "localjudge" and (wanted is None or wanted.group(1) == extra):
+        try:
+            seen.append(f"{name} {md.version(name)}")
+        except md.PackageNotFoundError:
+            pass  # a marker that does not apply here (python_version)
+print(", ".join(seen))
+"""
+
+
 class SmokeError(Exception):
     """One failed check, with what was expected and what came back."""
 
@@ -88,9 +106,9 @@ class Smoke:
         """The installed `localjudge` command."""
         return self.sh(CLI, *args, **kw)
 
-    def python(self, code: str, **kw):
-        """A Python snippet in this venv, pinned to one CPU."""
-        return self.sh(sys.executable, "-c", code, **kw)
+    def python(self, code: str, *args: str, **kw):
+        """A Python snippet in this venv (with `args` as sys.argv[1:]), pinned to one CPU."""
+        return self.sh(sys.executable, "-c", code, *args, **kw)
 
     def ok(self, what: str) -> None:
         print(f"wheel smoke [{self.extra}] ok: {what}", flush=True)
@@ -102,6 +120,8 @@ class Smoke:
         if "site-packages" not in where.parts or ROOT in where.parents:
             raise SmokeError(f"localjudge imports from {where}, not from the venv's site-packages")
         self.ok(f"localjudge imports from the wheel ({where.parent})")
+        versions = self.python(RESOLVED, self.extra).stdout.strip()
+        self.ok(f"resolved {versions}")
 
     # ---------------------------------------------------------------- none: the base install
     def smoke_none(self) -> None:
@@ -201,7 +221,7 @@ class Smoke:
         rows = [json.loads(ln) for ln in (ROOT / "examples" / "rag_sample.jsonl").read_text().splitlines()[:2]]
         data = self.work / "rows.parquet"
         make = "import json, sys, pandas as pd; pd.DataFrame(json.loads(sys.stdin.read())).to_parquet(sys.argv[1])"
-        self.sh(sys.executable, "-c", make, str(data), stdin=json.dumps(rows))
+        self.python(make, str(data), stdin=json.dumps(rows))
         out = self.work / "parquet-run"
         self.cli("run", str(data), "-j", "relevance_to_query", "--fast", "--out", str(out), "--threads", "1", "-q", ok=(0, 1))
         results = [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines() if ln.strip()]
