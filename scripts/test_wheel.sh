@@ -13,7 +13,8 @@
 # Fast on purpose: pip's wheel cache is shared (no --no-cache-dir), and llama-cpp-python is constrained to
 # the version the test venv has, so the clean venvs take the wheel pip built for it and never rebuild it.
 # The other dependencies resolve freely, as they do for a user (that is how [hub] alone got huggingface-hub
-# 2.x with httpx2 instead of httpx). Model runs use one thread. Exits 1 naming every extra that failed.
+# 2.x with httpx2 instead of httpx). --no-compile: no bytecode for 100+ packages per venv that each smoke
+# imports once. Model runs use one thread. Exits 1 naming every extra that failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -47,7 +48,7 @@ for extra in $EXTRAS; do
   echo "== wheel [$extra]: clean venv, pip install $(basename "$spec")"
   if "$PY" -m venv "$venv" \
     && "$venv/bin/python" -m pip install -q --upgrade pip >"$WORK/pip-$extra.log" 2>&1 \
-    && "$venv/bin/python" -m pip install -q -c "$WORK/constraints.txt" "$spec" >>"$WORK/pip-$extra.log" 2>&1; then
+    && "$venv/bin/python" -m pip install -q --no-compile -c "$WORK/constraints.txt" "$spec" >>"$WORK/pip-$extra.log" 2>&1; then
     echo "   installed in $((SECONDS - t)) s: $("$venv/bin/python" -m pip list 2>/dev/null | wc -l) packages"
     if (cd "$WORK" && "$venv/bin/python" "$ROOT/scripts/wheel_smoke.py" "$extra"); then
       echo "== wheel [$extra]: passed in $((SECONDS - t)) s"
