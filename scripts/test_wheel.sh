@@ -30,7 +30,7 @@ if ! "$PY" -m build --outdir "$WORK/dist" . >"$WORK/build.log" 2>&1; then
 fi
 WHEEL=$(ls "$WORK"/dist/*.whl)
 SDIST=$(ls "$WORK"/dist/*.tar.gz)
-echo "== wheel: check the contents of $(basename "$WHEEL") and $(basename "$SDIST")"
+echo "== wheel: built in $((SECONDS - start)) s; check the contents of $(basename "$WHEEL") and $(basename "$SDIST")"
 "$PY" scripts/check_wheel.py "$WHEEL" "$SDIST" || { echo "wheel: FAILED: contents (scripts/check_wheel.py)" >&2; exit 1; }
 "$PY" -m check_wheel_contents "$WHEEL" || { echo "wheel: FAILED: check-wheel-contents" >&2; exit 1; }
 
@@ -39,6 +39,7 @@ echo "== wheel: check the contents of $(basename "$WHEEL") and $(basename "$SDIS
 LLAMA=$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')
 echo "llama-cpp-python==$LLAMA" >"$WORK/constraints.txt"
 
+echo "== wheel: contents checked at $((SECONDS - start)) s"
 failed=()
 for extra in $EXTRAS; do
   t=$SECONDS
@@ -60,7 +61,9 @@ for extra in $EXTRAS; do
     echo "wheel smoke [$extra] FAILED: pip could not install $(basename "$spec") into a clean venv" >&2
     failed+=("$extra")
   fi
+  t=$SECONDS
   rm -rf "$venv"
+  echo "   venv removed in $((SECONDS - t)) s"
 done
 
 echo "== wheel: $((SECONDS - start)) s in all"
