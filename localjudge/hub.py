@@ -127,13 +127,25 @@ def _hint(name: str) -> str:
     return f"or copy the file here and run: localjudge models add PATH --name {name}"
 
 
+# The transport errors huggingface_hub lets through: httpx's (hub 1.x) or httpx2's (hub 2.x), matched by class
+# name so that neither package is imported here (the [hub] extra brings only the one its hub version needs).
+_TRANSPORT_PACKAGES = ("httpx", "httpx2", "httpcore", "httpcore2", "requests", "urllib3")
+_NETWORK_ERRORS = {"NetworkError", "TimeoutException", "ConnectError", "ConnectTimeout", "ConnectionError", "Timeout"}
+
+
+def _is_network_error(e: BaseException) -> bool:
+    """No route to the hub: a refused or failed connection or a time-out, from the stdlib or an HTTP client."""
+    if isinstance(e, (ConnectionError, TimeoutError)):
+        return True
+    return any(c.__name__ in _NETWORK_ERRORS and c.__module__.split(".")[0] in _TRANSPORT_PACKAGES for c in type(e).__mro__)
+
+
 def _hub_error(e: BaseException, spec: PullSpec, where: str) -> ModelError:
-    """One line for whatever huggingface_hub / httpx raised."""
-    import httpx
+    """One line for whatever huggingface_hub or its HTTP client raised."""
     from huggingface_hub import errors as hf
 
     what = f"{spec.repo}/{spec.file}@{spec.revision}"
-    if isinstance(e, (httpx.ConnectError, httpx.TimeoutException, httpx.NetworkError, ConnectionError)):
+    if _is_network_error(e):
         return DownloadError(
             f"cannot reach the model hub at {where} ({type(e).__name__}): no network? check it, a proxy or HF_ENDPOINT, {_hint(spec.name)}"
         )
