@@ -44,6 +44,7 @@ from pydantic import BaseModel
 
 from .agreement import read_labels
 from .atomic import write_atomic, write_json_atomic
+from .batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
 from .digest import sha256_file
 from .engine.base import DecodeOptions, Engine
 from .errors import InputError
@@ -51,7 +52,6 @@ from .formats import OutputFormat
 from .judges import Judge, get_judge
 from .judges.spec import spec_from_dict
 from .judges.writer import dump_judge_toml
-from .runner import evaluate
 from .stats import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
 
 POSITIVE_GUESSES = ("yes", "true", "pass", "1", "positive", "good", "correct")

@@ -4,8 +4,8 @@
 is loaded through the backend seam (`ModelRef(spec, options).engine()`) on the first batch, after the
 worker checked that the model it resolves on its node has the digest the driver recorded; a missing
 model or a different file is a `ModelError` naming the node. Judges arrive pickled once per run and
-are kept; a batch is one judge's rows, submitted together and drained once, exactly as the local
-runner does with a chunk. Each row's result goes back as a `JudgeResult` or as a packed exception.
+are kept; a batch is one judge's rows, submitted together and drained once through the local
+runner's own step (`judges.batch.EngineBatch`). Each row's result goes back as a `JudgeResult` or as a packed exception.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, Engine
 from ..errors import ConstraintError, ModelError
+from ..judges.batch import EngineBatch
 from ..judges.protocol import JudgeProtocol
 from ..results import JudgeResult
 
@@ -111,13 +112,10 @@ class JudgeWorker:
         def on_result(i: int, r: JudgeResult | Exception) -> None:
             results[i] = r
 
-        judge.submit_many(engine, rows, options, on_result, model_id)
-        try:
-            engine.drain()
-        except (ModelError, ConstraintError):
-            raise
-        except Exception as e:  # the engine failed mid-batch: every unfinished row gets this error (as the local runner does)
-            results = [e if r is None else r for r in results]
+        # the local runner's step: submit, drain once; a failure mid-batch is every unfinished row's error
+        batch = EngineBatch(engine, options, model_id, on_result)
+        batch.submit(judge, rows)
+        batch.drain(fatal=(ModelError, ConstraintError))
         out: list[JudgeResult | tuple[Any, ...]] = []
         for r in results:
             if r is None:  # a judge that never reported a row: an error for that row, never a silent gap

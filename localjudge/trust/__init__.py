@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..runner import RunResult
+    from ..batch.types import RunResult
 
 _PANEL_KEYS = {"aggregation", "weights"}
 

@@ -41,8 +41,8 @@ from .members import (
 )
 
 if TYPE_CHECKING:
+    from ..batch.types import RunResult
     from ..judges.protocol import JudgeProtocol
-    from ..runner import RunResult
 
 
 def confidence(r: JudgeResult) -> float | None:
@@ -78,8 +78,9 @@ def run_cascade(
     **run: Any,
 ) -> RunResult:
     """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
+    from ..batch.run import run as evaluate
+    from ..batch.types import RunResult, RunSummary
     from ..pairwise import BothOrders
-    from ..runner import RunResult, RunSummary, evaluate
 
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
         raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")

@@ -160,9 +160,9 @@ def align_escalation(
 
     from ..agreement import read_labels
     from ..align import binary_labels, stratified_split
+    from ..batch.run import run as evaluate
     from ..engine.base import DecodeOptions
     from ..errors import InputError
-    from ..runner import evaluate
     from .cascade import confidence as conf_of
 
     rows = read_labels(labels)

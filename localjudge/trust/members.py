@@ -21,7 +21,7 @@ from ..results import JudgeResult, ResultRow
 from ..store import Store
 
 if TYPE_CHECKING:
-    from ..runner import RunCounts, RunResult
+    from ..batch.types import RunCounts, RunResult
 
 MEMBER_SEP = "@"
 # the data columns that may name the model under test (first found wins), for the same-family warning
@@ -160,7 +160,7 @@ def results_by_judge(store: Store, run_id: str, judges: Sequence[str], n_rows: i
 
 def sum_counts(results: Sequence[RunResult]) -> RunCounts:
     """The counts of several runs into one run (members or stages): cells and outcomes added, rows the largest."""
-    from ..runner import RunCounts
+    from ..batch.types import RunCounts
 
     c = RunCounts(rows=max(r.counts.rows for r in results))
     for r in results:

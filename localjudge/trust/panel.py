@@ -47,8 +47,8 @@ from .members import (
 )
 
 if TYPE_CHECKING:
+    from ..batch.types import RunResult
     from ..judges.protocol import JudgeProtocol
-    from ..runner import RunResult
 
 AGGREGATIONS = ("majority", "mean", "median")
 
@@ -238,7 +238,8 @@ def run_panel(
     **run: Any,
 ) -> RunResult:
     """Run a panel (see the module docstring); `run` holds evaluate's other keywords (out, mapping, options, ...)."""
-    from ..runner import RunResult, RunSummary, evaluate
+    from ..batch.run import run as evaluate
+    from ..batch.types import RunResult, RunSummary
 
     members = list(panel)
     if model is not None or engine is not None:

@@ -16,7 +16,7 @@ from ..errors import InputError, StorageError
 from ..store import Store
 
 if TYPE_CHECKING:
-    from ..runner import RunResult
+    from ..batch.types import RunResult
 
 
 def new_run_id(out: Any) -> str:

@@ -1,0 +1,114 @@
+"""Planning a batch run before any inference: judges onto columns, rows into chunks, and each cell's cache key.
+
+A cell's cache key is `canonical_hash` of its reproducibility record (model sha256, judge version, format,
+the hash of every prompt the judge will send, decode options, seed, localjudge version) with the judge's
+name and the engine settings that change outputs. Stores written by earlier versions resume on these keys:
+change nothing here without a store migration (tests/test_legacy_store.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..datasets import ColumnSpec, Dataset, Row, resolve_mapping
+from ..engine.base import DecodeOptions, canonical_hash
+from ..errors import InputError
+from ..judges.protocol import JudgeProtocol
+from ..pairwise import BothOrders, is_pairwise_format
+from ..results import Record
+
+
+@dataclass
+class JudgePlan:
+    """One judge of a run: its variables mapped onto the data's columns, and its output format."""
+
+    judge: JudgeProtocol
+    name: str
+    required: list[str]
+    allow_empty: list[str]
+    columns: dict[str, ColumnSpec]
+    format_spec: Any
+    format_name: str
+
+
+@dataclass
+class CellKeys:
+    """What every cell's record and cache key share: the model, the decode options, the version, the engine settings."""
+
+    model_id: str
+    model_sha: str
+    version: str
+    key_extra: dict[str, Any]
+    opts: DecodeOptions
+
+    def record_and_key(self, plan: JudgePlan, prompt_hash: str) -> tuple[Record, str]:
+        """The reproducibility record of one cell and its cache key."""
+        record = Record(
+            model_id=self.model_id,
+            model_sha256=self.model_sha,
+            judge_version=plan.judge.version,
+            format=plan.format_spec,
+            prompt_hash=prompt_hash,
+            decode_options=self.opts.model_dump(),
+            seed=self.opts.seed,
+            localjudge_version=self.version,
+        )
+        key = canonical_hash({"judge": plan.name, **record.model_dump(exclude={"model_id"}), "engine": self.key_extra})
+        return record, key
+
+
+def plan_judges(
+    judges: Sequence[str | JudgeProtocol],
+    judges_dir: str | None,
+    ds: Dataset,
+    explicit: dict[str, ColumnSpec],
+    both_orders: bool = False,
+) -> list[JudgePlan]:
+    """Every judge (a catalog name or a judge object) mapped onto `ds`'s columns; bad names or mappings raise `InputError`."""
+    if not judges:
+        raise InputError("no judge given; name at least one with --judge (see `localjudge judges list`)")
+    plans: list[JudgePlan] = []
+    for given in judges:
+        j: JudgeProtocol
+        if isinstance(given, str):
+            from ..judges import get_judge
+
+            j = get_judge(given, judges_dir=judges_dir)
+        else:
+            j = given
+        fmts = j.output_formats
+        if both_orders and not isinstance(j, BothOrders) and len(fmts) == 1 and is_pairwise_format(fmts[0].spec()):
+            j = BothOrders(j)
+        if any(p.name == j.name for p in plans):
+            raise InputError(f"judge {j.name!r} given twice; name each judge once")
+        req, opt = list(j.required_variables), list(j.optional_variables)
+        aliases = {v.name: list(v.aliases) for v in j.variables}
+        allow_empty = [v.name for v in j.variables if v.allow_empty]
+        spec = [f.spec() for f in fmts] if len(fmts) > 1 else fmts[0].spec() if fmts else None
+        name = " + ".join(f.describe() for f in fmts)
+        columns = resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)
+        plans.append(JudgePlan(j, j.name, req, allow_empty, columns, spec, name))
+    unused = [v for v in explicit if not any(v in p.columns for p in plans)]
+    if unused:
+        takes = sorted({v for p in plans for v in [*p.judge.required_variables, *p.judge.optional_variables]})
+        raise InputError(f"--map {unused[0]}=...: no judge takes a variable {unused[0]!r}; they take {', '.join(takes)}")
+    return plans
+
+
+def chunks(ds: Dataset, n_rows: int, size: int, only: Collection[int] | None = None) -> Iterator[list[Row]]:
+    """The first `n_rows` rows of `ds` (only the indexes in `only`, when given) in lists of `size`."""
+    chunk: list[Row] = []
+    only = None if only is None else set(only)
+    for row in ds:
+        if row.index >= n_rows:
+            break
+        if only is not None and row.index not in only:
+            continue
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,110 @@
+"""What a batch run hands back: progress while it runs, counts, the summary, and the result with its rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..aggregate import JudgeSummary
+from ..exports import CSV_COLUMNS, flat_row
+from ..results import ResultRow
+from ..store import Store
+
+
+@dataclass
+class Progress:
+    """What a progress callback receives after every (row, judge) cell."""
+
+    rows_done: int
+    rows_total: int
+    cells_done: int
+    cells_total: int
+    evaluated: int  # judgements that ran on the engine in this invocation
+    cached: int  # served from the cache table
+    reused: int  # already in this run's results with the same key
+    elapsed_s: float
+    pass_rates: dict[str, tuple[int, int]]  # judge -> (passed, with a pass/fail) so far
+
+    @property
+    def rows_per_min(self) -> float:
+        """Rows' worth of judgements per minute (judges run row chunk by row chunk, so rows complete in steps)."""
+        if self.elapsed_s <= 0 or not self.cells_total:
+            return 0.0
+        return 60.0 * self.cells_done * self.rows_total / self.cells_total / self.elapsed_s
+
+    @property
+    def eta_s(self) -> float | None:
+        """Remaining judgements at the pace of those that ran on the engine (cached ones cost nothing)."""
+        if self.cells_done >= self.cells_total:
+            return 0.0
+        if self.evaluated == 0:
+            return None
+        return (self.cells_total - self.cells_done) * self.elapsed_s / self.evaluated
+
+
+class RunCounts(BaseModel):
+    """What a run did with its cells: judged now, from the cache, already stored, failed, unscored."""
+
+    rows: int = 0
+    cells: int = 0
+    evaluated: int = 0  # engine judgements in this invocation ("model calls")
+    cached: int = 0
+    reused: int = 0
+    failed: int = 0  # cells with a top-level error (bad input, prompt too long, a raised judgement)
+    unscored: int = 0  # all unscored cells, failed ones included
+    engine_loaded: bool = False
+
+
+class RunSummary(BaseModel):
+    """The run record (run.json) and a summary per judge."""
+
+    run: dict[str, Any]
+    judges: dict[str, JudgeSummary]
+
+
+@dataclass
+class RunResult:
+    """A finished (or interrupted) run: results streamed from its store, summary, counts."""
+
+    run_id: str
+    store_path: Path
+    out: Path | None
+    judges: list[str]
+    n_rows: int
+    summary: RunSummary
+    counts: RunCounts
+
+    @property
+    def results(self) -> ResultsView:
+        """The run's results, read from its store (re-iterable)."""
+        return ResultsView(self.store_path, self.run_id, self.judges, self.n_rows)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every (row, judge) was scored, 1 when any is unscored (see localjudge/cli/run.py for all codes)."""
+        return 1 if self.counts.unscored else 0
+
+    def to_pandas(self) -> Any:
+        """The results as a pandas DataFrame with the CSV export's columns."""
+        import pandas as pd
+
+        return pd.DataFrame([flat_row(r) for r in self.results], columns=CSV_COLUMNS)
+
+
+class ResultsView:
+    """Re-iterable typed `ResultRow`s of a run, read from its store on each iteration."""
+
+    def __init__(self, store_path: Path, run_id: str, judges: list[str], n_rows: int):
+        self.store_path, self.run_id, self.judges, self.n_rows = store_path, run_id, judges, n_rows
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        with Store(self.store_path) as st:
+            yield from st.iter_results(self.run_id, self.judges, self.n_rows)
+
+    def __len__(self) -> int:
+        with Store(self.store_path) as st:
+            return st.count(self.run_id, self.judges, self.n_rows)

@@ -1,0 +1,29 @@
+"""Batch runs: datasets in, one result per (row, judge) out; cached, resumable, streamed (see evaluate.py).
+
+    from localjudge.runner import evaluate
+    run = evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
+    run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
+
+`evaluate` (evaluate.py) sends a panel or a cascade to localjudge/trust and anything else to one plain run,
+localjudge/batch: types.py (what a run hands back), plan.py (judges onto columns, chunks, cache keys),
+loop.py (the one cell loop), run.py (the store, run.json, exports). Both build on batch, so it sits below them.
+"""
+
+from ..batch.loop import MAX_CONSECUTIVE_FAILURES
+from ..batch.run import RUN_SCHEMA_VERSION, localjudge_version
+from ..batch.types import Progress, ResultsView, RunCounts, RunResult, RunSummary
+from ..exports import CSV_COLUMNS
+from .evaluate import evaluate
+
+__all__ = [
+    "CSV_COLUMNS",
+    "MAX_CONSECUTIVE_FAILURES",
+    "RUN_SCHEMA_VERSION",
+    "Progress",
+    "ResultsView",
+    "RunCounts",
+    "RunResult",
+    "RunSummary",
+    "evaluate",
+    "localjudge_version",
+]
