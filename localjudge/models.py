@@ -1,4 +1,4 @@
-"""The model registry (models/models.toml) and model-file checks.
+"""The model registry (localjudge/_models/models.toml, plus a user's $LOCALJUDGE_MODELS_TOML) and model-file checks.
 
 `resolve_model(None | name | path)` → `ModelInfo` with a local path. Registry files live inside
 installed packages (found with `importlib.util.find_spec`, without importing them) or are
@@ -53,8 +53,9 @@ class ModelInfo(BaseModel):
 
 def registry() -> dict[str, Any]:
     """The parsed models.toml."""
-    text = resources.files("localjudge._models").joinpath("models.toml").read_text(encoding="utf-8")
-    reg = tomllib.loads(text)
+    toml = resources.files("localjudge._models").joinpath("models.toml")
+    reg = tomllib.loads(toml.read_text(encoding="utf-8"))
+    _anchor(reg.get("models", {}), Path(str(toml)).parent)
     extra = os.environ.get("LOCALJUDGE_MODELS_TOML")
     if extra:  # a user's own registry: its entries (and default) win over the built-in ones
         try:
@@ -65,8 +66,20 @@ def registry() -> dict[str, Any]:
             if "path" in entry:
                 entry.setdefault("file", entry["path"])
             reg.setdefault("models", {})[name] = entry
+        _anchor(user.get("models", {}), Path(extra).expanduser().resolve().parent)
         reg["default"] = user.get("default", reg["default"])
     return reg
+
+
+def _anchor(entries: dict[str, Any], folder: Path) -> None:
+    """A plain-file entry's relative `file` made absolute against the folder of the models.toml that names it
+    (entries in a package, in parts or on a hub keep theirs: those are relative to the package or the models home)."""
+    for entry in entries.values():
+        if any(k in entry for k in ("package", "parts", "hub")) or "file" not in entry:
+            continue
+        path = Path(entry["file"]).expanduser()
+        if not path.is_absolute():
+            entry["file"] = str(folder / path)
 
 
 def _package_dir(package: str) -> Path | None:
@@ -103,8 +116,7 @@ def _locate(name: str, entry: dict[str, Any]) -> Path:
                     while block := src.read(1 << 22):
                         out.write(block)
         return target
-    path = Path(entry["file"]).expanduser()
-    return path if path.is_absolute() else Path(__file__).resolve().parent.parent / "models" / path
+    return Path(entry["file"]).expanduser()  # absolute: `registry()` anchored it at its models.toml
 
 
 def _from_manifest(name: str, entry: dict[str, Any], pin: dict[str, Any] | None = None) -> ModelInfo:

@@ -75,6 +75,23 @@ def test_sha256_mismatch_in_a_user_registry_is_an_error(tmp_path, monkeypatch):
     assert r.returncode == 3 and "sha256" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_relative_registry_paths_resolve_next_to_the_models_toml_that_names_them(tmp_path, monkeypatch):
+    folder = tmp_path / "my-registry"
+    (folder / "weights").mkdir(parents=True)
+    (folder / "weights" / "mine.gguf").symlink_to(resolve_model(None).path)
+    reg = folder / "models.toml"
+    reg.write_text('[models.mine]\npath = "weights/mine.gguf"\n\n[models.gone]\nfile = "nowhere.gguf"\n')
+    monkeypatch.setenv("LOCALJUDGE_MODELS_TOML", str(reg))
+    monkeypatch.chdir(tmp_path)  # not the registry's folder: the path must not depend on where the command runs
+    info = resolve_model("mine")
+    assert Path(info.path) == folder / "weights" / "mine.gguf"
+    check_gguf(info.path)
+    with pytest.raises(ModelNotFoundError, match=str(folder / "nowhere.gguf")):
+        check_gguf(resolve_model("gone").path)
+    r = cli("models", "verify", "mine", env={"LOCALJUDGE_MODELS_TOML": str(reg)})
+    assert r.returncode == 0, r.stderr
+
+
 def test_base_model_without_chat_template_gets_a_clear_error_and_a_fallback(gemma):
     from localjudge.engine.llama import LlamaEngine
 
