@@ -114,9 +114,7 @@ class _Compiler:
         self.check(n, where)
         self.expanded += n
         if self.expanded > MAX_EXPANSION_CHARS:
-            raise self.fail(
-                where, f"expanding it builds more than {MAX_EXPANSION_CHARS} characters; fewer branches or $refs"
-            )
+            raise self.fail(where, f"expanding it builds more than {MAX_EXPANSION_CHARS} characters; fewer branches or $refs")
 
     def check(self, n: int, where: str) -> None:
         """`SchemaError` when a piece of `n` characters would pass the regex limit (checked before it is built)."""
