@@ -298,7 +298,7 @@ def test_sigterm_with_a_stalled_client_finishes_the_generation_then_exits(_local
 
 
 def test_schemathesis_finds_no_server_error_and_every_answer_conforms(hostile, tmp_path):
-    """Fuzz every operation of GET /openapi.json (at most 60 examples each, 120 s in all): no 5xx, every
+    """Fuzz every operation of GET /openapi.json (at most 40 examples each, 45 s in all): no 5xx, every
     status, content type and body as the document says."""
     s, doc = get(hostile.url, "/openapi.json")
     assert s == 200 and "/v1/chat/completions" in doc["paths"]
@@ -314,9 +314,9 @@ def test_schemathesis_finds_no_server_error_and_every_answer_conforms(hostile, t
             "--checks",
             "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
             "--max-examples",
-            "60",
+            "40",
             "--max-time",
-            "120",
+            "45",
             "--workers",
             "1",
             "--seed",
@@ -335,4 +335,5 @@ def test_schemathesis_finds_no_server_error_and_every_answer_conforms(hostile, t
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    print(proc.stdout[-1500:])
     assert healthy(hostile.url)["errors"] == 0
