@@ -30,8 +30,8 @@ BANNER = re.compile(r"on (http://127\.0\.0\.1:\d+)/v1")
 
 
 def amplification_schema(levels: int = 4, width: int = 26) -> dict:
-    """4 levels of $defs, each an anyOf of 26 $refs to the level below (about 2.6 KB of JSON)."""
-    defs: dict = {"L0": {"type": "string"}}
+    """4 levels of $defs, each an anyOf of 26 $refs to the level below (about 2 KB of JSON)."""
+    defs: dict = {"L0": {}}  # any JSON value: the issue's 1.4-billion-character expansion
     for i in range(1, levels + 1):
         defs[f"L{i}"] = {"anyOf": [{"$ref": f"#/$defs/L{i - 1}"} for _ in range(width)]}
     return {"$defs": defs, "$ref": f"#/$defs/L{levels}"}
@@ -46,17 +46,17 @@ def _mem(pid: int) -> dict[str, float]:
     return out
 
 
-def _request(url: str, body: dict | None = None, timeout: float = 600) -> tuple[int, float]:
+def _request(url: str, body: dict | None = None, timeout: float = 600) -> tuple[int, float, str]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
     t0 = time.perf_counter()
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
-            r.read()
+            text = r.read().decode("utf-8", "replace")
             status = r.status
     except urllib.error.HTTPError as e:
-        status = e.code
-    return status, time.perf_counter() - t0
+        status, text = e.code, e.read().decode("utf-8", "replace")
+    return status, time.perf_counter() - t0, text
 
 
 def measure(checkout: str) -> dict:
@@ -64,7 +64,7 @@ def measure(checkout: str) -> dict:
     home = tempfile.mkdtemp(prefix="bench-hostile-")
     env = {**os.environ, "PYTHONPATH": str(Path(checkout).resolve()), "LOCALJUDGE_HOME": home}
     cmd = [sys.executable, "-m", "localjudge", "serve", "--port", "0", "--no-precompile", "--option", "n_threads=1"]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=home)
     assert proc.stderr is not None
     base = None
     for line in proc.stderr:
@@ -84,7 +84,7 @@ def measure(checkout: str) -> dict:
         def poll() -> None:
             nonlocal worst, polls
             while not stop.is_set():
-                _, dt = _request(base + "/health", timeout=120)
+                _, dt, _ = _request(base + "/health", timeout=120)
                 worst, polls = max(worst, dt), polls + 1
                 time.sleep(0.05)
 
@@ -92,7 +92,7 @@ def measure(checkout: str) -> dict:
         poller.start()
         rf = {"type": "json_schema", "json_schema": {"name": "amp", "schema": amplification_schema()}}
         body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf}
-        status, attack_s = _request(base + "/v1/chat/completions", body)
+        status, attack_s, answer = _request(base + "/v1/chat/completions", body)
         stop.set()
         poller.join()
         time.sleep(1.0)
@@ -106,6 +106,7 @@ def measure(checkout: str) -> dict:
             "rss_before_mb": round(before["VmRSS"]),
             "peak_rss_mb": round(after["VmHWM"]),
             "rss_after_mb": round(after["VmRSS"]),
+            "answer": answer[:160],
         }
     finally:
         proc.terminate()
@@ -129,6 +130,8 @@ def main() -> None:
     print(f"{'':18}" + "".join(f"{r['label']:>14}" for r in rows))
     for k in keys:
         print(f"{k:18}" + "".join(f"{r[k]!s:>14}" for r in rows))
+    for r in rows:
+        print(f"{r['label']}: {r['answer']}")
     if len(rows) == 2:
         a, b = rows
         print(

@@ -25,7 +25,7 @@ TINY = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required":
 
 def amplification_schema(levels: int = 4, width: int = 26) -> dict:
     """The issue's 2 KB schema: `levels` of $defs, each an anyOf of `width` $refs to the level below."""
-    defs: dict = {"L0": {"type": "string"}}
+    defs: dict = {"L0": {}}  # any JSON value: the issue's 1.4-billion-character expansion
     for i in range(1, levels + 1):
         defs[f"L{i}"] = {"anyOf": [{"$ref": f"#/$defs/L{i - 1}"} for _ in range(width)]}
     return {"$defs": defs, "$ref": f"#/$defs/L{levels}"}
