@@ -413,7 +413,8 @@ async def _chat(state: ServerState, request: Request) -> Response:
             param="model",
             code="model_not_found",
         )
-    p = protocol.plan(req, field_tokens=state.config.field_tokens)
+    # checking the schemas a request carries is bounded work, but work: never on the event loop
+    p = await asyncio.to_thread(protocol.plan, req, field_tokens=state.config.field_tokens)
     chars = sum(len(m.content) for m in p.messages)
     if chars > state.max_prompt_chars:
         raise APIError(

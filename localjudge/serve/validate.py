@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -34,6 +35,7 @@ _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
 _TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 _CHECKED: OrderedDict[str, str | None] = OrderedDict()  # schema digest -> problem (None: fine), last 256
+_LOCK = threading.Lock()  # requests are planned in worker threads
 
 
 def path(parts: list[Any]) -> str:
@@ -66,18 +68,29 @@ def check_schema(schema: Any, param: str) -> None:
     """A 400 naming `param` and the keyword when `schema` is not a well-typed JSON schema or loops on `$ref`."""
     if not isinstance(schema, (dict, bool)):
         raise bad_request(f"{param}: must be a JSON schema object, got {type(schema).__name__}", param=param)
-    key = hashlib.sha256(json.dumps(schema, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    if key in _CHECKED:
-        _CHECKED.move_to_end(key)
-        problem = _CHECKED[key]
-    else:
+    from ..formats.json_schema import MAX_SCHEMA_BYTES
+
+    try:
+        blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    except RecursionError:
+        raise bad_request(f"{param}: the schema nests too deeply; flatten it", param=param) from None
+    if len(blob) > MAX_SCHEMA_BYTES:
+        raise bad_request(f"{param}: the schema is {len(blob)} bytes, more than {MAX_SCHEMA_BYTES}; simplify it", param=param)
+    key = hashlib.sha256(blob.encode()).hexdigest()
+    with _LOCK:
+        known = key in _CHECKED
+        problem = _CHECKED.get(key)
+        if known:
+            _CHECKED.move_to_end(key)
+    if not known:
         try:
             problem = _problem(schema)
         except RecursionError:
             problem = "nests too deeply; flatten it"
-        _CHECKED[key] = problem
-        while len(_CHECKED) > 256:
-            _CHECKED.popitem(last=False)
+        with _LOCK:
+            _CHECKED[key] = problem
+            while len(_CHECKED) > 256:
+                _CHECKED.popitem(last=False)
     if problem is not None:
         raise APIError(400, f"{param}: invalid JSON schema: {problem}", param=param, code="invalid_schema")
 
