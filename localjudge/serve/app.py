@@ -192,6 +192,9 @@ def _check_key(state: ServerState, request: Request) -> None:
         raise APIError(401, "incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
 
 
+CLOSE = {"Connection": "close"}
+
+
 class ClientGone(Exception):
     """The client closed its connection before its request body was complete (a normal event)."""
 
@@ -220,11 +223,14 @@ async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: a
             if nxt not in done:
                 nxt.cancel()
                 if stop is not None and stop.done():
-                    raise APIError(503, "the server is shutting down; retry against another instance", type="server_error")
+                    raise APIError(
+                        503, "the server is shutting down; retry against another instance", type="server_error", headers=CLOSE
+                    )
                 raise APIError(
                     408,
                     f"the request body did not arrive within this server's {timeout:g} s; send it at once",
                     code="request_timeout",
+                    headers=CLOSE,  # the rest of the body is not waited for
                 )
             try:
                 chunk = nxt.result()
