@@ -173,6 +173,24 @@ def test_slow_clients_are_cut_and_a_connection_past_the_limit_is_a_503(hostile):
     assert healthy(hostile.url)["errors"] == 0
 
 
+def test_a_keep_alive_connection_trickling_its_next_request_is_cut(hostile):
+    """One whole request, then the next one's headers a byte at a time: closed at the header deadline."""
+    u = urllib.parse.urlparse(hostile.url)
+    with socket.create_connection((u.hostname, u.port), timeout=30) as s:
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        got = b"x"
+        try:
+            for byte in b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n":
+                s.sendall(bytes([byte]))
+                time.sleep(0.5)
+        except OSError:  # closed under us: what we want
+            got = b""
+        if got:
+            got = s.recv(100)
+        assert got == b""
+
+
 def test_a_client_leaving_mid_upload_is_a_normal_event(hostile):
     """Headers and half a body, then the client goes: no traceback in the log, not counted as an error."""
     before = healthy(hostile.url)["cancelled"]
