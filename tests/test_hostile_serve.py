@@ -266,13 +266,18 @@ def test_foreign_host_origin_and_content_type_are_refused(hostile):
 
 
 def test_cors_only_for_the_given_origin(_localjudge_home):
-    server = start_server("--no-precompile", "--cors-origin", "https://app.example", "--allowed-host", "judge.lan")
+    server = start_server(
+        "--no-precompile", "--option", "n_threads=1", "--cors-origin", "https://app.example", "--allowed-host", "judge.lan"
+    )
     try:
         s, b, h = post(server.url, {"model": MODEL, "messages": MSG, "max_tokens": 1}, {"Origin": "https://app.example"})
         assert s == 200 and h.get("access-control-allow-origin") == "https://app.example"
         s, b, h = post(server.url, {"model": MODEL, "messages": MSG, "max_tokens": 1}, {"Origin": "https://other.example"})
         assert s == 403
         assert get(server.url, "/health", {"Host": "judge.lan:8000"})[0] == 200
+        preflight = b"OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://app.example\r\n"
+        answer = _raw(server.url, preflight + b"Access-Control-Request-Method: POST\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 204") and b"access-control-allow-methods: GET, POST, OPTIONS" in answer
     finally:
         server.stop()
 
