@@ -126,11 +126,12 @@ class FormatCache:
             pending = asyncio.ensure_future(self._build(rx, key, trusted))
             self._building[key] = pending
             pending.add_done_callback(lambda _f: self._building.pop(key, None))
-        self.waiting += 1
+        counted = 0 if trusted else 1  # the server's own precompile is no client's request
+        self.waiting += counted
         try:
             await asyncio.shield(pending)  # a client that goes away does not stop a build others may wait for
         finally:
-            self.waiting -= 1
+            self.waiting -= counted
 
     async def _build(self, rx: str, key: str, trusted: bool) -> None:
         assert self.vocab_path is not None and self.vocab_hash is not None
