@@ -158,7 +158,7 @@ def test_a_client_that_disconnects_mid_generation_cancels_it(judge_server):
     )
     sock = socket.create_connection((u.hostname, u.port))
     sock.sendall(
-        f"POST {u.path}/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {u.path}/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
     )
     deadline = time.monotonic() + 300

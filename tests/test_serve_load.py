@@ -58,7 +58,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_the_server_stays_healthy(
         if s == 429:
             assert_openai_error(s, body, 429, "busy", code="rate_limit_exceeded")
             assert headers.get("retry-after") == "1"
-    h = healthy(keyed_server.url)
+    h = healthy(keyed_server.url, key)  # with --api-key, /health shows counters only to the key
     assert h["refused_busy"] == codes.count(429) and h["in_flight"] == 0 and h["errors"] == 0
     s, body, _ = post(keyed_server.url, {**long, "max_tokens": 2}, key)
     assert s == 200

@@ -40,6 +40,9 @@ MAX_PROPERTIES = 256
 MAX_ENUM_VALUES = 1000
 MAX_LITERAL_CHARS = 20_000
 MAX_REGEX_CHARS = 100_000
+MAX_EXPANSION_CHARS = (MAX_DEPTH + 2) * MAX_REGEX_CHARS  # all pieces built while expanding, together (a work bound)
+MAX_REF_EXPANSIONS = 2_000  # $refs followed while expanding one schema
+MAX_BRANCHES = 128  # schemas in one anyOf/oneOf (a tool_choice "required" over MAX_TOOLS tools fits)
 MAX_MIN_ITEMS = 64
 MAX_MAX_ITEMS = 64  # maxItems up to this is a counted repetition of items; above, only the token budget bounds it
 DECIMAL_STEPS = {1: 0.1, 2: 0.01, 3: 0.001}  # multipleOf on a bounded number: that many decimals
@@ -103,6 +106,29 @@ class _Compiler:
         self.props = 0
         self.enum_values = 0
         self.literal_chars = 0
+        self.expanded = 0  # characters of every piece built so far (bounded while growing, never after)
+        self.ref_expansions = 0
+
+    def grow(self, n: int, where: str) -> None:
+        """Count `n` more characters built at `where`; `SchemaError` once a bound is passed."""
+        self.check(n, where)
+        self.expanded += n
+        if self.expanded > MAX_EXPANSION_CHARS:
+            raise self.fail(where, f"expanding it builds more than {MAX_EXPANSION_CHARS} characters; fewer branches or $refs")
+
+    def check(self, n: int, where: str) -> None:
+        """`SchemaError` when a piece of `n` characters would pass the regex limit (checked before it is built)."""
+        if n > MAX_REGEX_CHARS:
+            raise self.fail(
+                where,
+                f"expands to a constraint of more than {MAX_REGEX_CHARS} characters; fewer enum values, branches or "
+                "$refs, or a flatter schema",
+            )
+
+    def join(self, parts: list[str], sep: str, where: str, extra: int = 0) -> str:
+        """`sep.join(parts)`, refused before it is built when it would pass the regex limit."""
+        self.check(sum(map(len, parts)) + len(sep) * max(0, len(parts) - 1) + extra, where)
+        return sep.join(parts)
 
     def fail(self, where: str, what: str) -> SchemaError:
         return SchemaError(f"response schema at {where}: {what}")
@@ -121,6 +147,11 @@ class _Compiler:
         return node
 
     def regex(self, s: Any, where: str = "$", depth: int = 0, refs: tuple[str, ...] = (), mult: int = 1) -> str:
+        out = self._regex(s, where, depth, refs, mult)
+        self.grow(len(out), where)
+        return out
+
+    def _regex(self, s: Any, where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
         if depth > MAX_DEPTH:
             raise self.fail(where, f"nesting deeper than {MAX_DEPTH} levels; flatten the schema")
         if s is True or s == {}:
@@ -132,8 +163,13 @@ class _Compiler:
             raise self.fail(where, f"'{bad}' cannot be honoured by constrained decoding; remove it from the schema")
         if "$ref" in s:
             ref = s["$ref"]
+            if not isinstance(ref, str):
+                raise self.fail(where, f"$ref must be a string (#/$defs/NAME), got {json.dumps(ref)[:60]}")
             if ref in refs:
                 raise self.fail(where, f"$ref cycle through {ref!r} (a recursive schema) cannot be constrained")
+            self.ref_expansions += 1
+            if self.ref_expansions > MAX_REF_EXPANSIONS:
+                raise self.fail(where, f"more than {MAX_REF_EXPANSIONS} $ref expansions; reference fewer definitions")
             return self.regex(self.resolve(ref, where), where, depth + 1, (*refs, ref), mult)
         if "const" in s:
             return self.literal([s["const"]], where)
@@ -146,9 +182,16 @@ class _Compiler:
                 subs = s[key]
                 if not isinstance(subs, list) or not subs:
                     raise self.fail(where, f"{key} must be a non-empty list")
-                return (
-                    "(" + "|".join(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult) for i, x in enumerate(subs)) + ")"
-                )
+                if len(subs) > MAX_BRANCHES:
+                    raise self.fail(where, f"{key} has {len(subs)} schemas, more than {MAX_BRANCHES}; merge some")
+                branches: list[str] = []
+                size = 0
+                for i, x in enumerate(subs):
+                    branches.append(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult))
+                    size += len(branches[-1]) + 1
+                    if size > MAX_REGEX_CHARS:
+                        self.check(size, where)  # refused now, before the other branches are built
+                return "(" + self.join(branches, "|", where, 2) + ")"
         if "allOf" in s:
             subs = s["allOf"]
             if not isinstance(subs, list) or len(subs) != 1:
@@ -158,7 +201,9 @@ class _Compiler:
         if isinstance(t, list):
             if not t:
                 raise self.fail(where, "type must not be an empty list")
-            return "(" + "|".join(self.regex({**s, "type": x}, where, depth, refs, mult) for x in t) + ")"
+            if len(t) > 8:
+                raise self.fail(where, "type lists at most the 7 JSON types")
+            return "(" + self.join([self.regex({**s, "type": x}, where, depth, refs, mult) for x in t], "|", where, 2) + ")"
         if t is None:
             if "properties" in s:
                 t = "object"
@@ -219,8 +264,14 @@ class _Compiler:
         self.props += len(props)
         if self.props > MAX_PROPERTIES:
             raise self.fail(where, f"more than {MAX_PROPERTIES} properties in the schema")
-        parts = [_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult) for k, v in props.items()]
-        return r"\{" + SEP.join(parts) + r"\}"
+        parts: list[str] = []
+        size = 0
+        for k, v in props.items():
+            parts.append(_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult))
+            size += len(parts[-1]) + len(SEP)
+            if size > MAX_REGEX_CHARS:
+                self.check(size, where)
+        return r"\{" + self.join(parts, SEP, where, 4) + r"\}"
 
     def array(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
         items = s.get("items", True)
@@ -236,6 +287,7 @@ class _Compiler:
             return r"\[\]"
         item = self.regex(items, where + "[]", depth + 1, refs, mult * (hi or ARRAY_ITEMS_BUDGETED))
         more = "*" if hi is None else "{0," + str(hi - max(lo, 1)) + "}"
+        self.check((len(item) + len(SEP)) * (max(lo, 1) + 1), where)  # before the items are repeated
         if lo == 0:
             return r"\[(" + item + "(" + SEP + item + ")" + more + ")?" + r"\]"
         tail = "" if hi == lo else "(" + SEP + item + ")" + more

@@ -27,6 +27,7 @@ from ..formats import OutputFormat
 from ..formats.base import json_objects
 from ..formats.json_schema import validate
 from .errors import bad_request
+from .validate import check_schema, check_text
 
 MAX_MESSAGES = 1024
 MAX_STOP = 16
@@ -116,6 +117,7 @@ def parse_request(data: Any) -> ChatRequest:
     """The request body (parsed JSON) as a `ChatRequest`; a 400 naming the first bad parameter otherwise."""
     if not isinstance(data, dict):
         raise bad_request(f"the request body must be a JSON object, got {type(data).__name__}")
+    check_text(data)
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as e:
@@ -275,7 +277,9 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
 
 def _plan_tools(req: ChatRequest, p: Plan) -> None:
     tools: dict[str, FunctionDef] = {}
-    for t in req.tools or []:
+    for i, t in enumerate(req.tools or []):
+        if t.function.parameters is not None:  # checked in every tool_choice mode, compiled or not
+            check_schema(t.function.parameters, f"tools[{i}].function.parameters")
         if t.function.name in tools:
             raise bad_request(f"tools: the function name {t.function.name!r} is given twice", param="tools")
         tools[t.function.name] = t.function
@@ -333,6 +337,7 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
         schema = js.get("schema")
         if not isinstance(schema, dict):
             raise bad_request("response_format.json_schema.schema: must be a JSON schema object", param="response_format")
+        check_schema(schema, "response_format")
         name = js.get("name")
         p.schema, p.schema_name = schema, name if isinstance(name, str) else None
         return
@@ -360,7 +365,10 @@ def tool_calls(p: Plan, text: str) -> list[dict[str, Any]] | None:
         name, args = obj.get("name"), obj.get("arguments")
         if name in p.tools and isinstance(args, dict):
             params = p.tools[name].parameters
-            if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
+            try:
+                if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
+                    continue
+            except (RecursionError, TypeError):  # a schema past the checks: the text is not a call
                 continue
             return [_call(name, json.dumps(args, ensure_ascii=False))]
     return None
