@@ -133,7 +133,7 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
                 default=None,
                 help="Alias of --option n_parallel: rows decoded side by side in one llama.cpp batch (default 1: every output "
                 "byte-identical to judging the row alone; N > 1 is faster, most on a GPU, and a rationale can differ "
-                "where the model is at a near-tie, see README).",
+                "where the model is at a near-tie, see docs/batch-runs.md).",
             )
         )
 
