@@ -28,13 +28,22 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from ..errors import ChatTemplateError, GPUUnavailableError, InputError, ModelError, NotGGUFError, PromptTooLongError
+from ..errors import (
+    ChatTemplateError,
+    ConstraintError,
+    GPUUnavailableError,
+    InputError,
+    ModelError,
+    NotGGUFError,
+    PromptTooLongError,
+)
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
 from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, generate_queued
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
+from .llg import LLGCompiled, LLGVocab
 
 log = logging.getLogger("localjudge")
 
@@ -228,7 +237,8 @@ class LlamaEngine:
         self.model_id = self.info.name
         self._sha256: str | None = None
         self._template_mode, self._template = self._pick_template(chat_template)
-        self._fsm_cache: OrderedDict[str, TokenFSM] = OrderedDict()
+        self._fsm_cache: OrderedDict[str, TokenFSM | LLGCompiled] = OrderedDict()
+        self._llg: LLGVocab | None = None  # llguidance's tokenizer over this vocabulary, built at first use
         self.n_calls = 0
         self.jump_forward = o.jump_forward  # off only to measure what it saves
         self.reuse_prefix = o.reuse_prefix  # likewise
@@ -497,9 +507,24 @@ class LlamaEngine:
 
     # ------------------------------------------------------------------ constraint
 
-    def compile(self, fmt: OutputFormat) -> TokenFSM:
-        """The format's token automaton for this vocabulary (compiled once per regex, cached on disk; the last
-        `FSM_CACHE_SIZE` kept in memory)."""
+    def compile(self, fmt: OutputFormat) -> TokenFSM | LLGCompiled:
+        """The format's compiled constraint for this vocabulary: llguidance's for a format that gives a grammar
+        (`fmt.llg_grammar()`: client JSON schemas, Lark grammars), else the token automaton (compiled once per
+        regex, cached on disk). The last `FSM_CACHE_SIZE` of each are kept in memory."""
+        grammar = getattr(fmt, "llg_grammar", lambda: None)()
+        if grammar is not None:
+            key = "llg\0" + grammar
+            hit = self._fsm_cache.get(key)
+            if hit is None:
+                if self._llg is None:
+                    self._llg = LLGVocab.from_llama(self._L, self._vocab_p, self.vocab)
+                hit = self._llg.compile(grammar)
+                self._fsm_cache[key] = hit
+                while len(self._fsm_cache) > FSM_CACHE_SIZE:
+                    self._fsm_cache.popitem(last=False)
+            else:
+                self._fsm_cache.move_to_end(key)
+            return hit
         rx = fmt.regex()
         fsm = self._fsm_cache.get(rx)
         if fsm is None:
@@ -509,16 +534,20 @@ class LlamaEngine:
                 self._fsm_cache.popitem(last=False)
         else:
             self._fsm_cache.move_to_end(rx)
+        assert isinstance(fsm, TokenFSM)
         return fsm
-
-    def _forced(self, fsm: TokenFSM, state: int) -> tuple[list[int], int] | None:
-        return fsm.forced_tokens(state, self.vocab, self.tokenize)
 
     # ------------------------------------------------------------------ generation
 
     def _job(self, messages: Sequence[Message], fmt: OutputFormat, opts: DecodeOptions) -> DecodeJob:
         prompt = self.prompt_tokens(messages)
+        tc = time.perf_counter()
+        compiled = self.compile(fmt) if opts.constrained and fmt.constrained else None
+        compile_ms = (time.perf_counter() - tc) * 1000
         budget = opts.max_tokens or fmt.max_tokens()
+        if isinstance(compiled, LLGCompiled) and not opts.max_tokens:
+            # a client's format: the budget is clamped to the context left, never past it (no instance cut off)
+            budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt)))
         if len(prompt) + budget > self.n_ctx:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
@@ -528,18 +557,20 @@ class LlamaEngine:
                 n_ctx=self.n_ctx,
                 budget=budget,
             )
-        tc = time.perf_counter()
-        fsm = self.compile(fmt) if opts.constrained and fmt.constrained else None
-        compile_ms = (time.perf_counter() - tc) * 1000
+        if compiled is not None and compiled.shortest > budget:
+            raise ConstraintError(
+                f"max_tokens: {budget} is too few for the shortest output the format allows ({compiled.shortest} tokens); raise it"
+            )
+        cons = compiled.start(self.tokenize, self.vocab) if compiled is not None else None
         return DecodeJob(
             prompt,
             fmt,
-            fsm,
+            cons,
             self.vocab,
             opts,
             budget,
             opts.field_tokens or fmt.field_tokens,
-            self._forced if self.jump_forward else None,
+            self.jump_forward,
             self.model_id,
             compile_ms,
         )
@@ -585,6 +616,8 @@ class LlamaEngine:
                         g.callback(g.results)
                     continue
                 self._admit()
+                if any(g.complete for g in self._groups):  # a request complete at admission (a fully forced answer)
+                    continue
                 if not self._active:
                     if self._queue:
                         raise RuntimeError("queued requests but no sequence could take them (a bug)")

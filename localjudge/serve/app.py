@@ -102,8 +102,7 @@ class ServerState:
         need = 1
         compile_ = getattr(engine, "compile", None)
         if fmt.constrained and compile_ is not None:
-            fsm = compile_(fmt)
-            need = max(1, int(fsm.dist[fsm.initial]))
+            need = max(1, int(compile_(fmt).shortest))
         if p.max_tokens is not None:
             if p.max_tokens < need:
                 raise bad_request(

@@ -71,6 +71,8 @@ class FormatCache:
         `trusted`); `CompileRefused` when it cannot be built within them."""
         if not fmt.constrained or self.vocab_path is None or self.vocab_hash is None:
             return
+        if getattr(fmt, "llg_grammar", lambda: None)() is not None:
+            return  # llguidance compiles in milliseconds, bounded by its own parser limits, on the engine thread
         rx = fmt.regex()
         key = hashlib.sha256(rx.encode()).hexdigest()
         if key in self._refused:
