@@ -53,9 +53,13 @@ class LLGVocab:
     @classmethod
     def from_llama(cls, llama_cpp: Any, vocab_p: Any, vocab: TokenVocab) -> LLGVocab:
         """Build it from a loaded llama.cpp vocabulary (about 0.2 s for a 49k vocabulary)."""
+        import warnings
+
         from llguidance.llamacpp import lltokenizer_from_vocab
 
-        return cls(lltokenizer_from_vocab(vocab_p, eos_token=list(vocab.eos_ids)), vocab)
+        with warnings.catch_warnings():  # it calls llama_token_get_attr once per token, deprecated in llama-cpp-python
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cls(lltokenizer_from_vocab(vocab_p, eos_token=list(vocab.eos_ids)), vocab)
 
     def compile(self, grammar: str) -> LLGCompiled:
         """The grammar checked against this vocabulary (`ConstraintError` naming llguidance's reason), with

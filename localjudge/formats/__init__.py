@@ -37,8 +37,9 @@ from .base import (
     VerdictListVerdict,
     YesNoVerdict,
 )
+from .grammar import GrammarError, GrammarFormat, GrammarVerdict
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
-from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
+from .json_schema import CLIENT_CONSTRAINT, JSONSchemaFormat, SchemaError, SchemaVerdict
 from .judge_models import FeedbackFormat, FeedbackVerdict, FlowJudge, Prometheus, Selene
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
@@ -58,6 +59,7 @@ FORMATS: dict[str, type[OutputFormat]] = {
         ResultJSON,
         JSONSchemaFormat,
         PlainText,
+        GrammarFormat,
     )
 }
 # the native formats of dedicated judge models (Prometheus 2, Flow-Judge, Atla Selene): judge_models.py
@@ -68,6 +70,8 @@ def make_format(kind: str, **params: Any) -> OutputFormat:
     """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters."""
     if kind not in FORMATS:
         raise InputError(f"unknown output format {kind!r}; known: {', '.join(FORMATS)}")
+    if kind == "json_schema":  # a user's schema (a judge file, --prompt): llguidance unless the spec says otherwise
+        params.setdefault("constraint", CLIENT_CONSTRAINT)
     try:
         return FORMATS[kind](**params)
     except TypeError as e:
@@ -84,6 +88,9 @@ __all__ = [
     "FlowJudge",
     "FourLine",
     "FourLineVerdict",
+    "GrammarError",
+    "GrammarFormat",
+    "GrammarVerdict",
     "JSONSchemaFormat",
     "NumberRange",
     "OutputFormat",

@@ -35,7 +35,8 @@ from ..errors import InputError, ParseError
 from . import llg_schema
 from .base import JSON_STR, NumberRange, OutputFormat
 
-CONSTRAINTS = ("llguidance", "automaton")  # llguidance (default) or this module's regex for outlines-core's automaton
+CONSTRAINTS = ("automaton", "llguidance")  # this module's regex for outlines-core's automaton, or llguidance
+CLIENT_CONSTRAINT = "llguidance"  # what client schemas use (serve, the adapters, judge files): chosen by measurement
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_DEPTH = 12
 MAX_PROPERTIES = 256
@@ -275,8 +276,8 @@ class _Compiler:
             )
         try:
             return NumberRange(lo, hi, 0).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def number(self, s: dict[str, Any], where: str, mult: int) -> str:
         lo, hi = _bounds(s, False, where)
@@ -297,8 +298,8 @@ class _Compiler:
             raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
         try:
             return NumberRange(lo, hi, decimals).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def any_value(self, where: str, depth: int, mult: int) -> str:
         """Any JSON value, nested at most two levels (arbitrary objects and arrays)."""
@@ -449,7 +450,7 @@ class JSONSchemaFormat(OutputFormat):
         field_tokens: int = 80,
         max_tokens: int | None = None,
         name: str | None = None,
-        constraint: str = "llguidance",
+        constraint: str = "automaton",
     ):
         super().__init__(field_tokens)
         if constraint not in CONSTRAINTS:

@@ -351,7 +351,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
             code="context_length_exceeded",
         )
     if p.schema is None:
-        fmt: OutputFormat = state.text_format
+        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
     else:
         param = "tools" if p.tool_mode != "none" else "response_format"
         try:

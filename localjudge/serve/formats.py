@@ -20,6 +20,7 @@ from typing import Any
 
 from ..engine.constraint import cache_path
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
+from ..formats.json_schema import CLIENT_CONSTRAINT
 from .sandbox import CompileLimits, CompileRefused, compile_in_child
 
 JSON_OBJECT: dict[str, Any] = {"type": "object"}
@@ -52,7 +53,7 @@ class FormatCache:
         hit = self._formats.get(key)
         if hit is None:
             try:
-                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name)
+                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=CLIENT_CONSTRAINT)
             except SchemaError as e:
                 hit = e
             except RecursionError:  # deeper than Python can walk: past the depth limit anyway

@@ -336,8 +336,23 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
         name = js.get("name")
         p.schema, p.schema_name = schema, name if isinstance(name, str) else None
         return
+    if (
+        kind == "grammar"
+    ):  # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
+        from ..formats.grammar import GrammarError, GrammarFormat
+
+        g = rf.get("grammar")
+        if not isinstance(g, str) or not g.strip():
+            raise bad_request(
+                "response_format.grammar: must be a Lark grammar string with a 'start' rule", param="response_format"
+            )
+        try:
+            p.fmt = GrammarFormat(g)
+        except GrammarError as e:
+            raise bad_request(f"response_format.{e}", param="response_format") from None
+        return
     raise bad_request(
-        f"response_format.type: {kind!r} is not supported; use text, json_object or json_schema", param="response_format"
+        f"response_format.type: {kind!r} is not supported; use text, json_object, json_schema or grammar", param="response_format"
     )
 
 
