@@ -7,8 +7,8 @@ and recursive `$ref` cost nothing up front. Its tokenizer is built from the GGUF
 
 It has no "distance to the shortest completion", which our whole-output budget needs. `close_path`
 finds a real completion instead: from a copy of the matcher, take the forced tokens, else the first
-allowed single byte among `CLOSERS` (`"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
-grammar accepts. Its length bounds the distance from above, and it is a path the matcher accepted, so
+allowed single byte in a fixed order (`CLOSE_ORDERS`: `"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
+grammar accepts (another order if that one loops). Its length bounds the distance from above, and it is a path the matcher accepted, so
 the decode loop keeps the invariant *len(close path) <= tokens left*: a model token whose close path
 would not fit is replaced by the first token of the current close path (`settle`). Every output
 therefore completes inside its budget. Free-text fields are bounded as with the automaton: after
@@ -26,8 +26,10 @@ import numpy as np
 from ..errors import ConstraintError
 from .constraint import TokenVocab
 
-CLOSERS = b'"}]0,1ntf{[ a'  # what the close path tries first, in order (most close a value at once)
-CLOSE_LIMIT = 4000  # steps before the close path gives up (a grammar it cannot close greedily)
+# the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
+# grammars, a space and common terminators before separators (a separator can repeat forever)
+CLOSE_ORDERS = (b'"}]0,1ntf{[ a', b' "}]);.\n>0a,', b"")
+CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
 
 
 def _limits():
@@ -95,6 +97,7 @@ class LLGCompiled:
     def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
+        self._order = CLOSE_ORDERS[0]
         self.compile_ms = 0.0
         self.from_cache = False
 
@@ -104,7 +107,16 @@ class LLGCompiled:
 
     def close_path(self, m: Any) -> list[int] | None:
         """Tokens that take a copy of `m` to an accepting state: forced tokens where there are some, else the
-        first allowed byte of `CLOSERS`, else the lowest allowed byte; None when that does not close."""
+        first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can loop, as `, a, a, ...`
+        in a list of names), else the lowest allowed byte; None when none of them closes."""
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
+            path = self._close(m, order)
+            if path is not None:
+                self._order = order
+                return path
+        return None
+
+    def _close(self, m: Any, order: bytes) -> list[int] | None:
         m = m.deep_copy()
         bt = self.lv.byte_tokens
         path: list[int] = []
@@ -118,7 +130,7 @@ class LLGCompiled:
                 path.extend(ff)
                 continue
             allowed = self.lv.mask(m)
-            pick = next((int(bt[b]) for b in CLOSERS if bt[b] >= 0 and allowed[bt[b]]), None)
+            pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
             if pick is None:
                 singles = bt[bt >= 0]
                 ok = singles[allowed[singles]]
