@@ -10,6 +10,9 @@
     python scripts/bench.py serve    [--rows 4]  the same judgements in-process (`localjudge run`), through `localjudge serve`
                                                  with 1 and 8 concurrent clients, and through llama-cpp-python's own
                                                  OpenAI server with the same client: valid % and rows/min
+    python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
+                                                 constraints [--rows 12]: judges' formats under each constraint
+                                                 (scripts/bench_constraints.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -783,8 +786,25 @@ def section_models(n: int, names: list[str]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
-        "section", choices=["tokens", "workload", "reuse", "batching", "models", "serve", "all", "_run", "ray", "_ray"]
+        "section",
+        choices=[
+            "tokens",
+            "workload",
+            "reuse",
+            "batching",
+            "models",
+            "serve",
+            "all",
+            "_run",
+            "ray",
+            "_ray",
+            "schemas",
+            "constraints",
+        ],
     )
+    ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
+    ap.add_argument("--sample", type=int, default=40, help="schemas decoded end to end (`schemas`, stratified by category)")
+    ap.add_argument("--max-tokens", type=int, default=192, help="output budget end to end (`schemas`)")
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -812,6 +832,15 @@ def main() -> None:
         section_models(a.n, a.model or ["smollm2-135m", "gemma3-270m"])
     if a.section == "serve":
         section_serve(a.rows)
+    if a.section in ("schemas", "constraints"):  # issue 23: scripts/bench_constraints.py
+        import bench_constraints
+
+        if a.section == "schemas":
+            if a.schemas is None:
+                ap.error("schemas needs --schemas PATH (a JSONSchemaBench checkout)")
+            bench_constraints.section_schemas(a.schemas, a.sample, a.max_tokens)
+        else:
+            bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
 
 
 if __name__ == "__main__":

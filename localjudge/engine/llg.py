@@ -28,7 +28,11 @@ from .constraint import TokenVocab
 
 # the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
 # grammars, a space and common terminators before separators (a separator can repeat forever)
-CLOSE_ORDERS = (b'"}]0,1ntf{[ a', b' "}]);.\n>0a,', b"")
+VARY = b"vary"  # the last resort: the first order, with a byte picked often giving way to others
+CLOSE_ORDERS = (b'"}]0,1ntf{[ a', b' "}]);.\n>0a,', b"", VARY)
+RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: CLOSE_ORDERS[0], then by byte
+for _i, _b in enumerate(CLOSE_ORDERS[0]):
+    RANK[_b] = _i
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
 
 
@@ -119,6 +123,7 @@ class LLGCompiled:
     def _close(self, m: Any, order: bytes) -> list[int] | None:
         m = m.deep_copy()
         bt = self.lv.byte_tokens
+        used = np.zeros(256, dtype=np.int64)
         path: list[int] = []
         while len(path) < CLOSE_LIMIT:
             if m.is_accepting():
@@ -130,7 +135,15 @@ class LLGCompiled:
                 path.extend(ff)
                 continue
             allowed = self.lv.mask(m)
-            pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
+            if order == VARY:  # the preference order, but a byte picked often gives way to others (escapes loops)
+                ok = np.flatnonzero((bt >= 0) & allowed[np.maximum(bt, 0)])
+                if len(ok) == 0:
+                    return None
+                b = int(ok[np.argmin(used[ok] // 4 * 1000 + RANK[ok])])
+                used[b] += 1
+                pick: int | None = int(bt[b])
+            else:
+                pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
             if pick is None:
                 singles = bt[bt >= 0]
                 ok = singles[allowed[singles]]
