@@ -193,6 +193,8 @@ class LLGConstraint:
         if not self.m.consume_token(token):
             raise RuntimeError(f"llguidance refused token {token}: {one_line(self.m.get_error())}")
         nxt, self._next_path = self._next_path, None
+        if nxt is None and self._path and self._path[0] == token:
+            nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
         self._path = nxt if nxt is not None else self.c.close_path(self.m)
         return self._track(token)
 
@@ -221,7 +223,8 @@ class LLGConstraint:
             raise RuntimeError(f"llguidance refused its own forced tokens: {one_line(self.m.get_error())}")
         for t in ff:
             self._track(t)
-        self._path = self.c.close_path(self.m)
+        old = self._path
+        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m)
         return ff
 
     def distance(self) -> int:
