@@ -135,6 +135,7 @@ def _end_to_end(eng, schemas, sample, max_tokens, Message, DecodeOptions, JSONSc
     counts = {"declined": 0, "answered": 0, "valid": 0, "invalid": 0, "error": 0}
     ttft: list[float] = []
     invalid: list[str] = []
+    reasons: dict[str, int] = {}
     t0 = time.perf_counter()
     n_tokens = 0
     for cat, name, schema in picked:
@@ -142,8 +143,9 @@ def _end_to_end(eng, schemas, sample, max_tokens, Message, DecodeOptions, JSONSc
         try:
             fmt = JSONSchemaFormat(schema, constraint="llguidance", max_tokens=max_tokens)
             gen = eng.generate(msgs, fmt, DecodeOptions(max_tokens=max_tokens))
-        except declined_errors:
+        except declined_errors as e:
             counts["declined"] += 1
+            reasons[str(e)[:70]] = reasons.get(str(e)[:70], 0) + 1
             continue
         except Exception as e:  # noqa: BLE001
             counts["error"] += 1
@@ -167,6 +169,8 @@ def _end_to_end(eng, schemas, sample, max_tokens, Message, DecodeOptions, JSONSc
     )
     for x in invalid:
         print("  invalid:", x)
+    for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        print(f"  declined {n}: {why}")
 
 
 def section_constraints(rows: int) -> None:
