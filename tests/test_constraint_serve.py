@@ -1,6 +1,6 @@
 """Issue 23 through a real `localjudge serve`: a fully forced answer is answered (it hung before), a
 `pattern` is honoured instead of refused, and the `grammar` response_format extension decodes a Lark
-grammar (a bad one is a 400 naming llguidance's reason)."""
+grammar (a bad one is a 400 naming llguidance's reason), and `think_tokens` returns the reasoning apart."""
 
 from __future__ import annotations
 
@@ -55,3 +55,13 @@ def test_the_grammar_response_format_decodes_a_lark_grammar_and_refuses_a_bad_on
     assert re.fullmatch(r"SELECT [a-z_]+(, [a-z_]+){0,3} FROM [a-z_]{1,12};", b["choices"][0]["message"]["content"])
     s, b = ask({"type": "grammar", "grammar": "start: nowhere"})
     assert_openai_error(s, b, 400, "unknown name", param="response_format")
+
+
+def test_think_tokens_return_the_reasoning_apart_from_a_valid_answer():
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+    s, b = ask(schema_rf(schema), think_tokens=8)
+    assert s == 200
+    message = b["choices"][0]["message"]
+    assert isinstance(json.loads(message["content"])["ok"], bool) and message["reasoning_content"]
+    s, b = ask(schema_rf(schema), think_tokens=8, stream=True)
+    assert_openai_error(s, b, 400, "think_tokens", param="think_tokens")

@@ -34,6 +34,7 @@ class DecodeJob:
         jump_forward: bool,
         model_id: str,
         compile_ms: float = 0.0,
+        think: tuple[list[int], list[int]] | None = None,
     ):
         self.prompt, self.fmt, self.cons, self.vocab, self.opts = prompt, fmt, constraint, vocab, opts
         self.budget, self.field_budget, self.jump_forward, self.model_id = budget, field_budget, jump_forward, model_id
@@ -57,11 +58,21 @@ class DecodeJob:
         self.text_end: int | None = None  # byte offset where a stop sequence begins (the text ends there)
         self._sent = 0  # tokens already handed to on_tokens
         self._bytes = bytearray()  # the output so far, only kept when stop sequences are watched
+        # reasoning: free text between the think markers, at most think_tokens, force-closed, then the verdict
+        self.think_left = opts.think_tokens if think is not None and constraint is not None else 0
+        self.think_open, self.think_close = think or ([], [])
+        self.thinking = self.think_left > 0
+        self.think_bytes = bytearray()
+        self.base = 0  # output tokens before the verdict (the think block): the budgets count from here
 
     # ------------------------------------------------------------------ the loop, one step at a time
 
     def start(self) -> list[int]:
         """Tokens the format forces before the model chooses anything (evaluated with the prompt)."""
+        if self.thinking:  # the opening think marker first; the verdict's constraint starts after the block
+            self._force(self.think_open)
+            self._emit()
+            return list(self.think_open)
         if self.cons is not None and self.cons.terminal():  # nothing to choose at all (a fully forced empty answer)
             self._finish("final")
             return []
@@ -74,8 +85,10 @@ class DecodeJob:
         (None: the output is complete, nothing more to evaluate)."""
         if not self.t_first:
             self.t_first = time.perf_counter()
+        if self.thinking:
+            return self._think_step(logits)
         cons, pieces, eos_ids = self.cons, self.vocab.pieces, self.vocab.eos_ids
-        remaining = self.budget - len(self.out)
+        remaining = self.budget - (len(self.out) - self.base)
         if cons is not None:
             closing = self.run >= self.field_budget
             ids, allow_eos, cut = cons.choices(remaining, closing)
@@ -121,6 +134,47 @@ class DecodeJob:
         self._emit()
         return None if self.done else feed
 
+    def _think_step(self, logits: np.ndarray) -> list[int] | None:
+        """One free token of the think block (EOS excluded); the block ends when the model writes the closing
+        marker or `think_tokens` are spent (then the marker is forced), and the verdict's constraint takes over."""
+        pieces = self.vocab.pieces
+        ids = self._think_ids(len(logits))
+        tok, _ = choose(logits, ids, None, self.opts, self.rng, self.top_p)
+        assert tok is not None
+        m = float(logits.max())
+        lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
+        self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        self.think_left -= 1
+        self.think_bytes += pieces[tok]
+        feed = [tok]
+        closer = b"".join(pieces[t] for t in self.think_close).strip()
+        if closer and self.think_bytes.rstrip().endswith(closer):
+            pass  # the model closed the block itself
+        elif self.think_left <= 0:
+            self._force(self.think_close)
+            feed += self.think_close
+        else:
+            self._emit()
+            return feed
+        self.thinking, self.base, self.run = False, len(self.out), 0
+        assert self.cons is not None
+        if self.cons.terminal():  # a verdict with nothing to choose
+            self._emit()
+            return self._finish("final")
+        feed += self._jump()
+        self._emit()
+        return None if self.done else feed
+
+    def _think_ids(self, n: int) -> np.ndarray:
+        ids = np.ones(n, dtype=bool)
+        ids[[t for t in self.vocab.eos_ids if t < n]] = False
+        return np.flatnonzero(ids).astype(np.int32)
+
+    def _force(self, toks: list[int]) -> None:
+        pieces = self.vocab.pieces
+        self.out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
+        self.n_forced += len(toks)
+
     def _hit_stop(self, piece: bytes) -> bool:
         """Add `piece` to the text; True when a stop sequence now occurs (the text will end where it begins)."""
         before = len(self._bytes)
@@ -143,7 +197,7 @@ class DecodeJob:
         cons = self.cons
         if cons is None or not self.jump_forward or cons.can_end():
             return []
-        toks = cons.jump(self.budget - len(self.out))
+        toks = cons.jump(self.budget - (len(self.out) - self.base))
         if not toks:
             return []
         pieces = self.vocab.pieces

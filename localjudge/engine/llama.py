@@ -58,6 +58,7 @@ def default_threads() -> int:
 
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
+THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
 FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
 
 
@@ -545,10 +546,14 @@ class LlamaEngine:
         compiled = self.compile(fmt) if opts.constrained and fmt.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
         budget = opts.max_tokens or fmt.max_tokens()
+        think = None
+        if opts.think_tokens and compiled is not None:  # reasoning: <think>\n ... \n</think>\n before the verdict
+            think = (self.tokenize(THINK_OPEN), self.tokenize(THINK_CLOSE))
+        extra = opts.think_tokens + len(think[0]) + len(think[1]) if think else 0
         if isinstance(compiled, LLGCompiled) and not opts.max_tokens:
             # a client's format: the budget is clamped to the context left, never past it (no instance cut off)
-            budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt)))
-        if len(prompt) + budget > self.n_ctx:
+            budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt) - extra))
+        if len(prompt) + budget + extra > self.n_ctx:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
                 f"raise --n-ctx (this model was trained for {self._L.llama_model_n_ctx_train(self._model)}) "
@@ -573,6 +578,7 @@ class LlamaEngine:
             self.jump_forward,
             self.model_id,
             compile_ms,
+            think,
         )
 
     def submit(
