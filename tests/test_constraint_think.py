@@ -43,3 +43,18 @@ def test_parsers_strip_a_think_block_from_any_backend_and_leave_other_text_alone
 def test_think_tokens_zero_keeps_every_cache_key_as_it_was():
     assert "think_tokens" not in DecodeOptions().model_dump()
     assert DecodeOptions(think_tokens=8).model_dump()["think_tokens"] == 8
+
+
+def test_a_judge_file_with_think_tokens_thinks_then_judges_and_keeps_its_version_without(engine):
+    from localjudge.judges.registry import judge_from_dict
+
+    spec = {
+        "name": "polite",
+        "variables": [{"name": "reply", "description": "the reply"}],
+        "messages": [{"role": "user", "template": "Is this reply polite? {{reply}}"}],
+        "output": {"kind": "yes_no_json", "field_tokens": 16},
+    }
+    plain, thinking = judge_from_dict(spec), judge_from_dict({**spec, "think_tokens": 6})
+    assert plain.version == judge_from_dict({**spec, "think_tokens": 0}).version != thinking.version
+    result = thinking.evaluate(engine, reply="Thank you so much!")
+    assert result.raw_text.startswith("<think>\n") and "\n</think>\n{" in result.raw_text and result.value in ("yes", "no")
