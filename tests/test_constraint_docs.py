@@ -22,10 +22,10 @@ def blocks(lang: str) -> list[str]:
 
 
 def test_the_page_has_the_snippets_it_describes():
-    assert len(blocks("python")) == 2 and len(blocks("toml")) == 1 and len(blocks("json")) == 1
+    assert len(blocks("python")) == 3 and len(blocks("toml")) == 1 and len(blocks("json")) == 1
 
 
-@pytest.mark.parametrize("index", [0, 1], ids=["json_schema", "grammar"])
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["json_schema", "grammar", "think"])
 def test_each_python_snippet_runs_with_the_default_model(tmp_path, _localjudge_home, index):
     r = subprocess.run(
         [sys.executable, "-c", blocks("python")[index]],
@@ -37,7 +37,8 @@ def test_each_python_snippet_runs_with_the_default_model(tmp_path, _localjudge_h
     )
     assert r.returncode == 0, r.stderr[-3000:]
     last = r.stdout.strip().splitlines()[-1]
-    assert ("'code'" in last) if index == 0 else (last.startswith("SELECT ") and last.endswith(";"))
+    expect = ("'code'" in last, last.startswith("SELECT ") and last.endswith(";"), last in ("yes", "no"))
+    assert expect[index], last
 
 
 def test_the_judge_file_with_a_grammar_output_judges(tmp_path, engine):
