@@ -12,7 +12,8 @@
                                                  OpenAI server with the same client: valid % and rows/min
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
                                                  constraints [--rows 12]: judges' formats under each constraint
-                                                 (scripts/bench_constraints.py)
+                                                 (scripts/bench_constraints.py); threads [--rows 12]: rows/min
+                                                 with 1 / physical / all cores, alone and beside a busy process
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -800,6 +801,7 @@ def main() -> None:
             "_ray",
             "schemas",
             "constraints",
+            "threads",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -832,13 +834,15 @@ def main() -> None:
         section_models(a.n, a.model or ["smollm2-135m", "gemma3-270m"])
     if a.section == "serve":
         section_serve(a.rows)
-    if a.section in ("schemas", "constraints"):  # issue 23: scripts/bench_constraints.py
+    if a.section in ("schemas", "constraints", "threads"):  # issue 23: scripts/bench_constraints.py
         import bench_constraints
 
         if a.section == "schemas":
             if a.schemas is None:
                 ap.error("schemas needs --schemas PATH (a JSONSchemaBench checkout)")
             bench_constraints.section_schemas(a.schemas, a.sample, a.max_tokens)
+        elif a.section == "threads":
+            bench_constraints.section_threads(a.rows if "--rows" in sys.argv else 12)
         else:
             bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
 

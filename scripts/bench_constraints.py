@@ -256,3 +256,55 @@ def _timed(eng, msgs, fmt, opts, times: list[float]):
         return eng.generate(msgs, fmt, opts)
     finally:
         job.DecodeJob.step = orig  # type: ignore[method-assign]
+
+
+def _spin(stop) -> None:  # pragma: no cover - a competing CPU-bound process
+    x = 0
+    while not stop.is_set():
+        x = (x * 1103515245 + 12345) % (1 << 31)
+
+
+def section_threads(rows: int) -> None:
+    """rows/min of one judge with n_threads = 1, the physical cores and every logical core, each alone and
+    beside one competing CPU-bound process (llama.cpp's threads wait for each other at every step, so a
+    busy core slows them all). Not for a shared machine: it uses every core."""
+    import multiprocessing as mp
+
+    from localjudge.engine.llama import LlamaEngine, default_threads
+    from localjudge.judges import get_judge
+
+    logical = default_threads()
+    physical = max(1, len({tuple(sorted(c)) for c in _core_siblings()}) or logical)
+    judge = get_judge("relevance_to_query")
+    work = [{"input": f"What is {i} + {i}?", "output": f"It is {2 * i}."} for i in range(rows)]
+    for n in sorted({1, physical, logical}):
+        eng = LlamaEngine(None, n_threads=n)
+        for competing in (False, True):
+            stop = mp.Event()
+            proc = mp.Process(target=_spin, args=(stop,)) if competing else None
+            if proc is not None:
+                proc.start()
+            t0 = time.perf_counter()
+            judge.evaluate_many(eng, work)
+            dt = time.perf_counter() - t0
+            if proc is not None:
+                stop.set()
+                proc.join()
+            print(
+                f"n_threads {n:2} {'beside a busy process' if competing else 'alone':22}: {60 * rows / dt:5.1f} rows/min ({load()})"
+            )
+        eng.close()
+
+
+def _core_siblings() -> list[list[int]]:
+    """Each logical CPU's hyper-thread siblings (Linux sysfs); [] where unknown."""
+    out = []
+    for cpu in sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []:
+        f = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        if f.exists():
+            ids: list[int] = []
+            for part in f.read_text().strip().split(","):
+                a, _, b = part.partition("-")
+                ids += list(range(int(a), int(b or a) + 1))
+            out.append(ids)
+    return out
