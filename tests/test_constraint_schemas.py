@@ -204,3 +204,11 @@ def test_user_schemas_from_judge_files_use_llguidance_and_say_so_in_their_cache_
     assert isinstance(fmt, JSONSchemaFormat) and fmt.llg_grammar() is not None
     assert fmt.params()["constraint"] == "llguidance"
     assert "constraint" not in JSONSchemaFormat({"type": "string"}).params()  # the automaton's keys are unchanged
+
+
+def test_declared_properties_are_all_a_client_object_may_write_unless_it_allows_more(engine):
+    open_schema = {"type": "object", "properties": {"a": {"type": "integer"}}}  # what pydantic writes
+    fmt = llg(open_schema)
+    assert accepts(engine, fmt, '{"a": 1}') and accepts(engine, fmt, "{}") and not accepts(engine, fmt, '{"a": 1, "zz": 2}')
+    free = llg({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}})
+    assert accepts(engine, free, '{"a": 1, "zz": 2}')

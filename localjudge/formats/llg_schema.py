@@ -58,12 +58,46 @@ def bounds(schema: Any, depth_limit: int, props_limit: int, enum_limit: int, err
     return max(1, min(free, MAX_FREE_FIELDS))
 
 
+NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+COMBINERS = ("allOf", "anyOf", "oneOf", "$ref", "patternProperties", "additionalProperties", "unevaluatedProperties")
+
+
+def closed(s: Any, merged: bool = False) -> Any:
+    """A copy of the schema where an object that declares `properties` and says nothing about other keys
+    (no `additionalProperties`, no combiner beside them) allows only those: pydantic models and most
+    client schemas leave it open, and a small model then invents keys until the budget ends. Every output
+    of the copy is valid against the original (it only narrows what may be written)."""
+    if isinstance(s, list):
+        return [closed(x, merged) for x in s]
+    if not isinstance(s, dict):
+        return s
+    out: dict[str, Any] = {}
+    for k, v in s.items():
+        if k in NAMED and isinstance(v, dict):  # name -> schema maps: each value is a schema, the map is not
+            out[k] = {name: closed(sub) for name, sub in v.items()}
+        elif k in ("enum", "const", "default", "examples", "required"):
+            out[k] = v
+        else:
+            out[k] = closed(v, merged=k == "allOf")  # allOf's members are merged: each must stay open
+    props = s.get("properties")
+    required = s.get("required") if isinstance(s.get("required"), list) else []
+    if (
+        isinstance(props, dict)
+        and props
+        and not merged
+        and not any(k in s for k in COMBINERS)
+        and all(r in props for r in required)  # a required key not declared must stay writable
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
 def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
-    """llguidance's grammar for `schema`, validated; `error` naming what llguidance cannot honour."""
+    """llguidance's grammar for `schema` (`closed`), validated; `error` naming what llguidance cannot honour."""
     from llguidance import LLMatcher
 
     try:
-        g = LLMatcher.grammar_from_json_schema(schema, defaults=JSON_OPTIONS)  # type: ignore[arg-type]
+        g = LLMatcher.grammar_from_json_schema(closed(schema), defaults=JSON_OPTIONS)  # type: ignore[arg-type]
     except ValueError as e:
         raise error(f"response schema is not a JSON schema object ({one_line(str(e))})") from None
     is_error, messages = LLMatcher.validate_grammar_with_warnings(g)
