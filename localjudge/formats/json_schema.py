@@ -1,5 +1,9 @@
 """`json_schema`: any JSON schema as an output format, constrained by construction with token budgets.
 
+Two constraints (`constraint=`): "llguidance" (what client schemas use: serve, the adapters, judge files;
+built in `llg_schema`, decoded by `engine/llg.py`) and "automaton", the regex below for outlines-core's
+automaton, described in the rest of this docstring (kept; its cache keys unchanged).
+
 What a client sends (an OpenAI `response_format` json_schema, a tool's parameters, a DeepEval or RAGAS
 pydantic model's schema) becomes a regex for the same constraint path as the judges' formats, built
 here rather than by outlines-core's schema builder so that:
