@@ -1,5 +1,9 @@
 """`json_schema`: any JSON schema as an output format, constrained by construction with token budgets.
 
+Two constraints (`constraint=`): "llguidance" (what client schemas use: serve, the adapters, judge files;
+built in `llg_schema`, decoded by `engine/llg.py`) and "automaton", the regex below for outlines-core's
+automaton, described in the rest of this docstring (kept; its cache keys unchanged).
+
 What a client sends (an OpenAI `response_format` json_schema, a tool's parameters, a DeepEval or RAGAS
 pydantic model's schema) becomes a regex for the same constraint path as the judges' formats, built
 here rather than by outlines-core's schema builder so that:
@@ -32,8 +36,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
+from . import llg_schema
 from .base import JSON_STR, NumberRange, OutputFormat
 
+CONSTRAINTS = ("automaton", "llguidance")  # this module's regex for outlines-core's automaton, or llguidance
+CLIENT_CONSTRAINT = "llguidance"  # what client schemas use (serve, the adapters, judge files): chosen by measurement
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_DEPTH = 12
 MAX_PROPERTIES = 256
@@ -325,8 +332,8 @@ class _Compiler:
             )
         try:
             return NumberRange(lo, hi, 0).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def number(self, s: dict[str, Any], where: str, mult: int) -> str:
         lo, hi = _bounds(s, False, where)
@@ -347,8 +354,8 @@ class _Compiler:
             raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
         try:
             return NumberRange(lo, hi, decimals).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def any_value(self, where: str, depth: int, mult: int) -> str:
         """Any JSON value, nested at most two levels (arbitrary objects and arrays)."""
@@ -494,9 +501,17 @@ class JSONSchemaFormat(OutputFormat):
     kind = "json_schema"
 
     def __init__(
-        self, schema: dict[str, Any] | str, field_tokens: int = 80, max_tokens: int | None = None, name: str | None = None
+        self,
+        schema: dict[str, Any] | str,
+        field_tokens: int = 80,
+        max_tokens: int | None = None,
+        name: str | None = None,
+        constraint: str = "automaton",
     ):
         super().__init__(field_tokens)
+        if constraint not in CONSTRAINTS:
+            raise SchemaError(f"constraint: {constraint!r} is not one of {', '.join(CONSTRAINTS)}")
+        self.constraint = constraint
         if isinstance(schema, str):
             try:
                 schema = json.loads(schema)
@@ -510,6 +525,13 @@ class JSONSchemaFormat(OutputFormat):
         self.schema = schema
         self.name = name or str(schema.get("title") or "")
         self.digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        self._max_tokens = max_tokens
+        self._grammar: str | None = None
+        if constraint == "llguidance":
+            self._free = llg_schema.bounds(schema, MAX_DEPTH, MAX_PROPERTIES, MAX_ENUM_VALUES, SchemaError)
+            self._grammar = llg_schema.grammar(schema, SchemaError)
+            self._regex = ""
+            return
         c = _Compiler(schema)
         self._regex = c.regex(schema)
         if len(self._regex) > MAX_REGEX_CHARS:
@@ -518,19 +540,31 @@ class JSONSchemaFormat(OutputFormat):
                 f"{MAX_REGEX_CHARS}); fewer enum values or a flatter schema"
             )
         self._free = max(1, c.free)
-        self._max_tokens = max_tokens
 
     def regex(self) -> str:
-        """The schema as a regex: every property in order, strings unbounded (budgeted in tokens)."""
+        """The schema as a regex: every property in order, strings unbounded (budgeted in tokens); built on demand
+        under llguidance (`SchemaError` when the automaton path cannot express it)."""
+        if not self._regex:
+            c = _Compiler(self.schema)
+            self._regex = c.regex(self.schema)
         return self._regex
+
+    def llg_grammar(self) -> str | None:
+        """llguidance's grammar of the schema (the engine compiles it with llguidance), or None on the automaton path."""
+        return self._grammar
 
     def n_free_fields(self) -> int:
         """Free-text fields (strings, unbounded numbers), arrays and free objects counted as several."""
         return self._free
 
     def max_tokens(self) -> int:
-        """The whole-output budget: given, or every free field's budget plus room for the structure."""
-        return self._max_tokens or super().max_tokens()
+        """The whole-output budget: given, or every free field's budget plus room for the structure (under
+        llguidance the schema's own length stands in for the regex's; the engine clamps it to the context left)."""
+        if self._max_tokens:
+            return self._max_tokens
+        if self._grammar is not None:
+            return self._free * self.field_tokens + 32 + len(llg_schema.dumps(self.schema)) // 2
+        return super().max_tokens()
 
     def parse(self, text: str) -> SchemaVerdict:
         """The first JSON value in `text` that conforms to the schema; else `ParseError` with the first violation."""
@@ -558,6 +592,8 @@ class JSONSchemaFormat(OutputFormat):
         p: dict[str, Any] = {"schema": self.schema, "field_tokens": self.field_tokens}
         if self._max_tokens is not None:
             p["max_tokens"] = self._max_tokens
+        if self.constraint != "automaton":  # the automaton's keys are as they always were
+            p["constraint"] = self.constraint
         return p
 
     def describe(self) -> str:

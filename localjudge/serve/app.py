@@ -117,8 +117,7 @@ class ServerState:
         n_ctx = engine.n_ctx
         need = 1
         if fmt.constrained and Capability.COMPILE in self.capabilities:
-            fsm = engine.compile(fmt)  # type: ignore[attr-defined]
-            need = max(1, int(fsm.dist[fsm.initial]))
+            need = max(1, int(engine.compile(fmt).shortest))  # type: ignore[attr-defined]
         if p.max_tokens is not None:
             if p.max_tokens < need:
                 raise bad_request(
@@ -436,7 +435,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
         msg = f"{busy} requests are already queued or compiling (limit {state.config.max_pending})"
         raise from_exception(WorkerBusy(msg)) or APIError(429, msg)
     if p.schema is None:
-        fmt: OutputFormat = state.text_format
+        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
     else:
         param = "tools" if p.tool_mode != "none" else "response_format"
         try:

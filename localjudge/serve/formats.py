@@ -28,6 +28,7 @@ from typing import Any
 
 from ..engine.constraint import cache_path
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
+from ..formats.json_schema import CLIENT_CONSTRAINT
 from .sandbox import CompileLimits, CompileRefused, compile_in_child
 
 JSON_OBJECT: dict[str, Any] = {"type": "object"}
@@ -92,7 +93,7 @@ class FormatCache:
                 self._formats.move_to_end(key)
         if hit is None:
             try:
-                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name)
+                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=CLIENT_CONSTRAINT)
             except SchemaError as e:
                 hit = e
             except RecursionError:  # deeper than Python can walk: past the depth limit anyway
@@ -110,6 +111,8 @@ class FormatCache:
         `trusted`); `CompileRefused` when it cannot be built within them."""
         if not fmt.constrained or self.vocab_path is None or self.vocab_hash is None:
             return
+        if getattr(fmt, "llg_grammar", lambda: None)() is not None:
+            return  # llguidance compiles in milliseconds, bounded by its own parser limits, on the engine thread
         rx = fmt.regex()
         key = hashlib.sha256(rx.encode()).hexdigest()
         if key in self._refused:

@@ -111,6 +111,9 @@ class ChatRequest(_Lenient):
     logit_bias: dict[str, Any] | None = None
     functions: Any = None
     function_call: Any = None
+    # extension (like llama.cpp's reasoning_format): think in free text inside <think>...</think> for at most
+    # N tokens before the constrained answer; the think text comes back as message.reasoning_content
+    think_tokens: int | None = Field(None, ge=0, le=8192)
 
 
 def parse_request(data: Any) -> ChatRequest:
@@ -245,6 +248,8 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
         raise bad_request("top_logprobs: needs logprobs set to true", param="top_logprobs")
     if req.max_tokens is not None and req.max_completion_tokens is not None and req.max_tokens != req.max_completion_tokens:
         raise bad_request("max_tokens and max_completion_tokens disagree; send one of them", param="max_tokens")
+    if req.think_tokens and req.stream:
+        raise bad_request("think_tokens: not available with stream yet; send stream: false", param="think_tokens")
     messages = _messages(req)
     temperature = req.temperature or 0.0  # a judge server decodes greedily unless asked otherwise
     if req.top_p == 0:
@@ -256,6 +261,7 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
         top_p=req.top_p or 1.0,
         stop=stops,
         top_logprobs=req.top_logprobs or 0,
+        think_tokens=req.think_tokens or 0,
     )
     p = Plan(
         messages=messages,
@@ -341,8 +347,23 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
         name = js.get("name")
         p.schema, p.schema_name = schema, name if isinstance(name, str) else None
         return
+    if (
+        kind == "grammar"
+    ):  # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
+        from ..formats.grammar import GrammarError, GrammarFormat
+
+        g = rf.get("grammar")
+        if not isinstance(g, str) or not g.strip():
+            raise bad_request(
+                "response_format.grammar: must be a Lark grammar string with a 'start' rule", param="response_format"
+            )
+        try:
+            p.fmt = GrammarFormat(g)
+        except GrammarError as e:
+            raise bad_request(f"response_format.{e}", param="response_format") from None
+        return
     raise bad_request(
-        f"response_format.type: {kind!r} is not supported; use text, json_object or json_schema", param="response_format"
+        f"response_format.type: {kind!r} is not supported; use text, json_object, json_schema or grammar", param="response_format"
     )
 
 
@@ -407,8 +428,13 @@ def usage(gen: Generation) -> dict[str, Any]:
 
 def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
     """The whole answer (non-streaming)."""
-    calls = tool_calls(p, gen.text)
-    message: dict[str, Any] = {"role": "assistant", "content": None if calls else gen.text, "refusal": None}
+    from ..formats.base import strip_think, think_text
+
+    text = strip_think(gen.text) if p.options.think_tokens else gen.text
+    calls = tool_calls(p, text)
+    message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
+    if p.options.think_tokens:
+        message["reasoning_content"] = think_text(gen.text)
     if calls:
         message["tool_calls"] = calls
     logprobs = None
