@@ -33,10 +33,14 @@ def amplification_schema(levels: int = 4, width: int = 26) -> dict:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    """A server with small limits, in its own home (its 10 KB automaton cache evicts nobody else's)."""
+    """A server with small limits, in its own home (its 10 KB automaton cache evicts nobody else's), whose
+    client schemas go to the automaton path (the compile queue, the disk cache and the expansion bounds are
+    that path's; the llguidance default is tested against `judge_server`)."""
     home = tmp_path_factory.mktemp("hostile_home")
     server = start_server(
         "--no-precompile",
+        "--schema-constraint",
+        "automaton",
         "--option",
         "n_threads=1",
         "--max-connections",
@@ -86,8 +90,9 @@ def _raw(url: str, data: bytes, read: bool = True, timeout: float = 30) -> bytes
 
 
 def test_the_amplification_schema_is_refused_without_the_server_growing(hostile):
-    """4 levels of 26 $refs would expand to a 1.4-billion-character regex: refused while expanding, the
-    server's peak RSS barely moves, and the same schema inside a tool is refused the same way."""
+    """4 levels of 26 $refs would expand to a 1.4-billion-character regex: on the automaton path it is
+    refused while expanding, the server's peak RSS barely moves, and the same schema inside a tool is
+    refused the same way."""
     before = _peak_rss_mb(hostile.proc.pid)
     for stream in (False, True):
         s, b, _ = post(hostile.url, _schema_body(amplification_schema(), stream=stream), timeout=120)
@@ -97,6 +102,42 @@ def test_the_amplification_schema_is_refused_without_the_server_growing(hostile)
     assert_openai_error(s, b, 400, "$ref", param="tools")
     assert _peak_rss_mb(hostile.proc.pid) - before < 100
     assert healthy(hostile.url)["errors"] == 0
+
+
+def _content(body) -> str:
+    """The answer's text, from a JSON body or an SSE stream's deltas."""
+    if isinstance(body, dict):
+        return body["choices"][0]["message"]["content"]
+    text = body.decode() if isinstance(body, bytes) else body
+    chunks = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+    assert chunks and all("error" not in c for c in chunks), text[-500:]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c.get("choices"))
+
+
+def test_the_amplification_schema_is_answered_validly_by_llguidance_without_the_server_growing(judge_server):
+    """The default engine for client schemas keeps each $ref one grammar rule (nothing is expanded): the same
+    schema is answered, streamed or not and inside a tool (whose $defs are hoisted into the call schema), every
+    answer valid against it, with the server's peak RSS barely moving and no server error."""
+    import jsonschema
+
+    before, errors = _peak_rss_mb(judge_server.proc.pid), healthy(judge_server.url)["errors"]
+    for stream in (False, True):
+        s, b, _ = post(judge_server.url, _schema_body(amplification_schema(), stream=stream), timeout=120)
+        assert s == 200, b
+        jsonschema.validate(json.loads(_content(b)), amplification_schema())
+    tools = [{"type": "function", "function": {"name": "f", "parameters": amplification_schema()}}]
+    body = {"model": MODEL, "messages": MSG, "tools": tools, "tool_choice": "required", "max_tokens": 48}
+    s, b, _ = post(judge_server.url, body, timeout=120)
+    assert s == 200, b
+    msg = b["choices"][0]["message"]  # arguments that are not an object (L0 allows any value) stay content
+    args = (
+        json.loads(msg["tool_calls"][0]["function"]["arguments"])
+        if msg.get("tool_calls")
+        else json.loads(msg["content"])["arguments"]
+    )
+    jsonschema.validate(args, amplification_schema())
+    assert _peak_rss_mb(judge_server.proc.pid) - before < 100
+    assert healthy(judge_server.url)["errors"] == errors
 
 
 WRONG_TYPES = [
@@ -204,28 +245,37 @@ def test_a_client_leaving_mid_upload_is_a_normal_event(hostile):
     assert not any("Traceback" in line for line in hostile.log)
 
 
+def _until_waiting(url: str, n: int, within: float = 30.0) -> None:
+    """Poll /health until `n` requests wait on an automaton build."""
+    deadline = time.monotonic() + within
+    while healthy(url)["compiles_waiting"] != n:
+        assert time.monotonic() < deadline, f"never {n} compiles waiting: {healthy(url)}"
+        time.sleep(0.05)
+
+
 def test_a_heavy_compile_does_not_starve_a_small_one_and_waiting_compiles_count_as_pending(hostile):
-    """Two requests wait on a heavy schema's build, a tiny schema is built beside it and answered while
-    the heavy one is still building; with those 3 pending (--max-pending 3) a 4th request is a 429."""
+    """Two requests wait on a heavy schema's build; a tiny schema is built beside it and answered while
+    both still wait; with a third heavy one waiting (3 pending, --max-pending 3) a 4th request is a 429;
+    the heavy builds end as 400s at --compile-timeout."""
     done: list[tuple[str, int]] = []
 
     def send(name: str, body: dict) -> None:
         s, _, _ = post(hostile.url, body, timeout=120)
         done.append((name, s))
 
-    heavy = [threading.Thread(target=send, args=("heavy", _schema_body(HEAVY))) for _ in range(2)]
-    for t in heavy:
+    heavy = [threading.Thread(target=send, args=("heavy", _schema_body(HEAVY))) for _ in range(3)]
+    for t in heavy[:2]:
         t.start()
-    time.sleep(0.5)
-    tiny = threading.Thread(target=send, args=("tiny", _schema_body(TINY, max_tokens=12)))
-    tiny.start()
-    time.sleep(0.5)
+    _until_waiting(hostile.url, 2)
+    send("tiny", _schema_body(TINY, max_tokens=12))
+    assert done == [("tiny", 200)] and healthy(hostile.url)["compiles_waiting"] == 2  # answered while both wait
+    heavy[2].start()
+    _until_waiting(hostile.url, 3)
     s, b, headers = post(hostile.url, {"model": MODEL, "messages": MSG, "max_tokens": 2})
     assert_openai_error(s, b, 429, "compiling", code="rate_limit_exceeded")
-    for t in [tiny, *heavy]:
+    for t in heavy:
         t.join(120)
-    assert done[0] == ("tiny", 200), done
-    assert sorted(done[1:]) == [("heavy", 400), ("heavy", 400)]
+    assert sorted(done[1:]) == [("heavy", 400)] * 3
 
 
 def test_the_automaton_cache_is_capped_least_recently_used_out(hostile):

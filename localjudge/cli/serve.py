@@ -89,6 +89,14 @@ from .options import ModelChoice, model_options
     type=click.FloatRange(0.001),
     help="Size cap of the on-disk automaton cache (least recently used out).",
 )
+@click.option(
+    "--schema-constraint",
+    default="llguidance",
+    show_default=True,
+    type=click.Choice(["llguidance", "automaton"]),
+    help="The engine that constrains client JSON schemas: llguidance (lazy, millisecond compiles), or "
+    "outlines-core's automaton (the judges' engine; built out of process under --compile-timeout, cached on disk).",
+)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 @model_options(parallel=True)
 def serve_cmd(
@@ -110,6 +118,7 @@ def serve_cmd(
     max_connections: int,
     shutdown_timeout: float,
     cache_max_mb: float,
+    schema_constraint: str,
     log_level: str,
     model: ModelChoice,
 ) -> None:
@@ -146,5 +155,6 @@ def serve_cmd(
         max_connections=max_connections,
         shutdown_timeout=shutdown_timeout,
         cache_max_mb=cache_max_mb,
+        schema_constraint=schema_constraint,
     )
     serve(ref.engine(), host, port, config, identity=ref.identity(), log_level=log_level)

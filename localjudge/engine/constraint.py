@@ -291,7 +291,8 @@ class Constraint(Protocol):
 
     def settle(self, token: int, remaining: int) -> int:
         """The token to emit for the model's choice `token`: itself, or one that keeps the rest within
-        `remaining` tokens (an engine whose `choices` is exact returns it unchanged)."""
+        `remaining` tokens (an engine whose `choices` is exact returns it unchanged); -1 when the output is
+        complete as it stands and no token fits (the decode loop ends the output there)."""
         ...
 
     def advance(self, token: int) -> bool:

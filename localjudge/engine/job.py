@@ -108,6 +108,8 @@ class DecodeJob:
         forced = False
         if cons is not None:
             settled = cons.settle(tok, remaining)
+            if settled < 0:  # the output is complete as it stands and no token fits the budget left: end here
+                return self._finish("budget")
             forced, tok = settled != tok, settled
         m = float(logits.max())
         lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))

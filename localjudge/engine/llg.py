@@ -177,13 +177,16 @@ class LLGConstraint:
         return np.flatnonzero(allowed).astype(np.int32), accepting, False
 
     def settle(self, token: int, remaining: int) -> int:
-        """`token` when its own close path fits `remaining` - 1, else the current close path's next token."""
+        """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
+        when the output is already complete and nothing more fits (the decode loop ends it there)."""
         probe = self.m.deep_copy()
         if probe.consume_token(token):
             path = self.c.close_path(probe)
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
+        if self._path == []:  # accepting already, and `token` (with its own close) does not fit: end the output
+            return -1
         assert self._path, "the close path was lost: a bug in the budget invariant"
         self._next_path = self._path[1:]
         return self._path[0]

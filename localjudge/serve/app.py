@@ -64,6 +64,7 @@ class ServeConfig:
     max_connections: int = 512  # open connections; more are answered 503 at once
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for requests in flight before cancelling them
     cache_max_mb: float = 1024.0  # on-disk automaton cache cap (least recently used out)
+    schema_constraint: str = "llguidance"  # the engine that constrains client schemas ("automaton": outlines-core)
 
 
 @dataclass
@@ -99,6 +100,7 @@ class ServerState:
             limits,
             config.field_tokens,
             cache_max_bytes=int(config.cache_max_mb * (1 << 20)),
+            constraint=config.schema_constraint,
         )
         self.text_format = PlainText(config.text_tokens)
         self.counters = Counters()
@@ -300,6 +302,7 @@ def create_app(state: ServerState) -> Any:
                 "refused_busy": c.refused_busy,
                 "errors": c.errors,
                 "schemas_compiled": state.formats.compiled,
+                "compiles_waiting": state.formats.waiting,
                 "uptime_s": round(time.time() - c.started, 1),
             }
         )

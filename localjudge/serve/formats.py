@@ -69,8 +69,10 @@ class FormatCache:
         size: int = 256,
         parallel: int = 2,
         cache_max_bytes: int | None = 1 << 30,
+        constraint: str = CLIENT_CONSTRAINT,
     ):
         self.vocab_path, self.vocab_hash, self.limits = vocab_path, vocab_hash, limits
+        self.constraint = constraint  # which engine constrains client schemas: llguidance, or the automaton
         self.field_tokens, self.size = field_tokens, size
         self._formats: OrderedDict[str, JSONSchemaFormat | SchemaError] = OrderedDict()
         self._refused: OrderedDict[str, str] = OrderedDict()
@@ -93,7 +95,7 @@ class FormatCache:
                 self._formats.move_to_end(key)
         if hit is None:
             try:
-                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=CLIENT_CONSTRAINT)
+                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=self.constraint)
             except SchemaError as e:
                 hit = e
             except RecursionError:  # deeper than Python can walk: past the depth limit anyway

@@ -201,20 +201,49 @@ def _stops(stop: str | list[str] | None) -> list[str]:
     return stops
 
 
+def _hoist(params: dict[str, Any], prefix: str, at: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """`params` moved to JSON pointer `at` of a wrapping schema: its `$defs`/`definitions` go into `defs`
+    (the root's, names prefixed by the tool), and its local `$ref`s are rewritten to point there, so a
+    tool's pydantic `$defs` still resolve once the call schema wraps it."""
+
+    def ref(r: str) -> str:
+        for key in ("$defs", "definitions"):
+            if r.startswith(f"#/{key}/"):
+                return f"#/$defs/{prefix}{r[len(key) + 3 :]}"
+        return at + r[1:] if r == "#" or r.startswith("#/") else r
+
+    def rewrite(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: ref(v) if k == "$ref" and isinstance(v, str) else rewrite(v) for k, v in x.items()}
+        return [rewrite(v) for v in x] if isinstance(x, list) else x
+
+    for key in ("$defs", "definitions"):
+        if isinstance(params.get(key), dict):
+            defs.update({prefix + name: rewrite(d) for name, d in params[key].items()})
+    return rewrite({k: v for k, v in params.items() if k not in ("$defs", "definitions")})
+
+
 def _tool_schema(tools: dict[str, FunctionDef], names: list[str]) -> dict[str, Any]:
-    def params(n: str) -> dict[str, Any]:
-        return tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+    defs: dict[str, Any] = {}
+
+    def params(n: str, at: str) -> dict[str, Any]:
+        p = tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+        return _hoist(p, f"{n}__", at, defs)
 
     calls = [
         {
             "type": "object",
-            "properties": {"name": {"const": n}, "arguments": params(n)},
+            "properties": {
+                "name": {"const": n},
+                "arguments": params(n, "#/properties/arguments" if len(names) == 1 else f"#/anyOf/{i}/properties/arguments"),
+            },
             "required": ["name", "arguments"],
             "additionalProperties": False,
         }
-        for n in names
+        for i, n in enumerate(names)
     ]
-    return calls[0] if len(calls) == 1 else {"anyOf": calls}
+    out: dict[str, Any] = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    return {**out, "$defs": defs} if defs else out
 
 
 def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> str:
