@@ -1,5 +1,5 @@
 """A run directory's export files, written atomically from the store: results.jsonl, results.csv,
-summary.json and run.json (see the run directory schema in the README).
+summary.json and run.json (the run directory is described in docs/batch-runs.md).
 
 results.csv neutralises spreadsheet formulas as OWASP recommends (CSV injection): a text cell that starts
 with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so a spreadsheet shows it as

@@ -16,6 +16,10 @@
     python scripts/bench.py cascade  [--rows 20] [--below 0.8]  smollm2-135m escalating to gemma3-270m (--probs) vs
                                                  gemma3-270m on every row: wall time, ratio, fraction escalated, and
                                                  how often the cascade's verdict equals the strong model's
+    python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
+                                                 constraints [--rows 12]: judges' formats under each constraint
+                                                 (scripts/bench_constraints.py); threads [--rows 12]: rows/min
+                                                 with 1 / physical / all cores, alone and beside a busy process
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -929,8 +933,14 @@ def main() -> None:
             "_run",
             "ray",
             "_ray",
+            "schemas",
+            "constraints",
+            "threads",
         ],
     )
+    ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
+    ap.add_argument("--sample", type=int, default=40, help="schemas decoded end to end (`schemas`, stratified by category)")
+    ap.add_argument("--max-tokens", type=int, default=192, help="output budget end to end (`schemas`)")
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -965,6 +975,17 @@ def main() -> None:
         section_view(a.n if "--n" in sys.argv else 5)
     if a.section == "cascade":
         section_cascade(a.rows, a.below)
+    if a.section in ("schemas", "constraints", "threads"):  # issue 23: scripts/bench_constraints.py
+        import bench_constraints
+
+        if a.section == "schemas":
+            if a.schemas is None:
+                ap.error("schemas needs --schemas PATH (a JSONSchemaBench checkout)")
+            bench_constraints.section_schemas(a.schemas, a.sample, a.max_tokens)
+        elif a.section == "threads":
+            bench_constraints.section_threads(a.rows if "--rows" in sys.argv else 12)
+        else:
+            bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
 
 
 if __name__ == "__main__":

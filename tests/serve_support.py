@@ -54,9 +54,9 @@ class Server:
         return self.proc.returncode
 
 
-def start_server(*args: str, timeout: float = 180) -> Server:
-    """Start `localjudge serve --host 127.0.0.1 --port 0 *args` and wait until it listens."""
-    env = {**os.environ, **ENV}
+def start_server(*args: str, timeout: float = 180, env: dict | None = None) -> Server:
+    """Start `localjudge serve --host 127.0.0.1 --port 0 *args` (extra environment `env`) and wait until it listens."""
+    env = {**os.environ, **ENV, **(env or {})}
     proc = subprocess.Popen(
         [CLI, "serve", "--host", "127.0.0.1", "--port", "0", *args],
         stdout=subprocess.DEVNULL,
@@ -119,7 +119,7 @@ def assert_openai_error(status, body, expect_status, *words, param=None, code=No
         assert err["code"] == code
 
 
-def healthy(url: str) -> dict:
-    status, body = get(url, "/health")
+def healthy(url: str, headers: dict | None = None) -> dict:
+    status, body = get(url, "/health", headers)
     assert status == 200 and body["status"] == "ok"
     return body

@@ -41,6 +41,9 @@ RUN_BY = {
     ("docs/plugins.md", "from localjudge import get_judge, load_engine, make_format"): "tests/test_plugins.py",
     ("docs/plugins.md", "register_backend("): "tests/test_plugins.py",
     ("docs/plugins.md", "print(capabilities_of(engine))"): "tests/test_plugins.py",
+    ("docs/constraints.md", '"pattern": "^[A-Z]{3}-[0-9]{2}$"'): "tests/test_constraint_docs.py",
+    ("docs/constraints.md", "sql = make_format("): "tests/test_constraint_docs.py",
+    ("docs/constraints.md", "DecodeOptions(think_tokens=16)"): "tests/test_constraint_docs.py",
     ("docs/trust.md", "from localjudge.calibration import calibrate"): "tests/test_calibration_docs.py",
     ("docs/trust.md", "escalate_to="): "tests/test_calibration_docs.py",
     ("docs/trust.md", "panel=["): "tests/test_calibration_docs.py",
@@ -74,7 +77,10 @@ NOT_RUN = {
     "tests/test_calibration.py runs agree, run --labels and report --labels on a scripted run",
     ("docs/trust.md", "--panel smollm2-135m,gemma3-270m --probs --threads 1 --out panel"): "3 to 5 minutes per command on the "
     "two real models over 40 rows; tests/test_panel.py and tests/test_cascade.py run the same commands on 2 rows",
-    ("docs/trust.md", "python scripts/bench.py cascade"): "a benchmark that times the real models (minutes); benchmarks are not tests",
+    (
+        "docs/trust.md",
+        "python scripts/bench.py cascade",
+    ): "a benchmark that times the real models (minutes); benchmarks are not tests",
     ("docs/serve.md", "server:http://gpu-box:8000"): "needs a server on another machine (gpu-box); "
     "tests/test_server_backend.py runs the server: backend against a loopback server",
 }

@@ -121,7 +121,7 @@ def test_parse_validates_against_the_schema_and_names_the_first_violation():
 
 def test_the_format_is_in_the_one_registry_and_its_spec_holds_the_schema():
     fmt = make_format("json_schema", schema=json.dumps(RATING), field_tokens=32)
-    assert fmt.spec() == {"kind": "json_schema", "schema": RATING, "field_tokens": 32}
+    assert fmt.spec() == {"kind": "json_schema", "schema": RATING, "field_tokens": 32, "constraint": "llguidance"}
     assert fmt.describe() == "json_schema(Rating, field_tokens=32)"
 
 

@@ -282,6 +282,7 @@ def test_each_format_states_how_its_results_compare_with_labels():
         "result_json": None,
         "json_schema": None,
         "text": None,
+        "grammar": None,
         "prometheus": ("numeric", None),
         "flow_judge": ("numeric", None),
         "selene": ("numeric", None),

@@ -1,6 +1,6 @@
 """`localjudge serve` under load: concurrent structured requests all answered and valid, a full queue
 answering 429 while the server stays healthy, SIGTERM finishing what is in flight before exiting 0,
-and schemas whose automaton would cost too much refused (400) within the compile limits."""
+and a schema whose automaton would cost too much answered under llguidance."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_the_server_stays_healthy(
         if s == 429:
             assert_openai_error(s, body, 429, "busy", code="rate_limit_exceeded")
             assert headers.get("retry-after") == "1"
-    h = healthy(keyed_server.url)
+    h = healthy(keyed_server.url, key)  # with --api-key, /health shows counters only to the key
     assert h["refused_busy"] == codes.count(429) and h["in_flight"] == 0 and h["errors"] == 0
     s, body, _ = post(keyed_server.url, {**long, "max_tokens": 2}, key)
     assert s == 200
@@ -82,23 +82,17 @@ def test_sigterm_finishes_requests_in_flight_then_exits_0(_localjudge_home):
 
 
 @pytest.mark.slow
-def test_a_pathological_schema_is_refused_within_the_compile_limit_and_the_server_keeps_serving(judge_server):
-    # under every static limit, but 14 free-form objects in a row make an automaton far too costly to build
+def test_a_schema_the_automaton_could_not_build_is_answered_validly_under_llguidance(judge_server):
+    # under every static limit, but 14 free-form objects in a row made an automaton far too costly to build
+    # (refused at the 20 s compile limit before issue 23); llguidance compiles it in milliseconds
     schema = {"type": "object", "properties": {f"k{i}": {"type": "object"} for i in range(14)}}
     JSONSchemaFormat(schema)  # passes the static checks
     rf = {"type": "json_schema", "json_schema": {"name": "Huge", "schema": schema}}
-    t0 = time.monotonic()
-    s, b, _ = post(
-        judge_server.url, {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf}
-    )
-    first = time.monotonic() - t0
-    # the wall-clock limit or the child's CPU/memory limit, whichever fires first; both name the 20 s
-    assert_openai_error(s, b, 400, "the server's limit of", "20 s", param="response_format")
-    s, b, _ = post(
-        judge_server.url, {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf}
-    )
-    assert_openai_error(s, b, 400, "limit")  # remembered: refused at once
-    assert first < 120 and healthy(judge_server.url)["errors"] == 0
+    body = {"model": "smollm2-135m", "messages": [{"role": "user", "content": "hi"}], "response_format": rf, "max_tokens": 120}
+    s, b, _ = post(judge_server.url, body)
+    assert s == 200 and b["choices"][0]["finish_reason"] == "stop"
+    assert validate(json.loads(b["choices"][0]["message"]["content"]), schema, schema) is None
+    assert healthy(judge_server.url)["errors"] == 0
     s, _, _ = post(judge_server.url, {**ask(1), "max_tokens": 40})
     assert s == 200
 

@@ -79,9 +79,17 @@ def leave(driver) -> None:
 
 
 def wait(driver, cond, timeout: float = 20):
+    """`cond` until truthy; an element replaced by the page's live refresh (stale) or not there yet is retried."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(cond)
+    ignored = (StaleElementReferenceException, NoSuchElementException)
+    return WebDriverWait(driver, timeout, poll_frequency=0.1, ignored_exceptions=ignored).until(cond)
+
+
+def act(driver, do) -> None:
+    """Run `do(driver)` (a click, a select), retried while the live refresh replaces the element under it."""
+    wait(driver, lambda d: do(d) or True)
 
 
 def press(driver, *keys: str) -> None:
@@ -139,7 +147,7 @@ def test_ten_rows_labelled_with_the_keyboard_persist_export_and_give_the_same_ka
 
         driver.get(server.url + "/runs/r/agreement")
         wait(driver, lambda d: d.find_elements("css selector", "tr[data-part=all][data-stat=kappa]"))
-        shown = driver.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text
+        shown = wait(driver, lambda d: d.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text)
         assert shown.startswith(f"{kappa:.3f} [")
         assert len(driver.find_elements("css selector", "#a-disagree tbody tr")) == agreement["all"]["n_disagreements"]
         assert console_errors(driver) == []
@@ -241,7 +249,7 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
     try:
         driver.get(server.url + "/")
         wait(driver, lambda d: "quickstart" in d.find_element("id", "runs").text)
-        driver.find_element("link text", "quickstart").click()
+        act(driver, lambda d: d.find_element("link text", "quickstart").click())
         wait(driver, lambda d: text_of(d, "row-count") == "10 results")
         driver.get(server.url + "/runs/quickstart/label")
         wait(driver, lambda d: "of 5" in text_of(d, "l-pos"))
@@ -257,9 +265,9 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
             wait(driver, lambda d: "5 labelled" in text_of(d, "l-pos"))
         for judge in ("groundedness", "correctness"):
             driver.get(server.url + "/runs/quickstart/agreement")
-            Select(driver.find_element("id", "a-judge")).select_by_value(judge)
+            act(driver, lambda d, j=judge: Select(d.find_element("id", "a-judge")).select_by_value(j))
             wait(driver, lambda d: "5 labels" in text_of(d, "a-counts"))
-            panel[judge] = driver.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text
+            panel[judge] = wait(driver, lambda d: d.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text)
         assert console_errors(driver) == []
     finally:
         leave(driver)
@@ -309,7 +317,7 @@ def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, 
             if name == "view-agreement.png":
                 from selenium.webdriver.support.ui import Select
 
-                Select(driver.find_element("id", "a-judge")).select_by_value("correctness")
+                act(driver, lambda d: Select(d.find_element("id", "a-judge")).select_by_value("correctness"))
                 ready = lambda d: "16 labels" in text_of(d, "a-counts")  # noqa: E731
             wait(driver, ready)
             if name == "view-label.png":
@@ -336,7 +344,7 @@ def test_the_align_button_runs_align_on_the_labels_so_far_and_shows_held_out_fig
     server = ViewServer(str(run), "--align-model", "smollm2-135m", "--threads", "1")
     try:
         driver.get(server.url + "/runs/al/agreement")
-        Select(driver.find_element("id", "a-judge")).select_by_value("relevance_to_query")
+        act(driver, lambda d: Select(d.find_element("id", "a-judge")).select_by_value("relevance_to_query"))
         wait(driver, lambda d: "12 labels" in text_of(d, "a-counts"))
         driver.find_element("id", "align-btn").click()
         wait(driver, lambda d: text_of(d, "align-status") in ("running", "done") or "failed" in text_of(d, "align-status"))

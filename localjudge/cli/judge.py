@@ -83,7 +83,7 @@ def judge_cmd(
     else:
         opts = decode.model_copy(update={"constrained": not unconstrained})
         ref = model.ref()
-        if opts.probs:
+        if opts.probs and not trust.kwargs():  # a cascade escalates what has no probabilities (its documented fallback)
             from ..engine.capabilities import Capability, require
 
             require(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")

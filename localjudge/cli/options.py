@@ -133,7 +133,7 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
                 default=None,
                 help="Alias of --option n_parallel: rows decoded side by side in one llama.cpp batch (default 1: every output "
                 "byte-identical to judging the row alone; N > 1 is faster, most on a GPU, and a rationale can differ "
-                "where the model is at a near-tie, see README).",
+                "where the model is at a near-tie, see docs/batch-runs.md).",
             )
         )
 
@@ -183,12 +183,18 @@ def decode_options(*, verdict: bool = True, field_tokens_default: int | None = N
             click.option(
                 "--probs", is_flag=True, help="Also report the expected score under the model's distribution at the verdict."
             ),
+            click.option(
+                "--think-tokens",
+                type=click.IntRange(0),
+                default=0,
+                help="Reasoning: think in free text inside <think>...</think> for at most N tokens, then the verdict.",
+            ),
         ]
 
     def deco(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            extra = {k: kw.pop(k) for k in ("fast", "probs") if k in kw}
+            extra = {k: kw.pop(k) for k in ("fast", "probs", "think_tokens") if k in kw}
             kw["decode"] = DecodeOptions(
                 temperature=kw.pop("temperature"), seed=kw.pop("seed"), field_tokens=kw.pop("field_tokens"), **extra
             )

@@ -225,7 +225,9 @@ def run_cmd(
         import warnings
 
         warnings.filterwarnings("ignore", message="judge model .* family")  # printed with the panel's figures
-        if decode.probs:  # a backend that gives no token probabilities: one line now, not an empty column later
+        if (
+            decode.probs and not trust.kwargs()
+        ):  # a backend that gives no token probabilities: one line now, not an empty column later
             from ..engine.capabilities import Capability
             from ..engine.capabilities import require as require_capability
 

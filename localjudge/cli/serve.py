@@ -50,6 +50,53 @@ from .options import ModelChoice, model_options
 @click.option(
     "--no-precompile", is_flag=True, help="Do not build the json_object automaton at start (built on first use instead)."
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A Host name the server answers to besides the loopback names (repeatable; '*': any).",
+)
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    help="A web origin (https://app.example) allowed to call the server from a browser (repeatable; default: none).",
+)
+@click.option(
+    "--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send request headers."
+)
+@click.option(
+    "--body-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send a request body."
+)
+@click.option(
+    "--max-connections",
+    default=512,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Open connections; more are answered 503 at once.",
+)
+@click.option(
+    "--shutdown-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Seconds SIGTERM waits for generations in flight before cancelling them.",
+)
+@click.option(
+    "--cache-max-mb",
+    default=1024.0,
+    show_default=True,
+    type=click.FloatRange(0.001),
+    help="Size cap of the on-disk automaton cache (least recently used out).",
+)
+@click.option(
+    "--schema-constraint",
+    default="llguidance",
+    show_default=True,
+    type=click.Choice(["llguidance", "automaton"]),
+    help="The engine that constrains client JSON schemas: llguidance (lazy, millisecond compiles), or "
+    "outlines-core's automaton (the judges' engine; built out of process under --compile-timeout, cached on disk).",
+)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 @model_options(parallel=True)
 def serve_cmd(
@@ -64,6 +111,14 @@ def serve_cmd(
     compile_timeout: float,
     compile_memory_mb: int,
     no_precompile: bool,
+    allowed_hosts: tuple[str, ...],
+    cors_origins: tuple[str, ...],
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    shutdown_timeout: float,
+    cache_max_mb: float,
+    schema_constraint: str,
     log_level: str,
     model: ModelChoice,
 ) -> None:
@@ -93,5 +148,13 @@ def serve_cmd(
         compile_seconds=compile_timeout,
         compile_memory_mb=compile_memory_mb,
         precompile=not no_precompile,
+        allowed_hosts=allowed_hosts,
+        cors_origins=cors_origins,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_connections=max_connections,
+        shutdown_timeout=shutdown_timeout,
+        cache_max_mb=cache_max_mb,
+        schema_constraint=schema_constraint,
     )
     serve(ref.engine(), host, port, config, identity=ref.identity(), log_level=log_level)

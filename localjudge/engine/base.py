@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..formats import OutputFormat
 from .capabilities import Capability
@@ -41,6 +41,15 @@ class DecodeOptions(BaseModel):
     field_tokens: int | None = None  # None: the format's own per-field budget
     fast: bool = False  # verdict only: the format's fast() variant, no free text (yes/no and choice formats)
     probs: bool = False  # record the distribution at small choice points (probability-weighted scores)
+    think_tokens: int = Field(0, ge=0)  # > 0: first think in free text (<think>...</think>, at most N tokens), then the verdict
+
+    @model_serializer(mode="wrap")
+    def _keys(self, handler: Any) -> Any:
+        """Dump as before when think_tokens is 0 (these options are part of every cache key)."""
+        out = handler(self)
+        if isinstance(out, dict) and not out.get("think_tokens"):
+            out.pop("think_tokens", None)
+        return out
 
 
 class TokenInfo(BaseModel):

@@ -12,6 +12,11 @@ into numpy arrays, once per (vocabulary, regex), cached on disk as .npz:
 remaining budget, and once a free-text field has used its own budget only tokens that shorten
 `dist` are allowed (that closes the field). `forced_bytes(s)` finds the literal the format forces
 next (JSON keys, closing braces), which the decode loop feeds in one batch (jump-forward).
+
+The decode loop (`job.DecodeJob`) sees a format only through the `Constraint` protocol below: the
+tokens allowed now within the budget, advance, the forced tokens next, the distance to the shortest
+completion. `AutomatonConstraint` is this module's automaton behind it; `llg.LLGConstraint` is
+llguidance's (client JSON schemas and Lark grammars).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -109,6 +115,15 @@ class TokenFSM:
     from_cache: bool = False
     _forced: dict[int, bytes] = field(default_factory=dict)
     _jumps: dict[int, tuple[list[int], int] | None] = field(default_factory=dict)
+
+    @property
+    def shortest(self) -> int:
+        """Fewest tokens of a complete output (the budget a request needs at least)."""
+        return int(self.dist[self.initial])
+
+    def start(self, tokenize: Callable[[bytes], list[int]] | None, vocab: TokenVocab) -> AutomatonConstraint:
+        """A fresh per-request cursor over this automaton (`tokenize`: None turns jump-forward off)."""
+        return AutomatonConstraint(self, vocab, tokenize)
 
     @property
     def n_states(self) -> int:
@@ -263,3 +278,109 @@ def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> Toke
         except OSError:
             pass  # a read-only cache only costs a recompile next time
     return fsm
+
+
+class Constraint(Protocol):
+    """What the decode loop asks a format's constraint, one request at a time (a cursor, not the compiled
+    format: `start()` of a compiled format makes one)."""
+
+    def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
+        """(token ids allowed now such that a complete output still fits in `remaining` tokens, whether the
+        output may end here, whether `closing` - a free field spent its budget - removed some)."""
+        ...
+
+    def settle(self, token: int, remaining: int) -> int:
+        """The token to emit for the model's choice `token`: itself, or one that keeps the rest within
+        `remaining` tokens (an engine whose `choices` is exact returns it unchanged); -1 when the output is
+        complete as it stands and no token fits (the decode loop ends the output there)."""
+        ...
+
+    def advance(self, token: int) -> bool:
+        """Take `token`; True when it brought the output closer to its end (free-field budgets count the others)."""
+        ...
+
+    def jump(self, remaining: int) -> list[int]:
+        """The tokens the format forces next (jump-forward), taken already; [] when nothing is forced or they
+        would not leave room to finish within `remaining`."""
+        ...
+
+    def distance(self) -> int:
+        """Fewest tokens from here to a complete output (the budget guarantee)."""
+        ...
+
+    def can_end(self) -> bool:
+        """Whether the output is complete here (it may still go on)."""
+        ...
+
+    def terminal(self) -> bool:
+        """Whether the output is complete here and nothing may follow."""
+        ...
+
+
+class AutomatonConstraint:
+    """`Constraint` over a `TokenFSM`: exact distances, so every budget holds by filtering alone."""
+
+    def __init__(self, fsm: TokenFSM, vocab: TokenVocab, tokenize: Callable[[bytes], list[int]] | None):
+        self.fsm, self.vocab, self.tokenize = fsm, vocab, tokenize
+        self.state = fsm.initial
+        self._nxt: np.ndarray | None = None
+        self._ids: np.ndarray | None = None
+
+    def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
+        """Allowed ids whose next state's distance fits; while closing, only those that shorten it."""
+        fsm, state = self.fsm, self.state
+        ids, nxt = fsm.allowed(state)
+        d = fsm.dist[nxt]
+        ok = d < remaining  # 1 + dist(next) <= remaining
+        if closing:
+            ok &= d < fsm.dist[state]
+        cut = False
+        if not ok.all():
+            ids, nxt = ids[ok], nxt[ok]
+            cut = closing
+        self._ids, self._nxt = ids, nxt
+        return ids, bool(fsm.final[state]), cut
+
+    def settle(self, token: int, remaining: int) -> int:
+        """Unchanged: `choices` already kept only tokens that fit."""
+        return token
+
+    def advance(self, token: int) -> bool:
+        """Move to the state `token` leads to; True when that state is nearer a final one."""
+        fsm = self.fsm
+        new: int | None = None
+        if self._ids is not None and self._nxt is not None:
+            hit = np.nonzero(self._ids == token)[0]
+            new = int(self._nxt[hit[0]]) if len(hit) else None
+        if new is None:
+            new = fsm.step(self.state, token)
+            if new is None:
+                raise RuntimeError(f"token {token} is not allowed by the format here (a bug in the decode loop)")
+        closer = bool(fsm.dist[new] < fsm.dist[self.state])
+        self.state, self._ids, self._nxt = new, None, None
+        return closer
+
+    def jump(self, remaining: int) -> list[int]:
+        """The forced literal as the model's own tokens, when it and the shortest rest fit."""
+        fsm = self.fsm
+        if self.tokenize is None or fsm.final[self.state]:
+            return []
+        jump = fsm.forced_tokens(self.state, self.vocab, self.tokenize)
+        if not jump or len(jump[0]) + fsm.dist[jump[1]] > remaining:
+            return []
+        toks, end = jump
+        self.state, self._ids, self._nxt = end, None, None
+        return list(toks)
+
+    def distance(self) -> int:
+        """dist[state]."""
+        return int(self.fsm.dist[self.state])
+
+    def can_end(self) -> bool:
+        """final[state]."""
+        return bool(self.fsm.final[self.state])
+
+    def terminal(self) -> bool:
+        """A final state with no transition out."""
+        fsm, s = self.fsm, self.state
+        return bool(fsm.final[s]) and fsm.offsets[s] == fsm.offsets[s + 1]

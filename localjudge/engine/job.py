@@ -1,4 +1,4 @@
-"""One request's decoding state: the format's automaton, token budgets, sampling, jump-forward.
+"""One request's decoding state: the format's constraint, token budgets, sampling, jump-forward.
 
 A `DecodeJob` never touches llama.cpp: the engine feeds it the logits of the sequence's last
 position (`step`) and it answers with the tokens to evaluate next (the chosen token, followed by
@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..formats import OutputFormat
 from .base import DecodeOptions, GenerateOptions, Generation, TokenInfo
-from .constraint import TokenFSM, TokenVocab
-
-Forced = Callable[[TokenFSM, int], "tuple[list[int], int] | None"]
+from .constraint import Constraint, TokenVocab
 
 
 class DecodeJob:
@@ -28,20 +26,20 @@ class DecodeJob:
         self,
         prompt: list[int],
         fmt: OutputFormat,
-        fsm: TokenFSM | None,
+        constraint: Constraint | None,
         vocab: TokenVocab,
         opts: DecodeOptions,
         budget: int,
         field_budget: int,
-        forced: Forced | None,
+        jump_forward: bool,
         model_id: str,
         compile_ms: float = 0.0,
+        think: tuple[list[int], list[int]] | None = None,
     ):
-        self.prompt, self.fmt, self.fsm, self.vocab, self.opts = prompt, fmt, fsm, vocab, opts
-        self.budget, self.field_budget, self.forced, self.model_id = budget, field_budget, forced, model_id
+        self.prompt, self.fmt, self.cons, self.vocab, self.opts = prompt, fmt, constraint, vocab, opts
+        self.budget, self.field_budget, self.jump_forward, self.model_id = budget, field_budget, jump_forward, model_id
         self.rng = np.random.default_rng(opts.seed) if opts.temperature > 0 else None
         self.out: list[TokenInfo] = []
-        self.state = fsm.initial if fsm is not None else 0
         self.run = 0  # consecutive model-chosen tokens that did not bring the output closer to its end
         self.cut = 0
         self.n_forced = 0
@@ -55,16 +53,29 @@ class DecodeJob:
         ext = opts if isinstance(opts, GenerateOptions) else None
         self.top_p = ext.top_p if ext is not None else 1.0
         self.n_top = ext.top_logprobs if ext is not None else 0
-        self.stops = [x.encode("utf-8") for x in ext.stop if x] if ext is not None and fsm is None else []
+        self.stops = [x.encode("utf-8") for x in ext.stop if x] if ext is not None and constraint is None else []
         self.on_tokens = ext.on_tokens if ext is not None else None
         self.text_end: int | None = None  # byte offset where a stop sequence begins (the text ends there)
         self._sent = 0  # tokens already handed to on_tokens
         self._bytes = bytearray()  # the output so far, only kept when stop sequences are watched
+        # reasoning: free text between the think markers, at most think_tokens, force-closed, then the verdict
+        self.think_left = opts.think_tokens if think is not None and constraint is not None else 0
+        self.think_open, self.think_close = think or ([], [])
+        self.thinking = self.think_left > 0
+        self.think_bytes = bytearray()
+        self.base = 0  # output tokens before the verdict (the think block): the budgets count from here
 
     # ------------------------------------------------------------------ the loop, one step at a time
 
     def start(self) -> list[int]:
         """Tokens the format forces before the model chooses anything (evaluated with the prompt)."""
+        if self.thinking:  # the opening think marker first; the verdict's constraint starts after the block
+            self._force(self.think_open)
+            self._emit()
+            return list(self.think_open)
+        if self.cons is not None and self.cons.terminal():  # nothing to choose at all (a fully forced empty answer)
+            self._finish("final")
+            return []
         feed = self._jump()
         self._emit()
         return feed
@@ -74,39 +85,42 @@ class DecodeJob:
         (None: the output is complete, nothing more to evaluate)."""
         if not self.t_first:
             self.t_first = time.perf_counter()
-        fsm, pieces, eos_ids = self.fsm, self.vocab.pieces, self.vocab.eos_ids
-        remaining = self.budget - len(self.out)
-        if fsm is not None:
-            state = self.state
-            ids, nxt = fsm.allowed(state)
-            d = fsm.dist[nxt]
-            ok = d < remaining  # 1 + dist(next) <= remaining
-            if self.run >= self.field_budget:
-                ok &= d < fsm.dist[state]
-            if not ok.all():
-                ids, nxt = ids[ok], nxt[ok]
-                if self.run >= self.field_budget and fsm.dist[state] > 0:
-                    self.cut += 1
-                    self.run = 0
-            allow_eos = bool(fsm.final[state])
+        if self.thinking:
+            return self._think_step(logits)
+        cons, pieces, eos_ids = self.cons, self.vocab.pieces, self.vocab.eos_ids
+        remaining = self.budget - (len(self.out) - self.base)
+        if cons is not None:
+            closing = self.run >= self.field_budget
+            ids, allow_eos, cut = cons.choices(remaining, closing)
+            if cut and cons.distance() > 0:
+                self.cut += 1
+                self.run = 0
         else:
             if remaining <= 0:
                 return self._finish("max_tokens")
-            ids, nxt, allow_eos = np.arange(len(logits), dtype=np.int32), None, True
+            ids, allow_eos = np.arange(len(logits), dtype=np.int32), True
         eos = eos_ids[0] if allow_eos else None
-        if self.steps is not None and fsm is not None and 2 <= len(ids) + allow_eos <= 64:
+        if self.steps is not None and cons is not None and 2 <= len(ids) + allow_eos <= 64:
             self.steps.append(self._step_dist(logits, ids, eos))
-        tok, pos = choose(logits, ids, eos, self.opts, self.rng, self.top_p)
+        tok, _pos = choose(logits, ids, eos, self.opts, self.rng, self.top_p)
         if tok is None:
-            return self._finish("eos" if fsm is None or fsm.final[self.state] else "budget")
+            return self._finish("eos" if cons is None or cons.can_end() else "budget")
+        forced = False
+        if cons is not None:
+            settled = cons.settle(tok, remaining)
+            if settled < 0:  # the output is complete as it stands and no token fits the budget left: end here
+                return self._finish("budget")
+            forced, tok = settled != tok, settled
         m = float(logits.max())
         lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
-        self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        self.out.append(
+            TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse, forced=forced)
+        )
         if self.n_top:
             top = np.argpartition(logits, -self.n_top)[-self.n_top :]
             top = top[np.argsort(-logits[top], kind="stable")]
             self.out[-1].top = [(int(t), float(logits[t]) - lse) for t in top]
-        if fsm is None:
+        if cons is None:
             if tok in eos_ids:
                 self.out.pop()
                 return self._finish("eos")
@@ -114,16 +128,54 @@ class DecodeJob:
                 return self._finish("stop")
             self._emit()
             return [tok]
-        assert nxt is not None
-        new = int(nxt[pos])
-        self.run = self.run + 1 if fsm.dist[new] >= fsm.dist[self.state] else 0
-        self.state = new
-        if self._terminal():
+        self.run = 0 if cons.advance(tok) else self.run + 1
+        if cons.terminal():
             self._emit()
             return self._finish("final")
         feed = [tok] + self._jump()
         self._emit()
         return None if self.done else feed
+
+    def _think_step(self, logits: np.ndarray) -> list[int] | None:
+        """One free token of the think block (EOS excluded); the block ends when the model writes the closing
+        marker or `think_tokens` are spent (then the marker is forced), and the verdict's constraint takes over."""
+        pieces = self.vocab.pieces
+        ids = self._think_ids(len(logits))
+        tok, _ = choose(logits, ids, None, self.opts, self.rng, self.top_p)
+        assert tok is not None
+        m = float(logits.max())
+        lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
+        self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        self.think_left -= 1
+        self.think_bytes += pieces[tok]
+        feed = [tok]
+        closer = b"".join(pieces[t] for t in self.think_close).strip()
+        if closer and self.think_bytes.rstrip().endswith(closer):
+            pass  # the model closed the block itself
+        elif self.think_left <= 0:
+            self._force(self.think_close)
+            feed += self.think_close
+        else:
+            self._emit()
+            return feed
+        self.thinking, self.base, self.run = False, len(self.out), 0
+        assert self.cons is not None
+        if self.cons.terminal():  # a verdict with nothing to choose
+            self._emit()
+            return self._finish("final")
+        feed += self._jump()
+        self._emit()
+        return None if self.done else feed
+
+    def _think_ids(self, n: int) -> np.ndarray:
+        ids = np.ones(n, dtype=bool)
+        ids[[t for t in self.vocab.eos_ids if t < n]] = False
+        return np.flatnonzero(ids).astype(np.int32)
+
+    def _force(self, toks: list[int]) -> None:
+        pieces = self.vocab.pieces
+        self.out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
+        self.n_forced += len(toks)
 
     def _hit_stop(self, piece: bytes) -> bool:
         """Add `piece` to the text; True when a stop sequence now occurs (the text will end where it begins)."""
@@ -142,24 +194,19 @@ class DecodeJob:
             new, self._sent = self.out[self._sent :], len(self.out)
             self.on_tokens(new)
 
-    def _terminal(self) -> bool:
-        fsm = self.fsm
-        return fsm is not None and bool(fsm.final[self.state]) and fsm.offsets[self.state] == fsm.offsets[self.state + 1]
-
     def _jump(self) -> list[int]:
         """Feed the literal the format forces from here, if it fits the budget (jump-forward)."""
-        fsm = self.fsm
-        if fsm is None or self.forced is None or fsm.final[self.state]:
+        cons = self.cons
+        if cons is None or not self.jump_forward or cons.can_end():
             return []
-        jump = self.forced(fsm, self.state)
-        if not jump or len(jump[0]) + fsm.dist[jump[1]] > self.budget - len(self.out):
+        toks = cons.jump(self.budget - (len(self.out) - self.base))
+        if not toks:
             return []
-        toks, end = jump
         pieces = self.vocab.pieces
         self.out.extend(TokenInfo(id=t, text=pieces[t].decode("utf-8", "replace"), logprob=None, forced=True) for t in toks)
         self.n_forced += len(toks)
-        self.state, self.run = end, 0
-        if self._terminal():
+        self.run = 0
+        if cons.terminal():
             self._finish("final")  # nothing left to choose: the forced tail need not be evaluated
             return []
         return list(toks)

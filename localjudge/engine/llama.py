@@ -28,7 +28,15 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from ..errors import ChatTemplateError, GPUUnavailableError, InputError, ModelError, NotGGUFError, PromptTooLongError
+from ..errors import (
+    ChatTemplateError,
+    ConstraintError,
+    GPUUnavailableError,
+    InputError,
+    ModelError,
+    NotGGUFError,
+    PromptTooLongError,
+)
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
@@ -36,6 +44,7 @@ from .base import DecodeOptions, Generation, GenerationCancelled, Message, Model
 from .capabilities import ALL
 from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
+from .llg import LLGCompiled, LLGVocab
 from .template import ChatTemplate
 
 log = logging.getLogger("localjudge")
@@ -51,6 +60,7 @@ def default_threads() -> int:
 
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
+THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
 FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
 
 
@@ -235,7 +245,8 @@ class LlamaEngine:
         self.model_id = self.info.name
         self._sha256: str | None = None
         self._template_mode, self._template = self._pick_template(chat_template, o.template_timeout, o.template_memory_mb)
-        self._fsm_cache: OrderedDict[str, TokenFSM] = OrderedDict()
+        self._fsm_cache: OrderedDict[str, TokenFSM | LLGCompiled] = OrderedDict()
+        self._llg: LLGVocab | None = None  # llguidance's tokenizer over this vocabulary, built at first use
         self.n_calls = 0
         self.jump_forward = o.jump_forward  # off only to measure what it saves
         self.reuse_prefix = o.reuse_prefix  # likewise
@@ -492,9 +503,24 @@ class LlamaEngine:
 
     # ------------------------------------------------------------------ constraint
 
-    def compile(self, fmt: OutputFormat) -> TokenFSM:
-        """The format's token automaton for this vocabulary (compiled once per regex, cached on disk; the last
-        `FSM_CACHE_SIZE` kept in memory)."""
+    def compile(self, fmt: OutputFormat) -> TokenFSM | LLGCompiled:
+        """The format's compiled constraint for this vocabulary: llguidance's for a format that gives a grammar
+        (`fmt.llg_grammar()`: client JSON schemas, Lark grammars), else the token automaton (compiled once per
+        regex, cached on disk). The last `FSM_CACHE_SIZE` of each are kept in memory."""
+        grammar = getattr(fmt, "llg_grammar", lambda: None)()
+        if grammar is not None:
+            key = "llg\0" + grammar
+            hit = self._fsm_cache.get(key)
+            if hit is None:
+                if self._llg is None:
+                    self._llg = LLGVocab.from_llama(self._L, self._vocab_p, self.vocab)
+                hit = self._llg.compile(grammar)
+                self._fsm_cache[key] = hit
+                while len(self._fsm_cache) > FSM_CACHE_SIZE:
+                    self._fsm_cache.popitem(last=False)
+            else:
+                self._fsm_cache.move_to_end(key)
+            return hit
         rx = fmt.regex()
         fsm = self._fsm_cache.get(rx)
         if fsm is None:
@@ -504,17 +530,25 @@ class LlamaEngine:
                 self._fsm_cache.popitem(last=False)
         else:
             self._fsm_cache.move_to_end(rx)
+        assert isinstance(fsm, TokenFSM)
         return fsm
-
-    def _forced(self, fsm: TokenFSM, state: int) -> tuple[list[int], int] | None:
-        return fsm.forced_tokens(state, self.vocab, self.tokenize)
 
     # ------------------------------------------------------------------ generation
 
     def _job(self, messages: Sequence[Message], fmt: OutputFormat, opts: DecodeOptions) -> DecodeJob:
         prompt = self.prompt_tokens(messages)
+        tc = time.perf_counter()
+        compiled = self.compile(fmt) if opts.constrained and fmt.constrained else None
+        compile_ms = (time.perf_counter() - tc) * 1000
         budget = opts.max_tokens or fmt.max_tokens()
-        if len(prompt) + budget > self.n_ctx:
+        think = None
+        if opts.think_tokens and compiled is not None:  # reasoning: <think>\n ... \n</think>\n before the verdict
+            think = (self.tokenize(THINK_OPEN), self.tokenize(THINK_CLOSE))
+        extra = opts.think_tokens + len(think[0]) + len(think[1]) if think else 0
+        if isinstance(compiled, LLGCompiled) and not opts.max_tokens:
+            # a client's format: the budget is clamped to the context left, never past it (no instance cut off)
+            budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt) - extra))
+        if len(prompt) + budget + extra > self.n_ctx:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
                 f"raise --n-ctx (this model was trained for {self._L.llama_model_n_ctx_train(self._model)}) "
@@ -523,20 +557,23 @@ class LlamaEngine:
                 n_ctx=self.n_ctx,
                 budget=budget,
             )
-        tc = time.perf_counter()
-        fsm = self.compile(fmt) if opts.constrained and fmt.constrained else None
-        compile_ms = (time.perf_counter() - tc) * 1000
+        if compiled is not None and compiled.shortest > budget:
+            raise ConstraintError(
+                f"max_tokens: {budget} is too few for the shortest output the format allows ({compiled.shortest} tokens); raise it"
+            )
+        cons = compiled.start(self.tokenize, self.vocab) if compiled is not None else None
         return DecodeJob(
             prompt,
             fmt,
-            fsm,
+            cons,
             self.vocab,
             opts,
             budget,
             opts.field_tokens or fmt.field_tokens,
-            self._forced if self.jump_forward else None,
+            self.jump_forward,
             self.model_id,
             compile_ms,
+            think,
         )
 
     def submit(
@@ -580,6 +617,8 @@ class LlamaEngine:
                         g.callback(g.results)
                     continue
                 self._admit()
+                if any(g.complete for g in self._groups):  # a request complete at admission (a fully forced answer)
+                    continue
                 if not self._active:
                     if self._queue:
                         raise RuntimeError("queued requests but no sequence could take them (a bug)")

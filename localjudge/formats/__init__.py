@@ -39,8 +39,9 @@ from .base import (
     VerdictListVerdict,
     YesNoVerdict,
 )
+from .grammar import GrammarError, GrammarFormat, GrammarVerdict
 from .json_formats import PairwiseJSON, ScoreJSON, Statements, VerdictList, YesNoJSON
-from .json_schema import JSONSchemaFormat, SchemaError, SchemaVerdict
+from .json_schema import CLIENT_CONSTRAINT, JSONSchemaFormat, SchemaError, SchemaVerdict
 from .judge_models import FeedbackFormat, FeedbackVerdict, FlowJudge, Prometheus, Selene
 from .line_formats import Choice, FourLine, ScoreLines
 from .result_json import ResultJSON, ResultVerdict
@@ -60,6 +61,7 @@ FORMATS: dict[str, type[OutputFormat]] = {
         ResultJSON,
         JSONSchemaFormat,
         PlainText,
+        GrammarFormat,
     )
 }
 # the native formats of dedicated judge models (Prometheus 2, Flow-Judge, Atla Selene): judge_models.py
@@ -98,6 +100,8 @@ def make_format(kind: str, **params: Any) -> OutputFormat:
     cls = format_class(kind)
     if cls is None:
         raise InputError(f"unknown output format {kind!r}; known: {', '.join(format_kinds())}")
+    if kind == "json_schema":  # a user's schema (a judge file, --prompt): llguidance unless the spec says otherwise
+        params.setdefault("constraint", CLIENT_CONSTRAINT)
     try:
         return cls(**params)
     except TypeError as e:
@@ -114,6 +118,9 @@ __all__ = [
     "FlowJudge",
     "FourLine",
     "FourLineVerdict",
+    "GrammarError",
+    "GrammarFormat",
+    "GrammarVerdict",
     "JSONSchemaFormat",
     "NumberRange",
     "OutputFormat",

@@ -183,11 +183,42 @@ def as_number(value: Any, fmt: str, key: str, text: str) -> float:
 # --------------------------------------------------------------------------------------- the base
 
 
+_THINK = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.S)
+
+
+def strip_think(text: str) -> str:
+    """`text` without a leading reasoning block (`<think>...</think>`, as reasoning judges and reasoning models
+    write before their answer); text without one is returned unchanged. Every format's `parse` applies it."""
+    m = _THINK.match(text)
+    return text[m.end() :] if m else text
+
+
+def think_text(text: str) -> str | None:
+    """The leading reasoning block's inner text, or None when there is none."""
+    m = _THINK.match(text)
+    if not m:
+        return None
+    inner = m.group(0).strip()
+    return inner[inner.index(">") + 1 : inner.rindex("<")].strip()
+
+
 class OutputFormat(ABC):
     """An output contract: decoding constraint + parser + normaliser."""
 
     kind: ClassVar[str]
     constrained: ClassVar[bool] = True  # False: decoded without a constraint (free text), bounded by max_tokens() alone
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        """Every subclass's `parse` reads the text after a leading think block (never the block itself)."""
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("parse")
+        if own is not None and not getattr(own, "_strips_think", False):
+
+            def parse(self: Any, text: str, _own: Any = own) -> BaseModel:
+                return _own(self, strip_think(text))
+
+            parse.__doc__, parse.__name__, parse._strips_think = own.__doc__, "parse", True  # type: ignore[attr-defined]
+            cls.parse = parse  # type: ignore[method-assign]
 
     def __init__(self, field_tokens: int = 80):
         if field_tokens < 1:

@@ -1,5 +1,9 @@
 """`json_schema`: any JSON schema as an output format, constrained by construction with token budgets.
 
+Two constraints (`constraint=`): "llguidance" (what client schemas use: serve, the adapters, judge files;
+built in `llg_schema`, decoded by `engine/llg.py`) and "automaton", the regex below for outlines-core's
+automaton, described in the rest of this docstring (kept; its cache keys unchanged).
+
 What a client sends (an OpenAI `response_format` json_schema, a tool's parameters, a DeepEval or RAGAS
 pydantic model's schema) becomes a regex for the same constraint path as the judges' formats, built
 here rather than by outlines-core's schema builder so that:
@@ -32,14 +36,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
+from . import llg_schema
 from .base import JSON_STR, NumberRange, OutputFormat
 
+CONSTRAINTS = ("automaton", "llguidance")  # this module's regex for outlines-core's automaton, or llguidance
+CLIENT_CONSTRAINT = "llguidance"  # what client schemas use (serve, the adapters, judge files): chosen by measurement
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_DEPTH = 12
 MAX_PROPERTIES = 256
 MAX_ENUM_VALUES = 1000
 MAX_LITERAL_CHARS = 20_000
 MAX_REGEX_CHARS = 100_000
+MAX_EXPANSION_CHARS = (MAX_DEPTH + 2) * MAX_REGEX_CHARS  # all pieces built while expanding, together (a work bound)
+MAX_REF_EXPANSIONS = 2_000  # $refs followed while expanding one schema
+MAX_BRANCHES = 128  # schemas in one anyOf/oneOf (a tool_choice "required" over MAX_TOOLS tools fits)
 MAX_MIN_ITEMS = 64
 MAX_MAX_ITEMS = 64  # maxItems up to this is a counted repetition of items; above, only the token budget bounds it
 DECIMAL_STEPS = {1: 0.1, 2: 0.01, 3: 0.001}  # multipleOf on a bounded number: that many decimals
@@ -103,6 +113,29 @@ class _Compiler:
         self.props = 0
         self.enum_values = 0
         self.literal_chars = 0
+        self.expanded = 0  # characters of every piece built so far (bounded while growing, never after)
+        self.ref_expansions = 0
+
+    def grow(self, n: int, where: str) -> None:
+        """Count `n` more characters built at `where`; `SchemaError` once a bound is passed."""
+        self.check(n, where)
+        self.expanded += n
+        if self.expanded > MAX_EXPANSION_CHARS:
+            raise self.fail(where, f"expanding it builds more than {MAX_EXPANSION_CHARS} characters; fewer branches or $refs")
+
+    def check(self, n: int, where: str) -> None:
+        """`SchemaError` when a piece of `n` characters would pass the regex limit (checked before it is built)."""
+        if n > MAX_REGEX_CHARS:
+            raise self.fail(
+                where,
+                f"expands to a constraint of more than {MAX_REGEX_CHARS} characters; fewer enum values, branches or "
+                "$refs, or a flatter schema",
+            )
+
+    def join(self, parts: list[str], sep: str, where: str, extra: int = 0) -> str:
+        """`sep.join(parts)`, refused before it is built when it would pass the regex limit."""
+        self.check(sum(map(len, parts)) + len(sep) * max(0, len(parts) - 1) + extra, where)
+        return sep.join(parts)
 
     def fail(self, where: str, what: str) -> SchemaError:
         return SchemaError(f"response schema at {where}: {what}")
@@ -121,6 +154,11 @@ class _Compiler:
         return node
 
     def regex(self, s: Any, where: str = "$", depth: int = 0, refs: tuple[str, ...] = (), mult: int = 1) -> str:
+        out = self._regex(s, where, depth, refs, mult)
+        self.grow(len(out), where)
+        return out
+
+    def _regex(self, s: Any, where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
         if depth > MAX_DEPTH:
             raise self.fail(where, f"nesting deeper than {MAX_DEPTH} levels; flatten the schema")
         if s is True or s == {}:
@@ -132,8 +170,13 @@ class _Compiler:
             raise self.fail(where, f"'{bad}' cannot be honoured by constrained decoding; remove it from the schema")
         if "$ref" in s:
             ref = s["$ref"]
+            if not isinstance(ref, str):
+                raise self.fail(where, f"$ref must be a string (#/$defs/NAME), got {json.dumps(ref)[:60]}")
             if ref in refs:
                 raise self.fail(where, f"$ref cycle through {ref!r} (a recursive schema) cannot be constrained")
+            self.ref_expansions += 1
+            if self.ref_expansions > MAX_REF_EXPANSIONS:
+                raise self.fail(where, f"more than {MAX_REF_EXPANSIONS} $ref expansions; reference fewer definitions")
             return self.regex(self.resolve(ref, where), where, depth + 1, (*refs, ref), mult)
         if "const" in s:
             return self.literal([s["const"]], where)
@@ -146,9 +189,16 @@ class _Compiler:
                 subs = s[key]
                 if not isinstance(subs, list) or not subs:
                     raise self.fail(where, f"{key} must be a non-empty list")
-                return (
-                    "(" + "|".join(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult) for i, x in enumerate(subs)) + ")"
-                )
+                if len(subs) > MAX_BRANCHES:
+                    raise self.fail(where, f"{key} has {len(subs)} schemas, more than {MAX_BRANCHES}; merge some")
+                branches: list[str] = []
+                size = 0
+                for i, x in enumerate(subs):
+                    branches.append(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult))
+                    size += len(branches[-1]) + 1
+                    if size > MAX_REGEX_CHARS:
+                        self.check(size, where)  # refused now, before the other branches are built
+                return "(" + self.join(branches, "|", where, 2) + ")"
         if "allOf" in s:
             subs = s["allOf"]
             if not isinstance(subs, list) or len(subs) != 1:
@@ -158,7 +208,9 @@ class _Compiler:
         if isinstance(t, list):
             if not t:
                 raise self.fail(where, "type must not be an empty list")
-            return "(" + "|".join(self.regex({**s, "type": x}, where, depth, refs, mult) for x in t) + ")"
+            if len(t) > 8:
+                raise self.fail(where, "type lists at most the 7 JSON types")
+            return "(" + self.join([self.regex({**s, "type": x}, where, depth, refs, mult) for x in t], "|", where, 2) + ")"
         if t is None:
             if "properties" in s:
                 t = "object"
@@ -219,8 +271,14 @@ class _Compiler:
         self.props += len(props)
         if self.props > MAX_PROPERTIES:
             raise self.fail(where, f"more than {MAX_PROPERTIES} properties in the schema")
-        parts = [_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult) for k, v in props.items()]
-        return r"\{" + SEP.join(parts) + r"\}"
+        parts: list[str] = []
+        size = 0
+        for k, v in props.items():
+            parts.append(_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult))
+            size += len(parts[-1]) + len(SEP)
+            if size > MAX_REGEX_CHARS:
+                self.check(size, where)
+        return r"\{" + self.join(parts, SEP, where, 4) + r"\}"
 
     def array(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
         items = s.get("items", True)
@@ -236,6 +294,7 @@ class _Compiler:
             return r"\[\]"
         item = self.regex(items, where + "[]", depth + 1, refs, mult * (hi or ARRAY_ITEMS_BUDGETED))
         more = "*" if hi is None else "{0," + str(hi - max(lo, 1)) + "}"
+        self.check((len(item) + len(SEP)) * (max(lo, 1) + 1), where)  # before the items are repeated
         if lo == 0:
             return r"\[(" + item + "(" + SEP + item + ")" + more + ")?" + r"\]"
         tail = "" if hi == lo else "(" + SEP + item + ")" + more
@@ -273,8 +332,8 @@ class _Compiler:
             )
         try:
             return NumberRange(lo, hi, 0).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def number(self, s: dict[str, Any], where: str, mult: int) -> str:
         lo, hi = _bounds(s, False, where)
@@ -295,8 +354,8 @@ class _Compiler:
             raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
         try:
             return NumberRange(lo, hi, decimals).regex()
-        except InputError as e:
-            raise self.fail(where, str(e)) from None
+        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
+            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
 
     def any_value(self, where: str, depth: int, mult: int) -> str:
         """Any JSON value, nested at most two levels (arbitrary objects and arrays)."""
@@ -442,9 +501,17 @@ class JSONSchemaFormat(OutputFormat):
     kind = "json_schema"
 
     def __init__(
-        self, schema: dict[str, Any] | str, field_tokens: int = 80, max_tokens: int | None = None, name: str | None = None
+        self,
+        schema: dict[str, Any] | str,
+        field_tokens: int = 80,
+        max_tokens: int | None = None,
+        name: str | None = None,
+        constraint: str = "automaton",
     ):
         super().__init__(field_tokens)
+        if constraint not in CONSTRAINTS:
+            raise SchemaError(f"constraint: {constraint!r} is not one of {', '.join(CONSTRAINTS)}")
+        self.constraint = constraint
         if isinstance(schema, str):
             try:
                 schema = json.loads(schema)
@@ -458,6 +525,13 @@ class JSONSchemaFormat(OutputFormat):
         self.schema = schema
         self.name = name or str(schema.get("title") or "")
         self.digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        self._max_tokens = max_tokens
+        self._grammar: str | None = None
+        if constraint == "llguidance":
+            self._free = llg_schema.bounds(schema, MAX_DEPTH, MAX_PROPERTIES, MAX_ENUM_VALUES, SchemaError)
+            self._grammar = llg_schema.grammar(schema, SchemaError)
+            self._regex = ""
+            return
         c = _Compiler(schema)
         self._regex = c.regex(schema)
         if len(self._regex) > MAX_REGEX_CHARS:
@@ -466,19 +540,31 @@ class JSONSchemaFormat(OutputFormat):
                 f"{MAX_REGEX_CHARS}); fewer enum values or a flatter schema"
             )
         self._free = max(1, c.free)
-        self._max_tokens = max_tokens
 
     def regex(self) -> str:
-        """The schema as a regex: every property in order, strings unbounded (budgeted in tokens)."""
+        """The schema as a regex: every property in order, strings unbounded (budgeted in tokens); built on demand
+        under llguidance (`SchemaError` when the automaton path cannot express it)."""
+        if not self._regex:
+            c = _Compiler(self.schema)
+            self._regex = c.regex(self.schema)
         return self._regex
+
+    def llg_grammar(self) -> str | None:
+        """llguidance's grammar of the schema (the engine compiles it with llguidance), or None on the automaton path."""
+        return self._grammar
 
     def n_free_fields(self) -> int:
         """Free-text fields (strings, unbounded numbers), arrays and free objects counted as several."""
         return self._free
 
     def max_tokens(self) -> int:
-        """The whole-output budget: given, or every free field's budget plus room for the structure."""
-        return self._max_tokens or super().max_tokens()
+        """The whole-output budget: given, or every free field's budget plus room for the structure (under
+        llguidance the schema's own length stands in for the regex's; the engine clamps it to the context left)."""
+        if self._max_tokens:
+            return self._max_tokens
+        if self._grammar is not None:
+            return self._free * self.field_tokens + 32 + len(llg_schema.dumps(self.schema)) // 2
+        return super().max_tokens()
 
     def parse(self, text: str) -> SchemaVerdict:
         """The first JSON value in `text` that conforms to the schema; else `ParseError` with the first violation."""
@@ -506,6 +592,8 @@ class JSONSchemaFormat(OutputFormat):
         p: dict[str, Any] = {"schema": self.schema, "field_tokens": self.field_tokens}
         if self._max_tokens is not None:
             p["max_tokens"] = self._max_tokens
+        if self.constraint != "automaton":  # the automaton's keys are as they always were
+            p["constraint"] = self.constraint
         return p
 
     def describe(self) -> str:

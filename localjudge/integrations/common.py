@@ -24,7 +24,7 @@ from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, Engine, Message
 from ..engine.worker import EngineWorker
 from ..errors import InputError, ParseError
-from ..formats.json_schema import JSONSchemaFormat
+from ..formats.json_schema import CLIENT_CONSTRAINT, JSONSchemaFormat
 from ..judges.protocol import JudgeProtocol, SequentialJudge
 from ..judges.spec import Variable
 from ..results import JudgeResult
@@ -277,7 +277,9 @@ class StructuredModel:
             fmt = self._formats.get(key)
             if fmt is None:
                 js = {"type": "string"} if schema is None else schema.model_json_schema() if isinstance(schema, type) else schema
-                fmt = self._formats[key] = JSONSchemaFormat(dict(js), field_tokens=self.field_tokens, max_tokens=self.max_tokens)
+                fmt = self._formats[key] = JSONSchemaFormat(
+                    dict(js), field_tokens=self.field_tokens, max_tokens=self.max_tokens, constraint=CLIENT_CONSTRAINT
+                )
         return fmt
 
     def messages(self, prompt: str | Sequence[Message]) -> list[Message]:

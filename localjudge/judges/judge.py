@@ -58,7 +58,7 @@ class Judge:
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
         dump = spec.model_dump(mode="json")
-        for key in ("examples", "alignment"):  # keys `align` writes: absent when empty, so older versions stay the same
+        for key in ("examples", "alignment", "think_tokens"):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
@@ -328,6 +328,8 @@ class Judge:
         """Queue every row's calls on `engine`; `on_result(i, result or exception)` runs inside its drain."""
         if self.spec.alignment is not None:  # aligned on the expected score: it needs the verdict's probabilities
             options = (options or DecodeOptions()).model_copy(update={"probs": True})
+        if self.spec.think_tokens and not (options and options.think_tokens):  # a reasoning judge (the call's own wins)
+            options = (options or DecodeOptions()).model_copy(update={"think_tokens": self.spec.think_tokens})
         for i, variables in enumerate(rows):
             try:
                 raw, text = self._values(variables)

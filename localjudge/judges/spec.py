@@ -19,6 +19,7 @@ A minimal judge file (see builtin/*.toml for every kind):
     description = "Is the reply polite?"
     template_style = "mustache"           # {{var}}; or "format" ({var}, {{ }} for braces), "js" (${var})
     pass_threshold = 0.5                  # passed = score >= pass_threshold
+    think_tokens = 0                      # > 0: a reasoning judge, thinks in <think>...</think> (N tokens) first
     [source]                              # optional attribution
     project = "me"
     [[variables]]
@@ -202,6 +203,7 @@ class JudgeSpec(_Strict):
     output: dict[str, Any] | None = None  # {kind = <format kind>, ...format parameters}
     suffixes: list[Suffix] = []
     pass_threshold: float = Field(0.5, ge=0, le=1)
+    think_tokens: int = Field(0, ge=0)  # reasoning judge: think in <think>...</think> for at most N tokens, then the verdict
     neutralise: list[tuple[str, str]] = []  # extra [delimiter, replacement] pairs (see render.py)
     expressions: dict[str, str] = {}  # js templates: exact `${...}` expression -> derived variable
     # kind-specific

@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from ..engine.base import Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
 from ..engine.capabilities import Capability, capabilities_of
-from ..engine.worker import EngineWorker
+from ..engine.worker import EngineWorker, WorkerBusy
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText, SchemaError
 from ..formats.text import DEFAULT_TEXT_TOKENS
@@ -57,6 +57,14 @@ class ServeConfig:
     compile_seconds: float = 30.0  # limits on building a client schema's automaton (a child process)
     compile_memory_mb: int = 2048
     precompile: bool = True  # build the json_object automaton at start (once per vocabulary, then cached on disk)
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered besides the loopback names ("*": any)
+    cors_origins: tuple[str, ...] = ()  # web origins allowed to call the server (CORS); none by default
+    body_timeout: float = 30.0  # seconds to receive a whole request body
+    header_timeout: float = 10.0  # seconds to receive a request's headers
+    max_connections: int = 512  # open connections; more are answered 503 at once
+    shutdown_timeout: float = 30.0  # seconds SIGTERM waits for requests in flight before cancelling them
+    cache_max_mb: float = 1024.0  # on-disk automaton cache cap (least recently used out)
+    schema_constraint: str = "llguidance"  # the engine that constrains client schemas ("automaton": outlines-core)
 
 
 @dataclass
@@ -86,12 +94,20 @@ class ServerState:
         self.pieces: list[bytes] | None = vocab.pieces if vocab is not None else None
         vocab_path = save_vocab(vocab, cache_home() / "serve") if vocab is not None else None
         limits = CompileLimits(config.compile_seconds, config.compile_memory_mb << 20)
-        self.formats = FormatCache(vocab_path, vocab.hash if vocab is not None else None, limits, config.field_tokens)
+        self.formats = FormatCache(
+            vocab_path,
+            vocab.hash if vocab is not None else None,
+            limits,
+            config.field_tokens,
+            cache_max_bytes=int(config.cache_max_mb * (1 << 20)),
+            constraint=config.schema_constraint,
+        )
         self.text_format = PlainText(config.text_tokens)
         self.counters = Counters()
         self.fingerprint = "localjudge-" + (self.identity.digest[:12] or "model")
         self.max_prompt_chars = config.max_prompt_chars or 64 * engine.n_ctx
         self.precompile: asyncio.Future[None] | None = None  # the json_object automaton, built at start
+        self.stopping: asyncio.Event | None = None  # set when shutdown begins (bodies still arriving get 503)
 
     # ------------------------------------------------------------------------------ engine side
 
@@ -103,8 +119,7 @@ class ServerState:
         n_ctx = engine.n_ctx
         need = 1
         if fmt.constrained and Capability.COMPILE in self.capabilities:
-            fsm = engine.compile(fmt)  # type: ignore[attr-defined]
-            need = max(1, int(fsm.dist[fsm.initial]))
+            need = max(1, int(engine.compile(fmt).shortest))  # type: ignore[attr-defined]
         if p.max_tokens is not None:
             if p.max_tokens < need:
                 raise bad_request(
@@ -180,18 +195,61 @@ def _check_key(state: ServerState, request: Request) -> None:
         raise APIError(401, "incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
 
 
-async def _body(request: Request, limit: int) -> Any:
+CLOSE = {"Connection": "close"}
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its request body was complete (a normal event)."""
+
+
+async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
+    """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
+    server begins shutting down first; `ClientGone` when the client leaves)."""
+    from starlette.requests import ClientDisconnect
+
     size = request.headers.get("content-length", "")
     if size.isdigit() and int(size) > limit:
         raise APIError(
             413, f"the request body is {size} bytes, more than this server's limit of {limit}", code="request_too_large"
         )
     parts, n = [], 0
-    async for chunk in request.stream():
-        n += len(chunk)
-        if n > limit:
-            raise APIError(413, f"the request body is more than this server's limit of {limit} bytes", code="request_too_large")
-        parts.append(chunk)
+    deadline = time.monotonic() + timeout
+    chunks = request.stream().__aiter__()
+    stop = asyncio.ensure_future(stopping.wait()) if stopping is not None else None
+    try:
+        while True:
+            nxt: asyncio.Future[bytes] = asyncio.ensure_future(chunks.__anext__())
+            waits: list[asyncio.Future[Any]] = [nxt] if stop is None else [nxt, stop]
+            done, _ = await asyncio.wait(
+                waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+            )
+            if nxt not in done:
+                nxt.cancel()
+                if stop is not None and stop.done():
+                    raise APIError(
+                        503, "the server is shutting down; retry against another instance", type="server_error", headers=CLOSE
+                    )
+                raise APIError(
+                    408,
+                    f"the request body did not arrive within this server's {timeout:g} s; send it at once",
+                    code="request_timeout",
+                    headers=CLOSE,  # the rest of the body is not waited for
+                )
+            try:
+                chunk = nxt.result()
+            except StopAsyncIteration:
+                break
+            except ClientDisconnect:
+                raise ClientGone() from None
+            n += len(chunk)
+            if n > limit:
+                raise APIError(
+                    413, f"the request body is more than this server's limit of {limit} bytes", code="request_too_large"
+                )
+            parts.append(chunk)
+    finally:
+        if stop is not None:
+            stop.cancel()
 
     def no_constant(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
@@ -222,10 +280,17 @@ def _sse(obj: Any) -> bytes:
 # ---------------------------------------------------------------------------------------- routes
 
 
-def create_app(state: ServerState) -> Starlette:
-    """The Starlette app serving `state` (the worker is closed when the app shuts down)."""
+def create_app(state: ServerState) -> Any:
+    """The ASGI app serving `state` (the worker is closed when the app shuts down), behind the `Guard`
+    (Host allow-list, Origin, JSON-only POSTs)."""
+    from .guard import Guard
 
     async def health(request: Request) -> Response:
+        if state.config.api_key is not None:
+            try:
+                _check_key(state, request)
+            except APIError:  # without the key: liveness only
+                return JSONResponse({"status": "ok"})
         c = state.counters
         return JSONResponse(
             {
@@ -237,6 +302,7 @@ def create_app(state: ServerState) -> Starlette:
                 "refused_busy": c.refused_busy,
                 "errors": c.errors,
                 "schemas_compiled": state.formats.compiled,
+                "compiles_waiting": state.formats.waiting,
                 "uptime_s": round(time.time() - c.started, 1),
             }
         )
@@ -286,6 +352,9 @@ def create_app(state: ServerState) -> Starlette:
             if e.status == 429:
                 state.counters.refused_busy += 1
             return _error(e)
+        except ClientGone:  # a normal event: no traceback, not an error
+            state.counters.cancelled += 1
+            return Response(status_code=499)
         except Exception as e:  # noqa: BLE001 - mapped, or a bug (500)
             api = from_exception(e)
             if api is not None:
@@ -293,6 +362,12 @@ def create_app(state: ServerState) -> Starlette:
             state.counters.errors += 1
             log.exception("unexpected error serving a chat completion")
             return _error(APIError(500, f"internal error ({type(e).__name__}); see the server log", type="server_error"))
+
+    async def openapi(request: Request) -> Response:
+        from .. import __version__
+        from .openapi import document
+
+        return JSONResponse(document(state.model_name, __version__))
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
@@ -304,6 +379,7 @@ def create_app(state: ServerState) -> Starlette:
         return _error(APIError(500, f"internal error ({type(exc).__name__}); see the server log", type="server_error"))
 
     async def startup() -> None:
+        state.stopping = asyncio.Event()
         if state.config.precompile and state.pieces is not None:
             fmt = state.formats.get(JSON_OBJECT, "json_object")
             state.precompile = asyncio.ensure_future(state.formats.ready(fmt, trusted=True))
@@ -321,22 +397,25 @@ def create_app(state: ServerState) -> Starlette:
 
     routes = [
         Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{name:path}", model, methods=["GET"]),
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/models", models, methods=["GET"]),
         Route("/chat/completions", chat, methods=["POST"]),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={HTTPException: not_found, Exception: server_error},
     )
+    return Guard(app, state.config.allowed_hosts, state.config.cors_origins)
 
 
 async def _chat(state: ServerState, request: Request) -> Response:
     _check_key(state, request)
-    req = protocol.parse_request(await _body(request, state.config.max_body_bytes))
+    body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
+    req = protocol.parse_request(body)
     if req.model != state.model_name:
         raise APIError(
             404,
@@ -344,7 +423,8 @@ async def _chat(state: ServerState, request: Request) -> Response:
             param="model",
             code="model_not_found",
         )
-    p = protocol.plan(req, field_tokens=state.config.field_tokens)
+    # checking the schemas a request carries is bounded work, but work: never on the event loop
+    p = await asyncio.to_thread(protocol.plan, req, field_tokens=state.config.field_tokens)
     chars = sum(len(m.content) for m in p.messages)
     if chars > state.max_prompt_chars:
         raise APIError(
@@ -353,12 +433,17 @@ async def _chat(state: ServerState, request: Request) -> Response:
             param="messages",
             code="context_length_exceeded",
         )
+    busy = state.worker.pending + state.formats.waiting
+    if busy >= state.config.max_pending:  # requests waiting on a compile count toward the limit too
+        msg = f"{busy} requests are already queued or compiling (limit {state.config.max_pending})"
+        raise from_exception(WorkerBusy(msg)) or APIError(429, msg)
     if p.schema is None:
-        fmt: OutputFormat = state.text_format
+        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
     else:
         param = "tools" if p.tool_mode != "none" else "response_format"
         try:
-            fmt = state.formats.get(p.schema, p.schema_name)
+            # expanding a schema is bounded, but it is still work: never on the event loop
+            fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
             await state.formats.ready(fmt)
         except SchemaError as e:
             raise bad_request(str(e), param=param) from None

@@ -7,6 +7,11 @@ the format's token automaton is in the disk cache before the engine needs it: an
 yet is built by `sandbox.compile_in_child` under the time and memory limits (one build per regex at a
 time; a refusal is remembered so the same schema is refused at once next time). The engine thread then
 only loads it.
+
+Builds run in `parallel` child processes, but at most one of them at a time for a large regex, so a
+heavy schema leaves a slot for the small ones. `waiting` counts the requests waiting on a build (the
+server counts them toward `--max-pending`). The automata this server builds stay on disk under a size
+cap (`cache_max_bytes`), least recently used first out; a file used in the last 5 s is never evicted.
 """
 
 from __future__ import annotations
@@ -14,15 +19,42 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from ..engine.constraint import cache_path
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
+from ..formats.json_schema import CLIENT_CONSTRAINT
 from .sandbox import CompileLimits, CompileRefused, compile_in_child
 
 JSON_OBJECT: dict[str, Any] = {"type": "object"}
+LARGE_REGEX = 4_000  # characters: a regex this long takes the one large-compile slot
+KEEP_RECENT_S = 5.0  # a cached automaton used this recently is never evicted (the engine may be loading it)
+
+
+def evict(directory: Path, max_bytes: int, keep_recent_s: float = KEEP_RECENT_S) -> int:
+    """Delete the least recently used `*.npz` files of `directory` until it holds at most `max_bytes`
+    (files used in the last `keep_recent_s` seconds are kept); returns the bytes freed."""
+    try:
+        entries = [(e.stat().st_mtime, e.stat().st_size, Path(e.path)) for e in os.scandir(directory) if e.name.endswith(".npz")]
+    except OSError:
+        return 0
+    total = sum(size for _, size, _ in entries)
+    freed = 0
+    now = time.time()
+    for mtime, size, path in sorted(entries):
+        if total - freed <= max_bytes or now - mtime < keep_recent_s:
+            break
+        try:
+            path.unlink()
+            freed += size
+        except OSError:
+            continue
+    return freed
 
 
 class FormatCache:
@@ -35,33 +67,43 @@ class FormatCache:
         limits: CompileLimits,
         field_tokens: int = 80,
         size: int = 256,
-        parallel: int = 1,
+        parallel: int = 2,
+        cache_max_bytes: int | None = 1 << 30,
+        constraint: str = CLIENT_CONSTRAINT,
     ):
         self.vocab_path, self.vocab_hash, self.limits = vocab_path, vocab_hash, limits
+        self.constraint = constraint  # which engine constrains client schemas: llguidance, or the automaton
         self.field_tokens, self.size = field_tokens, size
         self._formats: OrderedDict[str, JSONSchemaFormat | SchemaError] = OrderedDict()
         self._refused: OrderedDict[str, str] = OrderedDict()
         self._building: dict[str, asyncio.Future[None]] = {}
         self._slots = asyncio.Semaphore(parallel)
+        self._large = asyncio.Semaphore(1)
+        self._lock = threading.Lock()  # `get` runs in worker threads (off the event loop)
+        self.cache_max_bytes = cache_max_bytes
+        self.waiting = 0  # requests waiting for an automaton build
+        self.evicted_bytes = 0
         self.compiled = 0  # automata built in a child process
         self.compile_s = 0.0
 
     def get(self, schema: dict[str, Any], name: str | None = None) -> JSONSchemaFormat:
         """The format of `schema` (built once; `SchemaError` when it cannot be honoured)."""
         key = hashlib.sha256(json.dumps([schema, name], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        hit = self._formats.get(key)
+        with self._lock:
+            hit = self._formats.get(key)
+            if hit is not None:
+                self._formats.move_to_end(key)
         if hit is None:
             try:
-                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name)
+                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=self.constraint)
             except SchemaError as e:
                 hit = e
             except RecursionError:  # deeper than Python can walk: past the depth limit anyway
                 hit = SchemaError("response schema nests too deeply; flatten it")
-            self._formats[key] = hit
-            while len(self._formats) > self.size:
-                self._formats.popitem(last=False)
-        else:
-            self._formats.move_to_end(key)
+            with self._lock:
+                self._formats[key] = hit
+                while len(self._formats) > self.size:
+                    self._formats.popitem(last=False)
         if isinstance(hit, SchemaError):
             raise hit
         return hit
@@ -71,31 +113,53 @@ class FormatCache:
         `trusted`); `CompileRefused` when it cannot be built within them."""
         if not fmt.constrained or self.vocab_path is None or self.vocab_hash is None:
             return
+        if getattr(fmt, "llg_grammar", lambda: None)() is not None:
+            return  # llguidance compiles in milliseconds, bounded by its own parser limits, on the engine thread
         rx = fmt.regex()
         key = hashlib.sha256(rx.encode()).hexdigest()
         if key in self._refused:
             raise CompileRefused(self._refused[key])
-        if cache_path(rx, self.vocab_hash).exists():
+        target = cache_path(rx, self.vocab_hash)
+        if target.exists():
+            try:
+                os.utime(target)  # used now: last out of the LRU
+            except OSError:
+                pass
             return
         pending = self._building.get(key)
         if pending is None:
             pending = asyncio.ensure_future(self._build(rx, key, trusted))
             self._building[key] = pending
             pending.add_done_callback(lambda _f: self._building.pop(key, None))
-        await asyncio.shield(pending)  # a client that goes away does not stop a build others may wait for
+        counted = 0 if trusted else 1  # the server's own precompile is no client's request
+        self.waiting += counted
+        try:
+            await asyncio.shield(pending)  # a client that goes away does not stop a build others may wait for
+        finally:
+            self.waiting -= counted
 
     async def _build(self, rx: str, key: str, trusted: bool) -> None:
         assert self.vocab_path is not None and self.vocab_hash is not None
         if trusted:  # the server's own formats (json_object at start): no limits, and no client waits behind them
             await compile_in_child(rx, self.vocab_path, self.vocab_hash, CompileLimits(None, None))
             return
-        async with self._slots:
-            try:
-                dt = await compile_in_child(rx, self.vocab_path, self.vocab_hash, self.limits)
-            except CompileRefused as e:
-                self._refused[key] = str(e)
-                while len(self._refused) > self.size:
-                    self._refused.popitem(last=False)
-                raise
-            self.compiled += 1
-            self.compile_s += dt
+        large = self._large if len(rx) > LARGE_REGEX else None
+        if large is not None:
+            await large.acquire()
+        try:
+            async with self._slots:
+                try:
+                    dt = await compile_in_child(rx, self.vocab_path, self.vocab_hash, self.limits)
+                except CompileRefused as e:
+                    self._refused[key] = str(e)
+                    while len(self._refused) > self.size:
+                        self._refused.popitem(last=False)
+                    raise
+        finally:
+            if large is not None:
+                large.release()
+        self.compiled += 1
+        self.compile_s += dt
+        if self.cache_max_bytes is not None:
+            directory = cache_path(rx, self.vocab_hash).parent
+            self.evicted_bytes += await asyncio.to_thread(evict, directory, self.cache_max_bytes)

@@ -27,6 +27,7 @@ from ..formats import OutputFormat
 from ..formats.base import json_objects
 from ..formats.json_schema import validate
 from .errors import bad_request
+from .validate import check_schema, check_text
 
 MAX_MESSAGES = 1024
 MAX_STOP = 16
@@ -110,12 +111,16 @@ class ChatRequest(_Lenient):
     logit_bias: dict[str, Any] | None = None
     functions: Any = None
     function_call: Any = None
+    # extension (like llama.cpp's reasoning_format): think in free text inside <think>...</think> for at most
+    # N tokens before the constrained answer; the think text comes back as message.reasoning_content
+    think_tokens: int | None = Field(None, ge=0, le=8192)
 
 
 def parse_request(data: Any) -> ChatRequest:
     """The request body (parsed JSON) as a `ChatRequest`; a 400 naming the first bad parameter otherwise."""
     if not isinstance(data, dict):
         raise bad_request(f"the request body must be a JSON object, got {type(data).__name__}")
+    check_text(data)
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as e:
@@ -196,20 +201,49 @@ def _stops(stop: str | list[str] | None) -> list[str]:
     return stops
 
 
+def _hoist(params: dict[str, Any], prefix: str, at: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """`params` moved to JSON pointer `at` of a wrapping schema: its `$defs`/`definitions` go into `defs`
+    (the root's, names prefixed by the tool), and its local `$ref`s are rewritten to point there, so a
+    tool's pydantic `$defs` still resolve once the call schema wraps it."""
+
+    def ref(r: str) -> str:
+        for key in ("$defs", "definitions"):
+            if r.startswith(f"#/{key}/"):
+                return f"#/$defs/{prefix}{r[len(key) + 3 :]}"
+        return at + r[1:] if r == "#" or r.startswith("#/") else r
+
+    def rewrite(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: ref(v) if k == "$ref" and isinstance(v, str) else rewrite(v) for k, v in x.items()}
+        return [rewrite(v) for v in x] if isinstance(x, list) else x
+
+    for key in ("$defs", "definitions"):
+        if isinstance(params.get(key), dict):
+            defs.update({prefix + name: rewrite(d) for name, d in params[key].items()})
+    return rewrite({k: v for k, v in params.items() if k not in ("$defs", "definitions")})
+
+
 def _tool_schema(tools: dict[str, FunctionDef], names: list[str]) -> dict[str, Any]:
-    def params(n: str) -> dict[str, Any]:
-        return tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+    defs: dict[str, Any] = {}
+
+    def params(n: str, at: str) -> dict[str, Any]:
+        p = tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
+        return _hoist(p, f"{n}__", at, defs)
 
     calls = [
         {
             "type": "object",
-            "properties": {"name": {"const": n}, "arguments": params(n)},
+            "properties": {
+                "name": {"const": n},
+                "arguments": params(n, "#/properties/arguments" if len(names) == 1 else f"#/anyOf/{i}/properties/arguments"),
+            },
             "required": ["name", "arguments"],
             "additionalProperties": False,
         }
-        for n in names
+        for i, n in enumerate(names)
     ]
-    return calls[0] if len(calls) == 1 else {"anyOf": calls}
+    out: dict[str, Any] = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    return {**out, "$defs": defs} if defs else out
 
 
 def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> str:
@@ -243,6 +277,8 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
         raise bad_request("top_logprobs: needs logprobs set to true", param="top_logprobs")
     if req.max_tokens is not None and req.max_completion_tokens is not None and req.max_tokens != req.max_completion_tokens:
         raise bad_request("max_tokens and max_completion_tokens disagree; send one of them", param="max_tokens")
+    if req.think_tokens and req.stream:
+        raise bad_request("think_tokens: not available with stream yet; send stream: false", param="think_tokens")
     messages = _messages(req)
     temperature = req.temperature or 0.0  # a judge server decodes greedily unless asked otherwise
     if req.top_p == 0:
@@ -254,6 +290,7 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
         top_p=req.top_p or 1.0,
         stop=stops,
         top_logprobs=req.top_logprobs or 0,
+        think_tokens=req.think_tokens or 0,
     )
     p = Plan(
         messages=messages,
@@ -275,7 +312,9 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
 
 def _plan_tools(req: ChatRequest, p: Plan) -> None:
     tools: dict[str, FunctionDef] = {}
-    for t in req.tools or []:
+    for i, t in enumerate(req.tools or []):
+        if t.function.parameters is not None:  # checked in every tool_choice mode, compiled or not
+            check_schema(t.function.parameters, f"tools[{i}].function.parameters")
         if t.function.name in tools:
             raise bad_request(f"tools: the function name {t.function.name!r} is given twice", param="tools")
         tools[t.function.name] = t.function
@@ -333,11 +372,27 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
         schema = js.get("schema")
         if not isinstance(schema, dict):
             raise bad_request("response_format.json_schema.schema: must be a JSON schema object", param="response_format")
+        check_schema(schema, "response_format")
         name = js.get("name")
         p.schema, p.schema_name = schema, name if isinstance(name, str) else None
         return
+    if (
+        kind == "grammar"
+    ):  # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
+        from ..formats.grammar import GrammarError, GrammarFormat
+
+        g = rf.get("grammar")
+        if not isinstance(g, str) or not g.strip():
+            raise bad_request(
+                "response_format.grammar: must be a Lark grammar string with a 'start' rule", param="response_format"
+            )
+        try:
+            p.fmt = GrammarFormat(g)
+        except GrammarError as e:
+            raise bad_request(f"response_format.{e}", param="response_format") from None
+        return
     raise bad_request(
-        f"response_format.type: {kind!r} is not supported; use text, json_object or json_schema", param="response_format"
+        f"response_format.type: {kind!r} is not supported; use text, json_object, json_schema or grammar", param="response_format"
     )
 
 
@@ -360,7 +415,10 @@ def tool_calls(p: Plan, text: str) -> list[dict[str, Any]] | None:
         name, args = obj.get("name"), obj.get("arguments")
         if name in p.tools and isinstance(args, dict):
             params = p.tools[name].parameters
-            if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
+            try:
+                if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
+                    continue
+            except (RecursionError, TypeError):  # a schema past the checks: the text is not a call
                 continue
             return [_call(name, json.dumps(args, ensure_ascii=False))]
     return None
@@ -399,8 +457,13 @@ def usage(gen: Generation) -> dict[str, Any]:
 
 def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
     """The whole answer (non-streaming)."""
-    calls = tool_calls(p, gen.text)
-    message: dict[str, Any] = {"role": "assistant", "content": None if calls else gen.text, "refusal": None}
+    from ..formats.base import strip_think, think_text
+
+    text = strip_think(gen.text) if p.options.think_tokens else gen.text
+    calls = tool_calls(p, text)
+    message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
+    if p.options.think_tokens:
+        message["reasoning_content"] = think_text(gen.text)
     if calls:
         message["tool_calls"] = calls
     logprobs = None

@@ -1,8 +1,10 @@
 """Run the server: bind, serve with uvicorn, stop cleanly.
 
-SIGTERM or Ctrl-C stops accepting connections, lets every request in flight finish (uvicorn's
-graceful shutdown with no timeout), closes the engine worker and returns, so the process exits 0
-(uvicorn itself re-raises the signal after shutting down, which would exit 143; `_Server` does not).
+SIGTERM or Ctrl-C stops accepting connections, answers 503 to requests whose body is still arriving,
+lets the generations in flight finish (for at most `shutdown_timeout` seconds, then they are
+cancelled), closes the engine worker and returns, so the process exits 0 (uvicorn itself re-raises
+the signal after shutting down, which would exit 143; `_Server` does not). Connections go through
+`conn.protocol_class` (connection limit, header deadline) and repeated log lines are throttled.
 """
 
 from __future__ import annotations
@@ -69,8 +71,12 @@ def serve(
             "or bind 127.0.0.1"
         )
     sock = bind(host, port)
+    if not is_loopback(host) and host not in config.allowed_hosts:  # the bound address answers to its own name
+        config.allowed_hosts = (*config.allowed_hosts, host)
     state = ServerState(engine, config, identity)
     app = create_app(state)
+    from .conn import protocol_class, throttle_logs
+
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     server = _Server(
@@ -80,18 +86,21 @@ def serve(
             lifespan="on",
             access_log=False,
             server_header=False,
-            timeout_graceful_shutdown=None,
+            timeout_graceful_shutdown=max(1, round(config.shutdown_timeout)),
             timeout_keep_alive=30,
+            http=protocol_class(config.max_connections, config.header_timeout),
         ),
+        on_stop=lambda: state.stopping.set() if state.stopping is not None else None,
         banner=f"localjudge serve: {state.model_name} on http://{shown}:{bound[1]}/v1 (Ctrl-C or SIGTERM to stop)",
     )
+    throttle_logs()
     server.run(sockets=[sock])
 
 
 class _Server:
     """uvicorn's Server, announcing when it is up and exiting 0 on SIGTERM (made lazily: uvicorn is optional)."""
 
-    def __new__(cls, config: Any, banner: str) -> Any:
+    def __new__(cls, config: Any, banner: str, on_stop: Any = None) -> Any:
         import uvicorn
 
         class Server(uvicorn.Server):
@@ -106,6 +115,11 @@ class _Server:
                 finally:
                     for s, h in old.items():
                         signal.signal(s, h)
+
+            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                if on_stop is not None:
+                    on_stop()  # bodies still arriving are answered 503 instead of holding the shutdown
+                await super().shutdown(sockets)
 
             async def startup(self, sockets: list[socket.socket] | None = None) -> None:
                 await super().startup(sockets)

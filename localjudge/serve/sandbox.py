@@ -95,11 +95,15 @@ async def compile_in_child(regex: str, vocab_path: Path, vocab_hash: str, limits
     if proc.returncode == EXIT_CONSTRAINT:
         raise CompileRefused(msg[0] if msg else "the model's vocabulary cannot express this format")
     if proc.returncode != 0 or not target.exists():
-        if proc.returncode in (EXIT_MEMORY, -9) or (proc.returncode or 0) < 0:  # MemoryError, or killed (CPU limit)
-            mb = (limits.memory_bytes or 0) >> 20
+        mb = (limits.memory_bytes or 0) >> 20
+        if proc.returncode == EXIT_MEMORY:  # MemoryError under the address-space limit: memory, not CPU
             raise CompileRefused(
-                f"compiling its constraint needed more than the server's limit of {mb} MB of memory or "
-                f"{limits.seconds:g} s of CPU; simplify the schema"
+                f"compiling its constraint needed more than the server's limit of {mb} MB of memory; simplify the schema"
+            )
+        if (proc.returncode or 0) < 0:  # killed: SIGXCPU/SIGKILL at the CPU limit (or the kernel's, out of memory)
+            raise CompileRefused(
+                f"compiling its constraint was stopped at the server's limit of {limits.seconds:g} s of CPU "
+                f"({mb} MB of memory); simplify the schema"
             )
         raise RuntimeError(f"the constraint compiler exited with code {proc.returncode}: {' '.join(msg) or 'no message'}")
     return dt

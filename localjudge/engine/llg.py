@@ -1,0 +1,243 @@
+"""llguidance behind the `Constraint` seam: client JSON schemas and Lark grammars, compiled in milliseconds.
+
+llguidance (MIT, what llama.cpp and vLLM use for structured output) computes the allowed-token mask
+of an Earley parser over a lazy lexer, so `pattern`, `maxLength` as characters, optional properties
+and recursive `$ref` cost nothing up front. Its tokenizer is built from the GGUF's own vocabulary
+(`llguidance.llamacpp.lltokenizer_from_vocab`), once per engine.
+
+It has no "distance to the shortest completion", which our whole-output budget needs. `close_path`
+finds a real completion instead: from a copy of the matcher, take the forced tokens, else the first
+allowed single byte in a fixed order (`CLOSE_ORDERS`: `"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
+grammar accepts (another order if that one loops). Its length bounds the distance from above, and it is a path the matcher accepted, so
+the decode loop keeps the invariant *len(close path) <= tokens left*: a model token whose close path
+would not fit is replaced by the first token of the current close path (`settle`). Every output
+therefore completes inside its budget. Free-text fields are bounded as with the automaton: after
+`field_tokens` model tokens inside one JSON string, the next token is the close path's first (`"`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConstraintError
+from .constraint import TokenVocab
+
+# the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
+# grammars, a space and common terminators before separators (a separator can repeat forever)
+VARY = b"vary"  # the last resort: the first order, with a byte picked often giving way to others
+CLOSE_ORDERS = (b'"}]0,1ntf{[ a', b' "}]);.\n>0a,', b"", VARY)
+RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: CLOSE_ORDERS[0], then by byte
+for _i, _b in enumerate(CLOSE_ORDERS[0]):
+    RANK[_b] = _i
+CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
+
+
+def _limits():
+    from llguidance import LLParserLimits
+
+    return LLParserLimits(verbose_errors=False)
+
+
+class LLGVocab:
+    """llguidance's tokenizer over the model's vocabulary, and the byte → single-byte-token map the close
+    path walks with."""
+
+    def __init__(self, tokenizer: Any, vocab: TokenVocab):
+        self.tokenizer, self.vocab = tokenizer, vocab
+        self.n = tokenizer.vocab_size
+        self.byte_tokens = np.full(256, -1, dtype=np.int64)
+        for b in range(256):
+            t = vocab.byte_token(b)
+            if t is not None:
+                self.byte_tokens[b] = t
+        self.eos = np.array(vocab.eos_ids, dtype=np.int64)
+
+    @classmethod
+    def from_llama(cls, llama_cpp: Any, vocab_p: Any, vocab: TokenVocab) -> LLGVocab:
+        """Build it from a loaded llama.cpp vocabulary (about 0.2 s for a 49k vocabulary)."""
+        import warnings
+
+        from llguidance.llamacpp import lltokenizer_from_vocab
+
+        with warnings.catch_warnings():  # it calls llama_token_get_attr once per token, deprecated in llama-cpp-python
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cls(lltokenizer_from_vocab(vocab_p, eos_token=list(vocab.eos_ids)), vocab)
+
+    def compile(self, grammar: str) -> LLGCompiled:
+        """The grammar checked against this vocabulary (`ConstraintError` naming llguidance's reason), with
+        the length of its shortest greedy completion."""
+        from llguidance import LLMatcher
+
+        t0 = time.perf_counter()
+        m = LLMatcher(self.tokenizer, grammar, log_level=0, limits=_limits())
+        if m.is_error():
+            raise ConstraintError(f"the format cannot be compiled: {one_line(m.get_error())}")
+        c = LLGCompiled(self, grammar, m)
+        path = c.close_path(m)
+        if path is None:
+            raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
+        c.shortest = len(path)
+        c.compile_ms = (time.perf_counter() - t0) * 1000
+        return c
+
+    def mask(self, m: Any) -> np.ndarray:
+        """The allowed-token bits of matcher `m` as a bool array over the vocabulary."""
+        bits = np.unpackbits(np.frombuffer(m.compute_bitmask(), dtype=np.uint8), bitorder="little")
+        return bits[: self.n].astype(bool)
+
+
+def one_line(msg: str) -> str:
+    """llguidance's message on one line, without its parser-state dump."""
+    return " ".join(msg.split())[:400]
+
+
+class LLGCompiled:
+    """A grammar compiled for one vocabulary; `start()` gives each request its own matcher."""
+
+    def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
+        self.lv, self.grammar, self._proto = lv, grammar, matcher
+        self.shortest = 0
+        self._order = CLOSE_ORDERS[0]
+        self.compile_ms = 0.0
+        self.from_cache = False
+
+    def start(self, tokenize: Callable[[bytes], list[int]] | None, vocab: TokenVocab) -> LLGConstraint:
+        """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
+        return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
+
+    def close_path(self, m: Any) -> list[int] | None:
+        """Tokens that take a copy of `m` to an accepting state: forced tokens where there are some, else the
+        first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can loop, as `, a, a, ...`
+        in a list of names), else the lowest allowed byte; None when none of them closes."""
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
+            path = self._close(m, order)
+            if path is not None:
+                self._order = order
+                return path
+        return None
+
+    def _close(self, m: Any, order: bytes) -> list[int] | None:
+        m = m.deep_copy()
+        bt = self.lv.byte_tokens
+        used = np.zeros(256, dtype=np.int64)
+        path: list[int] = []
+        while len(path) < CLOSE_LIMIT:
+            if m.is_accepting():
+                return path
+            ff = m.compute_ff_tokens()
+            if ff:
+                if not m.consume_tokens(ff):
+                    return None
+                path.extend(ff)
+                continue
+            allowed = self.lv.mask(m)
+            if order == VARY:  # the preference order, but a byte picked often gives way to others (escapes loops)
+                ok = np.flatnonzero((bt >= 0) & allowed[np.maximum(bt, 0)])
+                if len(ok) == 0:
+                    return None
+                b = int(ok[np.argmin(used[ok] // 4 * 1000 + RANK[ok])])
+                used[b] += 1
+                pick: int | None = int(bt[b])
+            else:
+                pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
+            if pick is None:
+                singles = bt[bt >= 0]
+                ok = singles[allowed[singles]]
+                if len(ok) == 0:
+                    return None
+                pick = int(ok.min())
+            if not m.consume_token(pick):
+                return None
+            path.append(pick)
+        return None
+
+
+class LLGConstraint:
+    """`Constraint` over an llguidance matcher, with the close path as the budget guarantee."""
+
+    def __init__(self, compiled: LLGCompiled, matcher: Any, jump: bool):
+        self.c, self.m, self.lv = compiled, matcher, compiled.lv
+        self._jump = jump
+        self._path: list[int] | None = compiled.close_path(matcher)
+        self.in_string = False  # inside a JSON string (free-text field budgets count these tokens)
+        self._esc = False
+        self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
+
+    def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
+        """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token."""
+        accepting = bool(self.m.is_accepting())
+        if closing and self._path:
+            return np.array(self._path[:1], dtype=np.int32), accepting, True
+        allowed = self.lv.mask(self.m)
+        allowed[self.lv.eos[self.lv.eos < len(allowed)]] = False
+        return np.flatnonzero(allowed).astype(np.int32), accepting, False
+
+    def settle(self, token: int, remaining: int) -> int:
+        """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
+        when the output is already complete and nothing more fits (the decode loop ends it there)."""
+        probe = self.m.deep_copy()
+        if probe.consume_token(token):
+            path = self.c.close_path(probe)
+            if path is not None and 1 + len(path) <= remaining:
+                self._next_path = path
+                return token
+        if self._path == []:  # accepting already, and `token` (with its own close) does not fit: end the output
+            return -1
+        assert self._path, "the close path was lost: a bug in the budget invariant"
+        self._next_path = self._path[1:]
+        return self._path[0]
+
+    def advance(self, token: int) -> bool:
+        """Consume `token`; True unless it stayed inside a JSON string (those count toward a field's budget)."""
+        if not self.m.consume_token(token):
+            raise RuntimeError(f"llguidance refused token {token}: {one_line(self.m.get_error())}")
+        nxt, self._next_path = self._next_path, None
+        if nxt is None and self._path and self._path[0] == token:
+            nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
+        self._path = nxt if nxt is not None else self.c.close_path(self.m)
+        return self._track(token)
+
+    def _track(self, token: int) -> bool:
+        """Follow JSON strings through `token`'s bytes; False when it stayed inside one."""
+        was = self.in_string
+        quoted = False
+        for b in self.lv.vocab.pieces[token]:
+            if self._esc:
+                self._esc = False
+            elif b == 0x5C and self.in_string:
+                self._esc = True
+            elif b == 0x22:
+                self.in_string = not self.in_string
+                quoted = True
+        return not (was and self.in_string and not quoted)
+
+    def jump(self, remaining: int) -> list[int]:
+        """llguidance's fast-forward tokens (part of the close path, so they always fit)."""
+        if not self._jump:
+            return []
+        ff = list(self.m.compute_ff_tokens())
+        if not ff or len(ff) > remaining:
+            return []
+        if not self.m.consume_tokens(ff):
+            raise RuntimeError(f"llguidance refused its own forced tokens: {one_line(self.m.get_error())}")
+        for t in ff:
+            self._track(t)
+        old = self._path
+        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m)
+        return ff
+
+    def distance(self) -> int:
+        """The close path's length: at least the true distance, and always achievable."""
+        return len(self._path) if self._path is not None else 1 << 30
+
+    def can_end(self) -> bool:
+        """The grammar accepts the output as it stands."""
+        return bool(self.m.is_accepting())
+
+    def terminal(self) -> bool:
+        """Accepting, and the grammar allows nothing but the end."""
+        return bool(self.m.is_stopped())

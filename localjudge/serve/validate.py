@@ -1,0 +1,225 @@
+"""Checks at the protocol boundary, before any constraint engine sees a request: text that cannot be
+encoded, and JSON schemas with wrong-typed keywords or `$ref` loops.
+
+Every schema a request carries (`response_format`'s, and every tool's `parameters` in every
+`tool_choice` mode, even "auto" and "none" where nothing is compiled) is checked here, whichever
+compiler (the regex builder or llguidance) builds it later:
+
+  * against its draft's metaschema (`jsonschema`'s `check_schema`; 2020-12 unless `$schema` names
+    another), which catches `minItems: "x"`, `required: 5`, `format: ["x"]`, `enum: 5`, ...;
+  * by this module's own type checks of the keywords the server reads (numbers that are not booleans,
+    counts that are non-negative integers, `$ref` a string), whatever the draft allows;
+  * for `$ref` chains that loop without descending into a value (`{"$ref": "#"}`, an `anyOf` that
+    refers to itself), which no validator can walk.
+
+A lone surrogate (`"\\ud800"`, which JSON allows and UTF-8 cannot encode) anywhere in the body is
+refused, naming where it is. Each failure is a 400 naming the parameter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from .errors import APIError, bad_request
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_COUNTS = ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
+_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
+_CHECKED: OrderedDict[str, str | None] = OrderedDict()  # schema digest -> problem (None: fine), last 256
+_LOCK = threading.Lock()  # requests are planned in worker threads
+
+
+def path(parts: list[Any]) -> str:
+    """`["messages", 0, "content"]` -> `messages[0].content`."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+
+
+def check_text(body: Any) -> None:
+    """A 400 naming the first place in the request body that holds a lone surrogate (key or value)."""
+    stack: list[tuple[Any, list[Any]]] = [(body, [])]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                where = path(at) or "body"
+                raise bad_request(
+                    f"{where}: holds a lone UTF-16 surrogate (such as \\ud800), which is not text; send valid Unicode",
+                    param=path(at[:1]) or None,
+                )
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if _SURROGATE.search(k):
+                    raise bad_request(f"{path(at) or 'body'}: a key holds a lone UTF-16 surrogate; send valid Unicode")
+                stack.append((v, [*at, k]))
+        elif isinstance(node, list):
+            stack.extend((v, [*at, i]) for i, v in enumerate(node))
+
+
+def check_schema(schema: Any, param: str) -> None:
+    """A 400 naming `param` and the keyword when `schema` is not a well-typed JSON schema or loops on `$ref`."""
+    if not isinstance(schema, (dict, bool)):
+        raise bad_request(f"{param}: must be a JSON schema object, got {type(schema).__name__}", param=param)
+    from ..formats.json_schema import MAX_SCHEMA_BYTES
+
+    try:
+        blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    except RecursionError:
+        raise bad_request(f"{param}: the schema nests too deeply; flatten it", param=param) from None
+    if len(blob) > MAX_SCHEMA_BYTES:
+        raise bad_request(f"{param}: the schema is {len(blob)} bytes, more than {MAX_SCHEMA_BYTES}; simplify it", param=param)
+    key = hashlib.sha256(blob.encode()).hexdigest()
+    with _LOCK:
+        known = key in _CHECKED
+        problem = _CHECKED.get(key)
+        if known:
+            _CHECKED.move_to_end(key)
+    if not known:
+        try:
+            problem = _problem(schema)
+        except RecursionError:
+            problem = "nests too deeply; flatten it"
+        with _LOCK:
+            _CHECKED[key] = problem
+            while len(_CHECKED) > 256:
+                _CHECKED.popitem(last=False)
+    if problem is not None:
+        raise APIError(400, f"{param}: invalid JSON schema: {problem}", param=param, code="invalid_schema")
+
+
+def _problem(schema: Any) -> str | None:
+    if isinstance(schema, bool):
+        return None
+    own = _types(schema, "$")
+    if own is not None:
+        return own
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
+    try:
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+    except Exception:  # noqa: BLE001 - an odd $schema value: judge by 2020-12
+        cls = Draft202012Validator
+    try:
+        cls.check_schema(schema)
+    except SchemaError as e:
+        return f"at {e.json_path}: {str(e.message)[:200]}"
+    return _ref_loop(schema)
+
+
+def _bad(where: str, key: str, want: str, value: Any) -> str:
+    return f"at {where}.{key}: must be {want}, got {json.dumps(value, ensure_ascii=False)[:60]}"
+
+
+def _types(s: Any, where: str) -> str | None:
+    """The first wrong-typed keyword the server reads, walking every subschema (iteratively)."""
+    stack: list[tuple[Any, str]] = [(s, where)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            return f"at {at}: expected a schema object, got {json.dumps(node, ensure_ascii=False)[:60]}"
+        for k in _NUMBERS:
+            v = node.get(k)
+            if k in node and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                return _bad(at, k, "a number", v)
+        for k in _COUNTS:
+            v = node.get(k)
+            if k in node and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                return _bad(at, k, "a non-negative integer", v)
+        if "$ref" in node and not isinstance(node["$ref"], str):
+            return _bad(at, "$ref", "a string such as #/$defs/NAME", node["$ref"])
+        if "format" in node and not isinstance(node["format"], str):
+            return _bad(at, "format", "a string", node["format"])
+        if "required" in node and not (isinstance(node["required"], list) and all(isinstance(x, str) for x in node["required"])):
+            return _bad(at, "required", "a list of property names", node["required"])
+        if "enum" in node and not isinstance(node["enum"], list):
+            return _bad(at, "enum", "a list", node["enum"])
+        t = node.get("type")
+        if "type" in node and not (
+            (isinstance(t, str) and t in _TYPES)
+            or (isinstance(t, list) and t and all(isinstance(x, str) and x in _TYPES for x in t))
+        ):
+            return _bad(at, "type", "one of " + ", ".join(sorted(_TYPES)) + " (or a list of them)", t)
+        for k in _SCHEMA_MAPS:
+            if k in node:
+                if not isinstance(node[k], dict):
+                    return _bad(at, k, "an object of schemas", node[k])
+                stack.extend((v, f"{at}.{k}.{name}") for name, v in node[k].items())
+        for k in _SCHEMA_LISTS:
+            if k in node:
+                if not isinstance(node[k], list) or not node[k]:
+                    return _bad(at, k, "a non-empty list of schemas", node[k])
+                stack.extend((v, f"{at}.{k}[{i}]") for i, v in enumerate(node[k]))
+        for k in _SCHEMA_ONE:
+            if k in node:
+                stack.append((node[k], f"{at}.{k}"))
+    return None
+
+
+def _resolve(root: Any, ref: str) -> Any:
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _refs(s: Any) -> set[str]:
+    out: set[str] = set()
+    stack = [s]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                out.add(node["$ref"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def _ref_loop(root: Any) -> str | None:
+    """A `$ref` chain that comes back to itself without descending into a value (through `$ref` and
+    `anyOf`/`oneOf`/`allOf` only): a validator walking it would never stop."""
+    done: set[str] = set()
+
+    def walk(node: Any, chain: tuple[str, ...]) -> str | None:
+        if not isinstance(node, dict):
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in chain:
+                return f"$ref {ref!r} refers back to itself ({' -> '.join([*chain[chain.index(ref) :], ref])}); a schema cannot be its own value"
+            if ref not in done:
+                found = walk(_resolve(root, ref), (*chain, ref))
+                if found:
+                    return found
+                done.add(ref)
+        for k in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(k) or []:
+                found = walk(sub, chain)
+                if found:
+                    return found
+        return None
+
+    for ref in sorted(_refs(root)):
+        found = walk({"$ref": ref}, ())
+        if found:
+            return found
+    return walk(root, ())

@@ -1,0 +1,60 @@
+"""Reasoning judges (issue 23): `think_tokens = N` makes the model think in free text inside
+`<think>...</think>` for at most N tokens (force-closed when spent), then write the constrained verdict;
+the parsers read the verdict after the block, whichever backend wrote it; cache keys without thinking
+are unchanged."""
+
+from __future__ import annotations
+
+import re
+
+from localjudge.engine import Message
+from localjudge.engine.base import DecodeOptions
+from localjudge.formats import make_format
+from localjudge.formats.base import strip_think, think_text
+
+ASK = [Message(role="user", content="Is Paris the capital of France? Think first, then answer.")]
+
+
+def test_the_output_is_a_think_block_within_n_tokens_then_the_format(engine):
+    fmt = make_format("yes_no_json")
+    gen = engine.generate(ASK, fmt, DecodeOptions(think_tokens=12))
+    m = re.fullmatch(r"<think>\n(.*?)\n</think>\n(\{.*\})", gen.text, re.S)
+    assert m is not None, gen.text
+    n_open = len(engine.tokenize("<think>\n"))
+    assert all(t.forced for t in gen.tokens[:n_open])
+    chosen = next(i for i, t in enumerate(gen.tokens[n_open:]) if t.forced)  # the model's think tokens, then the close
+    assert 1 <= chosen <= 12 and "".join(t.text for t in gen.tokens[n_open : n_open + chosen]).strip() == m.group(1).strip()
+    assert fmt.parse(gen.text).result in ("yes", "no")  # the verdict is read after the block
+    assert think_text(gen.text) == m.group(1).strip()
+    plain = engine.generate(ASK, fmt)
+    assert plain.text.startswith("{") and plain.n_output_tokens < gen.n_output_tokens
+
+
+def test_parsers_strip_a_think_block_from_any_backend_and_leave_other_text_alone():
+    fmt = make_format("yes_no_json")
+    text = '<think>maybe {"rationale": "decoy", "result": "no"}</think>\n{"rationale": "It is.", "result": "yes"}'
+    assert fmt.parse(text).result == "yes"
+    assert (
+        strip_think("score: 3") == "score: 3"
+        and make_format("score_lines", min=1, max=5).parse("<think>x</think>score: 4\njustification: ok").score == 4
+    )
+
+
+def test_think_tokens_zero_keeps_every_cache_key_as_it_was():
+    assert "think_tokens" not in DecodeOptions().model_dump()
+    assert DecodeOptions(think_tokens=8).model_dump()["think_tokens"] == 8
+
+
+def test_a_judge_file_with_think_tokens_thinks_then_judges_and_keeps_its_version_without(engine):
+    from localjudge.judges.registry import judge_from_dict
+
+    spec = {
+        "name": "polite",
+        "variables": [{"name": "reply", "description": "the reply"}],
+        "messages": [{"role": "user", "template": "Is this reply polite? {{reply}}"}],
+        "output": {"kind": "yes_no_json", "field_tokens": 16},
+    }
+    plain, thinking = judge_from_dict(spec), judge_from_dict({**spec, "think_tokens": 6})
+    assert plain.version == judge_from_dict({**spec, "think_tokens": 0}).version != thinking.version
+    result = thinking.evaluate(engine, reply="Thank you so much!")
+    assert result.raw_text.startswith("<think>\n") and "\n</think>\n{" in result.raw_text and result.value in ("yes", "no")
