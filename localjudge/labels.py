@@ -36,26 +36,6 @@ from .errors import InputError
 SampleKind = Literal["random", "uncertain", "browse"]
 SAMPLE_KINDS: tuple[str, ...] = ("random", "uncertain", "browse")
 
-MIGRATION = (
-    "002_labels",
-    """
-    CREATE TABLE labels (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        run_id TEXT NOT NULL,
-        row_index INTEGER NOT NULL,
-        judge TEXT NOT NULL,
-        row_id TEXT NOT NULL,
-        value TEXT,
-        comment TEXT,
-        labeller TEXT NOT NULL,
-        sample TEXT NOT NULL,
-        created TEXT NOT NULL
-    );
-    CREATE INDEX labels_cell ON labels (run_id, judge, row_index, id);
-    CREATE INDEX results_updated ON results (run_id, updated)
-    """,
-)
-
 
 class Label(BaseModel):
     """One label row as stored: `value` None means the cell's label was withdrawn (an undo)."""

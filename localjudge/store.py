@@ -35,7 +35,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InputError, StorageError
-from .labels import MIGRATION as LABELS_MIGRATION
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -71,7 +70,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
     """,
     ),
-    LABELS_MIGRATION,  # human labels of a run's cells (localjudge/labels.py)
+    (  # human labels of a run's cells (localjudge/labels.py reads and writes them)
+        "002_labels",
+        """
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL,
+            row_index INTEGER NOT NULL,
+            judge TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            value TEXT,
+            comment TEXT,
+            labeller TEXT NOT NULL,
+            sample TEXT NOT NULL,
+            created TEXT NOT NULL
+        );
+        CREATE INDEX labels_cell ON labels (run_id, judge, row_index, id);
+        CREATE INDEX results_updated ON results (run_id, updated)
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

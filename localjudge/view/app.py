@@ -353,7 +353,7 @@ def _align_job(run: RunHandle, judge: str, config: ViewConfig, aligns: dict[Any,
     import tempfile
 
     from ..align import align
-    from ..cli.align import render_report
+    from ..align_text import render_report
     from ..labels import labels_file_for
 
     try:
