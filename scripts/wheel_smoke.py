@@ -254,7 +254,11 @@ class Smoke:
                 url, model = (m.group(2), m.group(1)) if m else (None, None)
             if url is None:
                 raise SmokeError("localjudge serve did not start: " + " | ".join(log[-10:]))
-            verdict = {"type": "object", "properties": {"rationale": {"type": "string"}, "result": {"enum": ["yes", "no"]}}}
+            verdict = {
+                "type": "object",
+                "properties": {"rationale": {"type": "string"}, "result": {"enum": ["yes", "no"]}},
+                "required": ["rationale", "result"],  # properties not required are optional, and may be left out
+            }
             body = {
                 "model": model,
                 "messages": [{"role": "user", "content": "Is 'Paris' a correct answer to 'capital of France?'"}],
