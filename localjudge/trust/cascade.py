@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, cast
 from ..agreement import Kind, judge_kind, judge_value
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
-from ..exports import export
 from ..results import JudgeResult, ResultRow
 from ..store import Store
 from .members import (
     RenamedJudge,
+    finish_run,
     free_new_engines,
     labels_for,
     loaded_engine_keys,
@@ -79,7 +79,6 @@ def run_cascade(
 ) -> RunResult:
     """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
     from ..batch.run import run as evaluate
-    from ..batch.types import RunResult, RunSummary
     from ..pairwise import BothOrders
 
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
@@ -148,20 +147,8 @@ def run_cascade(
                 "confidence": "agreement of both orders" if not opts.probs else "probability of the chosen verdict (--probs)",
                 "judges": stats,
             },
-            judges=[{"name": n, "version": next((j.version for j in js if n.split("@")[0] == j.name), "")} for n in names],
-            counts=counts.model_dump(),
         )
-        store.set_run_meta(res1.run_id, meta)
-        summaries = export(store, res1.run_id, names, n_rows, res1.out, meta, counts)
-    return RunResult(
-        run_id=res1.run_id,
-        store_path=res1.store_path,
-        out=res1.out,
-        judges=names,
-        n_rows=n_rows,
-        summary=RunSummary(run=meta, judges=summaries),
-        counts=counts,
-    )
+        return finish_run(store, res1, js, names, n_rows, meta, counts)
 
 
 def _finish(

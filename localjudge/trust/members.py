@@ -168,3 +168,35 @@ def sum_counts(results: Sequence[RunResult]) -> RunCounts:
             setattr(c, k, getattr(c, k) + getattr(r.counts, k))
         c.engine_loaded = c.engine_loaded or r.counts.engine_loaded
     return c
+
+
+def finish_run(
+    store: Store,
+    base: RunResult,
+    judges: Sequence[JudgeProtocol],
+    names: list[str],
+    n_rows: int,
+    meta: dict[str, Any],
+    counts: RunCounts,
+) -> RunResult:
+    """The combined run of a panel or a cascade: `meta` (the base run's, with the panel's or cascade's own
+    fields) gains every stored judge name with its judge's version and the summed counts, is saved as the
+    run's record, and the exports are written from the store."""
+    from ..batch.types import RunResult, RunSummary
+    from ..exports import export
+
+    meta.update(
+        judges=[{"name": n, "version": next((j.version for j in judges if n.split(MEMBER_SEP)[0] == j.name), "")} for n in names],
+        counts=counts.model_dump(),
+    )
+    store.set_run_meta(base.run_id, meta)
+    summaries = export(store, base.run_id, names, n_rows, base.out, meta, counts)
+    return RunResult(
+        run_id=base.run_id,
+        store_path=base.store_path,
+        out=base.out,
+        judges=names,
+        n_rows=n_rows,
+        summary=RunSummary(run=meta, judges=summaries),
+        counts=counts,
+    )

@@ -30,12 +30,12 @@ from ..aggregate import value_key
 from ..agreement import Kind, judge_kind, judge_value
 from ..engine.base import Engine
 from ..errors import InputError
-from ..exports import export
 from ..results import JudgeResult, ResultRow, Timings, Usage
 from ..store import Store
 from .members import (
     MODEL_COLUMNS,
     RenamedJudge,
+    finish_run,
     free_new_engines,
     labels_for,
     loaded_engine_keys,
@@ -239,7 +239,6 @@ def run_panel(
 ) -> RunResult:
     """Run a panel (see the module docstring); `run` holds evaluate's other keywords (out, mapping, options, ...)."""
     from ..batch.run import run as evaluate
-    from ..batch.types import RunResult, RunSummary
 
     members = list(panel)
     if model is not None or engine is not None:
@@ -338,20 +337,8 @@ def run_panel(
                 "warnings": warns,
                 "ray": on_ray,
             },
-            judges=[{"name": n, "version": next((j.version for j in js if n.split("@")[0] == j.name), "")} for n in names],
-            counts=counts.model_dump(),
         )
-        store.set_run_meta(last.run_id, meta)
-        summaries = export(store, last.run_id, names, n_rows, last.out, meta, counts)
-    return RunResult(
-        run_id=last.run_id,
-        store_path=last.store_path,
-        out=last.out,
-        judges=names,
-        n_rows=n_rows,
-        summary=RunSummary(run=meta, judges=summaries),
-        counts=counts,
-    )
+        return finish_run(store, last, js, names, n_rows, meta, counts)
 
 
 def panel_lines(panel: dict[str, Any]) -> list[str]:
