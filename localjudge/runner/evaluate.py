@@ -82,33 +82,7 @@ def evaluate(
     `rows`: only these row indexes (a cascade's escalated rows).
     """
     trusted = aggregation != "majority" or weights is not None
-    if panel is not None or escalate_to is not None or escalate_below is not None or trusted:
-        from .. import trust as trust_runs
-
-        return trust_runs.dispatch(
-            data,
-            judges,
-            model=model,
-            engine=engine,
-            out=out,
-            mapping=mapping,
-            options=options,
-            progress=progress,
-            judges_dir=judges_dir,
-            model_options=model_options,
-            limit=limit,
-            chunk_size=chunk_size,
-            both_orders=both_orders,
-            engine_kwargs=engine_kwargs,
-            executor=executor,
-            panel=panel,
-            escalate_to=escalate_to,
-            escalate_below=escalate_below,
-            **({"aggregation": aggregation, "weights": weights} if trusted else {}),
-        )
-    return run(
-        data,
-        judges,
+    common: dict[str, Any] = dict(
         model=model,
         engine=engine,
         out=out,
@@ -122,7 +96,17 @@ def evaluate(
         both_orders=both_orders,
         engine_kwargs=engine_kwargs,
         executor=executor,
-        csv_raw=csv_raw,
-        run_id=run_id,
-        rows=rows,
     )
+    if panel is not None or escalate_to is not None or escalate_below is not None or trusted:
+        from .. import trust as trust_runs
+
+        return trust_runs.dispatch(
+            data,
+            judges,
+            **common,
+            panel=panel,
+            escalate_to=escalate_to,
+            escalate_below=escalate_below,
+            **({"aggregation": aggregation, "weights": weights} if trusted else {}),
+        )
+    return run(data, judges, **common, csv_raw=csv_raw, run_id=run_id, rows=rows)
