@@ -185,6 +185,25 @@ def test_csv_export_neutralises_formulas_and_csv_raw_keeps_them(tmp_path):
     assert neutralise("a=b") == "a=b" and neutralise("-x") == "'-x"
 
 
+def test_a_panel_run_neutralises_formulas_and_csv_raw_keeps_them_too(tmp_path):
+    """A panel's combined export follows --csv-raw like a plain run's (the panel's and each member's rows)."""
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(['{"rationale": "=1+1", "result": "yes"}']))
+    data = write_jsonl(tmp_path / "inj.jsonl", [{"id": "=2+2", "input": "q", "output": "a"}])
+    panel = f"scripted:{tmp_path / 'a.json'},scripted:{tmp_path / 'b.json'}"
+    for flag, out in (([], tmp_path / "safe"), (["--csv-raw"], tmp_path / "raw")):
+        r = cli("run", str(data), "-j", "relevance_to_query", "-o", str(out), "-q", "--panel", panel, *flag)
+        assert r.returncode == 0, r.stderr
+    with open(tmp_path / "safe" / "results.csv", newline="", encoding="utf-8") as f:
+        safe = list(csv.DictReader(f))
+    with open(tmp_path / "raw" / "results.csv", newline="", encoding="utf-8") as f:
+        raw = list(csv.DictReader(f))
+    assert len(safe) == len(raw) == 3  # the panel and its two members
+    member = "@"  # the members' rows: JUDGE@MEMBER, their rationale the scripted one
+    assert {r["row_id"] for r in safe} == {"'=2+2"} and {r["rationale"] for r in safe if member in r["judge"]} == {"'=1+1"}
+    assert {r["row_id"] for r in raw} == {"=2+2"} and {r["rationale"] for r in raw if member in r["judge"]} == {"=1+1"}
+
+
 # ------------------------------------------------------------------------------------------ model files
 
 

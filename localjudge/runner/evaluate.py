@@ -96,6 +96,7 @@ def evaluate(
         both_orders=both_orders,
         engine_kwargs=engine_kwargs,
         executor=executor,
+        csv_raw=csv_raw,
     )
     if panel is not None or escalate_to is not None or escalate_below is not None or trusted:
         from .. import trust as trust_runs
@@ -109,4 +110,4 @@ def evaluate(
             escalate_below=escalate_below,
             **({"aggregation": aggregation, "weights": weights} if trusted else {}),
         )
-    return run(data, judges, **common, csv_raw=csv_raw, run_id=run_id, rows=rows)
+    return run(data, judges, **common, run_id=run_id, rows=rows)

@@ -61,4 +61,5 @@ _RUN_KEYS = {
     "both_orders",
     "engine_kwargs",
     "executor",
+    "csv_raw",
 }

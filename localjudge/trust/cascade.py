@@ -148,7 +148,7 @@ def run_cascade(
                 "judges": stats,
             },
         )
-        return finish_run(store, res1, js, names, n_rows, meta, counts)
+        return finish_run(store, res1, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
 
 
 def _finish(

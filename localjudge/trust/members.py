@@ -178,10 +178,11 @@ def finish_run(
     n_rows: int,
     meta: dict[str, Any],
     counts: RunCounts,
+    csv_raw: bool = False,
 ) -> RunResult:
     """The combined run of a panel or a cascade: `meta` (the base run's, with the panel's or cascade's own
     fields) gains every stored judge name with its judge's version and the summed counts, is saved as the
-    run's record, and the exports are written from the store."""
+    run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
     from ..batch.types import RunResult, RunSummary
     from ..exports import export
 
@@ -190,7 +191,7 @@ def finish_run(
         counts=counts.model_dump(),
     )
     store.set_run_meta(base.run_id, meta)
-    summaries = export(store, base.run_id, names, n_rows, base.out, meta, counts)
+    summaries = export(store, base.run_id, names, n_rows, base.out, meta, counts, csv_raw=csv_raw)
     return RunResult(
         run_id=base.run_id,
         store_path=base.store_path,

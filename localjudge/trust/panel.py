@@ -338,7 +338,7 @@ def run_panel(
                 "ray": on_ray,
             },
         )
-        return finish_run(store, last, js, names, n_rows, meta, counts)
+        return finish_run(store, last, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
 
 
 def panel_lines(panel: dict[str, Any]) -> list[str]:
