@@ -694,6 +694,8 @@ def _ray_sub(mode: str, rows: int, work: str) -> dict:
 def section_ray(rows: int) -> None:
     import tempfile
 
+    from localjudge.engine.threads import default_threads
+
     n_j = len(JUDGES)
     print(f"## Ray on this machine: {rows} CoQA RAG rows x {n_j} judges = {rows * n_j} judgements (default model)\n")
     with tempfile.TemporaryDirectory() as work:
@@ -716,7 +718,7 @@ def section_ray(rows: int) -> None:
     print("| engine | workers x threads | rows/min | ratio to local | wall s | peak RSS MB (driver) |")
     print("|---|---|---|---|---|---|")
     print(
-        f"| local (this process, default threads) | 1 x {os.cpu_count()} | {rpm_l:.1f} | 1.00 | {loc['wall_s']:.1f} | {loc['rss_mb']:.0f} |"
+        f"| local (this process, default threads) | 1 x {default_threads()} | {rpm_l:.1f} | 1.00 | {loc['wall_s']:.1f} | {loc['rss_mb']:.0f} |"
     )
     rpm_1 = rows / loc1["wall_s"] * 60
     print(f"| local, --threads 1 | 1 x 1 | {rpm_1:.1f} | {rpm_1 / rpm_l:.2f} | {loc1['wall_s']:.1f} | {loc1['rss_mb']:.0f} |")

@@ -270,11 +270,13 @@ def section_threads(rows: int) -> None:
     busy core slows them all). Not for a shared machine: it uses every core."""
     import multiprocessing as mp
 
-    from localjudge.engine.llama import LlamaEngine, default_threads
+    from localjudge.engine.llama import LlamaEngine
+    from localjudge.engine.threads import default_threads, physical_cores, usable_cpus
     from localjudge.judges import get_judge
 
-    logical = default_threads()
-    physical = max(1, len({tuple(sorted(c)) for c in _core_siblings()}) or logical)
+    logical = len(usable_cpus())
+    physical = physical_cores()
+    print(f"logical CPUs {logical}, physical cores {physical}, default n_threads {default_threads()}", flush=True)
     judge = get_judge("relevance_to_query")
     work = [{"input": f"What is {i} + {i}?", "output": f"It is {2 * i}."} for i in range(rows)]
     for n in sorted({1, physical, logical}):
@@ -294,17 +296,3 @@ def section_threads(rows: int) -> None:
                 f"n_threads {n:2} {'beside a busy process' if competing else 'alone':22}: {60 * rows / dt:5.1f} rows/min ({load()})"
             )
         eng.close()
-
-
-def _core_siblings() -> list[list[int]]:
-    """Each logical CPU's hyper-thread siblings (Linux sysfs); [] where unknown."""
-    out = []
-    for cpu in sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []:
-        f = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
-        if f.exists():
-            ids: list[int] = []
-            for part in f.read_text().strip().split(","):
-                a, _, b = part.partition("-")
-                ids += list(range(int(a), int(b or a) + 1))
-            out.append(ids)
-    return out

@@ -117,7 +117,10 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
             "--n-ctx", type=int, default=None, help="Alias of --option n_ctx: context window (default: min(4096, model's))."
         ),
         click.option(
-            "--threads", type=int, default=None, help="Alias of --option n_threads (default: every core this process may use)."
+            "--threads",
+            type=int,
+            default=None,
+            help="Alias of --option n_threads (default: the physical cores this process may use, minus one).",
         ),
         click.option("--gpu-layers", type=int, default=None, help="Alias of --option n_gpu_layers: layers on the GPU (-1: all)."),
         click.option(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models import resolve_model
+from .threads import default_threads
 
 
 class LlamaEmbedder:
@@ -38,9 +39,7 @@ class LlamaEmbedder:
         from .llama import _quiet_llama_logs
 
         _quiet_llama_logs(llama_cpp, False)
-        threads = self.n_threads or max(
-            1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        )
+        threads = self.n_threads or default_threads()
         return llama_cpp.Llama(
             model_path=self.info.path,
             embedding=True,

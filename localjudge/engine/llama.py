@@ -46,17 +46,9 @@ from .constraint import TokenFSM, TokenVocab, compile_regex
 from .job import DecodeJob, common_prefix
 from .llg import LLGCompiled, LLGVocab
 from .template import ChatTemplate
+from .threads import default_threads
 
 log = logging.getLogger("localjudge")
-
-
-def default_threads() -> int:
-    """Cores this process may use (llama.cpp's own default is half of them)."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS / Windows
-        n = os.cpu_count() or 1
-    return max(1, min(n, 16))
 
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
@@ -124,7 +116,9 @@ class LlamaOptions(BackendOptions):
     --chat-template and run's --parallel are aliases)."""
 
     n_ctx: int | None = Field(None, ge=16, description="context window in tokens per sequence (default: min(4096, the model's))")
-    n_threads: int | None = Field(None, ge=1, description="CPU threads (default: every core this process may use)")
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads (default: the physical cores this process may use, minus one)"
+    )
     n_batch: int = Field(512, ge=1, description="tokens per llama.cpp batch")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to the GPU (-1: all)")
     n_parallel: int = Field(1, ge=1, le=64, description="requests decoded side by side (1: byte-identical to one at a time)")
