@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
@@ -34,187 +33,33 @@ from ..formats import OutputFormat
 from ..judges.protocol import SequentialJudge
 from ..results import JudgeResult, Timings, Usage
 from .actions import ActionFormat, RatingAction, RatingType, ToolAction
+from .context import Turn, fit_context
+from .prompt import (
+    INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE,
+    JUDGE_BASE_PROMPT,
+    RATIONALE_DESCRIPTION,
+    rating_example,
+    rating_fields,
+    render_trace_prompt,
+    tools_message,
+)
 from .tools import TOOL_SPECS, ToolLimits, ToolSpec, TraceTools, clip
 from .trace import Trace, load_trace
 
+__all__ = [  # the prompt's names stay importable from here, where they were defined before prompt.py
+    "INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE",
+    "JUDGE_BASE_PROMPT",
+    "JUDGE_VERSION",
+    "RATIONALE_DESCRIPTION",
+    "TraceJudge",
+    "judge_trace",
+    "rating_example",
+    "rating_fields",
+    "render_trace_prompt",
+    "tools_message",
+]
+
 JUDGE_VERSION = "1"
-
-# Verbatim from MLflow, mlflow/genai/judges/instructions_judge/constants.py (JUDGE_BASE_PROMPT and
-# INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE).
-# Copyright the MLflow authors, licensed under the Apache License, Version 2.0.
-JUDGE_BASE_PROMPT = """You are an expert judge tasked with evaluating the performance of an AI
-agent on a particular query. You will be given instructions that describe the criteria and
-methodology for evaluating the agent's performance on the query."""
-
-INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE = (
-    JUDGE_BASE_PROMPT
-    + """ Your job is to analyze a trace of the agent's execution on the
-query and provide an evaluation rating in accordance with the instructions.
-
-A *trace* is a step-by-step record of how the agent processed the query, including the input query
-itself, all intermediate steps, decisions, and outputs. Each step in a trace is represented as a
-*span*, which includes the inputs and outputs of that step, as well as latency information and
-metadata.
-
-The instructions containing the evaluation criteria and methodology are provided below, and they
-refer to a placeholder called {{{{ trace }}}}. To read the actual trace, you will need to use the
-tools provided to you. These tools enable you to 1. fetch trace metadata, timing, & execution
-details, 2. list all spans in the trace with inputs and outputs, 3. search for specific text or
-patterns across the entire trace, and much more. These tools do *not* require you to specify a
-particular trace; the tools will select the relevant trace automatically (however, you *will* need
-to specify *span* IDs when retrieving specific spans).
-
-In order to follow the instructions precisely and correctly, you must think methodically and act
-step-by-step:
-
-1. Thoroughly read the instructions to understand what information you need to gather from the trace
-   in order to perform the evaluation, according to the criteria and methodology specified.
-2. Look at the tools available to you, and use as many of them as necessary in order to gather the
-   information you need from the trace.
-3. Carefully read and analyze the information you gathered.
-4. Think critically about whether you have enough information to produce an evaluation rating in
-   accordance with the instructions. If you do not have enough information, or if you suspect that
-   there is additional relevant information in the trace that you haven't gathered, then go back
-   to steps 2 and 3.
-5. Once you have gathered enough information, provide your evaluation rating in accordance with the
-   instructions.
-
-You *must* format your evaluation rating as a JSON object with the following fields. Pay close
-attention to the field type of the evaluation rating (string, boolean, numeric, etc.), and ensure
-that it conforms to the instructions.
-
-Evaluation Rating Fields
-------------------------
-{evaluation_rating_fields}
-
-Instructions
-------------------------
-{instructions}
-"""
-)
-
-RATIONALE_DESCRIPTION = "a concise explanation of the rating, citing what the tools showed you in the trace"
-
-
-def rating_fields(rating: RatingType, rationale_first: bool = False) -> str:
-    """`{evaluation_rating_fields}`: one `- name (type): description` line per field (MLflow's layout;
-    result first unless `rationale_first`, as in MLflow)."""
-    lines = [f"- result ({rating.type_name()}): {rating.describe()}", f"- rationale (str): {RATIONALE_DESCRIPTION}"]
-    return "\n".join(reversed(lines) if rationale_first else lines)
-
-
-def render_trace_prompt(instructions: str, rating: RatingType, rationale_first: bool = False) -> str:
-    """MLflow's trace-judge system prompt with the instructions and the rating fields filled in."""
-    return INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE.format(
-        evaluation_rating_fields=rating_fields(rating, rationale_first), instructions=instructions
-    )
-
-
-def rating_example(rating: RatingType, rationale_first: bool = False) -> str:
-    """An example rating object in the order the action format writes its fields."""
-    if rationale_first:
-        return f'{{"rationale": "<rationale>", "result": {rating.example()}}}'
-    return f'{{"result": {rating.example()}, "rationale": "<rationale>"}}'
-
-
-def tools_message(
-    rating: RatingType, max_iterations: int, rationale_first: bool = False, max_tool_calls: int | None = None
-) -> str:
-    """The tool catalogue and the action shapes (localjudge's own text, not MLflow's)."""
-    lines = [
-        "Tools",
-        "------------------------",
-        "Reply with exactly one JSON object per turn: one tool call, or your final evaluation rating.",
-    ]
-    for t in TOOL_SPECS:
-        lines.append(f"- {t.name}: {t.description}. Call: {t.example()}")
-    lines.append(f"- final evaluation rating: {rating_example(rating, rationale_first)}")
-    budget = f" ({max_tool_calls} of them tool calls at most)" if max_tool_calls is not None else ""
-    lines.append(f"You may take at most {max_iterations} actions{budget}. Start with a tool call.")
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------------------ turns
-
-
-@dataclass(eq=False)
-class _Turn:
-    """One action and the reply to it, as the conversation shows it."""
-
-    number: int  # 1-based action number
-    action_text: str
-    label: str  # e.g. "list_spans(page=1)"
-    result: str
-    nudge: str = ""
-    invalid: bool = False  # the reply is an error about the action itself (not a tool result)
-    ref: _Turn | None = None  # an identical earlier call whose result is still shown in full
-    state: Literal["full", "summary", "dropped"] = "full"
-    summary_chars: int = 240
-
-    def body(self) -> str:
-        if self.ref is not None and self.ref.state == "full":
-            return f"(same call as action {self.ref.number}; its result is shown above)"
-        if self.state == "full":
-            return self.result
-        if self.state == "summary":
-            head = self.result[: self.summary_chars]
-            if len(head) == len(self.result):
-                return head
-            return head + (
-                f"…[summarised to save context: {len(self.result) - len(head)} of {len(self.result)} chars cut; "
-                f"call {self.label} again to see it all]"
-            )
-        if self.invalid:
-            return "[dropped to save context]"
-        return f"[result dropped to save context ({len(self.result)} chars); call {self.label} again if you need it]"
-
-    def result_message(self) -> str:
-        head = "Error in your last action" if self.invalid else f"Result of {self.label}"
-        return f"{head}:\n{self.body()}" + (f"\n\n{self.nudge}" if self.nudge else "")
-
-
-def _render(head: list[Message], turns: list[_Turn]) -> list[Message]:
-    msgs = list(head)
-    for t in turns:
-        msgs.append(Message(role="assistant", content=t.action_text))
-        msgs.append(Message(role="user", content=t.result_message()))
-    return msgs
-
-
-def _fit(engine: Engine, head: list[Message], turns: list[_Turn], reserve: int, at_action: int, log: list[dict]) -> list[Message]:
-    """Messages that leave `reserve` tokens free in the context window: older results shrink first."""
-    n_ctx = int(getattr(engine, "n_ctx", 0) or 0)
-    msgs = _render(head, turns)
-    if not n_ctx:
-        return msgs
-    while (n := engine.count_tokens(msgs)) + reserve > n_ctx:
-        older, last = turns[:-1], turns[-1:]
-        victim = (
-            next((t for t in older if t.state == "full"), None)
-            or next((t for t in older if t.state == "summary"), None)
-            or next((t for t in last if t.state != "dropped"), None)
-        )
-        if victim is None:
-            raise PromptTooLongError(
-                f"the trace prompt alone is {n} tokens + {reserve} for the action > context window "
-                f"{n_ctx}; shorten the instructions or raise --n-ctx",
-                n_prompt=n,
-                n_ctx=n_ctx,
-                budget=reserve,
-            )
-        victim.state = "summary" if victim.state == "full" else "dropped"
-        log.append(
-            {
-                "at_action": at_action,
-                "turn": turns.index(victim) + 1,
-                "tool": victim.label,
-                "to": victim.state,
-                "prompt_tokens_before": n,
-            }
-        )
-        msgs = _render(head, turns)
-    return msgs
-
 
 # ------------------------------------------------------------------------------------------ judge
 
@@ -329,7 +174,7 @@ class TraceJudge(SequentialJudge):
         return f"{left} action(s) left. Call another tool, or give your final evaluation rating if you have enough information."
 
     @staticmethod
-    def _retired(tools: TraceTools, turns: list[_Turn]) -> set[str]:
+    def _retired(tools: TraceTools, turns: list[Turn]) -> set[str]:
         """Tools with a finite set of calls, all of whose results are still shown in full: calling
         them again cannot tell the model anything new (get_trace_info, list_spans once every page is shown)."""
         shown = {t.label for t in turns if t.state == "full" and not t.invalid and t.ref is None}
@@ -345,12 +190,12 @@ class TraceJudge(SequentialJudge):
         tr = load_trace(trace)
         tools = TraceTools(tr, self.limits)
         head = self.messages()
-        turns: list[_Turn] = []
+        turns: list[Turn] = []
         calls: list[dict[str, Any]] = []
         invalid: list[dict[str, Any]] = []
         compactions: list[dict[str, Any]] = []
         gens: list[Generation] = []
-        seen: dict[str, _Turn] = {}
+        seen: dict[str, Turn] = {}
         t0 = time.perf_counter()
 
         def result(**kw: Any) -> JudgeResult:
@@ -370,7 +215,7 @@ class TraceJudge(SequentialJudge):
             fmt = self.format_for(i + 1, retired, len(calls))
             try:
                 budget = options.max_tokens if options is not None and options.max_tokens else fmt.max_tokens()
-                msgs = _fit(engine, head, turns, budget + 8, i + 1, compactions)
+                msgs = fit_context(engine, head, turns, budget + 8, i + 1, compactions)
                 gen = engine.generate(msgs, fmt, options)
             except PromptTooLongError as e:
                 return result(unscored_reason="prompt_too_long", error=str(e))
@@ -380,7 +225,7 @@ class TraceJudge(SequentialJudge):
             except ParseError as e:
                 invalid.append({"action": i + 1, "error": e.reason, "text": clip(gen.text, 200)})
                 turns.append(
-                    _Turn(
+                    Turn(
                         i + 1,
                         gen.text,
                         "invalid action",
@@ -409,7 +254,7 @@ class TraceJudge(SequentialJudge):
                     "repeat": prev is not None,
                 }
             )
-            turn = _Turn(i + 1, gen.text, label, out, self.nudge(i + 1, len(calls)), ref=ref)
+            turn = Turn(i + 1, gen.text, label, out, self.nudge(i + 1, len(calls)), ref=ref)
             if ref is None:
                 seen[label] = turn
             turns.append(turn)

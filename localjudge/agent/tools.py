@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .trace import Span, Trace
+from .trace_model import Span, Trace
 
 SEARCH_SECONDS = 1.0  # one search_trace call, over every span (kept out of ToolLimits: it is not in the cache key)
 ArgType = Literal["int", "str", "id"]  # id: a string without whitespace or quotes
