@@ -4,6 +4,7 @@ grammar (a bad one is a 400 naming llguidance's reason), and `think_tokens` retu
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -94,3 +95,13 @@ def test_streamed_reasoning_comes_as_reasoning_deltas_and_equals_the_whole_answe
     assert "".join(reasoning) == whole.message.model_extra["reasoning_content"] and len([r for r in reasoning if r]) > 1
     assert "".join(content) == whole.message.content and finish == whole.finish_reason == "stop"
     assert "think>" not in "".join(content) and isinstance(json.loads("".join(content))["ok"], bool)
+
+
+def test_the_serve_page_reasoning_snippet_streams_the_thinking_apart(judge_server, capsys):
+    """docs/serve.md's reasoning snippet, verbatim but for the server's URL: its last line is the answer alone."""
+    from docs_snippets import section_snippets
+
+    (code,) = section_snippets("docs/serve.md", "Reasoning requests (`think_tokens`)")
+    exec(compile(code.replace("http://127.0.0.1:8000/v1", judge_server.url), "docs/serve.md", "exec"), {})
+    thinking, answer = capsys.readouterr().out.strip().splitlines()
+    assert ast.literal_eval(thinking) and "think>" not in thinking + answer and isinstance(json.loads(answer)["ok"], bool)
