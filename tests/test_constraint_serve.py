@@ -80,6 +80,9 @@ def test_streamed_reasoning_comes_as_reasoning_deltas_and_equals_the_whole_answe
         seed=7,
         extra_body={"think_tokens": n},
     )
+    # twice: the second is decoded from the prefix cache, as the streamed one will be (a long prompt decoded
+    # cold can differ from one served from the cache; that is the engine's, streamed or not)
+    client.chat.completions.create(**kw, logprobs=True)
     whole = client.chat.completions.create(**kw, logprobs=True).choices[0]
     # the model's own think tokens (a forced marker token has logprob 0) before the closing marker: at most n
     toks, seen = whole.logprobs.content, ""
