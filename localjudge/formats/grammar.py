@@ -9,8 +9,10 @@ format is built: an error is one line naming llguidance's reason.
     TABLE: /[a-z_]+/
 
 Budgets, in tokens:
-  * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path), whatever the
-    grammar allows: an unbounded lexeme (`/[a-z ]+/`) can never run past it or leave the output invalid;
+  * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path): the output
+    always ends valid. The close path is greedy, not shortest: after an unbounded lexeme it can be long
+    filler (24 one-byte tokens for `TEXT: /[a-zA-Z ,]+/` then "."), and a budget below its length is raised
+    to it; or it is not found, and the grammar is refused;
   * one free part: llguidance's lexeme option `max_tokens` on a lowercase rule whose body is one terminal,
     `text[max_tokens=N]: /[a-z ]+/` or `text[max_tokens=N]: TEXT` (the lexeme ends after N tokens and the
     grammar goes on). Options on an uppercase terminal (`TEXT[max_tokens=N]: ...`) are not llguidance's
