@@ -4,7 +4,10 @@ summary.json and run.json (the run directory is described in docs/batch-runs.md)
 results.csv neutralises spreadsheet formulas as OWASP recommends (CSV injection): a text cell that starts
 with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so a spreadsheet shows it as
 text instead of running it (`=1+1` is written `'=1+1`). Numbers are written as they are. `csv_raw=True`
-(`localjudge run --csv-raw`) keeps every cell as it is. results.jsonl is always exact."""
+(`localjudge run --csv-raw`) keeps every cell as it is. results.jsonl is always exact.
+
+A reasoning judge's think text (the `<think>` block its raw text begins with) gets its own place: the
+`think` column of results.csv and `result.think` in results.jsonl; it stays in `raw_text` too."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Any
 from .aggregate import JudgeSummary, Tally
 from .atomic import replacing, write_atomic
 from .errors import StorageError
+from .formats.base import think_text
 from .results import ResultRow
 from .store import Store
 
@@ -49,6 +53,7 @@ CSV_COLUMNS = [
     "output_tokens",
     "total_ms",
     "inputs",
+    "think",  # a reasoning judge's think text (its <think> block, markers removed); empty without one
 ]
 
 
@@ -84,7 +89,20 @@ def flat_row(r: ResultRow) -> dict[str, Any]:
         "output_tokens": res.usage.output_tokens,
         "total_ms": res.timings.total_ms,
         "inputs": json.dumps(r.inputs, ensure_ascii=False),
+        "think": think_text(res.raw_text),
     }
+
+
+def jsonl_line(r: ResultRow) -> str:
+    """One line of results.jsonl: the row as stored, plus `result.think` (the think text apart from the raw
+    text) when the raw text begins with a think block; other rows are written exactly as before."""
+    line = r.model_dump_json()
+    think = think_text(r.result.raw_text)
+    if think is None:
+        return line
+    row = json.loads(line)
+    row["result"]["think"] = think
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -133,7 +151,7 @@ def export(
             writer.writerow(CSV_COLUMNS)
             for r in store.iter_results(run_id, judges, n_rows):
                 tallies[r.judge].add(r.result)
-                fj.write(r.model_dump_json() + "\n")
+                fj.write(jsonl_line(r) + "\n")
                 flat = flat_row(r)
                 writer.writerow([_csv_cell(flat[c], csv_raw) for c in CSV_COLUMNS])
     summaries = {j: t.summary() for j, t in tallies.items()}

@@ -58,3 +58,25 @@ def test_a_judge_file_with_think_tokens_thinks_then_judges_and_keeps_its_version
     assert plain.version == judge_from_dict({**spec, "think_tokens": 0}).version != thinking.version
     result = thinking.evaluate(engine, reply="Thank you so much!")
     assert result.raw_text.startswith("<think>\n") and "\n</think>\n{" in result.raw_text and result.value in ("yes", "no")
+
+
+def test_a_streamed_reasoning_answer_never_sends_text_it_takes_back():
+    """Fed one character at a time, the serve stream's split only ever grows, never shows a marker, and ends
+    equal to the whole answer's split (a closing marker or a stop sequence cut in two is held back)."""
+    from localjudge.serve.stream import ThinkSplit, split_reasoning
+
+    for text, hold in (
+        ('<think>\nIt is blue.\n</think>\n{"ok": false}', 0),
+        ("  <think> a < b </thin </think>  answer ENDX", 3),
+        ("no block at all", 0),
+        ("<thinking>cut off while thinking", 0),
+    ):
+        split, last = ThinkSplit(hold), ("", "")
+        for i in range(len(text) + 1):
+            now = split.parts(text[:i])
+            assert now[0].startswith(last[0]) and now[1].startswith(last[1]), (text[:i], last, now)
+            assert not any(m in part for m in ("<think>", "</think>", "<thinking>") for part in now), now
+            last = now
+        reasoning, content = split_reasoning(text)
+        assert (reasoning or "").startswith(last[0]) and content.startswith(last[1])
+        assert len(content) - len(last[1]) <= hold

@@ -224,3 +224,22 @@ def test_curated_models_are_named_not_downloaded():
         assert e.get("sha256") is None or len(e["sha256"]) == 64
         with pytest.raises(ModelNotFoundError, match=f"localjudge models pull {name}"):
             resolve_model(name)
+
+
+def test_unpinned_reasoning_models_are_listed_unverified_and_a_failed_pull_is_one_line(tmp_path):
+    """qwen3-0.6b and deepseek-r1-distill-qwen-1.5b have no published digest pinned: `models list` says they
+    are unverified (text and --json); pulling one from a hub that lacks it is one line, exit 3, nothing left."""
+    home = tmp_path / "home"
+    with FakeHub() as hub:
+        env = env_for(home, hub.url)
+        rows = {r["name"]: r for r in json.loads(cli(env, "models", "list", "--json").stdout)}
+        text = cli(env, "models", "list").stdout
+        for name in ("qwen3-0.6b", "deepseek-r1-distill-qwen-1.5b"):
+            assert rows[name]["verified"] is False and "unverified" in rows[name]["from"]
+            assert any(name in line and "unverified" in line for line in text.splitlines())
+            r = cli(env, "models", "pull", name)
+            repo = rows[name]["from"].split()[1]
+            assert r.returncode == 3 and r.stderr.count("\n") == 1 and f"repository {repo} not found" in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr
+        assert rows["prometheus-2-7b"]["verified"] is True and "unverified" not in rows["prometheus-2-7b"]["from"]
+    assert local_files(home) == [] and manifest(home) == {}

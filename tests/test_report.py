@@ -344,3 +344,75 @@ def test_reports_get_ordinary_file_permissions_not_the_temp_files_0600(runs, tmp
     finally:
         os.umask(mask)
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+POLITE = {
+    "name": "polite",
+    "variables": [{"name": "reply", "description": "the reply"}],
+    "messages": [{"role": "user", "template": "Is this reply polite? Think, then answer. {{reply}}"}],
+    "output": {"kind": "yes_no_json", "field_tokens": 16},
+}
+
+
+def _think_cells(html: str) -> list[str]:
+    """The text of each collapsed reasoning block of the rows table (its summary, then its text)."""
+
+    class Think(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.found = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "details" and "think" in (a.get("class") or ""):
+                assert "open" not in a, "the reasoning block is collapsed"
+                self.depth, self.found = 1, [*self.found, ""]
+            elif self.depth and tag == "details":
+                self.depth += 1
+
+        def handle_endtag(self, tag):
+            if self.depth and tag == "details":
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                self.found[-1] += data
+
+    p = Think()
+    p.feed(html)
+    return p.found
+
+
+def test_a_reasoning_judges_think_text_is_a_labelled_collapsed_block_and_an_export_column(engine, tmp_path):
+    import csv
+
+    from localjudge.formats.base import think_text
+    from localjudge.judges.registry import judge_from_dict
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "reply": r}) + "\n" for i, r in enumerate(["Thanks!", "Go away."])))
+    judges = [judge_from_dict({**POLITE, "think_tokens": 6}), judge_from_dict({**POLITE, "name": "polite_plain"})]
+    evaluate(data, judges, engine=engine, out=tmp_path / "run")
+    lines = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    thinking = [x["result"] for x in lines if x["judge"] == "polite"]
+    assert len(thinking) == 2 and all(r["think"] == think_text(r["raw_text"]) and r["think"] for r in thinking)
+    assert len(lines) == 4 and all("think" not in x["result"] for x in lines if x["judge"] == "polite_plain")
+    with open(tmp_path / "run" / "results.csv", newline="", encoding="utf-8") as f:
+        cells = [(row["raw_text"].startswith("<think>"), row["think"]) for row in csv.DictReader(f)]
+    assert sorted(cells, key=lambda c: c[0]) == [(False, ""), (False, "")] + sorted((True, r["think"]) for r in thinking)
+    html = render_report(tmp_path / "run")
+    blocks = _think_cells(html)
+    assert len(blocks) == 2 and all(b.startswith("reasoning (the judge's think block)") for b in blocks)
+    assert sorted(b.removeprefix("reasoning (the judge's think block)") for b in blocks) == sorted(r["think"] for r in thinking)
+
+
+def test_think_text_in_the_report_is_escaped_like_all_judged_text(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "x", "reply": "hi"}) + "\n")
+    answer = "<think>\nweigh " + XSS + '\n</think>\n{"rationale": "fine", "result": "yes"}'
+    from localjudge.judges.registry import judge_from_dict
+
+    evaluate(data, [judge_from_dict(POLITE)], engine=ScriptedEngine([answer]), out=tmp_path / "run")
+    html = render_report(tmp_path / "run")
+    assert _think_cells(html) == ["reasoning (the judge's think block)weigh " + XSS]  # shown as text ...
+    assert XSS not in html and html.count("</script>") == 1  # ... never as markup

@@ -247,6 +247,25 @@ def test_filter_controls_and_sorting_work_and_update_the_hash(browser, scripted_
     assert browser.problems() == []
 
 
+def test_a_think_block_is_collapsed_until_opened_and_never_runs_as_script(browser, tmp_path):
+    from test_report import POLITE, XSS
+
+    from localjudge.engine.base import ScriptedEngine
+    from localjudge.judges.registry import judge_from_dict
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "x", "reply": "hi"}) + "\n")
+    answer = "<think>\nweigh " + XSS + '\n</think>\n{"rationale": "fine", "result": "yes"}'
+    evaluate(data, [judge_from_dict(POLITE)], engine=ScriptedEngine([answer]), out=tmp_path / "run")
+    browser.open(build_report(tmp_path / "run", tmp_path / "report.html").as_uri())
+    shown = "(() => { const p = document.querySelector('details.think pre'); return p.closest('details').open && p.checkVisibility(); })()"
+    assert browser.js("document.querySelectorAll('details.think').length") == 1 and browser.js(shown) is False
+    browser.js("document.querySelector('details.think summary').click()")
+    assert browser.js(shown) is True and browser.js("window.__xss === undefined")
+    assert browser.js("document.querySelector('details.think pre').textContent") == "weigh " + XSS
+    assert browser.problems() == []
+
+
 # ------------------------------------------------------------------------------ a real small run
 
 

@@ -31,7 +31,9 @@ def models_list(as_json: bool) -> None:
             where = "parts of " + e["parts"][0][0].rsplit("_part", 1)[0]
         elif "hub" in e:
             got = entry_exists(local.get(name))
-            where = f"hub {e['hub']} ({e.get('size', '?')}, {'downloaded' if got else 'not downloaded: models pull ' + name})"
+            where = f"hub {e['hub']} ({e.get('size', 'size unknown')}, {'downloaded' if got else 'not downloaded: models pull ' + name}"
+            # unpinned: no published digest was checked, so the first pull's sha256 is recorded, not verified
+            where += ")" if e.get("sha256") else "; unverified: no published sha256 pinned, the first pull records its digest)"
         else:
             where = f"models/{e['file']}"
         rows.append(
@@ -42,6 +44,7 @@ def models_list(as_json: bool) -> None:
                 "from": where,
                 "chat_template": e.get("chat_template"),
                 "sha256": e.get("sha256"),
+                "verified": bool(e.get("sha256")),  # the file is checked against a pinned, published digest
                 "description": e.get("description"),
             }
         )
@@ -57,6 +60,7 @@ def models_list(as_json: bool) -> None:
                 "from": f"{how} (local)",
                 "chat_template": "gguf",
                 "sha256": e.get("sha256"),
+                "verified": False,
                 "description": f"{(e.get('gguf') or {}).get('architecture')} GGUF, sha256 recorded on first {e.get('source')} (unpinned)",
             }
         )

@@ -1,14 +1,24 @@
 """`grammar`: the output is a sentence of a Lark grammar (llguidance's dialect), for users' own formats.
 
 SQL, a DSL, a fenced code block: anything a context-free grammar with regex lexemes describes.
-llguidance compiles the grammar in milliseconds and decodes under it; the whole-output budget holds
-by its close path (`engine.llg`), and the grammar's own `max_tokens` on a lexeme
-(`%llguidance {}` / `name[max_tokens=N]: ...`) bounds a free part in tokens. The grammar is checked
-when the format is built: an error is one line naming llguidance's reason.
+llguidance compiles the grammar in milliseconds and decodes under it. The grammar is checked when the
+format is built: an error is one line naming llguidance's reason.
 
     start: "SELECT " COLS " FROM " TABLE ";"
     COLS: /[a-z_]+(, [a-z_]+)*/
     TABLE: /[a-z_]+/
+
+Budgets, in tokens:
+  * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path): the output
+    always ends valid. The close path is greedy, not shortest: after an unbounded lexeme it can be long
+    filler (24 one-byte tokens for `TEXT: /[a-zA-Z ,]+/` then "."), and a budget below its length is raised
+    to it; or it is not found, and the grammar is refused;
+  * one free part: llguidance's lexeme option `max_tokens` on a lowercase rule whose body is one terminal,
+    `text[max_tokens=N]: /[a-z ]+/` or `text[max_tokens=N]: TEXT` (the lexeme ends after N tokens and the
+    grammar goes on). Options on an uppercase terminal (`TEXT[max_tokens=N]: ...`) are not llguidance's
+    syntax: refused with the right spelling.
+No per-part default is added: a grammar's language is the user's, so a free part is bounded only by the
+whole-output budget unless the grammar bounds it (`field_tokens` does not apply to grammars).
 
 `parse` returns the text as written (the grammar decides what is valid; a parser from another backend
 sees plain text).
@@ -16,6 +26,7 @@ sees plain text).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -25,6 +36,7 @@ from . import llg_schema
 from .base import OutputFormat
 
 DEFAULT_GRAMMAR_TOKENS = 256
+_TERMINAL_OPTIONS = re.compile(r"^[ \t]*([A-Z_][A-Z0-9_]*)[ \t]*\[[^\]\n]*\][ \t]*:", re.M)  # TEXT[max_tokens=5]: ...
 
 
 class GrammarError(InputError):
@@ -50,7 +62,18 @@ class GrammarFormat(OutputFormat):
             raise GrammarError(f"grammar: max_tokens must be >= 1, got {max_tokens}")
         self.grammar = grammar
         self._max_tokens = max_tokens
-        self._llg = llg_schema.lark_grammar(grammar, GrammarError)
+        try:
+            self._llg = llg_schema.lark_grammar(grammar, GrammarError)
+        except GrammarError as e:
+            m = _TERMINAL_OPTIONS.search(grammar)
+            if m is None:
+                raise
+            name, rule = m.group(1), m.group(1).lower()
+            raise GrammarError(
+                f"grammar: options in [...] go on a lowercase rule, not on the terminal {name}: write "
+                f"`{rule}[...]: /.../` (or `{rule}[...]: {name}` with `{name}: /.../`) and use {rule} in its place "
+                f"(llguidance: {str(e).removeprefix('grammar: ')[:120]})"
+            ) from None
 
     def regex(self) -> str:
         """No regex: the grammar is context-free (`GrammarError` for a caller that needs one)."""

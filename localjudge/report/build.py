@@ -18,6 +18,7 @@ from typing import Any
 from ..agreement import AgreementReport
 from ..atomic import write_atomic
 from ..errors import StorageError
+from ..formats.base import think_text
 from ..pairwise import is_pairwise_format, pairwise_stats
 from ..results import ResultRow
 from . import charts
@@ -128,6 +129,7 @@ def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]
                 "score": r.score,
                 "rationale": _clip(r.rationale, max_chars),
                 "raw_text": _clip(r.raw_text, max_chars),
+                "think": None if (think := think_text(r.raw_text)) is None else _clip(think, max_chars),
                 "error": r.error or row.error,
                 "reason": r.unscored_reason,
                 "inputs": [(k, _clip(v, max_chars)) for k, v in row.inputs.items()],

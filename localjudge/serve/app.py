@@ -12,7 +12,6 @@ bug, logged with its traceback.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import hmac
 import json
 import logging
@@ -39,6 +38,7 @@ from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .formats import JSON_OBJECT, FormatCache
 from .sandbox import CompileRefused
+from .stream import stream_chunks
 
 log = logging.getLogger("localjudge.serve")
 
@@ -273,10 +273,6 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
     loop.call_soon_threadsafe(fn)
 
 
-def _sse(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
-
-
 # ---------------------------------------------------------------------------------------- routes
 
 
@@ -495,74 +491,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
         afut.result()  # raises: mapped by the caller
     assert tokens is not None
     return StreamingResponse(
-        _stream(state, p, afut, tokens, cancel, gone, cid),
+        stream_chunks(state, p, afut, tokens, cancel, gone, cid),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-
-
-async def _stream(
-    state: ServerState,
-    p: protocol.Plan,
-    afut: asyncio.Future[Any],
-    tokens: asyncio.Queue[list[TokenInfo]],
-    cancel: threading.Event,
-    gone: asyncio.Future[Any],
-    cid: str,
-) -> AsyncIterator[bytes]:
-    """SSE chunks: the role, content deltas as tokens arrive (text that may begin a stop sequence held back),
-    the finish reason, the usage (if asked), `[DONE]`. Tool calls come whole in one chunk at the end."""
-    name, fp = state.model_name, state.fingerprint
-    hold = max((len(s) for s in p.options.stop), default=1) - 1
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    text, sent = "", 0
-    as_text = p.tool_mode in ("none",)  # tool answers are sent whole at the end
-    finished = False
-    try:
-        yield _sse(protocol.chunk(cid, name, fp, {"role": "assistant", "content": ""}))
-        while True:
-            getter: asyncio.Future[Any] = asyncio.ensure_future(tokens.get())
-            await asyncio.wait([getter, afut, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():
-                getter.cancel()
-            if gone.done():
-                return
-            new = getter.result() if getter.done() and not getter.cancelled() else []
-            while not tokens.empty():
-                new = new + tokens.get_nowait()
-            for t in new:
-                text += decoder.decode(state.pieces[t.id] if state.pieces is not None else t.text.encode())
-            safe = len(text) - hold
-            if as_text and (safe > sent or (new and p.logprobs)):
-                lp = None
-                if p.logprobs:
-                    lp = {"content": [protocol.token_logprob(t, state.pieces, p.top_logprobs) for t in new], "refusal": None}
-                yield _sse(protocol.chunk(cid, name, fp, {"content": text[sent:safe] if safe > sent else ""}, logprobs=lp))
-                sent = max(sent, safe)
-            if afut.done() and tokens.empty():
-                break
-        gen = afut.result()
-        calls = protocol.tool_calls(p, gen.text)
-        if calls:
-            delta: dict[str, Any] = {"tool_calls": [{"index": 0, **c} for c in calls]}
-            yield _sse(protocol.chunk(cid, name, fp, delta))
-        elif len(gen.text) > sent:
-            yield _sse(protocol.chunk(cid, name, fp, {"content": gen.text[sent:]}))
-        finish = "tool_calls" if calls else protocol.FINISH.get(gen.stop_reason, "stop")
-        yield _sse(protocol.chunk(cid, name, fp, {}, finish_reason=finish))
-        if p.include_usage:
-            yield _sse(protocol.chunk(cid, name, fp, None, usage=protocol.usage(gen)))
-        yield b"data: [DONE]\n\n"
-        finished = True
-        state.counters.completed += 1
-    except Exception as e:  # noqa: BLE001 - the stream has begun: the error goes into it
-        api = from_exception(e) or APIError(500, f"internal error ({type(e).__name__})", type="server_error")
-        if api.status >= 500:
-            log.exception("error while streaming")
-        yield _sse(api.body())
-        finished = True
-    finally:
-        gone.cancel()
-        if not finished:  # the client went away mid-stream (or the stream was cancelled)
-            cancel.set()
-            state.counters.cancelled += 1

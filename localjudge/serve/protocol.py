@@ -277,8 +277,6 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
         raise bad_request("top_logprobs: needs logprobs set to true", param="top_logprobs")
     if req.max_tokens is not None and req.max_completion_tokens is not None and req.max_tokens != req.max_completion_tokens:
         raise bad_request("max_tokens and max_completion_tokens disagree; send one of them", param="max_tokens")
-    if req.think_tokens and req.stream:
-        raise bad_request("think_tokens: not available with stream yet; send stream: false", param="think_tokens")
     messages = _messages(req)
     temperature = req.temperature or 0.0  # a judge server decodes greedily unless asked otherwise
     if req.top_p == 0:
@@ -457,13 +455,13 @@ def usage(gen: Generation) -> dict[str, Any]:
 
 def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
     """The whole answer (non-streaming)."""
-    from ..formats.base import strip_think, think_text
+    from .stream import split_reasoning
 
-    text = strip_think(gen.text) if p.options.think_tokens else gen.text
+    reasoning, text = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
     calls = tool_calls(p, text)
     message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
     if p.options.think_tokens:
-        message["reasoning_content"] = think_text(gen.text)
+        message["reasoning_content"] = reasoning
     if calls:
         message["tool_calls"] = calls
     logprobs = None

@@ -1,0 +1,162 @@
+"""Streaming answers (SSE): the chunks of one chat completion as its tokens arrive.
+
+A reasoning request (`think_tokens`) streams its think block as `delta.reasoning_content` and the answer
+after it as `delta.content`, as llama.cpp's server and DeepSeek's API do: the block's markers never reach
+either field, and the concatenated deltas equal the non-streaming `message.reasoning_content` and
+`message.content` for the same request. `ThinkSplit` decides, from the text so far, which part of each is
+already certain (text that may still turn out to be a closing marker, or a stop sequence, is held back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import logging
+import re
+import threading
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..engine.base import TokenInfo
+from ..formats.base import strip_think, think_text
+from . import protocol
+from .errors import APIError, from_exception
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .app import ServerState
+
+log = logging.getLogger("localjudge.serve")
+
+_OPEN = re.compile(r"\A\s*<(think|thinking|reasoning)>")  # the opening markers strip_think knows
+_TAGS = ("<think>", "<thinking>", "<reasoning>")
+
+
+def split_reasoning(text: str) -> tuple[str | None, str]:
+    """The whole answer of a reasoning request as (reasoning, content): the leading think block's inner text
+    (None when there is none) and the text after it. A block opened but never closed (the request was
+    cut off while thinking) is all reasoning."""
+    reasoning = think_text(text)
+    if reasoning is not None:
+        return reasoning, strip_think(text)
+    m = _OPEN.match(text)
+    if m:
+        return text[m.end() :].strip(), ""
+    return None, text
+
+
+class ThinkSplit:
+    """The certain prefixes of a reasoning answer's two parts while it is still being written.
+
+    `parts(text)` takes the whole text so far and returns (reasoning, content): each is a prefix of what
+    `split_reasoning` will return for the finished text, so a stream may send what grew since the last
+    call. `hold` characters at the end of the content are held back (a stop sequence may begin there)."""
+
+    def __init__(self, hold: int = 0):
+        self.hold = hold
+
+    def parts(self, text: str) -> tuple[str, str]:
+        """(reasoning so far, content so far) that the rest of the text cannot change."""
+        m = _OPEN.match(text)
+        if m is None:
+            lead = text.lstrip()
+            if any(tag.startswith(lead) for tag in _TAGS):  # may still become an opening marker
+                return "", ""
+            return "", text[: max(0, len(text) - self.hold)]
+        close = f"</{m.group(1)}>"
+        inner = text[m.end() :]
+        end = inner.find(close)
+        if end < 0:  # still thinking: an end that may be the start of the closing marker is held back
+            part = next((k for k in range(min(len(close) - 1, len(inner)), 0, -1) if close.startswith(inner[-k:])), 0)
+            return inner[: len(inner) - part].strip(), ""
+        content = inner[end + len(close) :].lstrip()
+        return inner[:end].strip(), content[: max(0, len(content) - self.hold)]
+
+
+def sse(obj: Any) -> bytes:
+    """One server-sent event carrying `obj` as JSON."""
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+async def stream_chunks(
+    state: ServerState,
+    p: protocol.Plan,
+    afut: asyncio.Future[Any],
+    tokens: asyncio.Queue[list[TokenInfo]],
+    cancel: threading.Event,
+    gone: asyncio.Future[Any],
+    cid: str,
+) -> AsyncIterator[bytes]:
+    """SSE chunks: the role, reasoning deltas (a reasoning request) and content deltas as tokens arrive (text
+    that may begin a stop sequence or a closing think marker held back), the finish reason, the usage (if
+    asked), `[DONE]`. Tool calls come whole in one chunk at the end."""
+    name, fp = state.model_name, state.fingerprint
+    hold = max((len(s) for s in p.options.stop), default=1) - 1
+    thinks = bool(p.options.think_tokens)
+    split = ThinkSplit(hold) if thinks else None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text, sent, said = "", 0, 0  # text so far; content and reasoning characters sent
+    as_text = p.tool_mode in ("none",)  # tool answers are sent whole at the end
+    finished = False
+    try:
+        yield sse(protocol.chunk(cid, name, fp, {"role": "assistant", "content": ""}))
+        while True:
+            getter: asyncio.Future[Any] = asyncio.ensure_future(tokens.get())
+            await asyncio.wait([getter, afut, gone], return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+            if gone.done():
+                return
+            new = getter.result() if getter.done() and not getter.cancelled() else []
+            while not tokens.empty():
+                new = new + tokens.get_nowait()
+            for t in new:
+                text += decoder.decode(state.pieces[t.id] if state.pieces is not None else t.text.encode())
+            if split is not None:
+                reasoning, content = split.parts(text)
+            else:
+                reasoning, content = "", text[: max(0, len(text) - hold)]
+            delta: dict[str, Any] = {}
+            if len(reasoning) > said:
+                delta["reasoning_content"], said = reasoning[said:], len(reasoning)
+            if as_text and len(content) > sent:
+                delta["content"], sent = content[sent:], len(content)
+            if as_text and new and p.logprobs and not delta:
+                delta["content"] = ""  # each token's logprobs go out as it arrives, text or not
+            if delta:
+                lp = None
+                if p.logprobs and new:
+                    lp = {"content": [protocol.token_logprob(t, state.pieces, p.top_logprobs) for t in new], "refusal": None}
+                yield sse(protocol.chunk(cid, name, fp, delta, logprobs=lp))
+            if afut.done() and tokens.empty():
+                break
+        gen = afut.result()
+        reasoning_all, answer = split_reasoning(gen.text) if thinks else (None, gen.text)
+        calls = protocol.tool_calls(p, answer)
+        last: dict[str, Any] = {}
+        if reasoning_all is not None and len(reasoning_all) > said:
+            last["reasoning_content"] = reasoning_all[said:]
+        if calls:
+            last["tool_calls"] = [{"index": 0, **c} for c in calls]
+        elif len(answer) > sent:
+            last["content"] = answer[sent:]
+        if last:
+            yield sse(protocol.chunk(cid, name, fp, last))
+        finish = "tool_calls" if calls else protocol.FINISH.get(gen.stop_reason, "stop")
+        yield sse(protocol.chunk(cid, name, fp, {}, finish_reason=finish))
+        if p.include_usage:
+            yield sse(protocol.chunk(cid, name, fp, None, usage=protocol.usage(gen)))
+        yield b"data: [DONE]\n\n"
+        finished = True
+        state.counters.completed += 1
+    except Exception as e:  # noqa: BLE001 - the stream has begun: the error goes into it
+        api = from_exception(e) or APIError(500, f"internal error ({type(e).__name__})", type="server_error")
+        if api.status >= 500:
+            log.exception("error while streaming")
+        yield sse(api.body())
+        finished = True
+    finally:
+        gone.cancel()
+        if not finished:  # the client went away mid-stream (or the stream was cancelled)
+            cancel.set()
+            state.counters.cancelled += 1
