@@ -1,15 +1,18 @@
 """Labelling queues: the order in which the labelling view offers one judge's rows.
 
     uncertain  rows the judge is least sure of first:
-                 1. a pairwise judge's both-orders tie, or a row where the run's judges disagree (one passes
-                    it, another fails it);
+                 1. a pairwise judge's both-orders tie, a panel's tie (`panel_tie`), a row where the run's
+                    judges disagree (one passes it, another fails it), or a row where the members of the
+                    judge's panel (or a cascade's two models) gave different verdicts;
+                    within this group, by 2.'s distance;
                  2. then by |expected score - pass threshold| (the judge's own threshold, 0.5 when unknown);
                     rows without an expected score follow, by |score - threshold|;
                  unscored rows come last.
     random     a seeded shuffle of the rows: labels from it are an unbiased sample of the run.
 
 The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
-most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time.
+most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time. Computing it reads
+the view's covering index (indexes.py), not the results' JSON.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import random
 import time
 from typing import Any
 
+from .panels import disagreeing_rows
 from .runs import RunHandle
 
 ORDERS = ("uncertain", "random")
@@ -55,32 +59,44 @@ def queue(run: RunHandle, judge: str, order: str, seed: int = 0) -> list[int]:
         random.Random(f"{seed}:{judge}").shuffle(rows)
     else:
         t = pass_threshold(judge)
+        tops = run.judges()
+        members = run.members().get(judge, [])
         with run.conn() as c:
             cur = c.execute(
                 "SELECT row_index, scored, json_extract(result, '$.expected_score'), json_extract(result, '$.score'), "
                 "json_extract(result, '$.value') FROM results WHERE run_id = ? AND judge = ?",
                 (rid, judge),
             ).fetchall()
-            split = {
+            ties = {  # a panel's tie is unscored, but it is a row the panel is least sure of
                 r[0]
                 for r in c.execute(
-                    "SELECT row_index FROM results WHERE run_id = ? AND passed IS NOT NULL GROUP BY row_index "
-                    "HAVING MIN(passed) != MAX(passed)",
-                    (rid,),
+                    "SELECT row_index FROM results WHERE run_id = ? AND judge = ? AND scored = 0 "
+                    "AND json_extract(result, '$.unscored_reason') = 'panel_tie'",
+                    (rid, judge),
                 )
             }
+            split: set[int] = set()
+            if len(tops) > 1:  # the run's judges (not a panel's members) pass and fail the same row
+                split = {
+                    r[0]
+                    for r in c.execute(
+                        f"SELECT row_index FROM results WHERE run_id = ? AND judge IN ({', '.join('?' * len(tops))}) "
+                        "AND passed IS NOT NULL GROUP BY row_index HAVING MIN(passed) != MAX(passed)",
+                        (rid, *tops),
+                    )
+                }
+            split |= disagreeing_rows(c, rid or "", members)
         keyed: list[tuple[Any, ...]] = []
         for ri, scored, es, score, value in cur:
+            dist = abs(float(es) - t) if es is not None else abs(float(score) - t) if score is not None else 1.0
             if not scored:
-                keyed.append((3, 0.0, ri))
+                keyed.append((0, dist, ri) if ri in ties else (3, 0.0, ri))
             elif value == "tie" or ri in split:
-                keyed.append((0, 0.0, ri))
+                keyed.append((0, dist, ri))
             elif es is not None:
-                keyed.append((1, abs(float(es) - t), ri))
-            elif score is not None:
-                keyed.append((2, abs(float(score) - t), ri))
+                keyed.append((1, dist, ri))
             else:
-                keyed.append((2, 1.0, ri))
+                keyed.append((2, dist, ri))
         rows = [k[2] for k in sorted(keyed)]
     run._cache[key] = (n, time.monotonic(), tuple(rows))
     return rows
