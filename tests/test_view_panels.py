@@ -10,7 +10,6 @@ import json
 import random
 import re
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from view_support import ViewServer, make_run
 from localjudge.agreement import agree
 from localjudge.engine.base import ScriptedEngine
 from localjudge.runner import evaluate
+from localjudge.view.runs import RunHandle
 
 PREFIX = '{"rationale": "scripted", "result": "'
 JUDGE = "relevance_to_query"
@@ -181,7 +181,7 @@ def test_a_cascade_shows_which_rows_were_escalated_and_both_verdicts(tmp_path: P
         server.stop()
 
 
-def test_sorting_and_search_through_the_indexes_answer_what_a_scan_answers(tmp_path: Path):
+def test_sorting_and_search_through_the_indexes_answer_what_a_scan_answers(tmp_path: Path, monkeypatch):
     run = make_run(tmp_path / "ix", 300, judges=("polite", "relevance_to_query"), hostile=["50% off_sale \\ here"])
     server = ViewServer(str(run))
     try:
@@ -199,21 +199,38 @@ def test_sorting_and_search_through_the_indexes_answer_what_a_scan_answers(tmp_p
             es += [it["expected_score"] for it in page["items"]]
         assert len(es) == 600 and es == sorted(es, reverse=True)
         queries = ["question 12", "QUESTION 7", "r29", "is curt", "50% off", "off_sale", "\\ here", "zz-nothing"]
-        first = {q: server.request(f"/api/runs/ix/rows?per=500&q={_quote(q)}")[1] for q in queries}
-        deadline = time.monotonic() + 60
-        while server.request("/api/runs/ix/rows?q=question")[1].get("searched_by") != "index":
-            assert time.monotonic() < deadline, "the search index was never built"
-            time.sleep(0.2)
+        want = {q: _contains(run, q) for q in queries}  # the oracle: a case-insensitive substring test in Python
+        assert len(want["question 12"]) == 2 * 11 and len(want["50% off"]) == 2 and not want["zz-nothing"]
         for q in queries:
-            again = server.request(f"/api/runs/ix/rows?per=500&q={_quote(q)}")[1]
-            assert again["searched_by"] == "index"
-            assert [(i["row_index"], i["judge"]) for i in again["items"]] == [
-                (i["row_index"], i["judge"]) for i in first[q]["items"]
-            ], q
-        assert first["question 12"]["total"] == 2 * 11 and first["50% off"]["total"] == 2 and first["zz-nothing"]["total"] == 0
+            got = server.request(f"/api/runs/ix/rows?per=500&q={_quote(q)}")[1]
+            assert got["searched_by"] == "index"  # the first search waits for the index being built
+            assert [(i["row_index"], i["judge"]) for i in got["items"]] == want[q], q
         assert (run / "view-search.sqlite").is_file()
     finally:
         server.stop()
+    # an SQLite without FTS5 scans the same text: the same answers
+    monkeypatch.setattr("localjudge.view.runs.has_fts5", lambda: False)
+    handle = RunHandle("ix", run)
+    try:
+        for q in queries:
+            got = handle.rows(q=q, per=500)
+            assert got["searched_by"] == "scan" and [(i["row_index"], i["judge"]) for i in got["items"]] == want[q], q
+    finally:
+        handle.close()
+
+
+def _contains(run: Path, q: str) -> list[tuple[int, str]]:
+    out = []
+    for line in (run / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        res = r["result"]
+        text = " ".join(
+            [r["row_id"], json.dumps(r["inputs"])]
+            + [str(res.get(k) or "") for k in ("value", "rationale", "raw_text", "unscored_reason", "error")]
+        )
+        if q.lower() in text.lower():
+            out.append((r["row_index"], r["judge"]))
+    return sorted(out)
 
 
 def _quote(q: str) -> str:

@@ -272,7 +272,7 @@ def create_app(config: ViewConfig) -> Any:
                     item.update(members_of_page(c, run.run_id() or "", members, [(ri, judge)]).get((ri, judge), {}))
             if isinstance(res.result.details.get("cascade"), dict):
                 item["cascade"] = res.result.details["cascade"]
-        n_done = sum(1 for ri in order_rows if (ri, judge) in labels)
+        n_done = len(labels)  # a label needs a result of this judge: every labelled cell is in the queue
         return JSONResponse({"order": order, "judge": judge, "pos": i, "n": len(order_rows), "n_labelled": n_done, "item": item})
 
     async def api_label(request: Request) -> Response:

@@ -146,10 +146,19 @@ class SearchIndex:
             return False
 
     def build_in_background(self) -> threading.Thread:
-        """Start the first sync in a daemon thread (search scans with LIKE until it is done)."""
+        """Start the first sync in a daemon thread (`wait` for it, or search with LIKE meanwhile)."""
         t = threading.Thread(target=self.sync, daemon=True, name=f"view-search-{self.run_id}")
         t.start()
+        self._builder = t
         return t
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the first build; True when the index is ready. A scan that ran beside the
+        build would compete with it for the same CPU and take longer than what is left of it."""
+        t = getattr(self, "_builder", None)
+        if t is not None and t.is_alive():
+            t.join(timeout_s)
+        return self.ready
 
     def close(self) -> None:
         """Close the index's connection."""

@@ -85,21 +85,12 @@ def members_of_page(
     return out
 
 
-def disagreeing_rows(conn: sqlite3.Connection, run_id: str, member_names: list[str]) -> set[int]:
-    """Rows where the members of one panel (or a cascade's two models) gave different scored verdicts: pass/fail
-    where the judge has one, else the value (one pass over the view's covering index)."""
-    if len(member_names) < 2:
-        return set()
-    return {
-        r[0]
-        for r in conn.execute(
-            "SELECT row_index FROM results WHERE run_id = ? AND judge IN ("
-            + ", ".join("?" * len(member_names))
-            + ") AND scored = 1 GROUP BY row_index "
-            "HAVING COUNT(DISTINCT coalesce(passed, json_extract(result, '$.value'))) > 1",
-            [run_id, *member_names],
-        )
-    }
+# rows where the members of one panel (or a cascade's two models) gave different scored verdicts: pass/fail where
+# the judge has one, else the value; `{}` takes one `?` per member name, after the run id
+MEMBERS_SPLIT = (
+    "SELECT row_index FROM results WHERE run_id = ? AND judge IN ({}) AND scored = 1 GROUP BY row_index "
+    "HAVING COUNT(DISTINCT coalesce(passed, json_extract(result, '$.value'))) > 1"
+)
 
 
 def run_figures(meta: dict[str, Any]) -> dict[str, Any] | None:

@@ -34,6 +34,7 @@ from .indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, searc
 from .panels import members_of_page, split_judges
 
 STALE_S = 120.0
+BUILD_WAIT_S = 10.0  # a search waits this long for the search index being built, then scans
 SORTS = {
     "row": "row_index, judge",
     "-row": "row_index DESC, judge",
@@ -219,7 +220,7 @@ class RunHandle:
         searched_by = None
         if q:
             idx = self.search_index()
-            use = idx is not None and idx.ready and idx.sync()
+            use = idx is not None and idx.wait(BUILD_WAIT_S) and idx.sync()
             with self.conn() as c:
                 use = use and attach_search(c, idx.path)  # type: ignore[union-attr]
             clause, pat = search_where(q, bool(use))
