@@ -7,13 +7,12 @@ speed-ups (indexes, trigram search) answer exactly what a scan answers, and a st
 from __future__ import annotations
 
 import json
-import random
 import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from view_support import ViewServer, make_run
+from view_support import ViewServer, feature_rows, make_panel_run, make_run, panel_member
 
 from localjudge.agreement import agree
 from localjudge.engine.base import ScriptedEngine
@@ -25,24 +24,12 @@ JUDGE = "relevance_to_query"
 
 
 def member(name: str, noise: float) -> ScriptedEngine:
-    """Says yes when the row's hidden feature, read with this member's own seeded error, exceeds 0.5; a think
-    block first when the name says so."""
-
-    def answer(messages, fmt) -> str:
-        x = float(re.findall(r"feature=([0-9.]+)", messages[-1].content)[-1])
-        err = random.Random(f"{name}:{x}").gauss(0, noise)
-        return PREFIX + ("yes" if x + err > 0.5 else "no") + '"}'
-
-    return ScriptedEngine(answer, model_id=name)
+    """A scripted member of known bias (view_support.panel_member)."""
+    return panel_member(name, noise)
 
 
 def data(n: int) -> list[dict]:
-    rng = random.Random(3)
-    out = []
-    for i in range(n):
-        x = rng.random()
-        out.append({"id": f"r{i}", "input": f"Q{i}?", "output": f"A. feature={x:.4f}", "label": "yes" if x > 0.5 else "no"})
-    return out
+    return feature_rows(n)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +37,7 @@ def panel_run(tmp_path_factory):
     """A 40-row panel of three noisy members, served."""
     root = tmp_path_factory.mktemp("panel")
     rows = data(40)
-    run = evaluate(rows, [JUDGE], panel=[member(f"m{k}", 0.3) for k in range(3)], out=root / "pan")
+    run = make_panel_run(root / "pan", 40)
     server = ViewServer(str(root / "pan"))
     yield server, run, rows, root / "pan"
     server.stop()

@@ -129,7 +129,7 @@ def create_app(config: ViewConfig) -> Any:
         from .panels import run_figures
 
         run = run_of(request)
-        run.search_index()  # built in the background now, ready by the time a search is typed
+        run.search_index()  # a run that registered after the view opened it: its index is queued now
         return HTMLResponse(pages.run_page(csrf, run.status(), run_figures(run.meta())))
 
     def prompts_of(results: list[Any], members: dict[str, list[str]]) -> dict[str, Any]:

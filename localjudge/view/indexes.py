@@ -12,12 +12,14 @@ Search (`SearchIndex`): an FTS5 table with the trigram tokenizer in `RUN_DIR/vie
 the view's own, deleted at will; it is rebuilt). Trigram indexes answer `LIKE '%text%'` with the same meaning as
 a scan (case-insensitive for ASCII), so the index changes the speed of a search, never its answer. It is built
 in a background thread on first use and brought up to date incrementally before each search (the results
-committed since, by the store's `updated` column); until it is ready, or where SQLite has no FTS5 or the
-directory is read-only, search scans the same text with LIKE.
+committed since, by the store's `updated` column). Every run is queued for its build when the view opens it, on
+one builder thread; a search waits for a build under way, and where SQLite has no FTS5, the directory is
+read-only or the build failed, search scans the same text with LIKE.
 """
 
 from __future__ import annotations
 
+import queue
 import sqlite3
 import threading
 from pathlib import Path
@@ -87,6 +89,9 @@ class SearchIndex:
         self._lock = threading.Lock()
         self._since: str | None = None
         self._tail = -1
+        self._queued = False
+        self._built = threading.Event()
+        self.closed = False
         self._conn: sqlite3.Connection | None = None
 
     def _open(self) -> sqlite3.Connection:
@@ -103,10 +108,12 @@ class SearchIndex:
     def sync(self) -> bool:
         """Index the run's results committed since the last sync (all of them the first time); True when the
         index is ready. Never raises: a failure leaves search on LIKE (the reason in `failed`)."""
-        if self.failed is not None:
+        if self.failed is not None or self.closed:
             return False
         try:
             with self._lock:
+                if self.closed:
+                    return False
                 c = self._open()
                 if self._since is None:
                     r = c.execute("SELECT updated FROM synced WHERE run_id = ?", (self.run_id,)).fetchone()
@@ -145,27 +152,52 @@ class SearchIndex:
             self.ready = False
             return False
 
-    def build_in_background(self) -> threading.Thread:
-        """Start the first sync in a daemon thread (`wait` for it, or search with LIKE meanwhile)."""
-        t = threading.Thread(target=self.sync, daemon=True, name=f"view-search-{self.run_id}")
-        t.start()
-        self._builder = t
-        return t
+    def build_in_background(self) -> None:
+        """Queue the first sync on the view's one builder thread (runs are indexed one after the other, so a
+        folder of runs does not take every core); `wait` for it, or search with LIKE meanwhile."""
+        if self._queued:
+            return
+        self._queued = True
+        _builder().put(self)
 
     def wait(self, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for the first build; True when the index is ready. A scan that ran beside the
         build would compete with it for the same CPU and take longer than what is left of it."""
-        t = getattr(self, "_builder", None)
-        if t is not None and t.is_alive():
-            t.join(timeout_s)
+        if self._queued:
+            self._built.wait(timeout_s)
         return self.ready
 
     def close(self) -> None:
         """Close the index's connection."""
         with self._lock:
+            self.closed = True
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+_QUEUE: queue.Queue[SearchIndex] | None = None
+_QUEUE_LOCK = threading.Lock()
+
+
+def _builder() -> queue.Queue[SearchIndex]:
+    """The queue of the one daemon thread that builds search indexes (started on first use)."""
+    global _QUEUE
+    with _QUEUE_LOCK:
+        if _QUEUE is None:
+            q: queue.Queue[SearchIndex] = queue.Queue()
+
+            def work() -> None:
+                while True:
+                    idx = q.get()
+                    try:
+                        idx.sync()
+                    finally:
+                        idx._built.set()
+
+            threading.Thread(target=work, daemon=True, name="view-search-builder").start()
+            _QUEUE = q
+        return _QUEUE
 
 
 def attach_search(conn: sqlite3.Connection, path: Path) -> bool:

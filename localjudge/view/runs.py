@@ -115,7 +115,8 @@ class RunHandle:
         return split_judges(self.all_judges())[1]
 
     def search_index(self) -> SearchIndex | None:
-        """The run's trigram search index (built in the background on first use), None without FTS5."""
+        """The run's trigram search index (queued for its build in the background on first use), None without
+        FTS5 or before the run registered."""
         rid = self.run_id()
         if rid is None or not has_fts5():
             return None
@@ -383,6 +384,7 @@ class Runs:
                     rid, n = f"{base}-{n}", n + 1
                 self.handles[rid] = RunHandle(rid, p)
                 self._by_path[key] = rid
+                self.handles[rid].search_index()  # queued for its first build (indexes.py)
             return [self.handles[self._by_path[p.resolve()]] for p in dict.fromkeys(found)]
 
     def get(self, rid: str) -> RunHandle:
