@@ -874,6 +874,13 @@ def section_view(n: int, sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> N
                 rows_out.append((size, t))
         finally:
             server.stop()
+        # the search index persists in the run directory: a later session's first search reads it
+        server = ViewServer("--runs-root", str(root))
+        try:
+            for size, t in rows_out:
+                t["search, first after a restart"] = ms(server, [f"/api/runs/rows{size}/rows?q=question%20{size // 5}"])
+        finally:
+            server.stop()
     names = list(rows_out[0][1])
     print("## localjudge view: ms per request over HTTP (median), synthetic runs, 1 judge\n")
     print("| rows | " + " | ".join(names) + " |")

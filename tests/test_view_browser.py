@@ -291,6 +291,36 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
     assert "Cohen's kappa" in res.output
 
 
+def test_a_panel_is_labelled_as_one_judge_in_the_browser_and_each_member_is_scored(driver, tmp_path):
+    """A scripted panel of three: the labelling card shows the members' verdicts, the keyboard labels the panel's
+    judge, and the agreement page lists each member against the same labels (the API's figures)."""
+    make_panel_run(tmp_path / "pan", 12)
+    server = ViewServer(str(tmp_path / "pan"))
+    try:
+        driver.get(server.url + "/runs/pan/label")
+        wait(driver, lambda d: "of 12" in text_of(d, "l-pos"))
+        assert [o.text for o in driver.find_elements("css selector", "#l-judge option")] == ["relevance_to_query"]
+        assert "m0:" in text_of(driver, "c-members") and "m2:" in text_of(driver, "c-members")
+        set_labeller(driver, "ann")
+        label_with_keys(driver, list("yynyn"))
+        wait(driver, lambda d: "5 labelled" in text_of(d, "l-pos"))
+        _, a, _ = server.request("/api/runs/pan/agreement?judge=relevance_to_query")
+        driver.get(server.url + "/runs/pan/agreement")
+        wait(driver, lambda d: len(d.find_elements("css selector", "#a-members tr[data-member]")) == 3)
+        for m in ("m0", "m1", "m2"):
+            acc = a["members"][m]["accuracy"]
+            cell = driver.find_element("css selector", f"#a-members tr[data-member={m}] td.accuracy").text
+            assert cell.startswith(f"{acc:.3f} ["), (m, cell, acc)
+        driver.get(server.url + "/runs/pan")
+        wait(driver, lambda d: text_of(d, "row-count") == "12 results")
+        members = driver.find_elements("css selector", "#row-table td.members")
+        assert len(members) == 12 and all("m1:" in td.text for td in members)
+        assert console_errors(driver) == []
+    finally:
+        leave(driver)
+        server.stop()
+
+
 def test_screenshots_of_runs_row_labelling_agreement_and_a_panel_are_small_pngs(driver, tmp_path):
     """The five screenshots of docs/view.md (the fifth a panel run's page); `LJ_VIEW_SCREENSHOTS=docs/img pytest -k screenshots` refreshes them."""
     import os
