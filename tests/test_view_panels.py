@@ -164,6 +164,14 @@ def test_a_cascade_shows_which_rows_were_escalated_and_both_verdicts(tmp_path: P
         _, html, _ = server.request("/runs/cas")
         frac = run.summary.run["cascade"]["judges"][JUDGE]["fraction_escalated"]
         assert f"{len(esc)} of 30 ({frac:.1%})" in html
+        # labels of the cascade score the first model on every labelled row, the strong one on those it judged
+        tok = {"X-CSRF-Token": server.csrf()}
+        for i in range(12):
+            body = {"row_index": i, "judge": JUDGE, "value": rows[i]["label"], "labeller": "ann", "sample": "random"}
+            assert server.request("/api/runs/cas/labels", "POST", body, tok)[0] == 200
+        _, a, _ = server.request(f"/api/runs/cas/agreement?judge={JUDGE}")
+        assert a["members"]["weak"]["n_used"] == 12
+        assert a["members"]["strong"]["n_used"] == len(esc & set(range(12)))
     finally:
         server.stop()
 
