@@ -3,8 +3,8 @@ beside it.
 
 Sort and queue indexes (`ensure_indexes`, run when the view opens a store): expression indexes on the JSON
 fields the rows table sorts by (expected score and score, both directions, nulls last, as `runs.SORTS` orders
-them) and one covering index holding what the uncertainty queue reads (scored, passed, expected score, score,
-value per judge and row). They are `CREATE INDEX IF NOT EXISTS`, named `view_*`, and not a migration: the
+them) and one index by (run, judge, row) with scored, passed and the JSON fields the uncertainty queue reads
+(SQLite 3.40 finds the rows by it; it still reads their JSON, as it cannot take expression values from an index). They are `CREATE INDEX IF NOT EXISTS`, named `view_*`, and not a migration: the
 store's schema version, its tables and what `localjudge run` reads and writes are unchanged, an old store still
 opens and resumes, and a store the view cannot write is simply read without them (slower, same answers).
 

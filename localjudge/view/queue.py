@@ -11,8 +11,9 @@
     random     a seeded shuffle of the rows: labels from it are an unbiased sample of the run.
 
 The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
-most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time. Computing it reads
-the view's covering index (indexes.py), not the results' JSON.
+most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time. Computing it is one
+SQL statement: SQLite finds the judge's results by the view's (run, judge, row) index (indexes.py), reads each
+one's JSON fields once and sorts in C; only the row indexes come back to Python.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every read goes to the run's SQLite store (results.sqlite), never to results.jso
 progress shows each result as soon as it is committed. Pages are `LIMIT/OFFSET` over the results'
 primary key (run_id, row_index, judge): the first page of a 100,000-row run costs a few
 milliseconds. Sorting by score or expected score walks an expression index, search reads a trigram index, the
-uncertainty queue a covering index (all made by the view when it opens a store: indexes.py).
+uncertainty queue an index by judge and row (all made by the view when it opens a store: indexes.py).
 
 Panels and cascades (localjudge/trust/): their members' results are stored as judges `JUDGE@MEMBER` beside the
 combined `JUDGE`. The view lists, filters, queues and labels only `JUDGE` (`judges()`); the members' verdicts come
