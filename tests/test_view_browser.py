@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from view_support import HOSTILE, ViewServer, add_rows, make_run
+from view_support import HOSTILE, ViewServer, add_rows, make_panel_run, make_run
 
 from localjudge.cli import main
 
@@ -235,12 +235,15 @@ def test_hostile_rows_render_as_text_on_every_page(driver, tmp_path):
 def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_cli_and_panel(
     driver, engine, tmp_path, monkeypatch
 ):
-    """The acceptance path: the quick-start run (5 rows x 2 judges, real model, expected scores), every cell
-    labelled with the keyboard, then `localjudge agree runs/quickstart --labels runs/quickstart`."""
+    """The acceptance path: the quick-start run (10 rows x 2 judges, real model, expected scores), all 20 cells
+    labelled with the keyboard alone, then `localjudge agree runs/quickstart --labels runs/quickstart`: the same
+    kappa and interval in the CLI and in the browser panel."""
     from selenium.webdriver.support.ui import Select
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(EXAMPLES, tmp_path / "examples")
+    n_rows = len((EXAMPLES / "rag_sample.jsonl").read_text().splitlines())
+    assert n_rows == 10  # 20 cells: the acceptance asks for 20 labels
     command = quickstart_command()  # docs/view.md's first command, run as the user would
     res = CliRunner().invoke(main, command)
     assert res.exit_code == 0, res.output
@@ -250,23 +253,24 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
         driver.get(server.url + "/")
         wait(driver, lambda d: "quickstart" in d.find_element("id", "runs").text)
         act(driver, lambda d: d.find_element("link text", "quickstart").click())
-        wait(driver, lambda d: text_of(d, "row-count") == "10 results")
+        wait(driver, lambda d: text_of(d, "row-count") == "20 results")
         driver.get(server.url + "/runs/quickstart/label")
-        wait(driver, lambda d: "of 5" in text_of(d, "l-pos"))
+        wait(driver, lambda d: "of 10" in text_of(d, "l-pos"))
         set_labeller(driver, "new user")
 
-        for judge, keys in (("groundedness", "ynyny"), ("correctness", "yynny")):
+        for judge, keys in (("groundedness", "ynynyynnyn"), ("correctness", "yynnyynyny")):
             if judge == "correctness":
                 press(driver, "g")  # the next judge, from the keyboard
             wait(driver, lambda d, j=judge: Select(d.find_element("id", "l-judge")).first_selected_option.text == j)
             wait(driver, lambda d: "0 labelled" in text_of(d, "l-pos"))
             label_with_keys(driver, list(keys[:-1]))
             press(driver, keys[-1])
-            wait(driver, lambda d: "5 labelled" in text_of(d, "l-pos"))
+            wait(driver, lambda d: "10 labelled" in text_of(d, "l-pos"))
+        assert server.request("/api/runs/quickstart/status")[1]["labels"] == 20
         for judge in ("groundedness", "correctness"):
             driver.get(server.url + "/runs/quickstart/agreement")
             act(driver, lambda d, j=judge: Select(d.find_element("id", "a-judge")).select_by_value(j))
-            wait(driver, lambda d: "5 labels" in text_of(d, "a-counts"))
+            wait(driver, lambda d: "10 labels" in text_of(d, "a-counts"))
             panel[judge] = wait(driver, lambda d: d.find_element("css selector", "tr[data-part=all][data-stat=kappa] td").text)
         assert console_errors(driver) == []
     finally:
@@ -276,20 +280,56 @@ def test_quickstart_run_on_the_default_model_labelled_in_the_browser_agrees_in_c
     assert res.exit_code == 0, res.output
     for judge in ("groundedness", "correctness"):
         rep = json.loads((tmp_path / f"agreement-{judge}.json").read_text())
-        assert rep["n_used"] + rep["n_unscored"] == 5
-        line = f"{rep['cohen_kappa']:.3f}" if rep["cohen_kappa"] is not None else "n/a"
-        assert panel[judge].startswith(line), (judge, panel[judge], line)
+        assert rep["n_used"] + rep["n_unscored"] == 10
+        if rep["cohen_kappa"] is None:
+            assert panel[judge].startswith("n/a"), (judge, panel[judge])
+            continue
+        lo, hi = rep["cohen_kappa_ci"]
+        shown = f"{rep['cohen_kappa']:.3f} [{lo:.3f}, {hi:.3f}]"
+        assert panel[judge] == shown, (judge, panel[judge], shown)  # the same kappa and interval as the CLI
+        assert shown in res.output
     assert "Cohen's kappa" in res.output
 
 
-def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, tmp_path):
-    """The four screenshots of docs/view.md; `LJ_VIEW_SCREENSHOTS=docs/img pytest -k screenshots` refreshes them."""
+def test_a_panel_is_labelled_as_one_judge_in_the_browser_and_each_member_is_scored(driver, tmp_path):
+    """A scripted panel of three: the labelling card shows the members' verdicts, the keyboard labels the panel's
+    judge, and the agreement page lists each member against the same labels (the API's figures)."""
+    make_panel_run(tmp_path / "pan", 12)
+    server = ViewServer(str(tmp_path / "pan"))
+    try:
+        driver.get(server.url + "/runs/pan/label")
+        wait(driver, lambda d: "of 12" in text_of(d, "l-pos"))
+        assert [o.text for o in driver.find_elements("css selector", "#l-judge option")] == ["relevance_to_query"]
+        assert "m0:" in text_of(driver, "c-members") and "m2:" in text_of(driver, "c-members")
+        set_labeller(driver, "ann")
+        label_with_keys(driver, list("yynyn"))
+        wait(driver, lambda d: "5 labelled" in text_of(d, "l-pos"))
+        _, a, _ = server.request("/api/runs/pan/agreement?judge=relevance_to_query")
+        driver.get(server.url + "/runs/pan/agreement")
+        wait(driver, lambda d: len(d.find_elements("css selector", "#a-members tr[data-member]")) == 3)
+        for m in ("m0", "m1", "m2"):
+            acc = a["members"][m]["accuracy"]
+            cell = driver.find_element("css selector", f"#a-members tr[data-member={m}] td.accuracy").text
+            assert cell.startswith(f"{acc:.3f} ["), (m, cell, acc)
+        driver.get(server.url + "/runs/pan")
+        wait(driver, lambda d: text_of(d, "row-count") == "12 results")
+        members = driver.find_elements("css selector", "#row-table td.members")
+        assert len(members) == 12 and all("m1:" in td.text for td in members)
+        assert console_errors(driver) == []
+    finally:
+        leave(driver)
+        server.stop()
+
+
+def test_screenshots_of_runs_row_labelling_agreement_and_a_panel_are_small_pngs(driver, tmp_path):
+    """The five screenshots of docs/view.md (the fifth a panel run's page); `LJ_VIEW_SCREENSHOTS=docs/img pytest -k screenshots` refreshes them."""
     import os
 
     out = Path(os.environ.get("LJ_VIEW_SCREENSHOTS") or tmp_path)
     runs = tmp_path / "runs"
     run = make_run(runs / "quickstart", 40, judges=("groundedness", "correctness"))
     make_run(runs / "nightly", 40, judges=("groundedness",), status="running", planned=100)
+    make_panel_run(runs / "panel", 30)
     server = ViewServer("--runs-root", str(runs))
     try:
         tok = {"X-CSRF-Token": server.csrf()}
@@ -311,6 +351,7 @@ def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, 
             "view-row.png": ("/runs/quickstart/rows/3", lambda d: "Inputs" in d.find_element("tag name", "main").text),
             "view-label.png": ("/runs/quickstart/label", lambda d: "of 40" in text_of(d, "l-pos")),
             "view-agreement.png": ("/runs/quickstart/agreement?judge=correctness", None),
+            "view-panel.png": ("/runs/panel", lambda d: "30 results" in text_of(d, "row-count")),
         }
         for name, (path, ready) in shots.items():
             driver.get(server.url + path)
@@ -322,6 +363,10 @@ def test_screenshots_of_runs_row_labelling_and_agreement_are_small_pngs(driver, 
             wait(driver, ready)
             if name == "view-label.png":
                 set_labeller(driver, "ann")
+            if name == "view-panel.png":  # the figures and the members' verdicts, with a split row in sight
+                assert driver.find_elements("css selector", "#trust-figures tr[data-member=m2]")
+                assert driver.find_elements("css selector", "#row-table td.members.disagree")
+                driver.execute_script("document.getElementById('trust-figures').scrollIntoView()")
             driver.save_screenshot(str(out / name))
             data = (out / name).read_bytes()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 150_000, (name, len(data))

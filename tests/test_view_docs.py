@@ -86,7 +86,7 @@ def test_every_command_of_the_page_runs(tmp_path, monkeypatch):
     assert len((tmp_path / "labels.jsonl").read_text().splitlines()) == 24
 
 
-@pytest.mark.parametrize("name", ["view-runs.png", "view-row.png", "view-label.png", "view-agreement.png"])
+@pytest.mark.parametrize("name", ["view-runs.png", "view-row.png", "view-label.png", "view-agreement.png", "view-panel.png"])
 def test_the_screenshots_the_page_shows_exist_and_are_small(name):
     assert f"img/{name}" in DOC.read_text(encoding="utf-8")
     data = (DOC.parent / "img" / name).read_bytes()

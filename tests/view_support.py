@@ -123,6 +123,40 @@ def add_rows(out: Path, start: int, stop: int, judges: Sequence[str] = ("polite"
                 st.put(result_row(run_id, i, j))
 
 
+def panel_member(name: str, noise: float) -> Any:
+    """A scripted panel member of known bias: yes when the row's hidden `feature=X`, read with this member's own
+    seeded gaussian error, exceeds 0.5 (as tests/test_panel.py's members)."""
+    from localjudge.engine.base import ScriptedEngine
+
+    def answer(messages: Any, fmt: Any) -> str:
+        x = float(re.findall(r"feature=([0-9.]+)", messages[-1].content)[-1])
+        err = random.Random(f"{name}:{x}").gauss(0, noise)
+        verdict = "yes" if x + err > 0.5 else "no"
+        why = f"{name} reads the answer as {'on' if verdict == 'yes' else 'off'} topic"
+        return '{"rationale": "' + why + '", "result": "' + verdict + '"}'
+
+    return ScriptedEngine(answer, model_id=name)
+
+
+def feature_rows(n: int, seed: int = 3) -> list[dict[str, Any]]:
+    """Rows whose answer hides a feature in [0, 1]; `label` is the truth (yes above 0.5)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        x = rng.random()
+        out.append({"id": f"r{i}", "input": f"Q{i}?", "output": f"A. feature={x:.4f}", "label": "yes" if x > 0.5 else "no"})
+    return out
+
+
+def make_panel_run(out: Path, n_rows: int, members: int = 3, noise: float = 0.3) -> Any:
+    """A finished panel run (relevance_to_query, `members` scripted members) in `out`; its RunResult."""
+    from localjudge.runner import evaluate
+
+    return evaluate(
+        feature_rows(n_rows), ["relevance_to_query"], panel=[panel_member(f"m{k}", noise) for k in range(members)], out=out
+    )
+
+
 class ViewServer:
     """A real `localjudge view` process (stopped with `stop()`)."""
 

@@ -4,6 +4,7 @@ runs.py      the runs on show and their paginated SQL reads     queue.py     lab
 stats.py     the live agreement panel                           compare.py   two runs side by side
 pages.py     server-rendered, escaped HTML                      security.py  Host, API key, CSRF, CSP
 app.py       routes and the JSON API                            static/      the app's own JS and CSS
+panels.py    panels' and cascades' members beside their verdict  indexes.py   sort, queue and search indexes
 """
 
 from __future__ import annotations

@@ -126,16 +126,21 @@ def create_app(config: ViewConfig) -> Any:
         return HTMLResponse(pages.runs_page(csrf, [h.status() for h in runs.scan()]))
 
     def run_page(request: Request) -> Response:
-        return HTMLResponse(pages.run_page(csrf, run_of(request).status()))
+        from .panels import run_figures
 
-    def prompts_of(results: list[Any]) -> dict[str, Any]:
+        run = run_of(request)
+        run.search_index()  # a run that registered after the view opened it: its index is queued now
+        return HTMLResponse(pages.run_page(csrf, run.status(), run_figures(run.meta())))
+
+    def prompts_of(results: list[Any], members: dict[str, list[str]]) -> dict[str, Any]:
         from ..judges import get_judge
         from ..pairwise import BOTH_ORDERS_SUFFIX, BothOrders
 
+        parent = {m: j for j, ms in members.items() for m in ms}  # a member is prompted as its panel's judge
         out: dict[str, Any] = {}
         for r in results:
             try:
-                j: Any = get_judge(r.judge)
+                j: Any = get_judge(parent.get(r.judge, r.judge))
                 both = r.record is not None and r.record.judge_version.endswith(BOTH_ORDERS_SUFFIX)
                 if both:
                     j = BothOrders(j)
@@ -162,7 +167,11 @@ def create_app(config: ViewConfig) -> Any:
         results = run.results_of_row(ri)
         if not results:
             raise KeyError(f"row {ri}")
-        return HTMLResponse(pages.row_page(csrf, run.rid, ri, results, prompts_of(results), run.history(ri), domains(run)))
+        return HTMLResponse(
+            pages.row_page(
+                csrf, run.rid, ri, results, prompts_of(results, run.members()), run.history(ri), domains(run), run.members()
+            )
+        )
 
     def label_page(request: Request) -> Response:
         run = run_of(request)
@@ -187,7 +196,10 @@ def create_app(config: ViewConfig) -> Any:
         return JSONResponse([h.status() for h in runs.scan()])
 
     def api_status(request: Request) -> Response:
-        return JSONResponse(run_of(request).status())
+        from .panels import run_figures
+
+        run = run_of(request)
+        return JSONResponse({**run.status(), "trust": run_figures(run.meta())})
 
     def api_rows(request: Request) -> Response:
         q = request.query_params
@@ -252,7 +264,15 @@ def create_app(config: ViewConfig) -> Any:
                 "label": None if lab is None else lab.value,
                 "comment": None if lab is None else lab.comment,
             }
-        n_done = sum(1 for ri in order_rows if (ri, judge) in labels)
+            members = run.members()
+            if judge in members:
+                from .panels import members_of_page
+
+                with run.conn() as c:
+                    item.update(members_of_page(c, run.run_id() or "", members, [(ri, judge)]).get((ri, judge), {}))
+            if isinstance(res.result.details.get("cascade"), dict):
+                item["cascade"] = res.result.details["cascade"]
+        n_done = len(labels)  # a label needs a result of this judge: every labelled cell is in the queue
         return JSONResponse({"order": order, "judge": judge, "pos": i, "n": len(order_rows), "n_labelled": n_done, "item": item})
 
     async def api_label(request: Request) -> Response:

@@ -48,8 +48,70 @@ def runs_page(csrf: str, runs: list[dict[str, Any]]) -> str:
     return layout("Runs", body, csrf, "runs")
 
 
-def run_page(csrf: str, st: dict[str, Any]) -> str:
-    """A run: live progress, then the rows table with filters (filled and paged by the script)."""
+def _pct3(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def figures_section(fig: dict[str, Any] | None) -> str:
+    """The panel's figures (per judge: decided, ties, Fleiss' kappa among members, each member's agreement with
+    the panel) or the cascade's (escalated, the first model's agreement with the strong one, time saved), as the
+    run recorded them in its summary."""
+    if not fig:
+        return ""
+    f = fig["figures"]
+    out = []
+    if fig["kind"] == "panel":
+        out.append(
+            f"<h2>Panel</h2><p class='sub'>{len(f['members'])} members ({esc(', '.join(f['members']))}), "
+            f"{esc(f['aggregation'])}</p>"
+        )
+        for judge, s in f["judges"].items():
+            k = s.get("fleiss_kappa")
+            rows = "".join(
+                f'<tr data-member="{esc(lab)}"><td>{esc(lab)}</td><td class="agreement">{esc(_pct3(a["agreement"]))}</td>'
+                f"<td>{a['n']}</td></tr>"
+                for lab, a in s["member_agreement"].items()
+            )
+            out.append(
+                f'<section class="panel-judge" data-judge="{esc(judge)}"><h3>{esc(judge)}</h3>'
+                + _kv(
+                    [
+                        ("decided", f"{s['decided']} of {s['n']}"),
+                        ("ties", s["ties"]),
+                        ("Fleiss' kappa among members", "n/a" if k is None else f"{k:.3f} (n={s['n_kappa']})"),
+                    ]
+                )
+                + f"<table class='members'><thead><tr><th>member</th><th>agrees with the panel ({esc(s['agreement_basis'])})"
+                f"</th><th>n</th></tr></thead><tbody>{rows}</tbody></table></section>"
+            )
+        out += [f"<p class='note'>warning: {esc(w)}</p>" for w in f.get("warnings") or []]
+    else:
+        out.append(
+            f"<h2>Cascade</h2><p class='sub'>{esc(f['first'])} → {esc(f['escalate_to'])} below confidence "
+            f"{esc(f['threshold'])} ({esc(f['confidence'])})</p>"
+        )
+        for judge, s in f["judges"].items():
+            saved = s.get("time_saved_ms_estimated")
+            out.append(
+                f'<section class="panel-judge" data-judge="{esc(judge)}"><h3>{esc(judge)}</h3>'
+                + _kv(
+                    [
+                        ("escalated", f"{s['escalated']} of {s['n']} ({_pct3(s['fraction_escalated'])})"),
+                        (
+                            f"{f['first']} agrees with {f['escalate_to']} on escalated rows",
+                            f"{_pct3(s['first_agrees_with_strong_on_escalated'])} of {s['n_compared']}",
+                        ),
+                        ("time saved (estimated)", "n/a" if saved is None else f"{saved / 1000:.1f} s"),
+                    ]
+                )
+                + "</section>"
+            )
+    return '<div id="trust-figures">' + "".join(out) + "</div>"
+
+
+def run_page(csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = None) -> str:
+    """A run: live progress, the panel's or cascade's figures, then the rows table with filters (filled and paged
+    by the script; a panel's rows carry its members' verdicts)."""
     rid = st["rid"]
     judges = "".join(f'<option value="{esc(j)}">{esc(j)}</option>' for j in st["judges"])
     body = f"""
@@ -57,6 +119,7 @@ def run_page(csrf: str, st: dict[str, Any]) -> str:
 <nav class="tabs"><a href="/runs/{esc(rid)}/label">label</a><a href="/runs/{esc(rid)}/agreement">agreement</a></nav>
 <div id="progress" class="progress"><div class="bar"><span id="bar"></span></div>
 <span id="status" class="status">{esc(st["status"])}</span> <span id="cells"></span> <span id="eta"></span></div>
+{figures_section(figures)}
 <div class="filters">
 <label>judge <select id="f-judge"><option value="">all</option>{judges}</select></label>
 <label>status <select id="f-status"><option value="">all</option><option>pass</option><option>fail</option>
@@ -67,7 +130,7 @@ def run_page(csrf: str, st: dict[str, Any]) -> str:
 <label>search <input id="f-q" type="search" placeholder="text in inputs, id or output"></label>
 <span id="row-count"></span></div>
 <table class="rows" id="row-table"><thead><tr><th>row</th><th>id</th><th>judge</th><th>value</th><th>score</th>
-<th>expected</th><th>rationale</th><th>inputs</th><th>label</th></tr></thead><tbody></tbody></table>
+<th>expected</th><th>members</th><th>rationale</th><th>inputs</th><th>label</th></tr></thead><tbody></tbody></table>
 <div class="pager"><button id="prev" type="button">← previous</button> <span id="page"></span>
 <button id="next" type="button">next →</button></div>"""
     return layout(f"Run {rid}", body, csrf, "run", {"rid": rid})
@@ -75,6 +138,112 @@ def run_page(csrf: str, st: dict[str, Any]) -> str:
 
 def _kv(pairs: list[tuple[str, Any]]) -> str:
     return '<table class="kv">' + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pairs) + "</table>"
+
+
+def _members_table(judge: str, members: list[ResultRow]) -> str:
+    """A panel's or cascade's members for one row: verdict, score, expected score, pass, rationale."""
+    from .panels import member_label
+
+    rows = "".join(
+        f'<tr data-member="{esc(member_label(judge, m.judge))}"><td><a href="#judge-{esc(m.judge)}">{esc(member_label(judge, m.judge))}</a></td>'
+        f"<td>{esc(json.dumps(m.result.value, ensure_ascii=False) if m.result.scored else m.result.unscored_reason)}</td>"
+        f"<td>{esc(m.result.score)}</td><td>{esc(m.result.expected_score)}</td><td>{esc(m.result.passed)}</td>"
+        f"<td class='text'>{esc(m.result.rationale or '')}</td></tr>"
+        for m in members
+    )
+    return (
+        '<h3>Members</h3><table class="members"><thead><tr><th>member</th><th>verdict</th><th>score</th>'
+        f"<th>expected</th><th>passed</th><th>rationale</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _judge_article(
+    r: ResultRow, prompts: dict[str, Any], dom: Any, row_index: int, members: list[ResultRow], member_of: str | None
+) -> str:
+    """One judge's result on a row; a member's (`member_of` = its panel's judge) carries no label buttons."""
+    from ..formats.base import think_text
+
+    res = r.result
+    p = prompts.get(r.judge) or {}
+    buttons = ""
+    if dom is not None and member_of is None:
+        buttons = (
+            '<div class="label-buttons">'
+            + "".join(
+                f'<button type="button" class="label-btn" data-judge="{esc(r.judge)}" data-row="{row_index}" '
+                f'data-value="{esc(json.dumps(v))}">{esc(v)} <kbd>{esc(k)}</kbd></button>'
+                for v, k in zip(dom.values, dom.keys, strict=True)
+            )
+            + "</div>"
+        )
+    prompt = (
+        "".join(
+            f'<div class="msg"><span class="tag">{esc(m["role"])}</span><pre>{esc(m["content"])}</pre></div>'
+            for m in p.get("messages", [])
+        )
+        or "<p class='note'>not available</p>"
+    )
+    casc = res.details.get("cascade") if isinstance(res.details, dict) else None
+    cascade = ""
+    if isinstance(casc, dict):
+        cascade = "<h3>Cascade</h3>" + _kv(
+            [
+                ("escalated", "yes" if casc.get("escalated") else "no"),
+                ("confidence", casc.get("confidence")),
+                ("threshold", casc.get("threshold")),
+                ("first model said", json.dumps(casc.get("first"), ensure_ascii=False)),
+                ("strong model said", json.dumps(casc.get("strong"), ensure_ascii=False)),
+                ("decided by", casc.get("decided_by")),
+            ]
+        )
+    think = think_text(res.raw_text or "")
+    head = (
+        f"<h2>{esc(r.judge)}</h2>"
+        if member_of is None
+        else f"<h2>{esc(r.judge)} <span class='tag'>member of {esc(member_of)}</span></h2>"
+    )
+    return (
+        f'<article class="judge{" member" if member_of else ""}" id="judge-{esc(r.judge)}">{head}'
+        + _kv(
+            [
+                ("value", json.dumps(res.value, ensure_ascii=False)),
+                ("score", res.score),
+                ("expected score", res.expected_score),
+                ("passed", res.passed),
+                ("unscored", res.unscored_reason or ""),
+                ("error", res.error or r.error or ""),
+                ("fields_cut", res.usage.fields_cut),
+                (
+                    "tokens",
+                    f"prompt {res.usage.prompt_tokens} (cached {res.usage.cached_prompt_tokens}), output "
+                    f"{res.usage.output_tokens} (forced {res.usage.forced_tokens}), calls {res.usage.calls}",
+                ),
+                (
+                    "timings",
+                    f"prompt {res.timings.prompt_ms:.1f} ms, decode {res.timings.decode_ms:.1f} ms, total {res.timings.total_ms:.1f} ms",
+                ),
+            ]
+        )
+        + buttons
+        + (_members_table(r.judge, members) if members else "")
+        + cascade
+        + f"<h3>Rationale</h3><pre class='rationale'>{esc(res.rationale or '')}</pre>"
+        + (f"<h3>Think</h3><pre class='think'>{esc(think)}</pre>" if think is not None else "")
+        + f"<h3>Raw output</h3><pre class='raw'>{esc(res.raw_text)}</pre>"
+        + f"<h3>Prompt as sent</h3><p class='note'>{esc(p.get('note', ''))}</p>{prompt}"
+        + "<h3>Reproducibility record</h3>"
+        + (
+            _kv(list(r.record_fields().items()) + [("cache_key", r.cache_key)])
+            if r.record
+            else "<p class='note'>none (failed before its prompt)</p>"
+        )
+        + (
+            f"<h3>Details</h3><pre>{esc(json.dumps(res.details, ensure_ascii=False, indent=1, default=str))}</pre>"
+            if res.details
+            else ""
+        )
+        + "</article>"
+    )
 
 
 def row_page(
@@ -85,74 +254,27 @@ def row_page(
     prompts: dict[str, Any],
     history: list[Any],
     domains: dict[str, Any],
+    members: dict[str, list[str]] | None = None,
 ) -> str:
-    """One data row: its inputs, then per judge the prompt, raw output, rationale, usage, record and the label buttons."""
+    """One data row: its inputs, then per judge the prompt, raw output, rationale, think text, usage, record and
+    the label buttons; a panel's or cascade's judge with its members' verdicts, each member's full result after."""
     if not results:
         return layout(f"Run {rid} · row {row_index}", "<p>no results for this row</p>", csrf, "row", {"rid": rid})
+    members = members or {}
+    parent = {m: j for j, ms in members.items() for m in ms}
+    by_judge = {r.judge: r for r in results}
     first = results[0]
     parts = [f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>', "<h2>Inputs</h2>"]
     parts.append("<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in first.inputs.items()) + "</dl>")
     for r in results:
-        res = r.result
-        p = prompts.get(r.judge) or {}
-        dom = domains.get(r.judge)
-        buttons = ""
-        if dom is not None:
-            buttons = (
-                '<div class="label-buttons">'
-                + "".join(
-                    f'<button type="button" class="label-btn" data-judge="{esc(r.judge)}" data-row="{row_index}" '
-                    f'data-value="{esc(json.dumps(v))}">{esc(v)} <kbd>{esc(k)}</kbd></button>'
-                    for v, k in zip(dom.values, dom.keys, strict=True)
-                )
-                + "</div>"
-            )
-        prompt = (
-            "".join(
-                f'<div class="msg"><span class="tag">{esc(m["role"])}</span><pre>{esc(m["content"])}</pre></div>'
-                for m in p.get("messages", [])
-            )
-            or "<p class='note'>not available</p>"
-        )
-        parts.append(
-            f'<article class="judge" id="judge-{esc(r.judge)}"><h2>{esc(r.judge)}</h2>'
-            + _kv(
-                [
-                    ("value", json.dumps(res.value, ensure_ascii=False)),
-                    ("score", res.score),
-                    ("expected score", res.expected_score),
-                    ("passed", res.passed),
-                    ("unscored", res.unscored_reason or ""),
-                    ("error", res.error or r.error or ""),
-                    ("fields_cut", res.usage.fields_cut),
-                    (
-                        "tokens",
-                        f"prompt {res.usage.prompt_tokens} (cached {res.usage.cached_prompt_tokens}), output "
-                        f"{res.usage.output_tokens} (forced {res.usage.forced_tokens}), calls {res.usage.calls}",
-                    ),
-                    (
-                        "timings",
-                        f"prompt {res.timings.prompt_ms:.1f} ms, decode {res.timings.decode_ms:.1f} ms, total {res.timings.total_ms:.1f} ms",
-                    ),
-                ]
-            )
-            + buttons
-            + f"<h3>Rationale</h3><pre class='rationale'>{esc(res.rationale or '')}</pre>"
-            + f"<h3>Raw output</h3><pre class='raw'>{esc(res.raw_text)}</pre>"
-            + f"<h3>Prompt as sent</h3><p class='note'>{esc(p.get('note', ''))}</p>{prompt}"
-            + "<h3>Reproducibility record</h3>"
-            + (
-                _kv(list(r.record_fields().items()) + [("cache_key", r.cache_key)])
-                if r.record
-                else "<p class='note'>none (failed before its prompt)</p>"
-            )
-            + (
-                f"<h3>Details</h3><pre>{esc(json.dumps(res.details, ensure_ascii=False, indent=1, default=str))}</pre>"
-                if res.details
-                else ""
-            )
-            + "</article>"
-        )
+        if r.judge in parent:
+            continue
+        mine = [by_judge[m] for m in members.get(r.judge, []) if m in by_judge]
+        parts.append(_judge_article(r, prompts, domains.get(r.judge), row_index, mine, None))
+        parts += [_judge_article(m, prompts, None, row_index, [], r.judge) for m in mine]
+    for r in results:  # members whose panel's result is not there (a panel still running)
+        if r.judge in parent and parent[r.judge] not in by_judge:
+            parts.append(_judge_article(r, prompts, None, row_index, [], parent[r.judge]))
     hist = "".join(
         f"<tr><td>{esc(h.created)}</td><td>{esc(h.judge)}</td><td>{esc(json.dumps(h.value))}</td><td>{esc(h.labeller)}</td>"
         f"<td>{esc(h.sample)}</td><td>{esc(h.comment or '')}</td></tr>"
@@ -178,7 +300,7 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
 <span id="active-order" class="tag"></span> <span id="l-pos"></span></div>
 <div id="domain" data-domains="{dom}"></div>
 <section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-inputs"></div>
-<h3>Judge said</h3><p id="c-verdict"></p><pre id="c-rationale"></pre>
+<h3>Judge said</h3><p id="c-verdict"></p><p id="c-members" class="members"></p><pre id="c-rationale"></pre>
 <p>Your label: <strong id="c-label">—</strong> <span id="c-saved" class="note"></span></p>
 <div id="c-keys" class="label-buttons"></div>
 <p><label>comment <input id="comment" size="60" placeholder="press c, type, Enter"></label></p></section>
@@ -197,7 +319,9 @@ def agreement_page(csrf: str, rid: str, judges: list[str]) -> str:
 <p class="note">Agreement uses every label, and the random sample alone beside it; the human pass rate uses the
 random sample only (uncertainty-ordered labels over-represent borderline rows).</p>
 <div id="a-counts"></div><div id="a-stats"></div><h3>Confusion matrix (rows: human, columns: judge)</h3>
-<table class="confusion" id="a-confusion"></table><h3>Disagreements</h3>
+<table class="confusion" id="a-confusion"></table>
+<h3>Each member against your labels (a panel's or a cascade's models)</h3><table class="kv" id="a-members"></table>
+<h3>Disagreements</h3>
 <table class="disagree" id="a-disagree"><thead><tr><th>row</th><th>label</th><th>judge</th><th>score</th><th>rationale</th></tr></thead>
 <tbody></tbody></table><h3>Align: held-out before / after</h3><pre id="align-report"></pre>"""
     return layout(f"Agreement {rid}", body, csrf, "agreement", {"rid": rid})

@@ -3,7 +3,12 @@
 Every read goes to the run's SQLite store (results.sqlite), never to results.jsonl, so a run in
 progress shows each result as soon as it is committed. Pages are `LIMIT/OFFSET` over the results'
 primary key (run_id, row_index, judge): the first page of a 100,000-row run costs a few
-milliseconds. Filters and search add a `WHERE`; sorting by score reads the one JSON field it sorts by.
+milliseconds. Sorting by score or expected score walks an expression index, search reads a trigram index, the
+uncertainty queue an index by judge and row (all made by the view when it opens a store: indexes.py).
+
+Panels and cascades (localjudge/trust/): their members' results are stored as judges `JUDGE@MEMBER` beside the
+combined `JUDGE`. The view lists, filters, queues and labels only `JUDGE` (`judges()`); the members' verdicts come
+with each row of a page (`members` of an item; panels.py).
 
 Status: the store's run metadata says `running`, `finished`, `interrupted` or `failed`. A run whose
 metadata still says `running` but that committed nothing for `STALE_S` seconds was killed: it is
@@ -25,15 +30,21 @@ from ..errors import InputError
 from ..labels import Label, add_label, label_history, latest_labels
 from ..results import JudgeResult, Record, ResultRow
 from ..store import Store
+from .indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
+from .panels import members_of_page, split_judges
 
 STALE_S = 120.0
+BUILD_WAIT_S = 10.0  # a search waits this long for the search index being built, then scans
 SORTS = {
     "row": "row_index, judge",
     "-row": "row_index DESC, judge",
-    "score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score'), row_index",
-    "-score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score') DESC, row_index",
-    "expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score'), row_index",
-    "-expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score') DESC, row_index",
+    # the same expressions, in the same order, as the indexes of indexes.py: SQLite walks them instead of sorting
+    "score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score'), row_index, judge",
+    "-score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score') DESC, row_index, judge",
+    "expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score'), row_index, judge",
+    "-expected": (
+        "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score') DESC, row_index, judge"
+    ),
     "judge": "judge, row_index",
 }
 STATUSES = ("pass", "fail", "unscored", "labelled", "unlabelled")
@@ -59,6 +70,8 @@ class RunHandle:
         self.store = Store(path / "results.sqlite")
         self.lock = threading.RLock()
         self._cache: dict[Any, Any] = {}
+        self.indexed = ensure_indexes(self.store.conn)
+        self._search: SearchIndex | None = None
 
     @contextmanager
     def conn(self) -> Iterator[Any]:
@@ -83,8 +96,8 @@ class RunHandle:
             meta = {}
         return meta if isinstance(meta, dict) else {}
 
-    def judges(self) -> list[str]:
-        """Judge names: the metadata's order, then any others found in the results."""
+    def all_judges(self) -> list[str]:
+        """Every judge name with results, panel and cascade members included: the metadata's order, else a scan."""
         meta = self.meta()
         named = [str(j.get("name") or "") if isinstance(j, dict) else str(j) for j in meta.get("judges") or []]
         if any(named):  # `localjudge run` always names them: no scan of the results
@@ -93,11 +106,31 @@ class RunHandle:
         with self.conn() as c:
             return [r[0] for r in c.execute("SELECT DISTINCT judge FROM results WHERE run_id = ?", (rid,))]
 
+    def judges(self) -> list[str]:
+        """The judges a user reads, queues and labels: a panel's or cascade's `JUDGE`, never its `JUDGE@MEMBER`."""
+        return split_judges(self.all_judges())[0]
+
+    def members(self) -> dict[str, list[str]]:
+        """Panel or cascade judge -> the judge names of its members' results (in the run's order)."""
+        return split_judges(self.all_judges())[1]
+
+    def search_index(self) -> SearchIndex | None:
+        """The run's trigram search index (queued for its build in the background on first use), None without
+        FTS5 or before the run registered."""
+        rid = self.run_id()
+        if rid is None or not has_fts5():
+            return None
+        if self._search is None or self._search.run_id != rid:
+            self._search = SearchIndex(self.store.path, rid)
+            self._search.build_in_background()
+        return self._search
+
     def status(self) -> dict[str, Any]:
         """Status, counts, progress and ETA (the same pace rule as the CLI: cells judged since the run started)."""
         meta = self.meta()
         rid = self.run_id()
         judges = self.judges()
+        cells_per_row = len(self.all_judges())
         with self.conn() as c:
             done = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (rid,)).fetchone()[0])
             # both read the (run_id, updated) index of migration 002
@@ -124,7 +157,7 @@ class RunHandle:
         if status == "running" and last_t is not None and now - last_t > STALE_S:
             status = "interrupted"
         rows_total = int(meta.get("rows") or 0)
-        cells_total = rows_total * max(1, len(judges)) if rows_total else done
+        cells_total = rows_total * max(1, cells_per_row) if rows_total else done
         eta = None
         if status == "running" and started is not None and since > 0 and cells_total > done:
             eta = (cells_total - done) * (now - started) / since
@@ -134,6 +167,7 @@ class RunHandle:
             "path": str(self.path),
             "status": status,
             "judges": judges,
+            "members": self.members(),
             "model": meta.get("model_id", ""),
             "data": meta.get("data", ""),
             "started": meta.get("started"),
@@ -166,9 +200,14 @@ class RunHandle:
             raise InputError("page starts at 1 and per is 1..500")
         rid = self.run_id()
         where, args = "WHERE run_id = ?", [rid]
+        members = self.members()
         if judge:
             where += " AND judge = ?"
             args.append(judge)
+        elif members:  # a panel's or cascade's members show beside its verdict, not as rows of their own
+            tops = self.judges()
+            where += f" AND judge IN ({', '.join('?' * len(tops))})"
+            args += tops
         if status == "pass":
             where += " AND passed = 1"
         elif status == "fail":
@@ -179,23 +218,27 @@ class RunHandle:
             where += " AND " + _LABELLED
         elif status == "unlabelled":
             where += " AND NOT " + _LABELLED
+        searched_by = None
         if q:
-            pat = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            where += " AND (inputs LIKE ? ESCAPE '\\' OR row_id LIKE ? ESCAPE '\\' OR result LIKE ? ESCAPE '\\')"
-            args += [pat, pat, pat]
+            idx = self.search_index()
+            use = idx is not None and idx.wait(BUILD_WAIT_S) and idx.sync()
+            with self.conn() as c:
+                use = use and attach_search(c, idx.path)  # type: ignore[union-attr]
+            clause, pat = search_where(q, bool(use))
+            where += " AND " + clause
+            args.append(pat)
+            searched_by = "index" if use else "scan"
         sql = (
             "SELECT row_index, row_id, judge, json_extract(result, '$.value'), json_extract(result, '$.score'), "
             "json_extract(result, '$.expected_score'), passed, scored, substr(json_extract(result, '$.rationale'), 1, 240), "
-            "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason') FROM results "
-            + where
-            + " ORDER BY "
-            + SORTS[sort]
-            + " LIMIT ? OFFSET ?"
+            "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason'), json_extract(result, '$.details.cascade') "
+            "FROM results " + where + " ORDER BY " + SORTS[sort] + " LIMIT ? OFFSET ?"
         )
         with self.conn() as c:
             total = int(c.execute("SELECT COUNT(*) FROM results " + where, args).fetchone()[0])
             cur = c.execute(sql, [*args, per, (page - 1) * per]).fetchall()
             labels = latest_labels(c, rid or "", cells=[(r[0], r[2]) for r in cur]) if cur else {}
+            of_members = members_of_page(c, rid or "", members, [(r[0], r[2]) for r in cur]) if members and cur else {}
         items = []
         for r in cur:
             lab = labels.get((r[0], r[2]))
@@ -219,9 +262,14 @@ class RunHandle:
                     "inputs": r[9],
                     "unscored_reason": r[10],
                     "label": None if lab is None else lab.value,
+                    **of_members.get((r[0], r[2]), {}),
+                    **({"cascade": json.loads(r[11])} if r[11] else {}),
                 }
             )
-        return {"total": total, "page": page, "per": per, "pages": max(1, -(-total // per)), "items": items}
+        out = {"total": total, "page": page, "per": per, "pages": max(1, -(-total // per)), "items": items}
+        if searched_by:
+            out["searched_by"] = searched_by
+        return out
 
     def results_of_row(self, row_index: int) -> list[ResultRow]:
         """Every judge's stored result for one data row."""
@@ -284,7 +332,9 @@ class RunHandle:
                 )
 
     def close(self) -> None:
-        """Close the store."""
+        """Close the store and the search index."""
+        if self._search is not None:
+            self._search.close()
         self.store.close()
 
 
@@ -334,6 +384,7 @@ class Runs:
                     rid, n = f"{base}-{n}", n + 1
                 self.handles[rid] = RunHandle(rid, p)
                 self._by_path[key] = rid
+                self.handles[rid].search_index()  # queued for its first build (indexes.py)
             return [self.handles[self._by_path[p.resolve()]] for p in dict.fromkeys(found)]
 
     def get(self, rid: str) -> RunHandle:

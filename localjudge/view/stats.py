@@ -48,9 +48,34 @@ def agreement(run: RunHandle, judge: str) -> dict[str, Any]:
         out["human_pass_rate"] = {"value": k / len(rand), "ci": wilson_interval(k, len(rand)), "n": len(rand)}
     else:
         out["human_pass_rate"] = None
+    out["members"] = _members(run, judge, lab_rows, labels) if labels else {}
     for part in ("all", "random"):
         if isinstance(out.get(part), AgreementReport):
             out[part] = out[part].model_dump(mode="json", exclude={"join"})
             for d in out[part]["disagreements"]:
                 d.pop("inputs", None)
+    return out
+
+
+def _members(run: RunHandle, judge: str, lab_rows: list[dict[str, Any]], labels: dict[Any, Any]) -> dict[str, Any]:
+    """Each member of `judge`'s panel or cascade against the labels of `judge` (all labels)."""
+    from .panels import member_label
+
+    out: dict[str, Any] = {}
+    for m in run.members().get(judge, []):
+        rows = run.results_of_cells(m, sorted(ri for ri, _ in labels))
+        got = {r.row_index for r in rows}
+        mine = [r for r in lab_rows if int(r["row_index"]) in got]  # a cascade's strong model judged some rows only
+        try:
+            rep = _report(rows, mine, m) if rows else None
+        except InputError as e:
+            out[member_label(judge, m)] = {"error": str(e)}
+            continue
+        out[member_label(judge, m)] = (
+            None
+            if rep is None
+            else {
+                k: getattr(rep, k) for k in ("n_used", "n_unscored", "accuracy", "accuracy_ci", "cohen_kappa", "cohen_kappa_ci")
+            }
+        )
     return out

@@ -83,6 +83,23 @@ function initRuns() {
 
 // -------------------------------------------------------------------------------------------- run
 
+// a panel's members' verdicts beside its own (a marker when they disagree); a cascade's escalation
+function membersText(it) {
+  const parts = [];
+  if (it.members) {
+    if (it.members_disagree) parts.push("≠");
+    for (const m of it.members) parts.push(`${m.member}: ${m.scored ? fmt(m.value) : "—"}`);
+  }
+  if (it.cascade) parts.push(it.cascade.escalated ? `escalated (first said ${fmt(it.cascade.first)})` : "not escalated");
+  return parts.join(" · ");
+}
+
+function membersCell(it) {
+  const td = el("td", membersText(it), "members");
+  if (it.members_disagree) td.classList.add("disagree");
+  return td;
+}
+
 function initRun() {
   const state = { page: 1, pages: 1, lastCount: -1 };
   const params = () => {
@@ -111,6 +128,7 @@ function initRun() {
       tr.appendChild(el("td", it.scored ? fmt(it.value) : it.unscored_reason));
       tr.appendChild(el("td", fmt(it.score)));
       tr.appendChild(el("td", fmt(it.expected_score)));
+      tr.appendChild(membersCell(it));
       tr.appendChild(el("td", it.rationale, "text"));
       tr.appendChild(el("td", it.inputs, "text"));
       tr.appendChild(el("td", fmt(it.label), "label"));
@@ -245,6 +263,7 @@ function initLabel() {
       ? `unscored: ${it.unscored_reason}`
       : `${fmt(it.value)} (score ${fmt(it.score)}, expected ${fmt(it.expected_score)})`;
     $("c-rationale").textContent = it.rationale || "";
+    $("c-members").textContent = membersText(it);
     $("c-label").textContent = it.label === null ? "—" : fmt(it.label);
     $("comment").value = it.comment || "";
     $("c-saved").textContent = "";
@@ -414,6 +433,28 @@ function initAgreement() {
     const hp = a.human_pass_rate;
     table.appendChild(statLine("human pass rate (random sample)", hp ? hp.value : null, hp ? hp.ci : null, hp ? `n = ${hp.n}` : ""));
     $("a-stats").replaceChildren(table);
+    const mt = $("a-members");
+    mt.replaceChildren();
+    const members = Object.entries(a.members || {});
+    if (members.length) {
+      const head = el("tr");
+      for (const h of ["member", "n", "accuracy", "Cohen's kappa"]) head.appendChild(el("th", h));
+      mt.appendChild(head);
+      const f3 = (x, ci) => (x === null || x === undefined ? "n/a" : x.toFixed(3) + (ci ? ` [${ci[0].toFixed(3)}, ${ci[1].toFixed(3)}]` : ""));
+      for (const [name, r] of members) {
+        const tr = el("tr");
+        tr.dataset.member = name;
+        tr.appendChild(el("td", name));
+        if (!r || r.error) {
+          tr.appendChild(el("td", r ? r.error : "no labelled rows"));
+        } else {
+          tr.appendChild(el("td", r.n_used));
+          tr.appendChild(el("td", f3(r.accuracy, r.accuracy_ci), "accuracy"));
+          tr.appendChild(el("td", f3(r.cohen_kappa, r.cohen_kappa_ci), "kappa"));
+        }
+        mt.appendChild(tr);
+      }
+    }
     const all = a.all;
     const conf = $("a-confusion");
     conf.replaceChildren();
