@@ -3,8 +3,10 @@ same-family warning, and reading one run's results back by judge.
 
 A member's results are ordinary results of the run under the judge name `JUDGE@MEMBER` (no schema change: the
 store keys results by (run, row, judge)); the panel's or cascade's own result is stored under `JUDGE`. A member's
-cache key is the key of an ordinary cell of judge `JUDGE@MEMBER` on that member's model, so running the same panel
-again reuses every member's results, and adding a member runs only the new one.
+cache key is the key a solo run of `JUDGE` on that member's model gives the cell (`RenamedJudge.key_name`, see
+batch/plan.py), so running the same panel again reuses every member's results, adding a member runs only the new
+one, and a panel reuses an earlier solo run of one of its models in the same store (and a solo run a panel's).
+Stores written before keyed members with `JUDGE@MEMBER`; those keys are still found, so they resume too.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class RenamedJudge:
     def __init__(self, inner: JudgeProtocol, name: str):
         self.inner = inner
         self.name = name
+        self.key_name = inner.name  # cache keys are the renamed judge's (batch/plan.py), shared with solo runs
 
     def __getattr__(self, attr: str) -> Any:
         if attr == "inner":  # during unpickling, before __dict__ is set
