@@ -282,16 +282,17 @@ def run_cmd(
 
 
 def _trust_lines(meta: dict[str, Any]) -> list[str]:
-    """The panel's or the cascade's figures, when the run had one."""
+    """The panel's and the cascade's figures, when the run had them (both: a panel as a cascade's first stage)."""
+    lines: list[str] = []
     if meta.get("panel"):
         from ..trust.panel import panel_lines
 
-        return ["", *panel_lines(meta["panel"])]
+        lines += ["", *panel_lines(meta["panel"])]
     if meta.get("cascade"):
         from ..trust.cascade import cascade_lines
 
-        return ["", *cascade_lines(meta["cascade"])]
-    return []
+        lines += ["", *cascade_lines(meta["cascade"])]
+    return lines
 
 
 def _calibrated(run: Any, labels_file: str, label_column: str, out_dir: Path, quiet: bool) -> None:

@@ -135,7 +135,7 @@ def run_cascade(
             names += [j.name, n1, n2]
             by = results_by_judge(store, res1.run_id, [n1, n2], n_rows)
             kind, _ = judge_kind(list(by[n1].values()))
-            stats[j.name] = _finish(store, j.name, kind, by[n1], by[n2], conf[j.name], escalate_below)
+            stats[j.name] = store_cascade(store, j.name, kind, by[n1], by[n2], conf[j.name], escalate_below)
         counts = sum_counts(results)
         meta = dict(results[-1].summary.run)
         meta.update(
@@ -151,7 +151,7 @@ def run_cascade(
         return finish_run(store, res1, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
 
 
-def _finish(
+def store_cascade(
     store: Store,
     name: str,
     kind: Kind,
@@ -160,7 +160,9 @@ def _finish(
     conf: dict[int, float | None],
     threshold: float,
 ) -> dict[str, Any]:
-    """Store the cascade's result of every cell of one judge; return its figures."""
+    """Store the cascade's result of every cell of one judge under `name` (the first stage's result, or the strong
+    model's where the cell was escalated and it gave a verdict); return the judge's figures (fraction escalated,
+    agreement of the first stage with the strong model on escalated cells, time saved)."""
     n_esc = agree = n_cmp = n_strong = 0
     first_ms = sum(r.result.timings.total_ms for r in first.values())
     strong_ms = 0.0
@@ -218,7 +220,7 @@ def cascade_lines(cascade: dict[str, Any]) -> list[str]:
         saved = s["time_saved_ms_estimated"]
         lines.append(
             f"  {judge}: escalated {s['escalated']} of {s['n']} ({'n/a' if frac is None else f'{frac:.1%}'}); "
-            f"first agrees with {cascade['escalate_to']} on {'n/a' if ag is None else f'{ag:.1%}'} of {s['n_compared']} escalated; "
+            f"{'first' if cascade['first'] != 'panel' else 'panel'} agrees with {cascade['escalate_to']} on {'n/a' if ag is None else f'{ag:.1%}'} of {s['n_compared']} escalated; "
             f"time saved vs {cascade['escalate_to']} on every row: "
             + ("n/a" if saved is None else f"{saved / 1000:.1f}s (estimated from its time per escalated row)")
         )

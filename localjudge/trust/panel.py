@@ -24,6 +24,7 @@ import statistics
 import warnings
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from ..aggregate import value_key
@@ -40,6 +41,7 @@ from .members import (
     labels_for,
     loaded_engine_keys,
     member_judge,
+    member_label,
     resolve_judges,
     results_by_judge,
     same_family_warnings,
@@ -47,7 +49,7 @@ from .members import (
 )
 
 if TYPE_CHECKING:
-    from ..batch.types import RunResult
+    from ..batch.types import RunCounts, RunResult
     from ..judges.protocol import JudgeProtocol
 
 AGGREGATIONS = ("majority", "mean", "median")
@@ -223,6 +225,23 @@ def _family_warnings(data: Any, labels: Sequence[str], limit: int | None) -> tup
         return None, []
 
 
+@dataclass
+class PanelRun:
+    """A panel's members judged and its verdicts stored: what `run_panel` and a panel cascade (panel_cascade.py)
+    finish their run from. `cells`: judge -> row index -> (the panel's verdict, its members' (label, row))."""
+
+    results: list[RunResult]
+    judges: list[JudgeProtocol]
+    labels: list[str]
+    weights: dict[str, float]
+    names: list[str]
+    meta: dict[str, Any]
+    counts: RunCounts
+    kinds: dict[str, Kind]
+    cells: dict[str, dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]]]
+    n_rows: int
+
+
 def run_panel(
     data: Any,
     judges: Sequence[str | JudgeProtocol],
@@ -238,6 +257,43 @@ def run_panel(
     **run: Any,
 ) -> RunResult:
     """Run a panel (see the module docstring); `run` holds evaluate's other keywords (out, mapping, options, ...)."""
+    pr = judge_with_panel(
+        data,
+        judges,
+        panel=panel,
+        aggregation=aggregation,
+        weights=weights,
+        model=model,
+        engine=engine,
+        judges_dir=judges_dir,
+        both_orders=both_orders,
+        limit=limit,
+        **run,
+    )
+    last = pr.results[-1]
+    with Store(last.store_path) as store:
+        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=run.get("csv_raw", False))
+
+
+def judge_with_panel(
+    data: Any,
+    judges: Sequence[str | JudgeProtocol],
+    *,
+    panel: Sequence[str | os.PathLike[str] | Engine],
+    aggregation: str = "majority",
+    weights: Sequence[float] | None = None,
+    model: Any = None,
+    engine: Engine | None = None,
+    judges_dir: str | None = None,
+    both_orders: bool = False,
+    limit: int | None = None,
+    verdict_as: str | None = None,
+    reserved: Sequence[str | os.PathLike[str] | Engine] = (),
+    **run: Any,
+) -> PanelRun:
+    """Every member over every cell, then the panel's verdict of each cell stored under `JUDGE` (or
+    `JUDGE@<verdict_as>`, when the panel is a cascade's first stage); `reserved`: models that may not be members
+    (a cascade's strong model). Bad input is refused before any inference."""
     from ..batch.run import run as evaluate
 
     members = list(panel)
@@ -248,13 +304,18 @@ def run_panel(
     if aggregation not in AGGREGATIONS:
         raise InputError(f"--panel-aggregate {aggregation!r}: use one of {', '.join(AGGREGATIONS)}")
     labels = labels_for(members, "--panel")
+    if verdict_as is not None and verdict_as in labels:
+        raise InputError(f"--panel: a member may not be named {verdict_as!r} (the panel's own verdict is stored so)")
+    for r in reserved:
+        if member_label(r) in labels:
+            raise InputError(f"--escalate-to {member_label(r)!r} is a panel member; escalate to a model outside the panel")
     if weights is not None and (len(weights) != len(members) or any(not w > 0 for w in weights)):
         raise InputError(f"--panel-weights: give {len(members)} positive numbers, one per member in --panel order")
     wmap = dict(zip(labels, weights or [1.0] * len(labels), strict=True))
     js = resolve_judges(judges, judges_dir, both_orders)
     col, warns = _family_warnings(data, labels, limit)
     for w in warns:
-        warnings.warn(w, UserWarning, stacklevel=3)
+        warnings.warn(w, UserWarning, stacklevel=4)
     executor = run.pop("executor", None)
     progress = run.pop("progress", None)
 
@@ -297,48 +358,50 @@ def run_panel(
     n_rows = max(r.n_rows for r in results)
     names: list[str] = []
     stats: dict[str, Any] = {}
-    n_ties = 0
+    kinds: dict[str, Kind] = {}
+    all_cells: dict[str, dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]]] = {}
     with Store(last.store_path) as store:
         for j in js:
             mnames = [member_judge(j.name, lab) for lab in labels]
-            names += [j.name, *mnames]
+            vname = j.name if verdict_as is None else member_judge(j.name, verdict_as)
+            names += [vname, *mnames]
             by = results_by_judge(store, last.run_id, mnames, n_rows)
             rows_any = [r for d in by.values() for r in d.values()]
             kind, _ = judge_kind(rows_any)
             cells: dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]] = {}
             for idx in sorted({i for d in by.values() for i in d}):
                 mem = [(lab, by[mn][idx]) for lab, mn in zip(labels, mnames, strict=True) if idx in by[mn]]
-                panel_res = combine(j.name, kind, mem, wmap, aggregation, j.pass_threshold)
+                panel_res = combine(vname, kind, mem, wmap, aggregation, j.pass_threshold)
                 base = mem[0][1]
                 err = panel_res.error if not panel_res.scored else None
                 store.put(
                     ResultRow(
                         **base.model_dump(exclude={"judge", "result", "cache_key", "record", "error"}),
-                        judge=j.name,
+                        judge=vname,
                         result=panel_res,
                         error=err,
                     )
                 )
                 cells[idx] = (panel_res, mem)
             stats[j.name] = _judge_stats(kind, labels, cells)
-            n_ties += stats[j.name]["ties"]
-        counts = sum_counts(results)
-        counts.unscored += sum(s["n"] - s["decided"] for s in stats.values())
-        meta = dict(last.summary.run)
-        meta.update(
-            model_id="panel:" + ",".join(labels),
-            panel={
-                "members": labels,
-                "member_models": [m if isinstance(m, str) else lab for m, lab in zip(members, labels, strict=True)],
-                "aggregation": aggregation,
-                "weights": wmap,
-                "judges": stats,
-                "data_model_column": col,
-                "warnings": warns,
-                "ray": on_ray,
-            },
-        )
-        return finish_run(store, last, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
+            kinds[j.name], all_cells[j.name] = kind, cells
+    counts = sum_counts(results)
+    counts.unscored += sum(s["n"] - s["decided"] for s in stats.values())
+    meta = dict(last.summary.run)
+    meta.update(
+        model_id="panel:" + ",".join(labels),
+        panel={
+            "members": labels,
+            "member_models": [m if isinstance(m, str) else lab for m, lab in zip(members, labels, strict=True)],
+            "aggregation": aggregation,
+            "weights": wmap,
+            "judges": stats,
+            "data_model_column": col,
+            "warnings": warns,
+            "ray": on_ray,
+        },
+    )
+    return PanelRun(results, js, labels, wmap, names, meta, counts, kinds, all_cells, n_rows)
 
 
 def panel_lines(panel: dict[str, Any]) -> list[str]:
@@ -359,4 +422,4 @@ def panel_lines(panel: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["combine", "fleiss_kappa", "panel_lines", "run_panel"]
+__all__ = ["PanelRun", "combine", "fleiss_kappa", "judge_with_panel", "panel_lines", "run_panel"]
