@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
@@ -90,6 +90,20 @@ class RenamedJudge:
     ) -> None:
         """The inner judge's `submit_many`, its results renamed on the way back."""
         self.inner.submit_many(engine, rows, options, lambda i, r: on_result(i, self._rename(r)), model_id)
+
+
+def run_as_member(data: Any, judges: Sequence[JudgeProtocol], label: str, model: Any, **run: Any) -> RunResult:
+    """A plain run of `judges` under the names `JUDGE@label` on `model` (a model spec, a loaded `Engine`, or None:
+    the default model); `run`: the batch run's other keywords (run_id, rows, out, options, ...)."""
+    from ..batch.run import run as evaluate
+
+    return evaluate(
+        data,
+        [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, label))) for j in judges],
+        model=None if isinstance(model, Engine) else model,
+        engine=model if isinstance(model, Engine) else None,
+        **run,
+    )
 
 
 def resolve_judges(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, both_orders: bool) -> list[JudgeProtocol]:

@@ -25,7 +25,7 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate import value_key
 from ..agreement import Kind, judge_kind, judge_value
@@ -35,7 +35,6 @@ from ..results import JudgeResult, ResultRow, Timings, Usage
 from ..store import Store
 from .members import (
     MODEL_COLUMNS,
-    RenamedJudge,
     finish_run,
     free_new_engines,
     labels_for,
@@ -44,6 +43,7 @@ from .members import (
     member_label,
     resolve_judges,
     results_by_judge,
+    run_as_member,
     same_family_warnings,
     sum_counts,
 )
@@ -96,19 +96,21 @@ def combine(
     usage = Usage(**{k: sum(getattr(r.result.usage, k) for _, r in members) for k in Usage.model_fields})
     timings = Timings(**{k: sum(getattr(r.result.timings, k) for _, r in members) for k in Timings.model_fields})
     first = members[0][1].result
-    common: dict[str, Any] = dict(judge=name, judge_version=first.judge_version, format=first.format, model_id="panel")
     votes = {lab: (judge_value(r, kind) if kind != "numeric" else r.result.score) for lab, r in members if r.result.scored}
     details: dict[str, Any] = {"panel": {"members": votes, "aggregation": aggregation, "n_scored": len(scored)}}
+    # what every panel result has: its name, the members' summed usage and timings, the votes
+    common: dict[str, Any] = dict(
+        judge=name,
+        judge_version=first.judge_version,
+        format=first.format,
+        model_id="panel",
+        usage=usage,
+        timings=timings,
+        details=details,
+    )
     if not scored:
         why = "; ".join(f"{lab}: {r.result.unscored_reason or 'no verdict'}" for lab, r in members)
-        return JudgeResult(
-            **common,
-            usage=usage,
-            timings=timings,
-            details=details,
-            unscored_reason="panel_unscored",
-            error=f"no member scored ({why})",
-        )
+        return JudgeResult(**common, unscored_reason="panel_unscored", error=f"no member scored ({why})")
     if kind == "numeric":
         xs = [float(r.result.score) for _, r in scored if r.result.score is not None]
         ws = [weights.get(lab, 1.0) for lab, r in scored if r.result.score is not None]
@@ -130,9 +132,6 @@ def combine(
                 "passed": score >= pass_threshold,
                 "rationale": f"panel {aggregation} of {len(scored)}: {shown}",
                 "raw_text": "",
-                "usage": usage,
-                "timings": timings,
-                "details": details,
                 "expected_score": None,
             }
         )
@@ -147,9 +146,6 @@ def combine(
     if len(leaders) > 1:
         return JudgeResult(
             **common,
-            usage=usage,
-            timings=timings,
-            details=details,
             unscored_reason="panel_tie",
             error=f"panel tie between {' and '.join(map(str, leaders))} ({shown}); add a member or give weights",
         )
@@ -161,9 +157,6 @@ def combine(
             **common,
             "rationale": f"panel majority {top:g} of {sum(tally.values()):g}: {shown}",
             "raw_text": "",
-            "usage": usage,
-            "timings": timings,
-            "details": details,
             "expected_score": sum(e for e in exp if e is not None) / len(exp) if all(e is not None for e in exp) else None,
         }
     )
@@ -242,37 +235,13 @@ class PanelRun:
     n_rows: int
 
 
-def run_panel(
-    data: Any,
-    judges: Sequence[str | JudgeProtocol],
-    *,
-    panel: Sequence[str | os.PathLike[str] | Engine],
-    aggregation: str = "majority",
-    weights: Sequence[float] | None = None,
-    model: Any = None,
-    engine: Engine | None = None,
-    judges_dir: str | None = None,
-    both_orders: bool = False,
-    limit: int | None = None,
-    **run: Any,
-) -> RunResult:
-    """Run a panel (see the module docstring); `run` holds evaluate's other keywords (out, mapping, options, ...)."""
-    pr = judge_with_panel(
-        data,
-        judges,
-        panel=panel,
-        aggregation=aggregation,
-        weights=weights,
-        model=model,
-        engine=engine,
-        judges_dir=judges_dir,
-        both_orders=both_orders,
-        limit=limit,
-        **run,
-    )
+def run_panel(data: Any, judges: Sequence[str | JudgeProtocol], **kw: Any) -> RunResult:
+    """Run a panel (see the module docstring): `judge_with_panel`'s keywords (panel=, aggregation=, weights=) and
+    evaluate's other keywords (out, mapping, options, ...); returns the finished run."""
+    pr = judge_with_panel(data, judges, **kw)
     last = pr.results[-1]
     with Store(last.store_path) as store:
-        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=run.get("csv_raw", False))
+        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=kw.get("csv_raw", False))
 
 
 def judge_with_panel(
@@ -294,8 +263,6 @@ def judge_with_panel(
     """Every member over every cell, then the panel's verdict of each cell stored under `JUDGE` (or
     `JUDGE@<verdict_as>`, when the panel is a cascade's first stage); `reserved`: models that may not be members
     (a cascade's strong model). Bad input is refused before any inference."""
-    from ..batch.run import run as evaluate
-
     members = list(panel)
     if model is not None or engine is not None:
         raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
@@ -320,18 +287,9 @@ def judge_with_panel(
     progress = run.pop("progress", None)
 
     def member(i: int, ex: Any, run_id: str | None) -> RunResult:
-        m, lab = members[i], labels[i]
-        return evaluate(
-            data,
-            [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, lab))) for j in js],
-            model=None if isinstance(m, Engine) else m,
-            engine=m if isinstance(m, Engine) else None,
-            judges_dir=judges_dir,
-            limit=limit,
-            run_id=run_id,
-            executor=ex,
-            progress=progress if ex is None or ex == "local" else None,
-            **run,
+        shown = progress if ex is None or ex == "local" else None
+        return run_as_member(
+            data, js, labels[i], members[i], judges_dir=judges_dir, limit=limit, run_id=run_id, executor=ex, progress=shown, **run
         )
 
     results: list[RunResult] = []

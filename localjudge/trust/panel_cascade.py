@@ -28,22 +28,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..agreement import Kind, judge_value
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..results import JudgeResult, ResultRow
 from ..store import Store
-from .cascade import confidence, store_cascade
+from .cascade import cascade_meta, confidence, store_cascade
 from .members import (
-    RenamedJudge,
     finish_run,
     free_new_engines,
     loaded_engine_keys,
     member_judge,
     member_label,
     results_by_judge,
+    run_as_member,
+    sum_counts,
 )
 from .panel import judge_with_panel
 
@@ -97,8 +98,6 @@ def run_panel_cascade(
 ) -> RunResult:
     """Run a panel cascade (see the module docstring); `run` holds evaluate's other keywords (out, aggregation,
     weights, mapping, ...)."""
-    from ..batch.run import run as evaluate
-
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
         raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")
     opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
@@ -130,11 +129,11 @@ def run_panel_cascade(
             esc = {i for i, c in conf[j.name].items() if c is None or c < escalate_below}
             if esc:
                 stages.append(
-                    evaluate(
+                    run_as_member(
                         data,
-                        [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, strong)))],
-                        model=None if isinstance(escalate_to, Engine) else escalate_to,
-                        engine=escalate_to if isinstance(escalate_to, Engine) else None,
+                        [j],
+                        strong,
+                        escalate_to,
                         judges_dir=judges_dir,
                         options=opts,
                         limit=limit,
@@ -145,11 +144,8 @@ def run_panel_cascade(
                 )
     finally:
         free_new_engines(before)
-    counts = pr.counts.model_copy()
-    for s in stages:
-        for k in ("cells", "evaluated", "cached", "reused", "failed", "unscored"):
-            setattr(counts, k, getattr(counts, k) + getattr(s.counts, k))
-        counts.engine_loaded = counts.engine_loaded or s.counts.engine_loaded
+    counts = sum_counts([*pr.results, *stages])
+    counts.unscored += sum(s["n"] - s["decided"] for s in pr.meta["panel"]["judges"].values())  # the panel's ties
     names: list[str] = []
     stats: dict[str, Any] = {}
     with Store(pr.results[-1].store_path) as store:
@@ -159,18 +155,12 @@ def run_panel_cascade(
             by = results_by_judge(store, run_id, [first, second], pr.n_rows)
             stats[j.name] = store_cascade(store, j.name, pr.kinds[j.name], by[first], by[second], conf[j.name], escalate_below)
         meta = pr.meta
-        meta.update(
-            model_id=f"cascade:panel->{strong}",
-            cascade={
-                "first": PANEL,
-                "escalate_to": strong,
-                "threshold": escalate_below,
-                "confidence": "members' mean probability of the panel's verdict (--probs)"
-                if opts.probs
-                else "share of member votes for the panel's verdict",
-                "judges": stats,
-            },
+        how = (
+            "members' mean probability of the panel's verdict (--probs)"
+            if opts.probs
+            else "share of member votes for the panel's verdict"
         )
+        meta.update(cascade_meta(PANEL, strong, escalate_below, how, stats))
         return finish_run(store, pr.results[-1], pr.judges, names, pr.n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
 
 

@@ -87,18 +87,8 @@ def judge_panel_cascade(
         raise InputError(f"--escalate-to {member_label(escalate_to)!r} is a panel member; escalate to a model outside the panel")
     panel, rows, kind, wmap = _panel(judge, variables, members, options, model_options, aggregation, weights)
     c = panel_confidence(kind, panel, rows, wmap, options.probs)
-    escalated = c < threshold
-    r2 = _judge_with(escalate_to, judge, options, model_options, variables) if escalated else None
-    stands = r2 if r2 is not None and r2.scored else panel
-    return {
-        "result": stands.model_dump(),
-        "escalated": escalated,
-        "confidence": c,
-        "threshold": threshold,
-        "panel": panel.model_dump(),
-        "members": {lab: r.result.model_dump() for lab, r in rows},
-        "strong": None if r2 is None else r2.model_dump(),
-    }
+    first = {"panel": panel.model_dump(), "members": {lab: r.result.model_dump() for lab, r in rows}}
+    return _escalate(panel, c, threshold, first, escalate_to, judge, options, model_options, variables)
 
 
 def judge_cascade(
@@ -118,7 +108,24 @@ def judge_cascade(
         raise InputError("--escalate-to needs --probs: the confidence is the probability of the chosen verdict")
     labels_for([first or "default", escalate_to], "--escalate-to")
     r1 = _judge_with(first, judge, options, model_options, variables)
-    c = confidence(r1)
+    return _escalate(
+        r1, confidence(r1), threshold, {"first": r1.model_dump()}, escalate_to, judge, options, model_options, variables
+    )
+
+
+def _escalate(
+    r1: JudgeResult,
+    c: float | None,
+    threshold: float,
+    first: dict[str, Any],
+    escalate_to: str,
+    judge: JudgeProtocol,
+    options: DecodeOptions,
+    model_options: Any,
+    variables: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The first stage's result `r1` (of confidence `c`) stands, or `escalate_to`'s when `c` is below the threshold:
+    {"result", "escalated", "confidence", "threshold", **first (what the first stage shows), "strong"}."""
     escalated = c is None or c < threshold
     r2 = _judge_with(escalate_to, judge, options, model_options, variables) if escalated else None
     stands = r2 if r2 is not None and r2.scored else r1
@@ -127,6 +134,6 @@ def judge_cascade(
         "escalated": escalated,
         "confidence": c,
         "threshold": threshold,
-        "first": r1.model_dump(),
+        **first,
         "strong": None if r2 is None else r2.model_dump(),
     }
