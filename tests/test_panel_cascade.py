@@ -104,6 +104,24 @@ def test_panel_confidence_is_the_vote_share_or_with_probabilities_the_mean_proba
     tie = JudgeResult(judge="j", judge_version="1", format="yes_no_json", unscored_reason="panel_tie")
     assert panel_confidence("categorical", tie, members, {}) == 0.0
 
+    # pairwise with both orders: a member whose orders disagree says "tie" and never counts for a winner; a panel
+    # that says "tie" is not sure at all
+    def pair(lab: str, value: object) -> tuple[str, ResultRow]:
+        res = JudgeResult(
+            judge="p",
+            judge_version="1",
+            format="pairwise_json",
+            value=value,
+            score=0.5,
+            passed=value == 1,
+            details={"both_orders": True, "consistent": value != "tie"},
+        )
+        return lab, ResultRow(row_index=0, row_id="0", judge="p@" + lab, result=res)
+
+    votes = [pair("a", 1), pair("b", 1), pair("c", "tie")]
+    assert panel_confidence("pairwise", pair("panel", 1)[1].result, votes, {}) == pytest.approx(2 / 3)
+    assert panel_confidence("pairwise", pair("panel", "tie")[1].result, votes, {}) == 0.0
+
 
 def test_a_panel_cascade_refuses_a_member_as_the_escalation_model_before_any_inference(tmp_path: Path):
     a, b = member("a"), member("b")

@@ -14,8 +14,8 @@ Panel confidence (`panel_confidence`), in [0, 1]:
     its own verdict (cascade.confidence) when it voted for the panel's verdict, one minus it when it voted
     otherwise (exact for two-valued verdicts), averaged with the weights; a member without probabilities counts
     its vote;
-  * a tie or an unscored panel verdict has confidence 0 (always escalated); a member without a verdict counts
-    against.
+  * a tie or an unscored panel verdict has confidence 0 (always escalated), and so has a pairwise panel whose
+    verdict is "tie" (its members' orders disagreed); a member without a verdict counts against.
 
 Stored: each member under `JUDGE@MEMBER`, the panel's verdict under `JUDGE@panel`, the escalation model's under
 `JUDGE@MODEL` (escalated rows only) and the verdict that stands under `JUDGE`, with `details["cascade"]` (confidence,
@@ -72,6 +72,8 @@ def panel_confidence(
     if not verdict.scored or not members:
         return 0.0
     win = _verdict(kind, verdict)
+    if kind == "pairwise" and win == "tie":  # the members' orders (or the members) disagree: nobody is sure
+        return 0.0
     total = got = 0.0
     for lab, row in members:
         w = weights.get(lab, 1.0)
