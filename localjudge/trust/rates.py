@@ -51,10 +51,15 @@ def choose_labels(labels: Sequence[dict[str, Any]], judge: str) -> tuple[list[di
     if len(rand) >= MIN_RANDOM and len({str(lab.get(LABEL_COLUMN)) for lab in rand}) >= 2:
         return rand, f"{len(rand)} random-sample labels of {len(mine)} (the others were not picked at random)", None
     shown = ", ".join(f"{kinds[k]} {k}" for k in ("random", "uncertain", "browse") if kinds[k])
+    more = (
+        f"label {MIN_RANDOM - len(rand)} more rows"
+        if len(rand) < MIN_RANDOM
+        else "the random-sample labels are all one value; label more rows"
+    )
     warning = (
         f"{judge}: TPR/TNR measured on all {len(mine)} labels ({shown}), not a random sample: rows picked "
-        "uncertainty-first or by hand over-represent the judge's errors, so the correction may overshoot; label "
-        f"{max(0, MIN_RANDOM - len(rand))} more rows from the random queue of `localjudge view` for an unbiased estimate"
+        "uncertainty-first or by hand over-represent the judge's errors, so the correction may overshoot; "
+        f"{more} from the random queue of `localjudge view` for an unbiased estimate"
     )
     return mine, f"all {len(mine)} labels ({shown})", warning
 
