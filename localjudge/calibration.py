@@ -35,6 +35,20 @@ class CalibratedRate(BaseModel):
     n_label_neg: int = 0
     level: float = 0.95
     refused: str | None = None
+    labels: str | None = None  # which labels measured TPR/TNR, when they were chosen among stored ones (trust/rates.py)
+    warning: str | None = None  # why those labels may be biased (not a random sample)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def calibrated_text(cal: CalibratedRate) -> str:
+    """The corrected pass rate with its interval and the TPR/TNR it used, or the one-line refusal (never a number then)."""
+    if cal.refused is not None or cal.corrected is None:
+        return f"refused: {cal.refused}"
+    ci = f" [{_pct(cal.corrected_ci[0])}, {_pct(cal.corrected_ci[1])}]" if cal.corrected_ci else ""
+    return f"{_pct(cal.corrected)}{ci} (Rogan-Gladen; TPR {_pct(cal.tpr)}, TNR {_pct(cal.tnr)} on {cal.n_labelled} labelled rows)"
 
 
 def rogan_gladen(observed: float, tpr: float, tnr: float) -> float | None:

@@ -17,6 +17,8 @@
     python scripts/bench.py cascade  [--rows 20] [--below 0.8]  smollm2-135m escalating to gemma3-270m (--probs) vs
                                                  gemma3-270m on every row: wall time, ratio, fraction escalated, and
                                                  how often the cascade's verdict equals the strong model's
+    python scripts/bench.py panel-reuse [--rows 6]  a panel reusing an earlier solo run of a member vs a fresh panel
+                                                 (scripts/bench_trust.py)
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
                                                  constraints [--rows 12]: judges' formats under each constraint
                                                  (scripts/bench_constraints.py); threads [--rows 12]: rows/min
@@ -954,6 +956,7 @@ def main() -> None:
             "templates",
             "view",
             "cascade",
+            "panel-reuse",
             "all",
             "_run",
             "ray",
@@ -1000,6 +1003,10 @@ def main() -> None:
         section_view(a.n if "--n" in sys.argv else 5)
     if a.section == "cascade":
         section_cascade(a.rows, a.below)
+    if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
+        import bench_trust
+
+        bench_trust.section_panel_reuse(a.rows if "--rows" in sys.argv else 6)
     if a.section in ("schemas", "constraints", "threads"):  # issue 23: scripts/bench_constraints.py
         import bench_constraints
 

@@ -17,6 +17,7 @@ EXPECTED = [  # what each snippet prints, in page order
     ["observed 62.0%, TPR 85%, TNR 80%", "corrected 64.6% ["],
     ["['relevance_to_query', 'relevance_to_query@a', 'relevance_to_query@b', 'relevance_to_query@c']", "0.0 -0.5"],
     ["0.5 1"],
+    ["0.5 1", "['yes', 'no']"],
     ["C = 0.", "escalated, agreement on trusted"],
 ]
 

@@ -76,6 +76,8 @@ NOT_RUN = {
     "command and tests/test_serve_readme.py runs this page's client snippets against it",
     ("docs/trust.md", "localjudge agree runs/x --labels labels.jsonl"): "needs a run directory and a labels file; "
     "tests/test_calibration.py runs agree, run --labels and report --labels on a scripted run",
+    ("docs/trust.md", "localjudge report runs/x -o report.html"): "needs a run directory with stored labels; "
+    "tests/test_stored_labels.py runs run, report and run --labels RUN_DIR on a scripted run with imported labels",
     ("docs/trust.md", "--panel smollm2-135m,gemma3-270m --probs --threads 1 --out panel"): "3 to 5 minutes per command on the "
     "two real models over 40 rows; tests/test_panel.py and tests/test_cascade.py run the same commands on 2 rows",
     (

@@ -101,18 +101,39 @@ class CellLoop:
             self._commit(plan, ResultRow(**base, result=self._failed(plan, *problem), error=problem[1]))
             return None
         assert key is not None and record is not None
+        legacy = self.keys.legacy_key(plan, record)  # a panel member's key in stores written before it was a solo key
         stored = self.store.cell(self.run_id, row.index, plan.name)
         if stored is not None and stored[0] == key:
             self.st.counts.reused += 1
             self._count(plan.name, stored[1], stored[2], failed=False)
             return None
+        if stored is not None and legacy is not None and stored[0] == legacy:
+            # an older panel's member: reused, and re-keyed (with its cache entry) so that solo runs find it too
+            self.st.counts.reused += 1
+            old = self.store.cached(legacy)
+            if old is None:
+                self._count(plan.name, stored[1], stored[2], failed=False)
+            else:
+                self._commit(plan, self._row(plan, base, key, record, old), cache=True, failed=False)
+            return None
         cached = self.store.cached(key)
+        from_legacy = False
+        if cached is None and legacy is not None:  # cached by an older panel: copied under this key too
+            cached = self.store.cached(legacy)
+            from_legacy = cached is not None
         if cached is not None:
             self.st.counts.cached += 1
-            err = cached.error if cached.unscored_reason == "prompt_too_long" else None
-            self._commit(plan, ResultRow(**base, cache_key=key, record=record, result=cached, error=err))
+            self._commit(plan, self._row(plan, base, key, record, cached), cache=from_legacy)
             return None
         return Cell(row, plan, values, base, record, key)
+
+    @staticmethod
+    def _row(plan: JudgePlan, base: dict[str, Any], key: str, record: Record, cached: JudgeResult) -> ResultRow:
+        """A stored row for a result found in the cache (under this cell's key, or a panel member's older key)."""
+        err = cached.error if cached.unscored_reason == "prompt_too_long" else None
+        if cached.judge != plan.name:  # a solo run's result reused by a panel member, or the other way round
+            cached = cached.model_copy(update={"judge": plan.name})
+        return ResultRow(**base, cache_key=key, record=record, result=cached, error=err)
 
     def pending(self, chunk: list[Row], plan: JudgePlan) -> list[Cell]:
         """`prepare` over a chunk's rows for one judge (ticking for each cell committed at once): the cells left."""
@@ -173,9 +194,9 @@ class CellLoop:
             error=message,
         )
 
-    def _commit(self, plan: JudgePlan, row: ResultRow, cache: bool = False) -> None:
+    def _commit(self, plan: JudgePlan, row: ResultRow, cache: bool = False, failed: bool | None = None) -> None:
         self.store.put(row, cache=cache)
-        self._count(plan.name, row.result.scored, row.result.passed, failed=row.error is not None)
+        self._count(plan.name, row.result.scored, row.result.passed, failed=row.error is not None if failed is None else failed)
 
     def _count(self, judge: str, scored: bool, passed: bool | None, failed: bool) -> None:
         st = self.st

@@ -4,6 +4,11 @@ A cell's cache key is `canonical_hash` of its reproducibility record (model sha2
 the hash of every prompt the judge will send, decode options, seed, localjudge version) with the judge's
 name and the engine settings that change outputs. Stores written by earlier versions resume on these keys:
 change nothing here without a store migration (tests/test_legacy_store.py).
+
+A panel member or cascade stage stores its results under `JUDGE@MEMBER` but keys them with the judge's own name
+(`JudgePlan.key_name`): its key is the key of a solo run of that judge on that model, so either reuses the other.
+Stores written before that keyed members with `JUDGE@MEMBER`; `CellKeys.legacy_key` gives that key so they
+resume without judging again.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class JudgePlan:
     columns: dict[str, ColumnSpec]
     format_spec: Any
     format_name: str
+    key_name: str | None = None  # the name the cache key is made with, when not `name` (a panel member's judge)
 
 
 @dataclass
@@ -55,8 +61,17 @@ class CellKeys:
             seed=self.opts.seed,
             localjudge_version=self.version,
         )
-        key = canonical_hash({"judge": plan.name, **record.model_dump(exclude={"model_id"}), "engine": self.key_extra})
-        return record, key
+        return record, self._key(plan.key_name or plan.name, record)
+
+    def legacy_key(self, plan: JudgePlan, record: Record) -> str | None:
+        """The key a member's cell had before members shared solo runs' keys (made with `JUDGE@MEMBER`), or None
+        for a cell whose key never changed."""
+        if plan.key_name is None or plan.key_name == plan.name:
+            return None
+        return self._key(plan.name, record)
+
+    def _key(self, name: str, record: Record) -> str:
+        return canonical_hash({"judge": name, **record.model_dump(exclude={"model_id"}), "engine": self.key_extra})
 
 
 def plan_judges(
@@ -89,7 +104,9 @@ def plan_judges(
         spec = [f.spec() for f in fmts] if len(fmts) > 1 else fmts[0].spec() if fmts else None
         name = " + ".join(f.describe() for f in fmts)
         columns = resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)
-        plans.append(JudgePlan(j, j.name, req, allow_empty, columns, spec, name))
+        # a panel member's judge (trust.members.RenamedJudge) is keyed as the judge it renames
+        key_name = getattr(j, "key_name", None)
+        plans.append(JudgePlan(j, j.name, req, allow_empty, columns, spec, name, key_name if isinstance(key_name, str) else None))
     unused = [v for v in explicit if not any(v in p.columns for p in plans)]
     if unused:
         takes = sorted({v for p in plans for v in [*p.judge.required_variables, *p.judge.optional_variables]})

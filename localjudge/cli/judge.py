@@ -111,11 +111,25 @@ def judge_cmd(
 
 def _judge_trusted(j: Any, variables: dict[str, Any], ref: Any, opts: DecodeOptions, trust: TrustChoice) -> None:
     """`judge --panel` / `judge --escalate-to`: prints the panel's or cascade's JSON; exit 1 when unscored."""
-    from ..trust.single import judge_cascade, judge_panel
+    from ..trust.single import judge_cascade, judge_panel, judge_panel_cascade
 
-    if trust.panel is not None:
-        if ref.spec is not None:
-            raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
+    if trust.panel is not None and ref.spec is not None:
+        raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
+    if trust.panel is not None and (trust.escalate_to is not None or trust.escalate_below is not None):
+        kw = trust.kwargs()
+        out = judge_panel_cascade(
+            j,
+            variables,
+            trust.panel,
+            kw["escalate_to"],
+            kw["escalate_below"],
+            options=opts,
+            model_options=ref.options,
+            aggregation=trust.aggregation,
+            weights=trust.weights,
+        )
+        scored = out["result"]["unscored_reason"] is None
+    elif trust.panel is not None:
         out = judge_panel(
             j,
             variables,

@@ -316,7 +316,8 @@ def trust_options() -> Callable[[F], F]:
             default=None,
             metavar="MODEL",
             help="Cascade: rows the --model judges with confidence below --escalate-below are judged again by MODEL "
-            "(needs --probs, or --both-orders for pairwise judges).",
+            "(needs --probs, or --both-orders for pairwise judges); with --panel, the panel is the first stage and its "
+            "confidence the share of members voting for its verdict (with --probs: their mean probability of it).",
         ),
         click.option(
             "--escalate-below",

@@ -1,6 +1,7 @@
 """Click commands `report` and `agree` (registered on the main group by localjudge.cli).
 
     localjudge report RUN [--compare OTHER_RUN] [--labels FILE --label-column COL] -o report.html
+    localjudge report RUN                            with RUN's stored labels (`localjudge view`), when it has any
     localjudge agree RUN --labels FILE --label-column COL [--judge NAME] [--key COL] [-o agreement.json]
     localjudge agree RUN --labels RUN_DIR            the labels kept in a run directory (`localjudge view`)
 
@@ -27,13 +28,9 @@ def _f(x: float | None, pct: bool = False) -> str:
 
 def calibrated_text(cal: CalibratedRate) -> str:
     """The corrected pass rate with its interval and the TPR/TNR it used, or the one-line refusal (never a number then)."""
-    if cal.refused is not None or cal.corrected is None:
-        return f"refused: {cal.refused}"
-    ci = f" [{_f(cal.corrected_ci[0], True)}, {_f(cal.corrected_ci[1], True)}]" if cal.corrected_ci else ""
-    return (
-        f"{_f(cal.corrected, True)}{ci} (Rogan-Gladen; TPR {_f(cal.tpr, True)}, TNR {_f(cal.tnr, True)} "
-        f"on {cal.n_labelled} labelled rows)"
-    )
+    from ..calibration import calibrated_text as text
+
+    return text(cal)
 
 
 def render_table(rep: AgreementReport) -> str:
@@ -92,8 +89,13 @@ def render_table(rep: AgreementReport) -> str:
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True, help="HTML file to write."
 )
-@click.option("--labels", type=click.Path(path_type=Path), help="Human labels (JSONL/JSON/CSV/Parquet) for an agreement section.")
-@click.option("--label-column", help="Column of --labels holding the label.")
+@click.option(
+    "--labels",
+    type=click.Path(path_type=Path),
+    help="Human labels (JSONL/JSON/CSV/Parquet, or a run directory's stored labels) for an agreement section with "
+    "the corrected pass rate. Default: the labels stored in RUN_DIR (made with `localjudge view`), when it has any.",
+)
+@click.option("--label-column", help="Column of --labels holding the label (a labels file only).")
 @click.option("--judge", "judges", multiple=True, help="Judge(s) to check against the labels (default: every judge that fits).")
 @click.option("--key", help="Join key: a labels column (matched to row_id or the same input variable), or COL=FIELD.")
 @click.option("--max-rows", type=click.IntRange(1), default=20000, show_default=True, help="Rows shown in the table.")
@@ -109,19 +111,34 @@ def report_cmd(
 ) -> None:
     """Write a self-contained HTML report of RUN_DIR (charts, rows, record; optional comparison and agreement)."""
     from ..agreement import agreements_for_run
+    from ..labels import is_run_dir
     from ..report import build_report, load_run
+    from ..trust.rates import rate_line, stored_agreements, stored_labels
 
-    if (labels is None) != (label_column is None):
-        raise click.UsageError("--labels and --label-column go together")
+    stored_dir = run_dir if labels is None else labels if is_run_dir(labels) else None
+    if stored_dir is None and label_column is None:
+        raise click.UsageError("--labels FILE needs --label-column (a run directory's labels need none)")
+    if stored_dir is not None and labels is None and label_column is not None:
+        raise click.UsageError("--label-column goes with --labels")
     run = load_run(run_dir)
     base = load_run(compare_dir) if compare_dir else None
     reports: list[AgreementReport] = []
     skipped: list[tuple[str, str]] = []
-    if labels is not None and label_column is not None:
+    if stored_dir is not None:  # the run's own labels (or another run directory's), random-sample ones first
+        stored = stored_labels(stored_dir)
+        if not stored and labels is not None:
+            raise click.UsageError(f"{labels} has no labels yet; label rows with `localjudge view` first")
+        reports, skipped = stored_agreements(run.rows, stored, list(judges) or None, where=str(stored_dir))
+    elif labels is not None and label_column is not None:
         reports, skipped = agreements_for_run(run, labels, label_column, list(judges) or None, key)
     path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows)
     for judge, why in skipped:
         click.echo(f"agreement skipped for judge {judge}: {why}", err=True)
+    for rep in reports:
+        if rep.calibrated is not None:
+            click.echo(rate_line(rep.judge, rep.calibrated))
+            if rep.calibrated.warning:
+                click.echo(f"warning: {rep.calibrated.warning}", err=True)
     click.echo(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(run.rows)} results)")
 
 
@@ -172,9 +189,16 @@ def agree_cmd(
             if not found:
                 raise click.UsageError(f"{labels} has no labels for judge {name!r}; label rows with `localjudge view` first")
             rep = agree(run.rows, found, label_column, judge=name, key=key, max_disagreements=max_disagreements)
+            if rep.calibrated is not None and label_column == "label" and key is None:
+                from ..trust.rates import corrected
+
+                # the corrected rate from random-sample labels when there are enough (see trust/rates.py)
+                rep.calibrated = corrected(run.rows, found, name, where=str(labels)) or rep.calibrated
             out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
             write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
             click.echo(render_table(rep))
+            if rep.calibrated is not None and rep.calibrated.warning:
+                click.echo(f"warning: {rep.calibrated.warning}", err=True)
             click.echo(f"wrote {out}")
         return
     if label_column is None:

@@ -137,9 +137,10 @@ class ProgressLine:
     "--labels",
     "labels_file",
     default=None,
-    type=click.Path(dir_okay=False),
-    help="Human labels for some rows (JSONL/JSON/CSV/Parquet, joined by id): the summary adds each pass/fail judge's "
-    "pass rate corrected for its measured TPR/TNR, with a bootstrap interval.",
+    type=click.Path(),
+    help="Human labels for some rows (JSONL/JSON/CSV/Parquet, joined by id, or a run directory's stored labels): the "
+    "summary adds each pass/fail judge's pass rate corrected for its measured TPR/TNR, with a bootstrap interval. "
+    "Default: the labels stored in --out (made with `localjudge view`), when it has any.",
 )
 @click.option("--label-column", default="label", show_default=True, help="With --labels: the column holding the label.")
 @click.option(
@@ -270,8 +271,7 @@ def run_cmd(
     elif run.summary.run.get("panel"):
         for w in run.summary.run["panel"].get("warnings") or []:
             click.echo(f"warning: {w}", err=True)
-    if labels_file is not None:
-        _calibrated(run, labels_file, label_column, out_dir, quiet)
+    _calibrated(run, labels_file, label_column, out_dir, quiet)
     if mlflow_log:
         from ..integrations.mlflow import log_run_or_warn
 
@@ -282,37 +282,53 @@ def run_cmd(
 
 
 def _trust_lines(meta: dict[str, Any]) -> list[str]:
-    """The panel's or the cascade's figures, when the run had one."""
+    """The panel's and the cascade's figures, when the run had them (both: a panel as a cascade's first stage)."""
+    lines: list[str] = []
     if meta.get("panel"):
         from ..trust.panel import panel_lines
 
-        return ["", *panel_lines(meta["panel"])]
+        lines += ["", *panel_lines(meta["panel"])]
     if meta.get("cascade"):
         from ..trust.cascade import cascade_lines
 
-        return ["", *cascade_lines(meta["cascade"])]
-    return []
+        lines += ["", *cascade_lines(meta["cascade"])]
+    return lines
 
 
-def _calibrated(run: Any, labels_file: str, label_column: str, out_dir: Path, quiet: bool) -> None:
-    """Corrected pass rates from --labels: printed, and added to summary.json as "calibrated"."""
+def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: Path, quiet: bool) -> None:
+    """Corrected pass rates from --labels (a file or a run directory), else from the labels stored in the run
+    directory when it has any: printed, and added to summary.json as "calibrated"."""
     import json
 
-    from ..agreement import calibrated_rates, read_labels
     from ..exports import write_json_atomic
-    from .report import calibrated_text
+    from ..labels import is_run_dir
+    from ..trust.rates import corrected_rates, rate_line, stored_labels
 
-    rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
+    if labels_file is None or is_run_dir(labels_file):
+        src = out_dir if labels_file is None else Path(labels_file)
+        stored = stored_labels(src)
+        if not stored:
+            if labels_file is not None:
+                click.echo(f"--labels {labels_file}: no labels stored there yet; label rows with `localjudge view`", err=True)
+            return
+        rates = corrected_rates(list(run.results), stored, where=str(src))
+        missing = f"the labels stored in {src} fit no pass/fail judge of this run; no corrected rate"
+    elif Path(labels_file).is_dir():
+        raise InputError(f"--labels {labels_file} is a directory without results.sqlite; give a labels file or a run directory")
+    else:
+        from ..agreement import calibrated_rates, read_labels
+
+        rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
+        missing = f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate"
     if not rates:
-        click.echo(
-            f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate", err=True
-        )
+        click.echo(missing, err=True)
         return
     path = out_dir / "summary.json"
     summary = json.loads(path.read_text(encoding="utf-8"))
     summary["calibrated"] = {j: c.model_dump() for j, c in rates.items()}
     write_json_atomic(path, summary)
-    if not quiet:
-        for j, c in rates.items():
-            obs = "n/a" if c.observed is None else f"{c.observed:.1%}"
-            click.echo(f"{j}: observed pass rate {obs}; corrected {calibrated_text(c)}")
+    for j, c in rates.items():
+        if not quiet:
+            click.echo(rate_line(j, c))
+        if c.warning:
+            click.echo(f"warning: {c.warning}", err=True)

@@ -77,7 +77,8 @@ def evaluate(
     `JUDGE@MEMBER` and the panel's under `JUDGE` (see trust/panel.py); `aggregation` ("majority"; "mean" or
     "median" for scores) and `weights` (one per member) say how members are combined.
     `escalate_to` + `escalate_below`: a cascade: `model` judges every cell, the cells whose
-    confidence is below the threshold are judged again by `escalate_to` (see trust/cascade.py).
+    confidence is below the threshold are judged again by `escalate_to` (see trust/cascade.py); with `panel`,
+    the panel is the first stage and its confidence the members' agreement (see trust/panel_cascade.py).
     `run_id`: store the results under this run of the store (panels and cascades put every member in one run);
     `rows`: only these row indexes (a cascade's escalated rows).
     """

@@ -1,5 +1,5 @@
-"""How much to trust the numbers: judge panels (panel.py), escalation cascades (cascade.py) and the threshold
-a cascade needs to reach a target agreement (escalation.py). Corrected pass rates live in `localjudge.calibration`.
+"""How much to trust the numbers: judge panels (panel.py), escalation cascades (cascade.py), a panel as a cascade's
+first stage (panel_cascade.py) and the threshold a cascade needs to reach a target agreement (escalation.py). Corrected pass rates live in `localjudge.calibration`.
 
 `runner.evaluate(panel=...)` or `evaluate(escalate_to=..., escalate_below=...)` lands in `dispatch`; each member
 or cascade stage is an ordinary `evaluate` into one run of one store (see members.py).
@@ -32,8 +32,12 @@ def dispatch(
     unknown = set(kw) - _PANEL_KEYS - _RUN_KEYS
     if unknown:
         raise TypeError(f"evaluate() got unexpected keyword argument(s): {', '.join(sorted(unknown))}")
-    if panel is not None and escalate_to is not None:
-        raise InputError("--panel and --escalate-to: choose one (a panel member cannot escalate yet)")
+    if panel is not None and (escalate_to is not None or escalate_below is not None):
+        if escalate_to is None:
+            raise InputError("--escalate-below needs --escalate-to MODEL")
+        from .panel_cascade import run_panel_cascade
+
+        return run_panel_cascade(data, judges, panel=panel, escalate_to=escalate_to, escalate_below=escalate_below, **kw)
     if panel is not None:
         from .panel import run_panel
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ..agreement import Kind, judge_kind, judge_value
 from ..engine.base import DecodeOptions, Engine
@@ -29,7 +29,6 @@ from ..errors import InputError
 from ..results import JudgeResult, ResultRow
 from ..store import Store
 from .members import (
-    RenamedJudge,
     finish_run,
     free_new_engines,
     labels_for,
@@ -37,6 +36,7 @@ from .members import (
     member_judge,
     resolve_judges,
     results_by_judge,
+    run_as_member,
     sum_counts,
 )
 
@@ -78,7 +78,6 @@ def run_cascade(
     **run: Any,
 ) -> RunResult:
     """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
-    from ..batch.run import run as evaluate
     from ..pairwise import BothOrders
 
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
@@ -94,17 +93,8 @@ def run_cascade(
     lab_first, lab_strong = labels_for([first if first is not None else "default", escalate_to], "--escalate-to")
 
     def stage(m: Any, lab: str, rows: set[int] | None, jset: Sequence[JudgeProtocol], run_id: str | None) -> RunResult:
-        return evaluate(
-            data,
-            [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, lab))) for j in jset],
-            model=None if isinstance(m, Engine) else m,
-            engine=m if isinstance(m, Engine) else None,
-            judges_dir=judges_dir,
-            options=opts,
-            limit=limit,
-            run_id=run_id,
-            rows=rows,
-            **run,
+        return run_as_member(
+            data, jset, lab, m, judges_dir=judges_dir, options=opts, limit=limit, run_id=run_id, rows=rows, **run
         )
 
     before = loaded_engine_keys()
@@ -135,23 +125,15 @@ def run_cascade(
             names += [j.name, n1, n2]
             by = results_by_judge(store, res1.run_id, [n1, n2], n_rows)
             kind, _ = judge_kind(list(by[n1].values()))
-            stats[j.name] = _finish(store, j.name, kind, by[n1], by[n2], conf[j.name], escalate_below)
+            stats[j.name] = store_cascade(store, j.name, kind, by[n1], by[n2], conf[j.name], escalate_below)
         counts = sum_counts(results)
         meta = dict(results[-1].summary.run)
-        meta.update(
-            model_id=f"cascade:{lab_first}->{lab_strong}",
-            cascade={
-                "first": lab_first,
-                "escalate_to": lab_strong,
-                "threshold": escalate_below,
-                "confidence": "agreement of both orders" if not opts.probs else "probability of the chosen verdict (--probs)",
-                "judges": stats,
-            },
-        )
+        how = "agreement of both orders" if not opts.probs else "probability of the chosen verdict (--probs)"
+        meta.update(cascade_meta(lab_first, lab_strong, escalate_below, how, stats))
         return finish_run(store, res1, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
 
 
-def _finish(
+def store_cascade(
     store: Store,
     name: str,
     kind: Kind,
@@ -160,7 +142,9 @@ def _finish(
     conf: dict[int, float | None],
     threshold: float,
 ) -> dict[str, Any]:
-    """Store the cascade's result of every cell of one judge; return its figures."""
+    """Store the cascade's result of every cell of one judge under `name` (the first stage's result, or the strong
+    model's where the cell was escalated and it gave a verdict); return the judge's figures (fraction escalated,
+    agreement of the first stage with the strong model on escalated cells, time saved)."""
     n_esc = agree = n_cmp = n_strong = 0
     first_ms = sum(r.result.timings.total_ms for r in first.values())
     strong_ms = 0.0
@@ -207,6 +191,15 @@ def _finish(
     }
 
 
+def cascade_meta(first: str, strong: str, threshold: float, how: str, stats: dict[str, Any]) -> dict[str, Any]:
+    """The run record's `model_id` and `cascade` fields: who judged first, who judged the cells below `threshold`,
+    how confidence was told, and each judge's figures (`store_cascade`)."""
+    return {
+        "model_id": f"cascade:{first}->{strong}",
+        "cascade": {"first": first, "escalate_to": strong, "threshold": threshold, "confidence": how, "judges": stats},
+    }
+
+
 def cascade_lines(cascade: dict[str, Any]) -> list[str]:
     """The cascade's figures for a terminal."""
     lines = [
@@ -218,7 +211,7 @@ def cascade_lines(cascade: dict[str, Any]) -> list[str]:
         saved = s["time_saved_ms_estimated"]
         lines.append(
             f"  {judge}: escalated {s['escalated']} of {s['n']} ({'n/a' if frac is None else f'{frac:.1%}'}); "
-            f"first agrees with {cascade['escalate_to']} on {'n/a' if ag is None else f'{ag:.1%}'} of {s['n_compared']} escalated; "
+            f"{'first' if cascade['first'] != 'panel' else 'panel'} agrees with {cascade['escalate_to']} on {'n/a' if ag is None else f'{ag:.1%}'} of {s['n_compared']} escalated; "
             f"time saved vs {cascade['escalate_to']} on every row: "
             + ("n/a" if saved is None else f"{saved / 1000:.1f}s (estimated from its time per escalated row)")
         )

@@ -3,8 +3,10 @@ same-family warning, and reading one run's results back by judge.
 
 A member's results are ordinary results of the run under the judge name `JUDGE@MEMBER` (no schema change: the
 store keys results by (run, row, judge)); the panel's or cascade's own result is stored under `JUDGE`. A member's
-cache key is the key of an ordinary cell of judge `JUDGE@MEMBER` on that member's model, so running the same panel
-again reuses every member's results, and adding a member runs only the new one.
+cache key is the key a solo run of `JUDGE` on that member's model gives the cell (`RenamedJudge.key_name`, see
+batch/plan.py), so running the same panel again reuses every member's results, adding a member runs only the new
+one, and a panel reuses an earlier solo run of one of its models in the same store (and a solo run a panel's).
+Stores written before keyed members with `JUDGE@MEMBER`; those keys are still found, so they resume too.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
@@ -64,6 +66,7 @@ class RenamedJudge:
     def __init__(self, inner: JudgeProtocol, name: str):
         self.inner = inner
         self.name = name
+        self.key_name = inner.name  # cache keys are the renamed judge's (batch/plan.py), shared with solo runs
 
     def __getattr__(self, attr: str) -> Any:
         if attr == "inner":  # during unpickling, before __dict__ is set
@@ -87,6 +90,20 @@ class RenamedJudge:
     ) -> None:
         """The inner judge's `submit_many`, its results renamed on the way back."""
         self.inner.submit_many(engine, rows, options, lambda i, r: on_result(i, self._rename(r)), model_id)
+
+
+def run_as_member(data: Any, judges: Sequence[JudgeProtocol], label: str, model: Any, **run: Any) -> RunResult:
+    """A plain run of `judges` under the names `JUDGE@label` on `model` (a model spec, a loaded `Engine`, or None:
+    the default model); `run`: the batch run's other keywords (run_id, rows, out, options, ...)."""
+    from ..batch.run import run as evaluate
+
+    return evaluate(
+        data,
+        [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, label))) for j in judges],
+        model=None if isinstance(model, Engine) else model,
+        engine=model if isinstance(model, Engine) else None,
+        **run,
+    )
 
 
 def resolve_judges(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, both_orders: bool) -> list[JudgeProtocol]:

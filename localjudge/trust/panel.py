@@ -24,7 +24,8 @@ import statistics
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate import value_key
 from ..agreement import Kind, judge_kind, judge_value
@@ -34,20 +35,21 @@ from ..results import JudgeResult, ResultRow, Timings, Usage
 from ..store import Store
 from .members import (
     MODEL_COLUMNS,
-    RenamedJudge,
     finish_run,
     free_new_engines,
     labels_for,
     loaded_engine_keys,
     member_judge,
+    member_label,
     resolve_judges,
     results_by_judge,
+    run_as_member,
     same_family_warnings,
     sum_counts,
 )
 
 if TYPE_CHECKING:
-    from ..batch.types import RunResult
+    from ..batch.types import RunCounts, RunResult
     from ..judges.protocol import JudgeProtocol
 
 AGGREGATIONS = ("majority", "mean", "median")
@@ -94,19 +96,21 @@ def combine(
     usage = Usage(**{k: sum(getattr(r.result.usage, k) for _, r in members) for k in Usage.model_fields})
     timings = Timings(**{k: sum(getattr(r.result.timings, k) for _, r in members) for k in Timings.model_fields})
     first = members[0][1].result
-    common: dict[str, Any] = dict(judge=name, judge_version=first.judge_version, format=first.format, model_id="panel")
     votes = {lab: (judge_value(r, kind) if kind != "numeric" else r.result.score) for lab, r in members if r.result.scored}
     details: dict[str, Any] = {"panel": {"members": votes, "aggregation": aggregation, "n_scored": len(scored)}}
+    # what every panel result has: its name, the members' summed usage and timings, the votes
+    common: dict[str, Any] = dict(
+        judge=name,
+        judge_version=first.judge_version,
+        format=first.format,
+        model_id="panel",
+        usage=usage,
+        timings=timings,
+        details=details,
+    )
     if not scored:
         why = "; ".join(f"{lab}: {r.result.unscored_reason or 'no verdict'}" for lab, r in members)
-        return JudgeResult(
-            **common,
-            usage=usage,
-            timings=timings,
-            details=details,
-            unscored_reason="panel_unscored",
-            error=f"no member scored ({why})",
-        )
+        return JudgeResult(**common, unscored_reason="panel_unscored", error=f"no member scored ({why})")
     if kind == "numeric":
         xs = [float(r.result.score) for _, r in scored if r.result.score is not None]
         ws = [weights.get(lab, 1.0) for lab, r in scored if r.result.score is not None]
@@ -128,9 +132,6 @@ def combine(
                 "passed": score >= pass_threshold,
                 "rationale": f"panel {aggregation} of {len(scored)}: {shown}",
                 "raw_text": "",
-                "usage": usage,
-                "timings": timings,
-                "details": details,
                 "expected_score": None,
             }
         )
@@ -145,9 +146,6 @@ def combine(
     if len(leaders) > 1:
         return JudgeResult(
             **common,
-            usage=usage,
-            timings=timings,
-            details=details,
             unscored_reason="panel_tie",
             error=f"panel tie between {' and '.join(map(str, leaders))} ({shown}); add a member or give weights",
         )
@@ -159,9 +157,6 @@ def combine(
             **common,
             "rationale": f"panel majority {top:g} of {sum(tally.values()):g}: {shown}",
             "raw_text": "",
-            "usage": usage,
-            "timings": timings,
-            "details": details,
             "expected_score": sum(e for e in exp if e is not None) / len(exp) if all(e is not None for e in exp) else None,
         }
     )
@@ -223,7 +218,33 @@ def _family_warnings(data: Any, labels: Sequence[str], limit: int | None) -> tup
         return None, []
 
 
-def run_panel(
+@dataclass
+class PanelRun:
+    """A panel's members judged and its verdicts stored: what `run_panel` and a panel cascade (panel_cascade.py)
+    finish their run from. `cells`: judge -> row index -> (the panel's verdict, its members' (label, row))."""
+
+    results: list[RunResult]
+    judges: list[JudgeProtocol]
+    labels: list[str]
+    weights: dict[str, float]
+    names: list[str]
+    meta: dict[str, Any]
+    counts: RunCounts
+    kinds: dict[str, Kind]
+    cells: dict[str, dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]]]
+    n_rows: int
+
+
+def run_panel(data: Any, judges: Sequence[str | JudgeProtocol], **kw: Any) -> RunResult:
+    """Run a panel (see the module docstring): `judge_with_panel`'s keywords (panel=, aggregation=, weights=) and
+    evaluate's other keywords (out, mapping, options, ...); returns the finished run."""
+    pr = judge_with_panel(data, judges, **kw)
+    last = pr.results[-1]
+    with Store(last.store_path) as store:
+        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=kw.get("csv_raw", False))
+
+
+def judge_with_panel(
     data: Any,
     judges: Sequence[str | JudgeProtocol],
     *,
@@ -235,11 +256,13 @@ def run_panel(
     judges_dir: str | None = None,
     both_orders: bool = False,
     limit: int | None = None,
+    verdict_as: str | None = None,
+    reserved: Sequence[str | os.PathLike[str] | Engine] = (),
     **run: Any,
-) -> RunResult:
-    """Run a panel (see the module docstring); `run` holds evaluate's other keywords (out, mapping, options, ...)."""
-    from ..batch.run import run as evaluate
-
+) -> PanelRun:
+    """Every member over every cell, then the panel's verdict of each cell stored under `JUDGE` (or
+    `JUDGE@<verdict_as>`, when the panel is a cascade's first stage); `reserved`: models that may not be members
+    (a cascade's strong model). Bad input is refused before any inference."""
     members = list(panel)
     if model is not None or engine is not None:
         raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
@@ -248,29 +271,25 @@ def run_panel(
     if aggregation not in AGGREGATIONS:
         raise InputError(f"--panel-aggregate {aggregation!r}: use one of {', '.join(AGGREGATIONS)}")
     labels = labels_for(members, "--panel")
+    if verdict_as is not None and verdict_as in labels:
+        raise InputError(f"--panel: a member may not be named {verdict_as!r} (the panel's own verdict is stored so)")
+    for r in reserved:
+        if member_label(r) in labels:
+            raise InputError(f"--escalate-to {member_label(r)!r} is a panel member; escalate to a model outside the panel")
     if weights is not None and (len(weights) != len(members) or any(not w > 0 for w in weights)):
         raise InputError(f"--panel-weights: give {len(members)} positive numbers, one per member in --panel order")
     wmap = dict(zip(labels, weights or [1.0] * len(labels), strict=True))
     js = resolve_judges(judges, judges_dir, both_orders)
     col, warns = _family_warnings(data, labels, limit)
     for w in warns:
-        warnings.warn(w, UserWarning, stacklevel=3)
+        warnings.warn(w, UserWarning, stacklevel=4)
     executor = run.pop("executor", None)
     progress = run.pop("progress", None)
 
     def member(i: int, ex: Any, run_id: str | None) -> RunResult:
-        m, lab = members[i], labels[i]
-        return evaluate(
-            data,
-            [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, lab))) for j in js],
-            model=None if isinstance(m, Engine) else m,
-            engine=m if isinstance(m, Engine) else None,
-            judges_dir=judges_dir,
-            limit=limit,
-            run_id=run_id,
-            executor=ex,
-            progress=progress if ex is None or ex == "local" else None,
-            **run,
+        shown = progress if ex is None or ex == "local" else None
+        return run_as_member(
+            data, js, labels[i], members[i], judges_dir=judges_dir, limit=limit, run_id=run_id, executor=ex, progress=shown, **run
         )
 
     results: list[RunResult] = []
@@ -297,48 +316,50 @@ def run_panel(
     n_rows = max(r.n_rows for r in results)
     names: list[str] = []
     stats: dict[str, Any] = {}
-    n_ties = 0
+    kinds: dict[str, Kind] = {}
+    all_cells: dict[str, dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]]] = {}
     with Store(last.store_path) as store:
         for j in js:
             mnames = [member_judge(j.name, lab) for lab in labels]
-            names += [j.name, *mnames]
+            vname = j.name if verdict_as is None else member_judge(j.name, verdict_as)
+            names += [vname, *mnames]
             by = results_by_judge(store, last.run_id, mnames, n_rows)
             rows_any = [r for d in by.values() for r in d.values()]
             kind, _ = judge_kind(rows_any)
             cells: dict[int, tuple[JudgeResult, list[tuple[str, ResultRow]]]] = {}
             for idx in sorted({i for d in by.values() for i in d}):
                 mem = [(lab, by[mn][idx]) for lab, mn in zip(labels, mnames, strict=True) if idx in by[mn]]
-                panel_res = combine(j.name, kind, mem, wmap, aggregation, j.pass_threshold)
+                panel_res = combine(vname, kind, mem, wmap, aggregation, j.pass_threshold)
                 base = mem[0][1]
                 err = panel_res.error if not panel_res.scored else None
                 store.put(
                     ResultRow(
                         **base.model_dump(exclude={"judge", "result", "cache_key", "record", "error"}),
-                        judge=j.name,
+                        judge=vname,
                         result=panel_res,
                         error=err,
                     )
                 )
                 cells[idx] = (panel_res, mem)
             stats[j.name] = _judge_stats(kind, labels, cells)
-            n_ties += stats[j.name]["ties"]
-        counts = sum_counts(results)
-        counts.unscored += sum(s["n"] - s["decided"] for s in stats.values())
-        meta = dict(last.summary.run)
-        meta.update(
-            model_id="panel:" + ",".join(labels),
-            panel={
-                "members": labels,
-                "member_models": [m if isinstance(m, str) else lab for m, lab in zip(members, labels, strict=True)],
-                "aggregation": aggregation,
-                "weights": wmap,
-                "judges": stats,
-                "data_model_column": col,
-                "warnings": warns,
-                "ray": on_ray,
-            },
-        )
-        return finish_run(store, last, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
+            kinds[j.name], all_cells[j.name] = kind, cells
+    counts = sum_counts(results)
+    counts.unscored += sum(s["n"] - s["decided"] for s in stats.values())
+    meta = dict(last.summary.run)
+    meta.update(
+        model_id="panel:" + ",".join(labels),
+        panel={
+            "members": labels,
+            "member_models": [m if isinstance(m, str) else lab for m, lab in zip(members, labels, strict=True)],
+            "aggregation": aggregation,
+            "weights": wmap,
+            "judges": stats,
+            "data_model_column": col,
+            "warnings": warns,
+            "ray": on_ray,
+        },
+    )
+    return PanelRun(results, js, labels, wmap, names, meta, counts, kinds, all_cells, n_rows)
 
 
 def panel_lines(panel: dict[str, Any]) -> list[str]:
@@ -359,4 +380,4 @@ def panel_lines(panel: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["combine", "fleiss_kappa", "panel_lines", "run_panel"]
+__all__ = ["PanelRun", "combine", "fleiss_kappa", "judge_with_panel", "panel_lines", "run_panel"]

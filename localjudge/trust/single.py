@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..agreement import judge_kind
+from ..agreement import Kind, judge_kind
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions
 from ..errors import InputError
@@ -25,17 +25,16 @@ def _judge_with(
         free_new_engines(before)
 
 
-def judge_panel(
+def _panel(
     judge: JudgeProtocol,
     variables: Mapping[str, Any],
     members: Sequence[str],
-    *,
     options: DecodeOptions,
-    model_options: Any = None,
-    aggregation: str = "majority",
-    weights: Sequence[float] | None = None,
-) -> dict[str, Any]:
-    """{"panel": the panel's result, "members": {member: result}} for one example (members judged one at a time)."""
+    model_options: Any,
+    aggregation: str,
+    weights: Sequence[float] | None,
+) -> tuple[JudgeResult, list[tuple[str, ResultRow]], Kind, dict[str, float]]:
+    """The panel's verdict, its members' (label, row), the verdict kind and the weights by label."""
     from .panel import AGGREGATIONS, combine
 
     if len(members) < 2:
@@ -49,8 +48,47 @@ def judge_panel(
     rows = [(lab, ResultRow(row_index=0, row_id="0", judge=judge.name, result=r)) for lab, r in got.items()]
     kind, _ = judge_kind([r for _, r in rows])
     wmap = dict(zip(labels, weights or [1.0] * len(labels), strict=True))
-    panel = combine(judge.name, kind, rows, wmap, aggregation, judge.pass_threshold)
-    return {"panel": panel.model_dump(), "members": {lab: r.model_dump() for lab, r in got.items()}}
+    return combine(judge.name, kind, rows, wmap, aggregation, judge.pass_threshold), rows, kind, wmap
+
+
+def judge_panel(
+    judge: JudgeProtocol,
+    variables: Mapping[str, Any],
+    members: Sequence[str],
+    *,
+    options: DecodeOptions,
+    model_options: Any = None,
+    aggregation: str = "majority",
+    weights: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """{"panel": the panel's result, "members": {member: result}} for one example (members judged one at a time)."""
+    panel, rows, _, _ = _panel(judge, variables, members, options, model_options, aggregation, weights)
+    return {"panel": panel.model_dump(), "members": {lab: r.result.model_dump() for lab, r in rows}}
+
+
+def judge_panel_cascade(
+    judge: JudgeProtocol,
+    variables: Mapping[str, Any],
+    members: Sequence[str],
+    escalate_to: str,
+    threshold: float,
+    *,
+    options: DecodeOptions,
+    model_options: Any = None,
+    aggregation: str = "majority",
+    weights: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """A panel as a cascade's first stage on one example (see panel_cascade.py): {"result": the verdict that stands,
+    "escalated", "confidence", "threshold", "panel": the panel's result, "members": {member: result}, "strong"}."""
+    from .members import member_label
+    from .panel_cascade import panel_confidence
+
+    if member_label(escalate_to) in labels_for(members, "--panel"):
+        raise InputError(f"--escalate-to {member_label(escalate_to)!r} is a panel member; escalate to a model outside the panel")
+    panel, rows, kind, wmap = _panel(judge, variables, members, options, model_options, aggregation, weights)
+    c = panel_confidence(kind, panel, rows, wmap, options.probs)
+    first = {"panel": panel.model_dump(), "members": {lab: r.result.model_dump() for lab, r in rows}}
+    return _escalate(panel, c, threshold, first, escalate_to, judge, options, model_options, variables)
 
 
 def judge_cascade(
@@ -70,7 +108,24 @@ def judge_cascade(
         raise InputError("--escalate-to needs --probs: the confidence is the probability of the chosen verdict")
     labels_for([first or "default", escalate_to], "--escalate-to")
     r1 = _judge_with(first, judge, options, model_options, variables)
-    c = confidence(r1)
+    return _escalate(
+        r1, confidence(r1), threshold, {"first": r1.model_dump()}, escalate_to, judge, options, model_options, variables
+    )
+
+
+def _escalate(
+    r1: JudgeResult,
+    c: float | None,
+    threshold: float,
+    first: dict[str, Any],
+    escalate_to: str,
+    judge: JudgeProtocol,
+    options: DecodeOptions,
+    model_options: Any,
+    variables: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The first stage's result `r1` (of confidence `c`) stands, or `escalate_to`'s when `c` is below the threshold:
+    {"result", "escalated", "confidence", "threshold", **first (what the first stage shows), "strong"}."""
     escalated = c is None or c < threshold
     r2 = _judge_with(escalate_to, judge, options, model_options, variables) if escalated else None
     stands = r2 if r2 is not None and r2.scored else r1
@@ -79,6 +134,6 @@ def judge_cascade(
         "escalated": escalated,
         "confidence": c,
         "threshold": threshold,
-        "first": r1.model_dump(),
+        **first,
         "strong": None if r2 is None else r2.model_dump(),
     }
