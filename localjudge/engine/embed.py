@@ -36,7 +36,7 @@ class LlamaEmbedder:
     def _load(self) -> Any:
         import llama_cpp
 
-        from .llama import _quiet_llama_logs
+        from .llama_log import _quiet_llama_logs
 
         _quiet_llama_logs(llama_cpp, False)
         threads = self.n_threads or default_threads()
