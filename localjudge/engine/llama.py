@@ -33,7 +33,7 @@ from .base import DecodeOptions, Generation, Message, ModelIdentity, generate_qu
 from .capabilities import ALL
 from .constraint import TokenFSM, compile_regex
 from .job import DecodeJob
-from .llama_log import _LLAMA_ERRORS, _quiet_llama_logs
+from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 from .llama_options import LlamaOptions
 from .llama_scheduler import SequenceScheduler
 from .llama_text import LlamaText
@@ -41,6 +41,7 @@ from .llg import LLGCompiled, LLGVocab
 from .threads import default_threads
 
 __all__ = ["LlamaBackend", "LlamaEngine", "LlamaOptions"]
+_quiet_llama_logs = quiet_llama_logs  # its name when it lived here
 
 THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
 FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
@@ -85,7 +86,7 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         chat_template, verbose = o.chat_template, o.verbose
 
         self._L = llama_cpp
-        _quiet_llama_logs(llama_cpp, verbose)
+        quiet_llama_logs(llama_cpp, verbose)
         self.info: ModelInfo = resolve_model(model)
         check_gguf(self.info.path)
         if self.info.sha256:
@@ -97,12 +98,12 @@ class LlamaEngine(LlamaText, SequenceScheduler):
                 "llama-cpp-python, or drop --gpu-layers"
             )
         llama_cpp.llama_backend_init()
-        _LLAMA_ERRORS.clear()
+        LLAMA_ERRORS.clear()
         mp = llama_cpp.llama_model_default_params()
         mp.n_gpu_layers = int(n_gpu_layers)
         self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
         if not self._model:
-            why = next((e for e in _LLAMA_ERRORS if "error loading model" in e), _LLAMA_ERRORS[0] if _LLAMA_ERRORS else "")
+            why = next((e for e in LLAMA_ERRORS if "error loading model" in e), LLAMA_ERRORS[0] if LLAMA_ERRORS else "")
             raise NotGGUFError(
                 f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
                 "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python"

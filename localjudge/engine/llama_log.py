@@ -8,10 +8,10 @@ from __future__ import annotations
 import ctypes
 
 _LOG_CB = None
-_LLAMA_ERRORS: list[str] = []  # llama.cpp's last error lines, quoted in our own one-line errors
+LLAMA_ERRORS: list[str] = []  # llama.cpp's last error lines, quoted in our own one-line errors
 
 
-def _quiet_llama_logs(llama_cpp, verbose: bool) -> None:
+def quiet_llama_logs(llama_cpp, verbose: bool) -> None:
     """llama.cpp logs model loading to stderr; keep only errors unless verbose (process-wide)."""
     global _LOG_CB
     if verbose or _LOG_CB is not None:
@@ -20,8 +20,8 @@ def _quiet_llama_logs(llama_cpp, verbose: bool) -> None:
     @llama_cpp.llama_log_callback
     def _cb(level, text, user_data):  # pragma: no cover - called from C
         if level == 4:  # GGML_LOG_LEVEL_ERROR (NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5)
-            _LLAMA_ERRORS.append(text.decode("utf-8", "replace").strip())
-            del _LLAMA_ERRORS[:-5]
+            LLAMA_ERRORS.append(text.decode("utf-8", "replace").strip())
+            del LLAMA_ERRORS[:-5]
 
     _LOG_CB = _cb
     llama_cpp.llama_log_set(_LOG_CB, ctypes.c_void_p(0))
