@@ -36,49 +36,38 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from .agreement import read_labels
+from .align_labels import NEGATIVE_GUESSES, POSITIVE_GUESSES, binary_labels, example_output, example_variables
+from .align_measure import Change, Metrics, accuracy_or_none, choose_threshold, metrics, paired_change, stratified_split
+from .align_spec import build_aligned_spec
 from .atomic import write_atomic, write_json_atomic
 from .batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
-from .digest import sha256_file
 from .engine.base import DecodeOptions, Engine
 from .errors import InputError
-from .formats import OutputFormat
 from .judges import Judge, get_judge
 from .judges.spec import spec_from_dict
 from .judges.writer import dump_judge_toml
-from .stats import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
+from .stats import cohen_kappa, roc_auc
 
-POSITIVE_GUESSES = ("yes", "true", "pass", "1", "positive", "good", "correct")
-NEGATIVE_GUESSES = ("no", "false", "fail", "0", "2", "negative", "bad", "incorrect")
-
-
-class Metrics(BaseModel):
-    """Agreement on a set of rows, with 95 % bootstrap intervals."""
-
-    n: int
-    accuracy: float | None
-    accuracy_ci: tuple[float, float] | None = None
-    kappa: float | None
-    kappa_ci: tuple[float, float] | None = None
-    auc: float | None
-    auc_ci: tuple[float, float] | None = None
-
-
-class Change(BaseModel):
-    """After - before on the held-out rows, with a paired bootstrap interval, and what it means."""
-
-    metric: str
-    before: float | None
-    after: float | None
-    difference: float | None
-    ci: tuple[float, float] | None
-    verdict: str  # "no significant change", "better (CI above 0)", "worse (CI below 0)", "undefined"
+__all__ = [  # the pieces live in align_measure, align_labels and align_spec; importable from here as before
+    "NEGATIVE_GUESSES",
+    "POSITIVE_GUESSES",
+    "AlignReport",
+    "Change",
+    "Metrics",
+    "align",
+    "binary_labels",
+    "choose_threshold",
+    "example_output",
+    "metrics",
+    "paired_change",
+    "stratified_split",
+]
 
 
 class AlignReport(BaseModel):
@@ -115,163 +104,6 @@ class AlignReport(BaseModel):
     changes: list[Change]
     summary: str
     seconds: float
-
-
-# ------------------------------------------------------------------------------------------- pieces
-
-
-def stratified_split(positive: Sequence[bool], test_fraction: float, seed: int) -> tuple[list[int], list[int]]:
-    """(train, held-out) indices: each class shuffled with `random.Random(seed)`, its first round(f * n) held out."""
-    if not 0 < test_fraction < 1:
-        raise InputError(f"test fraction must be between 0 and 1, got {test_fraction}")
-    rng = random.Random(seed)
-    train: list[int] = []
-    test: list[int] = []
-    for cls in (True, False):
-        idx = [i for i, p in enumerate(positive) if p == cls]
-        rng.shuffle(idx)
-        k = int(round(test_fraction * len(idx)))
-        test += idx[:k]
-        train += idx[k:]
-    return sorted(train), sorted(test)
-
-
-def choose_threshold(scores: Sequence[float], positive: Sequence[bool]) -> tuple[float, float | None]:
-    """The t maximising Cohen's kappa of (score >= t) against the labels, over midpoints of distinct scores and 0.5;
-    ties: higher balanced accuracy, then t closest to 0.5. Returns (t, kappa at t)."""
-    distinct = sorted(set(scores))
-    cands = {0.5} | {(a + b) / 2 for a, b in zip(distinct, distinct[1:], strict=False)}
-    if distinct:
-        cands |= {distinct[0] - 1e-9, distinct[-1] + 1e-9}
-    best: tuple[float, float, float] | None = None
-    best_t = 0.5
-    for t in sorted(cands):
-        pred = [s >= t for s in scores]
-        k = cohen_kappa(list(positive), pred)
-        key = (-2.0 if k is None else k, balanced_accuracy(list(positive), pred), -abs(t - 0.5))
-        if best is None or key > best:
-            best, best_t = key, t
-    k_best = None if best is None or best[0] == -2.0 else best[0]
-    return best_t, k_best
-
-
-def _acc(y: Sequence[bool], p: Sequence[bool]) -> float:
-    return sum(a == b for a, b in zip(y, p, strict=True)) / len(y)
-
-
-def metrics(y: Sequence[bool], pred: Sequence[bool], score: Sequence[float], n_boot: int, seed: int) -> Metrics:
-    """Accuracy, kappa and AUC of `score` on these rows, each with a bootstrap interval."""
-    n = len(y)
-    if n == 0:
-        return Metrics(n=0, accuracy=None, kappa=None, auc=None)
-
-    def sub(f: Callable[..., Any], *cols: Sequence[Any]) -> Callable[[Sequence[int]], float | None]:
-        return lambda idx: f(*[[c[i] for i in idx] for c in cols])
-
-    return Metrics(
-        n=n,
-        accuracy=_acc(y, pred),
-        accuracy_ci=bootstrap_ci(sub(_acc, y, pred), n, n_boot, seed),
-        kappa=cohen_kappa(list(y), list(pred)),
-        kappa_ci=bootstrap_ci(sub(cohen_kappa, y, pred), n, n_boot, seed),
-        auc=roc_auc(y, score),
-        auc_ci=bootstrap_ci(sub(roc_auc, y, score), n, n_boot, seed),
-    )
-
-
-def paired_change(
-    name: str,
-    f: Callable[[Sequence[bool], Sequence[Any]], float | None],
-    y: Sequence[bool],
-    before: Sequence[Any],
-    after: Sequence[Any],
-    n_boot: int,
-    seed: int,
-) -> Change:
-    """after - before of statistic `f(labels, values)` with a paired bootstrap interval over the same rows."""
-    b, a = f(y, before), f(y, after)
-    diff = None if a is None or b is None else a - b
-
-    def stat(idx: Sequence[int]) -> float | None:
-        yy = [y[i] for i in idx]
-        fa, fb = f(yy, [after[i] for i in idx]), f(yy, [before[i] for i in idx])
-        return None if fa is None or fb is None else fa - fb
-
-    ci = bootstrap_ci(stat, len(y), n_boot, seed) if y else None
-    if diff is None or ci is None:
-        verdict = "undefined"
-    elif ci[0] > 0:
-        verdict = "better (CI above 0)"
-    elif ci[1] < 0:
-        verdict = "worse (CI below 0)"
-    else:
-        verdict = "no significant change"
-    return Change(metric=name, before=b, after=a, difference=diff, ci=ci, verdict=verdict)
-
-
-def _norm(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return str(v).strip().lower()
-
-
-def binary_labels(values: Sequence[Any], positive: str | None) -> tuple[list[bool | None], str]:
-    """Each label as positive / negative (None: empty), and the positive value used; `InputError` unless binary."""
-    norm = [None if v is None or (isinstance(v, str) and not v.strip()) else _norm(v) for v in values]
-    present = sorted({v for v in norm if v is not None})
-    if positive is None:
-        guess = [g for g in POSITIVE_GUESSES if g in present]
-        if len(present) == 2 and guess:
-            positive = guess[0]
-        elif present == ["1", "2"]:
-            positive = "1"
-        else:
-            raise InputError(
-                f"labels have values {present[:6]}; align needs two classes: say which one is positive with --positive VALUE"
-            )
-    positive = _norm(positive)
-    if positive not in present:
-        raise InputError(f"--positive {positive!r} is not a label value; the labels have {present[:6]}")
-    if len(present) != 2:
-        raise InputError(f"align needs binary labels; the label column has {len(present)} values: {present[:6]}")
-    return [None if v is None else v == positive for v in norm], positive
-
-
-def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> str:
-    """The answer a few-shot example shows: the verdict its label implies, in the judge's own format
-    (yes/no, the top or bottom score, the first or second answer, a labelled choice), with `rationale` where the
-    format has a free-text field ("" when the labels give none)."""
-    import json
-
-    from .formats import Choice, FeedbackFormat, PairwiseJSON, ScoreJSON, ScoreLines, YesNoJSON
-
-    why = rationale or ""
-    if isinstance(fmt, YesNoJSON):
-        res = "yes" if positive else "no"
-        return json.dumps({"rationale": why, "result": res}) if fmt.with_rationale else json.dumps({"result": res})
-    if isinstance(fmt, ScoreJSON):
-        x = int(fmt.range.hi if positive else fmt.range.lo)
-        return json.dumps({"eval_score": x, "explanation": why}) if fmt.with_explanation else json.dumps({"eval_score": x})
-    if isinstance(fmt, ScoreLines):
-        x = int(fmt.range.hi if positive else fmt.range.lo)
-        return f"score: {x}\njustification: {why or '-'}" if fmt.with_justification else f"score: {x}"
-    if isinstance(fmt, PairwiseJSON):
-        return json.dumps({"better_response": 1 if positive else 2, "explanation": why})
-    if isinstance(fmt, Choice) and fmt.values:
-        vals = fmt.values
-        lab = max(vals, key=lambda k: vals[k]) if positive else min(vals, key=lambda k: vals[k])
-        return json.dumps({"rationale": why, "result": lab}) if fmt.with_rationale else lab
-    if isinstance(fmt, FeedbackFormat):
-        value = ("A" if positive else "B") if fmt.mode == "relative" else str(int(fmt.range.hi if positive else fmt.range.lo))
-        fb = why or "-"
-        if fmt.kind == "prometheus":
-            return f"{fb} [RESULT] {value}" if fmt.with_feedback else f"[RESULT] {value}"
-        if fmt.kind == "flow_judge":
-            return f"<feedback>\n{fb}\n</feedback>\n<score>\n{value}\n</score>"
-        return f"**Reasoning:** {fb}\n\n**Result:** {value}"
-    raise InputError(f"few-shot examples are not supported for format {fmt.kind!r}; use --examples 0")
 
 
 # --------------------------------------------------------------------------------------------- align
@@ -395,7 +227,7 @@ def align(
         rest = [i for i in train if i not in pick]
         cand_shots = [
             {
-                "variables": _variables(j, data[i], mapping),
+                "variables": example_variables(j, data[i], mapping),
                 "output": example_output(fmt, y[i], str(rows[i].get(rationale_column) or "") if rationale_column else None),
                 "label": str(rows[i].get(label_column)),
                 "row": i,
@@ -428,7 +260,7 @@ def align(
     before = metrics(yt, before_pred, [es[i] for i in test], n_boot, seed)
     after = metrics(yt, after_pred, [final_scores[i] for i in test], n_boot, seed)
     changes = [
-        paired_change("accuracy", _acc_or_none, yt, before_pred, after_pred, n_boot, seed),
+        paired_change("accuracy", accuracy_or_none, yt, before_pred, after_pred, n_boot, seed),
         paired_change("cohen_kappa", lambda a, b: cohen_kappa(list(a), list(b)), yt, before_pred, after_pred, n_boot, seed),
         paired_change("auc", roc_auc, yt, [es[i] for i in test], [final_scores[i] for i in test], n_boot, seed),
     ]
@@ -439,7 +271,7 @@ def align(
     )
 
     new_name = name or f"{j.name}_aligned"
-    aligned_spec = _aligned_spec(
+    aligned_spec = build_aligned_spec(
         j,
         new_name,
         t,
@@ -508,82 +340,5 @@ def align(
     return report
 
 
-def _acc_or_none(y: Sequence[bool], p: Sequence[bool]) -> float | None:
-    return _acc(y, p) if y else None
-
-
 def _f(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
-
-
-def _variables(j: Judge, row: dict[str, Any], mapping: Any) -> dict[str, Any]:
-    """A labelled row's values for the judge's variables (names, aliases, then `mapping` var=column)."""
-    from .datasets import parse_mapping
-
-    cols = {v: spec.column for v, spec in parse_mapping(mapping).items()}
-    out: dict[str, Any] = {}
-    for v in j.variables:
-        for key in (cols.get(v.name), v.name, *v.aliases):
-            if key and row.get(key) is not None:
-                out[v.name] = row[key]
-                break
-    return out
-
-
-def _aligned_spec(
-    j: Judge,
-    name: str,
-    t: float,
-    shots: list[dict[str, Any]],
-    path: Path,
-    label_column: str,
-    positive: str,
-    seed: int,
-    test_fraction: float,
-    n_train: int,
-    n_test: int,
-    threshold_rule: str,
-    example_rule: str,
-    base: dict[int, Any],
-    usable: list[int],
-    before: Metrics,
-    after: Metrics,
-    changes: list[Change],
-    model_sha: str,
-) -> dict[str, Any]:
-    spec = j.spec.model_dump(mode="json", exclude_defaults=True)
-    first = next((base[i] for i in usable if base[i].model_id), None)
-    spec.update(
-        name=name,
-        version=f"{j.spec.version or '1'}+aligned",
-        description=f"{j.description} Aligned on {path.name}: decides on the expected score >= {t:.4g}.".strip(),
-        kind=j.spec.kind,
-        pass_threshold=t,
-        examples=shots,
-        alignment={
-            "score": "expected",
-            "based_on": f"{j.name} {j.version}",
-            "labels_file": str(path),
-            "labels_sha256": sha256_file(path),
-            "label_column": label_column,
-            "positive": positive,
-            "split_seed": seed,
-            "test_fraction": test_fraction,
-            "n_train": n_train,
-            "n_test": n_test,
-            "threshold": t,
-            "threshold_rule": threshold_rule,
-            "example_rule": example_rule,
-            "model_id": first.model_id if first else "",
-            "model_sha256": model_sha,
-            "aligned_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "heldout": {
-                "before": before.model_dump(mode="json"),
-                "after": after.model_dump(mode="json"),
-                "changes": {c.metric: {"difference": c.difference, "ci": c.ci, "verdict": c.verdict} for c in changes},
-            },
-        },
-    )
-    if not shots:
-        spec.pop("examples")
-    return spec

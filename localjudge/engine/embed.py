@@ -36,9 +36,9 @@ class LlamaEmbedder:
     def _load(self) -> Any:
         import llama_cpp
 
-        from .llama import _quiet_llama_logs
+        from .llama_log import quiet_llama_logs
 
-        _quiet_llama_logs(llama_cpp, False)
+        quiet_llama_logs(llama_cpp, False)
         threads = self.n_threads or default_threads()
         return llama_cpp.Llama(
             model_path=self.info.path,

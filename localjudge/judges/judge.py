@@ -5,6 +5,9 @@ format, parses, normalises, applies the judge's own rules and returns a `JudgeRe
 field filled. Failure is data: text that does not parse gives an unscored result
 (`unscored_reason="parse_error"`), a prompt that does not fit gives `"prompt_too_long"`; neither is
 ever turned into a "no". Bad input (a missing or empty required variable) raises `InputError`.
+
+This module holds the judge's description, messages and calls; the variables' values and prompt text are
+`values.py`'s, and turning outputs into results is `outcome.py`'s.
 """
 
 from __future__ import annotations
@@ -15,22 +18,14 @@ from importlib import resources
 from typing import Any
 
 from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, canonical_hash, drive
-from ..errors import InputError, JudgeSpecError, MissingVariableError, ParseError, PromptTooLongError
-from ..formats import FourLine, OutputFormat, VerdictList
-from ..results import JudgeResult, Timings, Usage
-from .builders import Plan, build_format, compile_spec, grading_context_text, instruction_fields_text
+from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError
+from ..formats import OutputFormat, VerdictList
+from ..results import JudgeResult
+from .builders import Plan, build_format, compile_spec
+from .outcome import JudgeOutcomes
 from .render import TemplateError, format_value, neutralise, render
 from .spec import JudgeSpec, Variable, spec_from_dict
-
-
-def _empty(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return not value.strip()
-    if isinstance(value, list | tuple | dict):
-        return len(value) == 0
-    return False
+from .values import VariableValues
 
 
 @functools.cache
@@ -47,7 +42,7 @@ def _kept_versions() -> dict[str, str]:
     return dict(tomllib.loads(text)["kept"])
 
 
-class Judge:
+class Judge(VariableValues, JudgeOutcomes):
     """One judge: `render(**vars)` → messages, `evaluate(engine, **vars)` → `JudgeResult`."""
 
     def __init__(self, spec: JudgeSpec, origin: str = "<builtin>"):
@@ -169,58 +164,7 @@ class Judge:
         data = {**self.spec.model_dump(mode="json", exclude_none=True), **updates}
         return Judge(spec_from_dict(data, f"{self.origin} (configured)"), f"{self.origin} (configured)")
 
-    # ---------------------------------------------------------------------------------- values
-
-    def _lookup(self, v: Variable, given: Mapping[str, Any]) -> Any:
-        for key in (v.name, *v.aliases):
-            if given.get(key) is not None:
-                return given[key]
-        if v.compose:
-            d = {k: given[src] for k, src in v.compose.items() if not _empty(given.get(src))}
-            if d:
-                return d
-        return v.default
-
-    def _values(self, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """Check the variables; return the raw values and their prompt text (neutralised, formatted)."""
-        raw: dict[str, Any] = {}
-        text: dict[str, str] = {}
-        tags = set(self._plan.tags)
-        for v in self._plan.variables:
-            if v.dict_format in ("xml_fields", "xml_blocks"):
-                val = self._lookup(v, given)
-                if isinstance(val, dict):
-                    tags |= {str(k) if v.dict_format == "xml_fields" else str(k).lower().replace(" ", "_") for k in val}
-        pairs = [(p[0], p[1]) for p in self.spec.neutralise]
-        for v in self._plan.variables:
-            val = self._lookup(v, given)
-            if val is None and v.required:
-                also = f" (also accepted: {', '.join(v.aliases)})" if v.aliases else ""
-                raise MissingVariableError(f"judge '{self.name}' needs variable '{v.name}'{also}; give it a value")
-            if _empty(val) and val is not None and not v.allow_empty:
-                if v.required:
-                    raise InputError(f"judge '{self.name}': variable '{v.name}' is empty; give it a non-empty value")
-                val = None
-            raw[v.name] = val
-            if val is None:
-                text[v.name] = v.empty_text or ""
-            elif v.choices is not None:
-                key = str(val)
-                if key not in v.choices:
-                    raise InputError(f"judge '{self.name}': variable '{v.name}' must be one of {sorted(v.choices)}, got {key!r}")
-                text[v.name] = v.choices[key]
-            else:
-                text[v.name] = format_value(neutralise(val, tags, pairs), v.list_format, v.dict_format, v.item_tag)
-                if _empty(val) and v.empty_text is not None:
-                    text[v.name] = v.empty_text
-        if self.kind == "v1_metric":
-            m = self.spec.metric
-            assert m is not None
-            safe = {c: neutralise(raw[c], tags, pairs) for c in m.grading_context_columns}
-            text["grading_context_columns"] = grading_context_text(m.grading_context_columns, safe)
-        elif self.kind == "instructions":
-            text["__fields__"] = instruction_fields_text([v.name for v in self._plan.variables if raw[v.name] is not None], text)
-        return raw, text
+    # --------------------------------------------------------------------------------- rendering
 
     def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
         out: list[Message] = []
@@ -243,30 +187,6 @@ class Judge:
                 n_sys = next((i for i, m in enumerate(out) if m.role != "system"), len(out))
                 out = [*out[:n_sys], *self._shots, *out[n_sys:]]
         return out
-
-    def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]:
-        """per_item: one (item, text values) per item of the item variable (one if it is not a list)."""
-        var = self.spec.item_variable
-        val = raw.get(var) if var else None
-        if not isinstance(val, list | tuple):
-            return [(val, text)]
-        assert var is not None
-        v = next(x for x in self._plan.variables if x.name == var)
-        out = []
-        for i, item in enumerate(val):
-            if _empty(item):
-                raise InputError(f"judge '{self.name}': item {i} of '{var}' is empty; remove it or give it text")
-            t = dict(text)
-            t[var] = format_value(
-                neutralise(item, self._plan.tags, [(p[0], p[1]) for p in self.spec.neutralise]),
-                v.list_format,
-                v.dict_format,
-                v.item_tag,
-            )
-            out.append((item, t))
-        return out
-
-    # --------------------------------------------------------------------------------- rendering
 
     def render(self, **variables: Any) -> list[Message]:
         """The messages of the first call (per_item: the first item; two_stage: the statements stage)."""
@@ -364,36 +284,6 @@ class Judge:
         except PromptTooLongError as e:
             return self._unscored(gens, model_id, "prompt_too_long", str(e))
 
-    def _aligned(self, res: JudgeResult, fmt: OutputFormat) -> JudgeResult:
-        """An aligned judge's result: score = the expected score, passed = score >= pass_threshold (the threshold
-        `align` chose), and a yes/no or pairwise value that follows the decision; what the model picked stays in
-        `details["aligned"]`. Unscored (`no_probabilities`) when the backend gives no token probabilities."""
-        if not res.scored:
-            return res
-        if res.expected_score is None:
-            return res.model_copy(
-                update={
-                    "value": None,
-                    "score": None,
-                    "passed": None,
-                    "unscored_reason": "no_probabilities",
-                    "error": f"judge {self.name!r} is aligned on the expected score, but the model gave no token "
-                    "probabilities at the verdict; use a llama.cpp model, or the judge it was aligned from",
-                }
-            )
-        passed = res.expected_score >= self.pass_threshold
-        values = fmt.value_scores() or {}
-        value = res.value
-        if set(values) == {"yes", "no"}:
-            value = "yes" if passed else "no"
-        elif res.value in (1, 2) and set(values.values()) <= {0.0, 1.0}:  # pairwise: 1 = the first answer
-            value = 1 if passed else 2
-        details = {
-            **res.details,
-            "aligned": {"picked": res.value, "picked_score": res.score, "threshold": self.pass_threshold},
-        }
-        return res.model_copy(update={"value": value, "score": res.expected_score, "passed": passed, "details": details})
-
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""
         if self.kind in ("two_stage", "per_item"):
@@ -402,93 +292,6 @@ class Judge:
         fmt = self._plan.formats[0]
         assert fmt is not None
         return self._single([Generation(text=text)], fmt, raw)
-
-    # ---------------------------------------------------------------------------------- results
-
-    def _base(self, gens: Sequence[Generation], fmt_name: str, model_id: str = "") -> dict[str, Any]:
-        usage, timings = Usage.of(gens), Timings.of(gens)
-        mid = next((g.model_id for g in gens if g.model_id), model_id)
-        return {
-            "judge": self.name,
-            "judge_version": self.version,
-            "format": fmt_name,
-            "model_id": mid,
-            "usage": usage,
-            "timings": timings,
-            "raw_text": "\n\n".join(g.text for g in gens),
-        }
-
-    def _scored(
-        self,
-        base: dict[str, Any],
-        value: Any,
-        score: float | None,
-        rationale: str | None,
-        verdict: dict[str, Any] | None,
-        details: dict[str, Any] | None = None,
-    ) -> JudgeResult:
-        passed = None if score is None else score >= self.pass_threshold
-        return JudgeResult(
-            **base, value=value, score=score, passed=passed, rationale=rationale, verdict=verdict, details=details or {}
-        )
-
-    def _unscored(
-        self, gens: Sequence[Generation], model_id: str, reason: str, error: str, details: dict[str, Any] | None = None
-    ) -> JudgeResult:
-        fmt = self._plan.formats[-1] or self._plan.formats[0]
-        base = self._base(gens, fmt.describe() if fmt else "", model_id)
-        return JudgeResult(**base, unscored_reason=reason, error=error, details=details or {})
-
-    def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult:
-        try:
-            verdict = fmt.parse(gens[0].text)
-        except ParseError as e:
-            return self._unscored(gens, "", "parse_error", str(e))
-        details: dict[str, Any] = {}
-        if self.kind == "four_line" and isinstance(fmt, FourLine):
-            has_context = not _empty(raw.get(self.spec.context_variable or ""))
-            rules = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
-            details = {
-                "has_context": has_context,
-                "final_reported": rules.final_reported,
-                "rules_applied": list(rules.rules_applied),
-            }
-            verdict = rules
-        if self._plan.numeric_values:
-            details["numeric_value"] = self._plan.numeric_values[fmt.value(verdict)]
-        return self._scored(
-            self._base(gens, fmt.describe()),
-            fmt.value(verdict),
-            fmt.normalise(verdict),
-            fmt.rationale(verdict),
-            verdict.model_dump(),
-            details,
-        )
-
-    def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult:
-        verdicts = []
-        for i, g in enumerate(gens):
-            try:
-                verdicts.append(fmt.parse(g.text))
-            except ParseError as e:
-                return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
-        if not is_list:
-            v = verdicts[0]
-            return self._scored(
-                self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump()
-            )
-        scores = [fmt.normalise(v) or 0.0 for v in verdicts]
-        items = [{"index": i, "value": fmt.value(v), "rationale": fmt.rationale(v)} for i, v in enumerate(verdicts)]
-        rationale = "\n".join(f"[{i}] {fmt.value(v)}: {fmt.rationale(v)}" for i, v in enumerate(verdicts))
-        details = {"items": items, "n_items": len(items), "n_relevant": int(sum(scores))}
-        return self._scored(
-            self._base(gens, fmt.describe()),
-            [fmt.value(v) for v in verdicts],
-            sum(scores) / len(scores),
-            rationale,
-            {"items": [v.model_dump() for v in verdicts]},
-            details,
-        )
 
     def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
         f1 = self._plan.formats[0]

@@ -1,0 +1,36 @@
+"""`LlamaOptions`: the typed options of `llama:` models, and which of them change outputs (the cache key's settings)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from .backends import BackendOptions
+
+
+class LlamaOptions(BackendOptions):
+    """Options of `llama:` models (`--option key=value`; --n-ctx, --threads, --gpu-layers, --n-batch,
+    --chat-template and run's --parallel are aliases)."""
+
+    n_ctx: int | None = Field(None, ge=16, description="context window in tokens per sequence (default: min(4096, the model's))")
+    n_threads: int | None = Field(
+        None, ge=1, description="CPU threads (default: the physical cores this process may use, minus one)"
+    )
+    n_batch: int = Field(512, ge=1, description="tokens per llama.cpp batch")
+    n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to the GPU (-1: all)")
+    n_parallel: int = Field(1, ge=1, le=64, description="requests decoded side by side (1: byte-identical to one at a time)")
+    chat_template: str | None = Field(None, description="'gguf' (from the model), 'raw' (plain text) or a Jinja template")
+    jump_forward: bool = Field(True, description="feed literals the format forces without sampling them")
+    reuse_prefix: bool = Field(True, description="reuse the KV cache of a shared prompt prefix")
+    verbose: bool = Field(False, description="show llama.cpp's own logs")
+    template_timeout: float = Field(10.0, gt=0, description="seconds one chat-template render may take (untrusted templates)")
+    template_memory_mb: int = Field(1024, ge=16, description="memory a chat-template render may use, in MB")
+
+    def settings(self) -> dict[str, Any]:
+        """The options that change outputs, as the cache key has always recorded them: n_ctx and
+        chat_template when given, n_parallel when > 1 (batched kernels round differently)."""
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("n_ctx", "chat_template") if getattr(self, k) is not None}
+        if self.n_parallel > 1:
+            out["n_parallel"] = self.n_parallel
+        return out
