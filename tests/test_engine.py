@@ -84,6 +84,29 @@ def test_prefix_reuse_gives_the_same_text_as_a_cold_cache(engine):
     assert warm.text == cold.text
 
 
+def test_a_long_prompt_gives_the_same_text_cold_after_itself_and_after_a_prompt_sharing_its_prefix():
+    """Past ~32 tokens llama.cpp computes a batch through other kernels, and with 2 threads a lone token rounds
+    differently: small physical batches and never a one-token prompt feed keep cold and warm identical."""
+    from localjudge.engine import load_engine
+
+    facts = " ".join(f"fact {i}: item {i} weighs {i * 3} grams." for i in range(20))
+    ask = [Message(role="user", content=facts + "\nQuestion: what does item 7 weigh? Answer: 21 grams. Correct? Explain.")]
+    other = [Message(role="user", content=facts + "\nQuestion: what does item 9 weigh? Answer: 5 grams, I think.")]
+    fmt = YesNoJSON(field_tokens=48)
+    eng = load_engine(n_threads=2)
+    try:
+        cold = eng.generate(ask, fmt)
+        again = eng.generate(ask, fmt)
+        eng.generate(other, fmt)
+        shared = eng.generate(ask, fmt)
+    finally:
+        eng.close()
+    assert again.text == cold.text and shared.text == cold.text
+    assert cold.n_prompt_tokens > 300 and cold.n_cached_prompt_tokens == 0
+    assert again.n_cached_prompt_tokens == cold.n_prompt_tokens - 2
+    assert 250 < shared.n_cached_prompt_tokens < cold.n_prompt_tokens - 2
+
+
 def test_seeded_sampling_is_reproducible(engine):
     fmt = YesNoJSON(field_tokens=16)
     a = engine.generate(MLFLOW_LIKE, fmt, DecodeOptions(temperature=1.0, seed=7))

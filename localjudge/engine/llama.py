@@ -118,7 +118,11 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         self.n_parallel = max(1, int(n_parallel))
         cp.n_ctx = self.n_ctx * self.n_parallel  # one stream of n_ctx cells per sequence
         cp.n_batch = self.n_batch
-        cp.n_ubatch = self.n_batch
+        # small physical batches: llama.cpp computes a token of a batch of more than ~32 tokens through other
+        # kernels than one of a smaller batch, which rounds differently; with every batch <= 32 a prompt gives
+        # the same logits whether it was evaluated cold or after a reused prefix (docs/reliability.md, §7)
+        self.n_ubatch = max(1, min(int(o.n_ubatch), self.n_batch))
+        cp.n_ubatch = self.n_ubatch
         cp.n_seq_max = self.n_parallel
         cp.kv_unified = False  # a unified cache makes every token attend over all sequences' cells
         cp.n_threads = self.n_threads

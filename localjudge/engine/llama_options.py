@@ -18,6 +18,11 @@ class LlamaOptions(BackendOptions):
         None, ge=1, description="CPU threads (default: the physical cores this process may use, minus one)"
     )
     n_batch: int = Field(512, ge=1, description="tokens per llama.cpp batch")
+    n_ubatch: int = Field(
+        32,
+        ge=1,
+        description="tokens llama.cpp computes at once (<= 32: an output never depends on how its prompt was split or reused)",
+    )
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to the GPU (-1: all)")
     n_parallel: int = Field(1, ge=1, le=64, description="requests decoded side by side (1: byte-identical to one at a time)")
     chat_template: str | None = Field(None, description="'gguf' (from the model), 'raw' (plain text) or a Jinja template")

@@ -70,6 +70,7 @@ class SequenceScheduler:
     _batch: Any  # the llama_batch every decode fills
     n_ctx: int
     n_batch: int
+    n_ubatch: int
     n_vocab: int
     n_parallel: int
     n_calls: int
@@ -130,7 +131,9 @@ class SequenceScheduler:
                     break
                 continue
             seq, lcp, src = pick
-            common = min(lcp, len(q.job.prompt) - 1)  # the last prompt token is evaluated again for its logits
+            # the last prompt tokens are evaluated again for their logits: two, so that no prompt is ever fed
+            # as a one-token batch (with more than one thread llama.cpp rounds a lone token differently)
+            common = max(0, min(lcp, len(q.job.prompt) - 2))
             if src is not None:  # whole-stream copy (llama.cpp copies across sequences only whole), then trim
                 self._L.llama_memory_seq_cp(self._mem, src, seq, -1, -1)
                 self._slots[seq][:] = self._slots[src]
@@ -166,6 +169,15 @@ class SequenceScheduler:
         if prefilling:
             self._eval([min(prefilling, key=lambda r: r.order)])
 
+    def _take(self, todo: int, room: int) -> int:
+        """How many of `todo` tokens to feed now (at most `room`): never leave llama.cpp a one-token physical
+        batch inside a longer feed, nor a one-token rest for the next call, so the same prompt is always
+        computed by the same kernels whatever prefix was reused (a lone token rounds differently)."""
+        k = min(todo, room)
+        while k > 2 and (k % self.n_ubatch == 1 or todo - k == 1):
+            k -= 1
+        return k
+
     def _eval(self, runs: list[_Running]) -> None:
         """One llama_decode: each run's next tokens (a prompt at most n_batch at a time); logits at the
         end of each run's feed, where its job then takes one step."""
@@ -173,7 +185,7 @@ class SequenceScheduler:
         n = 0
         fed: list[tuple[_Running, list[int], int | None]] = []
         for run in runs:
-            take = run.todo[: self.n_batch - n]
+            take = run.todo[: self._take(len(run.todo), self.n_batch - n)]
             pos0 = len(self._slots[run.seq])
             whole = len(take) == len(run.todo)
             for i, t in enumerate(take):
