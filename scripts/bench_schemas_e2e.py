@@ -19,7 +19,9 @@ smallest, Github_ultra and WashingtonPost), `--sample / len(categories)` schemas
 The prompt carries the schema's JSON (cut at 1,500 characters, as the `schemas` section's in-process run does);
 the constraint always gets the whole schema.
 
-Each request is streamed (time to first token = the first content byte; every schema is new to the server)
+Each request is streamed (time to first token = the first content delta; every schema is new to the server;
+localjudge streams the bytes its schema forces, such as `{"`, as soon as the request is accepted, before the
+prompt is evaluated, so the second delta's time is recorded too: the first token the model chose, or near it)
 and ends in exactly one outcome: `declined` (a 4xx naming what is refused), `context` (the 400 for a prompt
 the context cannot hold), `timeout` (no answer within --timeout seconds), `error` (5xx, a broken stream, a
 connection error), or, when answered, `valid` / `invalid` against the schema (the `jsonschema` package, the
@@ -114,7 +116,7 @@ def ask(client: Any, model: str, style: str, schema: dict, max_tokens: int, time
     """One streamed request; its record (outcome, times, answer, finish reason, tokens, message)."""
     import openai
 
-    rec: dict[str, Any] = {"ttft_s": None, "answer_s": None, "finish_reason": None, "tokens": None, "answer": None}
+    rec: dict[str, Any] = {"ttft_s": None, "t2_s": None, "answer_s": None, "finish_reason": None, "tokens": None, "answer": None}
     t0 = time.perf_counter()
     text, chunks = [], 0
     try:
@@ -129,6 +131,8 @@ def ask(client: Any, model: str, style: str, schema: dict, max_tokens: int, time
                     if c.delta.content:
                         if rec["ttft_s"] is None:
                             rec["ttft_s"] = time.perf_counter() - t0
+                        elif rec["t2_s"] is None:
+                            rec["t2_s"] = time.perf_counter() - t0
                         text.append(c.delta.content)
                         chunks += 1
                     if c.finish_reason:
@@ -253,17 +257,19 @@ def report(results: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Markdown lines: the table per server, per category, times, and each localjudge failure."""
     lines = [
         "| server | answered, valid | answered, invalid | unchecked | declined | context / timeout / error "
-        "| hit max_tokens | answer s median / p95 | first token s median / p95 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| hit max_tokens | answer s median / p95 | first delta s median / p95 | second delta s median / p95 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for who, recs in results.items():
         c = counts(recs)
         ans = [r["answer_s"] for r in recs if r["outcome"] in ("valid", "invalid", "unchecked")]
         ttft = [r["ttft_s"] for r in recs if r["ttft_s"] is not None]
+        t2 = [r["t2_s"] for r in recs if r.get("t2_s") is not None]
         lines.append(
             f"| {CONTENDERS.get(who, who)} | **{c['valid']}** | {c['invalid']} | {c['unchecked']} | {c['declined']} "
             f"| {c['context']} / {c['timeout']} / {c['error']} | {c['hit_max_tokens']} "
-            f"| {pct(ans, 0.5):.1f} / {pct(ans, 0.95):.1f} | {pct(ttft, 0.5):.2f} / {pct(ttft, 0.95):.2f} |"
+            f"| {pct(ans, 0.5):.1f} / {pct(ans, 0.95):.1f} | {pct(ttft, 0.5):.2f} / {pct(ttft, 0.95):.2f} "
+            f"| {_q(t2, 0.5)} / {_q(t2, 0.95)} |"
         )
     cats = sorted({r["category"] for recs in results.values() for r in recs})
     lines += ["", "valid / invalid / declined / other, per category:", ""]
@@ -292,6 +298,10 @@ def report(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         for msg, n in sorted(why.items(), key=lambda kv: -kv[1])[:12]:
             lines.append(f"- {who} declined {n}: {msg}")
     return lines
+
+
+def _q(xs: list[float], q: float) -> str:
+    return f"{pct(xs, q):.2f}" if xs else "-"
 
 
 def section_schemas_e2e(

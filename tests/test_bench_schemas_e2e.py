@@ -81,7 +81,7 @@ def test_localjudge_serve_answers_valid_or_declines_naming_the_feature_through_t
     assert c["invalid"] == 0
     assert e2e.load_records(tmp_path) == {"localjudge": json.loads(json.dumps(records))}
     table = "\n".join(e2e.report({"localjudge": records}))
-    assert "| `localjudge serve` (llguidance) | **1** | 0 | 0 | 1 |" in table
+    assert "| `localjudge serve` (llguidance) | **1** | 0 | 0 | 1 | 0 / 0 / 0 | 0 |" in table
     assert "localjudge declined 1: " in table
 
 
