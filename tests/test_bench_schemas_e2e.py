@@ -68,6 +68,7 @@ def _check(records: list[dict], who: str) -> dict[str, int]:
         assert r["answer_s"] >= 0 and r["max_tokens"] == 48
         if r["outcome"] in ("valid", "invalid"):
             assert r["answer"] is not None and r["ttft_s"] is not None and r["tokens"] >= 1
+            assert r["t2_s"] is None or r["ttft_s"] <= r["t2_s"] <= r["answer_s"]
     return c
 
 
@@ -85,9 +86,12 @@ def test_localjudge_serve_answers_valid_or_declines_naming_the_feature_through_t
     assert "localjudge declined 1: " in table
 
 
+LLAMA_SERVER_NEEDS = ("fastapi", "pydantic_settings", "sse_starlette", "starlette_context")
+
+
 @pytest.mark.skipif(
-    importlib.util.find_spec("sse_starlette") is None or importlib.util.find_spec("starlette_context") is None,
-    reason="llama-cpp-python's server extras are not installed (bench-only: pip install sse-starlette starlette-context)",
+    any(importlib.util.find_spec(m) is None for m in LLAMA_SERVER_NEEDS),
+    reason="llama-cpp-python's server extras are not installed (the [test] extra has them: sse-starlette, starlette-context)",
 )
 def test_llama_cpp_python_server_answers_every_schema_through_the_bench_and_never_declines(tmp_path):
     records = e2e.run_contender("llamacpp", TINY, max_tokens=48, timeout=120, out=tmp_path)
