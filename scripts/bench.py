@@ -21,7 +21,7 @@
                                                  (scripts/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
-                                    [--contender localjudge|automaton|llamacpp ...] [--out DIR]
+                                    [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
                                                  one at a time, 1 thread each: `localjudge serve` (llguidance, then
                                                  --schema-constraint automaton) and llama-cpp-python's server;
@@ -954,6 +954,7 @@ def main() -> None:
         "--contender", action="append", choices=["localjudge", "automaton", "llamacpp"], help="`schemas-e2e` (default: all)"
     )
     ap.add_argument("--out", type=Path, help="`schemas-e2e`: directory for the per-schema JSONL records")
+    ap.add_argument("--resume", action="store_true", help="`schemas-e2e`: keep the records in --out, ask only the rest")
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -1005,7 +1006,9 @@ def main() -> None:
         if a.schemas is None:
             ap.error("schemas-e2e needs --schemas PATH (a JSONSchemaBench checkout)")
         sample = a.sample if "--sample" in sys.argv else 160
-        bench_schemas_e2e.section_schemas_e2e(a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out)
+        bench_schemas_e2e.section_schemas_e2e(
+            a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out, resume=a.resume
+        )
 
 
 if __name__ == "__main__":

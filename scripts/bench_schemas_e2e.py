@@ -114,6 +114,7 @@ def request_body(style: str, schema: dict, max_tokens: int) -> dict[str, Any]:
 
 def ask(client: Any, model: str, style: str, schema: dict, max_tokens: int, timeout: float) -> dict[str, Any]:
     """One streamed request; its record (outcome, times, answer, finish reason, tokens, message)."""
+    import httpx
     import openai
 
     rec: dict[str, Any] = {"ttft_s": None, "t2_s": None, "answer_s": None, "finish_reason": None, "tokens": None, "answer": None}
@@ -149,7 +150,7 @@ def ask(client: Any, model: str, style: str, schema: dict, max_tokens: int, time
         kind = "context" if "context" in msg.lower() else "declined" if e.status_code < 500 else "error"
         rec.update(outcome=kind, message=msg[:400])
         return rec
-    except openai.APIError as e:  # an error inside the stream, a connection dropped
+    except (openai.APIError, httpx.HTTPError) as e:  # an error inside the stream, a connection dropped mid-answer
         rec.update(outcome="error", message=f"{type(e).__name__}: {str(e)[:300]}")
         return rec
     finally:
@@ -199,31 +200,41 @@ def run_contender(
     timeout: float = 120,
     out: Path | None = None,
     threads: int = 1,
+    resume: bool = False,
 ) -> list[dict[str, Any]]:
     """Every (category, name, schema) through one contender's server, one request at a time; the records
-    (also appended to out/<contender>.jsonl as each ends, so a cut run keeps what it finished)."""
+    (also appended to out/<contender>.jsonl as each ends, so a cut run keeps what it finished; with `resume`,
+    the schemas already there are not asked again)."""
     import openai
 
-    home = tempfile.TemporaryDirectory(prefix="bench-e2e-")
-    proc, url, model, style = start(contender, home.name, threads)
     records: list[dict[str, Any]] = []
     sink = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        sink = (out / f"{contender}.jsonl").open("w")
+        path = out / f"{contender}.jsonl"
+        if resume and path.exists():
+            records = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        sink = path.open("a" if resume else "w")
+    done = {(r["category"], r["name"]) for r in records}
+    home = tempfile.TemporaryDirectory(prefix="bench-e2e-")
+    proc, url, model, style = start(contender, home.name, threads)
     try:
         client = openai.OpenAI(base_url=url, api_key="bench", timeout=timeout, max_retries=0)
         for cat, name, schema in items:
+            if (cat, name) in done:
+                continue
             rec = {"server": contender, "category": cat, "name": name, "max_tokens": max_tokens}
             rec.update(ask(client, model, style, schema, max_tokens, timeout))
             rec["hit_max_tokens"] = hit_max_tokens(rec)
+            if rec["outcome"] in ("error", "timeout") and _exited(proc):  # this schema took the server down
+                rec["server_exit"] = proc.returncode
+                rec["message"] = f"{rec.get('message') or ''} (the server exited with {proc.returncode}; restarted)"
+                proc, url, model, style = start(contender, home.name, threads)
+                client = openai.OpenAI(base_url=url, api_key="bench", timeout=timeout, max_retries=0)
             records.append(rec)
             if sink is not None:
                 sink.write(json.dumps(rec) + "\n")
                 sink.flush()
-            if proc.poll() is not None:  # the server died: the rest cannot be asked
-                rec["message"] = (rec.get("message") or "") + f" (server exited with {proc.returncode})"
-                break
     finally:
         if sink is not None:
             sink.close()
@@ -235,6 +246,15 @@ def run_contender(
             proc.wait()
         home.cleanup()
     return records
+
+
+def _exited(proc: subprocess.Popen, wait: float = 5.0) -> bool:
+    """Whether the server process has exited (waiting up to `wait` s: a crash closes the socket first)."""
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def hit_max_tokens(rec: dict[str, Any]) -> bool:
@@ -313,9 +333,12 @@ def section_schemas_e2e(
     out: Path | None = None,
     categories: list[str] | None = None,
     seed: int = 0,
+    resume: bool = False,
+    only: set[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """The whole section: pick the sample, run each contender in turn, print the tables."""
-    items = pick(root, sample, categories, seed)
+    """The whole section: pick the sample (`only`: just these CATEGORY/NAME of it), run each contender in
+    turn, print the tables."""
+    items = [x for x in pick(root, sample, categories, seed) if only is None or f"{x[0]}/{x[1]}" in only]
     cats = sorted({c for c, _, _ in items})
     print(
         f"## JSONSchemaBench end to end through servers: {len(items)} schemas ({', '.join(cats)}), seed {seed}, "
@@ -326,7 +349,7 @@ def section_schemas_e2e(
     for who in contenders or list(CONTENDERS):
         t0 = time.perf_counter()
         print(f"{who}: starting ({load()})", flush=True)
-        results[who] = run_contender(who, items, max_tokens, timeout, out)
+        results[who] = run_contender(who, items, max_tokens, timeout, out, resume=resume)
         print(f"{who}: {counts(results[who])} in {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
     print()
     print("\n".join(report(results)))
@@ -353,13 +376,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--category", action="append", help="a category to sample (repeatable; default: the 8 largest)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, help="directory for the per-schema JSONL records")
+    ap.add_argument("--resume", action="store_true", help="keep the records already in --out; ask only the rest")
+    ap.add_argument("--only", type=Path, help="a file of CATEGORY/NAME lines: ask only those schemas of the sample")
     a = ap.parse_args(argv)
     if a.report is not None:
         print("\n".join(report(load_records(a.report))))
         return
     if a.schemas is None:
         ap.error("--schemas PATH (a JSONSchemaBench checkout) or --report DIR")
-    section_schemas_e2e(a.schemas, a.sample, a.max_tokens, a.timeout, a.contender, a.out, a.category, a.seed)
+    only = set(a.only.read_text().split()) if a.only else None
+    section_schemas_e2e(a.schemas, a.sample, a.max_tokens, a.timeout, a.contender, a.out, a.category, a.seed, a.resume, only)
 
 
 if __name__ == "__main__":
