@@ -28,7 +28,9 @@ connection error), or, when answered, `valid` / `invalid` against the schema (th
 schema's `$schema` draft or Draft 2020-12; `format` is not asserted, as the draft says) / `unchecked` (a
 schema `jsonschema` itself cannot check: invalid as a schema, or an unresolvable `$ref`). Answers stopped by
 max_tokens (finish_reason "length") are counted too: for llama-cpp-python such an answer is cut JSON.
-The per-schema records are written as JSONL to --out (one file per contender, a line per schema as it ends).
+A server that dies on a schema (llama-cpp-python's segfaults on some) makes that schema an `error` and is
+started again. The per-schema records are written as JSONL to --out (one file per contender, a line per
+schema as it ends; `--resume` keeps them and asks only the rest; `--report DIR` reprints the tables).
 """
 
 from __future__ import annotations
@@ -216,13 +218,16 @@ def run_contender(
             records = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
         sink = path.open("a" if resume else "w")
     done = {(r["category"], r["name"]) for r in records}
+    items = [x for x in items if (x[0], x[1]) not in done]
+    if not items:  # a finished run, resumed: nothing to ask
+        if sink is not None:
+            sink.close()
+        return records
     home = tempfile.TemporaryDirectory(prefix="bench-e2e-")
     proc, url, model, style = start(contender, home.name, threads)
     try:
         client = openai.OpenAI(base_url=url, api_key="bench", timeout=timeout, max_retries=0)
         for cat, name, schema in items:
-            if (cat, name) in done:
-                continue
             rec = {"server": contender, "category": cat, "name": name, "max_tokens": max_tokens}
             rec.update(ask(client, model, style, schema, max_tokens, timeout))
             rec["hit_max_tokens"] = hit_max_tokens(rec)

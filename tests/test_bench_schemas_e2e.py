@@ -98,3 +98,26 @@ def test_llama_cpp_python_server_answers_every_schema_through_the_bench_and_neve
     c = _check(records, "llamacpp")
     assert c["declined"] == 0 and c["answered"] + c["error"] == len(TINY), records
     assert records[0]["outcome"] == "valid", records[0]  # its grammar holds a plain object schema
+
+
+def test_a_server_that_dies_on_a_schema_counts_it_as_an_error_and_the_bench_goes_on_with_a_new_one(tmp_path, monkeypatch):
+    started: list = []
+    real_start, real_ask = e2e.start, e2e.ask
+
+    def start(*args, **kwargs):
+        started.append(real_start(*args, **kwargs))
+        return started[-1]
+
+    def ask(*args, **kwargs):
+        if len(started) == 1:  # the first server dies as the first schema is sent (as llama-cpp-python's segfaults)
+            started[0][0].kill()
+        return real_ask(*args, **kwargs)
+
+    monkeypatch.setattr(e2e, "start", start)
+    monkeypatch.setattr(e2e, "ask", ask)
+    records = e2e.run_contender("localjudge", [TINY[0], ("people", "again", PERSON)], max_tokens=48, out=tmp_path)
+    assert len(started) == 2 and all(proc.poll() is not None for proc, *_ in started)
+    assert [r["outcome"] for r in records] == ["error", "valid"], records
+    assert records[0]["server_exit"] == -9 and "restarted" in records[0]["message"]
+    resumed = e2e.run_contender("localjudge", [TINY[0], ("people", "again", PERSON)], out=tmp_path, resume=True)
+    assert resumed == json.loads(json.dumps(records)) and len(started) == 2  # nothing asked again, no server started
