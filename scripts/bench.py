@@ -23,6 +23,13 @@
                                                  constraints [--rows 12]: judges' formats under each constraint
                                                  (scripts/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
+    python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
+                                    [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume]
+                                                 the same seeded stratified JSONSchemaBench sample through real servers,
+                                                 one at a time, 1 thread each: `localjudge serve` (llguidance, then
+                                                 --schema-constraint automaton) and llama-cpp-python's server;
+                                                 valid / invalid / declined / context / timeout / error per server
+                                                 and category, answer time and first token (scripts/bench_schemas_e2e.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -964,11 +971,18 @@ def main() -> None:
             "schemas",
             "constraints",
             "threads",
+            "schemas-e2e",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
     ap.add_argument("--sample", type=int, default=40, help="schemas decoded end to end (`schemas`, stratified by category)")
-    ap.add_argument("--max-tokens", type=int, default=192, help="output budget end to end (`schemas`)")
+    ap.add_argument("--max-tokens", type=int, default=None, help="output budget end to end (`schemas` 192, `schemas-e2e` 256)")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per request (`schemas-e2e`)")
+    ap.add_argument(
+        "--contender", action="append", choices=["localjudge", "automaton", "llamacpp"], help="`schemas-e2e` (default: all)"
+    )
+    ap.add_argument("--out", type=Path, help="`schemas-e2e`: directory for the per-schema JSONL records")
+    ap.add_argument("--resume", action="store_true", help="`schemas-e2e`: keep the records in --out, ask only the rest")
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -1013,11 +1027,20 @@ def main() -> None:
         if a.section == "schemas":
             if a.schemas is None:
                 ap.error("schemas needs --schemas PATH (a JSONSchemaBench checkout)")
-            bench_constraints.section_schemas(a.schemas, a.sample, a.max_tokens)
+            bench_constraints.section_schemas(a.schemas, a.sample, a.max_tokens or 192)
         elif a.section == "threads":
             bench_constraints.section_threads(a.rows if "--rows" in sys.argv else 12)
         else:
             bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
+    if a.section == "schemas-e2e":  # issue 23: scripts/bench_schemas_e2e.py
+        import bench_schemas_e2e
+
+        if a.schemas is None:
+            ap.error("schemas-e2e needs --schemas PATH (a JSONSchemaBench checkout)")
+        sample = a.sample if "--sample" in sys.argv else 160
+        bench_schemas_e2e.section_schemas_e2e(
+            a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out, resume=a.resume
+        )
 
 
 if __name__ == "__main__":
