@@ -101,6 +101,9 @@ class LLGCompiled:
     def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
+        from . import llg_search  # it imports this module
+
+        self.literals = llg_search.literals(grammar)
         self._order = CLOSE_ORDERS[0]
         self.compile_ms = 0.0
         self.from_cache = False
@@ -109,23 +112,27 @@ class LLGCompiled:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
         return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
 
-    def close_path(self, m: Any) -> list[int] | None:
-        """Tokens that take a copy of `m` to an accepting state: forced tokens where there are some, else the
-        first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can loop, as `, a, a, ...`
-        in a list of names), else the lowest allowed byte; None when none of them closes."""
-        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
-            path = self._close(m, order)
+    def close_path(self, m: Any, limit: int = CLOSE_LIMIT, budget: int | None = None) -> list[int] | None:
+        """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
+        there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
+        loop, as `, a, a, ...` in a list of names), else the lowest allowed byte; when no greedy order closes,
+        a shortest-first search (`search`, at most `budget` states); None when nothing closes."""
+        for order in sorted(CLOSE_ORDERS[:-1], key=lambda o: o != self._order):  # the order that closed last time first
+            path = self._close(m, order, limit)
             if path is not None:
                 self._order = order
                 return path
-        return None
+        from . import llg_search
 
-    def _close(self, m: Any, order: bytes) -> list[int] | None:
+        path = llg_search.search(self.lv, m, limit, llg_search.SEARCH_BUDGET if budget is None else budget, self.literals)
+        return path if path is not None else self._close(m, VARY, limit)
+
+    def _close(self, m: Any, order: bytes, limit: int = CLOSE_LIMIT) -> list[int] | None:
         m = m.deep_copy()
         bt = self.lv.byte_tokens
         used = np.zeros(256, dtype=np.int64)
         path: list[int] = []
-        while len(path) < CLOSE_LIMIT:
+        while len(path) < limit:
             if m.is_accepting():
                 return path
             ff = m.compute_ff_tokens()
