@@ -80,7 +80,7 @@ class LLGVocab:
         path = c.close_path(m)
         if path is None:
             raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
-        c.shortest = len(path)
+        c.shortest, c.path = len(path), path
         c.compile_ms = (time.perf_counter() - t0) * 1000
         return c
 
@@ -101,6 +101,7 @@ class LLGCompiled:
     def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
+        self.path: list[int] = []  # the close path from the start, found once here (a search can take a while)
         from . import llg_search  # it imports this module
 
         self.literals = llg_search.literals(grammar)
@@ -112,19 +113,25 @@ class LLGCompiled:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
         return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
 
-    def close_path(self, m: Any, limit: int = CLOSE_LIMIT, budget: int | None = None) -> list[int] | None:
+    def close_path(
+        self, m: Any, limit: int = CLOSE_LIMIT, budget: int | None = None, probe: bool = False, in_string: bool = False
+    ) -> list[int] | None:
         """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
         there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
         loop, as `, a, a, ...` in a list of names), else the lowest allowed byte; when no greedy order closes,
-        a shortest-first search (`search`, at most `budget` states); None when nothing closes."""
+        `llg_search.search` (`probe`: with its smaller per-token bounds; `in_string`: `m` is inside a JSON
+        string); the last greedy order (`VARY`) when that finds none either; None when nothing closes."""
+        from . import llg_search
+
         for order in sorted(CLOSE_ORDERS[:-1], key=lambda o: o != self._order):  # the order that closed last time first
             path = self._close(m, order, limit)
             if path is not None:
                 self._order = order
                 return path
-        from . import llg_search
-
-        path = llg_search.search(self.lv, m, limit, llg_search.SEARCH_BUDGET if budget is None else budget, self.literals)
+        if budget is None:
+            budget = llg_search.PROBE_BUDGET if probe else llg_search.SEARCH_BUDGET
+        seconds = llg_search.PROBE_SECONDS if probe else llg_search.SEARCH_SECONDS
+        path = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
         return path if path is not None else self._close(m, VARY, limit)
 
     def _close(self, m: Any, order: bytes, limit: int = CLOSE_LIMIT) -> list[int] | None:
@@ -169,7 +176,7 @@ class LLGConstraint:
     def __init__(self, compiled: LLGCompiled, matcher: Any, jump: bool):
         self.c, self.m, self.lv = compiled, matcher, compiled.lv
         self._jump = jump
-        self._path: list[int] | None = compiled.close_path(matcher)
+        self._path: list[int] | None = list(compiled.path)
         self.in_string = False  # inside a JSON string (free-text field budgets count these tokens)
         self._esc = False
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
@@ -187,8 +194,8 @@ class LLGConstraint:
         """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
         when the output is already complete and nothing more fits (the decode loop ends it there)."""
         probe = self.m.deep_copy()
-        if probe.consume_token(token):
-            path = self.c.close_path(probe)
+        if remaining >= 1 and probe.consume_token(token):  # a close path longer than remaining - 1 is of no use
+            path = self.c.close_path(probe, min(CLOSE_LIMIT, remaining), probe=True, in_string=self._in_string_after(token))
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -207,6 +214,18 @@ class LLGConstraint:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
         self._path = nxt if nxt is not None else self.c.close_path(self.m)
         return self._track(token)
+
+    def _in_string_after(self, token: int) -> bool:
+        """Whether `token` would leave the output inside a JSON string (`_track` without moving)."""
+        ins, esc = self.in_string, self._esc
+        for b in self.lv.vocab.pieces[token]:
+            if esc:
+                esc = False
+            elif b == 0x5C and ins:
+                esc = True
+            elif b == 0x22:
+                ins = not ins
+        return ins
 
     def _track(self, token: int) -> bool:
         """Follow JSON strings through `token`'s bytes; False when it stayed inside one."""

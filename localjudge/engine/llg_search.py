@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SEARCH_BUDGET = 20_000  # matcher states the search may visit for one close path (about 0.3 s at most: no hang)
 SEARCH_SECONDS = 1.0  # the wall-clock bound of one search, whatever the budget (a schema never hangs a request)
 PROBE_BUDGET = 400  # the same while decoding, per model token (a token it cannot close is replaced, never lost)
+PROBE_SECONDS = 0.05
 MAX_LITERALS = 64  # pattern literals the search tries as moves
 FEW_TOKENS = 32  # a state allowing this few tokens has each of them tried as a move too
 
@@ -180,12 +181,18 @@ def _class_src(x: Any) -> str:
 
 
 def search(
-    lv: LLGVocab, m: Any, limit: int, budget: int, lits: list[bytes] | None = None, in_string: bool = False
+    lv: LLGVocab,
+    m: Any,
+    limit: int,
+    budget: int,
+    lits: list[bytes] | None = None,
+    in_string: bool = False,
+    seconds: float = 1.0,
 ) -> list[int] | None:
     """A completion of a copy of `m`, fewer than `limit` tokens, from the matcher's allowed moves (a `"`,
     the pattern literals `lits`, printable ASCII bytes in `RANK` order, no escapes; forced tokens as one
     move): first by a depth-first search over most of `budget` tried moves, then the shortest, by a
-    uniform-cost search over the rest (`{}` where the first wandered into a key); None when neither finds one, and never more than `SEARCH_SECONDS`.
+    uniform-cost search over the rest (`{}` where the first wandered into a key); None when neither finds one, and never more than `seconds`.
     Two prefixes are taken for the same state when their token masks, acceptance, JSON nesting, skeleton
     (the forced text and the JSON punctuation written, not the free text inside strings) and the length of
     the number being written (up to `RUN_CAP`) agree, and a state is entered once: so a loop (`aaaa...` in
@@ -199,7 +206,7 @@ def search(
     rest = [(lit, [int(bt[b]) for b in lit]) for lit in lits or [] if all(bt[b] >= 0 for b in lit)]
     rest += [(bytes((int(b),)), [int(bt[b])]) for b in ascii_ if b not in b"}]"]
     # inside a string its closing quote first; outside, closing a container before opening a string
-    s = _Search(lv, (quote + closers + rest, closers + quote + rest), limit, time.perf_counter() + SEARCH_SECONDS)
+    s = _Search(lv, (quote + closers + rest, closers + quote + rest), limit, time.perf_counter() + seconds)
     js0: JState = (0, in_string, False, 0, 0)
     return s.depth_first(m, js0, budget - budget // 8) or s.shortest(m, js0, budget // 8)
 
