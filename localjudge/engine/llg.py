@@ -34,6 +34,7 @@ RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: 
 for _i, _b in enumerate(CLOSE_ORDERS[0]):
     RANK[_b] = _i
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
+PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
 
 
 def _limits():
@@ -180,12 +181,15 @@ class LLGConstraint:
         self.in_string = False  # inside a JSON string (free-text field budgets count these tokens)
         self._esc = False
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
+        self._cutting = False  # a field budget ran out inside this string: its close path is followed out of it
 
     def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
-        """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token."""
+        """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token, and
+        so on until the string being closed is (a pattern's close path can take several tokens to get there)."""
         accepting = bool(self.m.is_accepting())
-        if closing and self._path:
-            return np.array(self._path[:1], dtype=np.int32), accepting, True
+        if (closing or self._cutting) and self._path:
+            self._cutting = self.in_string
+            return np.array(self._path[:1], dtype=np.int32), accepting, closing
         allowed = self.lv.mask(self.m)
         allowed[self.lv.eos[self.lv.eos < len(allowed)]] = False
         return np.flatnonzero(allowed).astype(np.int32), accepting, False
@@ -193,9 +197,14 @@ class LLGConstraint:
     def settle(self, token: int, remaining: int) -> int:
         """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
         when the output is already complete and nothing more fits (the decode loop ends it there)."""
+        if self._path and token == self._path[0] and len(self._path) <= remaining:
+            self._next_path = self._path[1:]  # along the close path: the rest of it still closes (no probe)
+            return token
         probe = self.m.deep_copy()
         if remaining >= 1 and probe.consume_token(token):  # a close path longer than remaining - 1 is of no use
-            path = self.c.close_path(probe, min(CLOSE_LIMIT, remaining), probe=True, in_string=self._in_string_after(token))
+            # a close path far longer than the current one is not looked for: that token is replaced instead
+            limit = min(CLOSE_LIMIT, remaining, PROBE_SLACK + 2 * len(self._path or []))
+            path = self.c.close_path(probe, limit, probe=True, in_string=self._in_string_after(token))
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -213,7 +222,9 @@ class LLGConstraint:
         if nxt is None and self._path and self._path[0] == token:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
         self._path = nxt if nxt is not None else self.c.close_path(self.m)
-        return self._track(token)
+        stayed = self._track(token)
+        self._cutting = self._cutting and self.in_string
+        return stayed
 
     def _in_string_after(self, token: int) -> bool:
         """Whether `token` would leave the output inside a JSON string (`_track` without moving)."""

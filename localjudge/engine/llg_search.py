@@ -203,10 +203,11 @@ def search(
     ascii_ = [b for b in np.argsort(RANK, kind="stable") if bt[b] >= 0 and 0x20 <= b < 0x7F and b not in (0x22, 0x5C)]
     closers = [(bytes((b,)), [int(bt[b])]) for b in b"}]" if bt[b] >= 0]
     quote = [(b'"', [int(bt[0x22])])] if bt[0x22] >= 0 else []
-    rest = [(lit, [int(bt[b]) for b in lit]) for lit in lits or [] if all(bt[b] >= 0 for b in lit)]
-    rest += [(bytes((int(b),)), [int(bt[b])]) for b in ascii_ if b not in b"}]"]
-    # inside a string its closing quote first; outside, closing a container before opening a string
-    s = _Search(lv, (quote + closers + rest, closers + quote + rest), limit, time.perf_counter() + seconds)
+    lit_moves = [(lit, [int(bt[b]) for b in lit]) for lit in lits or [] if all(bt[b] >= 0 for b in lit)]
+    rest = lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_ if b not in b"}]"]
+    # inside a string its closing quote, then the literals; outside, closing a container before opening a string
+    in_str = quote + lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_]
+    s = _Search(lv, (in_str, closers + quote + rest), limit, time.perf_counter() + seconds)
     js0: JState = (0, in_string, False, 0, 0)
     return s.depth_first(m, js0, budget - budget // 8) or s.shortest(m, js0, budget // 8)
 
