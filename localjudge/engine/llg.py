@@ -8,7 +8,8 @@ and recursive `$ref` cost nothing up front. Its tokenizer is built from the GGUF
 It has no "distance to the shortest completion", which our whole-output budget needs. `close_path`
 finds a real completion instead: from a copy of the matcher, take the forced tokens, else the first
 allowed single byte in a fixed order (`CLOSE_ORDERS`: `"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
-grammar accepts (another order if that one loops). Its length bounds the distance from above, and it is a path the matcher accepted, so
+grammar accepts (another order if that one loops); when none closes, `llg_search.search` looks for one in
+the matcher itself, bounded in work. Its length bounds the distance from above, and it is a path the matcher accepted, so
 the decode loop keeps the invariant *len(close path) <= tokens left*: a model token whose close path
 would not fit is replaced by the first token of the current close path (`settle`). Every output
 therefore completes inside its budget. Free-text fields are bounded as with the automaton: after

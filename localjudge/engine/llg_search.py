@@ -248,6 +248,7 @@ class _Search:
         return b"".join(self.lv.vocab.pieces[t] for t in toks)
 
     def shortest(self, m: Any, js0: JState, budget: int) -> list[int] | None:
+        """The fewest-token completion among the states reached within `budget` tried moves (uniform cost)."""
         root = m.deep_copy()
         seen = {_fingerprint(root, js0)}
         heap: list[tuple[int, int, Any, list[int], JState]] = [(0, 0, root, [], js0)]
@@ -263,6 +264,7 @@ class _Search:
         return None
 
     def depth_first(self, m: Any, js0: JState, budget: int) -> list[int] | None:
+        """The first completion found going deep in move order, backing up from dead ends and seen states."""
         root = m.deep_copy()
         seen = {_fingerprint(root, js0)}
         stack: list[tuple[Any, list[int], JState, Iterator[tuple[Any, list[int], JState]]]] = [
@@ -288,6 +290,7 @@ RUN_CAP = 16  # characters of one number told apart by the search (minimum 81920
 
 
 def _fingerprint(m: Any, js: JState) -> tuple[bytes, bool, JState]:
+    """What tells two prefixes apart for the search: the token mask, acceptance and the JSON state."""
     return m.compute_bitmask(), bool(m.is_accepting()), js
 
 
