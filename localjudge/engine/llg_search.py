@@ -15,6 +15,7 @@ import re
 import re._constants as sre_c  # type: ignore[import-not-found]
 import re._parser as sre_p  # type: ignore[import-not-found]
 import time
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +89,9 @@ def witness(pattern: str) -> str | None:
     """A short string that the regex `pattern` matches (Python's parser standing in for ECMAScript's; the
     fewest repetitions, the shortest branch), or None where it cannot tell (back references, too long)."""
     try:
-        tree = sre_p.parse(pattern)
+        with warnings.catch_warnings():  # Python's FutureWarnings on ECMAScript classes such as `[[a]`
+            warnings.simplefilter("ignore", FutureWarning)
+            tree = sre_p.parse(pattern)
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
     try:
