@@ -35,6 +35,7 @@ RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: 
 for _i, _b in enumerate(CLOSE_ORDERS[0]):
     RANK[_b] = _i
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
+SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
 PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
 
 
@@ -79,7 +80,7 @@ class LLGVocab:
         if m.is_error():
             raise ConstraintError(f"the format cannot be compiled: {one_line(m.get_error())}")
         c = LLGCompiled(self, grammar, m)
-        path = c.close_path(m)
+        path = c.close_path(m, shorten=True)
         if path is None:
             raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
         c.shortest, c.path = len(path), path
@@ -104,6 +105,7 @@ class LLGCompiled:
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
         self.path: list[int] = []  # the close path from the start, found once here (a search can take a while)
+        self.searched = False  # the search beat greedy closing once: probes may search too (else they never do)
         from . import llg_search  # it imports this module
 
         self.literals = llg_search.literals(grammar)
@@ -116,25 +118,41 @@ class LLGCompiled:
         return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
 
     def close_path(
-        self, m: Any, limit: int = CLOSE_LIMIT, budget: int | None = None, probe: bool = False, in_string: bool = False
+        self,
+        m: Any,
+        limit: int = CLOSE_LIMIT,
+        budget: int | None = None,
+        probe: bool = False,
+        in_string: bool = False,
+        shorten: bool = False,
     ) -> list[int] | None:
         """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
         there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
-        loop, as `, a, a, ...` in a list of names), else the lowest allowed byte; when no greedy order closes,
-        `llg_search.search` (`probe`: with its smaller per-token bounds; `in_string`: `m` is inside a JSON
-        string); the last greedy order (`VARY`) when that finds none either; None when nothing closes."""
+        loop, as `, a, a, ...` in a list of names), else the lowest allowed byte. When no greedy order closes,
+        or (`shorten`: at compile) only `VARY` does with a path longer than `SHORT_PATH`, `llg_search.search`
+        too, and the shorter path wins (`probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
+        failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
+        nothing closes."""
         from . import llg_search
 
-        for order in sorted(CLOSE_ORDERS[:-1], key=lambda o: o != self._order):  # the order that closed last time first
-            path = self._close(m, order, limit)
-            if path is not None:
+        greedy = None
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
+            greedy = self._close(m, order, limit)
+            if greedy is not None:
                 self._order = order
-                return path
+                if order != VARY or len(greedy) <= SHORT_PATH:
+                    return greedy
+                break
+        if (probe and not self.searched) or (greedy is not None and not shorten):
+            return greedy
         if budget is None:
-            budget = llg_search.PROBE_BUDGET if probe else llg_search.SEARCH_BUDGET
-        seconds = llg_search.PROBE_SECONDS if probe else llg_search.SEARCH_SECONDS
-        path = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
-        return path if path is not None else self._close(m, VARY, limit)
+            budget = llg_search.PROBE_BUDGET if probe or greedy else llg_search.SEARCH_BUDGET
+        seconds = llg_search.PROBE_SECONDS if probe or greedy else llg_search.SEARCH_SECONDS  # only to shorten
+        found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
+        if found is not None and (greedy is None or len(found) < len(greedy)):
+            self.searched = True
+            return found
+        return greedy
 
     def _close(self, m: Any, order: bytes, limit: int = CLOSE_LIMIT) -> list[int] | None:
         m = m.deep_copy()
@@ -203,8 +221,10 @@ class LLGConstraint:
             return token
         probe = self.m.deep_copy()
         if remaining >= 1 and probe.consume_token(token):  # a close path longer than remaining - 1 is of no use
-            # a close path far longer than the current one is not looked for: that token is replaced instead
-            limit = min(CLOSE_LIMIT, remaining, PROBE_SLACK + 2 * len(self._path or []))
+            # past greedy closing, a close path far longer than the current one is not looked for: the token is replaced
+            limit = CLOSE_LIMIT  # a grammar greedy closing never failed on keeps its probe (one order, mostly)
+            if self.c.searched:
+                limit = min(limit, remaining, PROBE_SLACK + 2 * len(self._path or []))
             path = self.c.close_path(probe, limit, probe=True, in_string=self._in_string_after(token))
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
