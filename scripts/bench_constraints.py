@@ -74,10 +74,11 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
     ms: list[float] = []
     errors: dict[str, int] = {}
     usable: dict[str, list[tuple[str, dict]]] = {}
+    gap: dict[str, int] = {}
     print(f"schemas: {len(schemas)} from {root} ({load()})", flush=True)
     t_all = time.perf_counter()
     for cat, name, schema in schemas:
-        c = cats.setdefault(cat, {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0})
+        c = cats.setdefault(cat, {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "unsat": 0})
         c["n"] += 1
         try:
             JSONSchemaFormat(schema, constraint="automaton")
@@ -86,11 +87,13 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
             pass
         except Exception as e:  # noqa: BLE001 - a bench counts what the compiler does with real schemas
             errors[f"automaton {type(e).__name__}"] = errors.get(f"automaton {type(e).__name__}", 0) + 1
+        raw = False
         try:  # llguidance alone, default options: grammar + first token mask
             m = llguidance.LLMatcher(tok, llguidance.LLMatcher.grammar_from_json_schema(schema), log_level=0)
             if not m.is_error():
                 m.compute_bitmask()
-                c["llg_raw"] += 1 if not m.is_error() else 0
+                raw = not m.is_error()
+                c["llg_raw"] += raw
         except Exception:  # noqa: BLE001
             pass
         t0 = time.perf_counter()
@@ -100,22 +103,50 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
             ms.append((time.perf_counter() - t0) * 1000)
             c["localjudge"] += 1
             usable.setdefault(cat, []).append((name, schema))
-        except (SchemaError, ConstraintError):
-            pass
+        except (SchemaError, ConstraintError) as e:
+            if raw:  # the gap: llguidance alone accepts it, localjudge declines it; why
+                why = gap_reason(str(e))
+                gap[why] = gap.get(why, 0) + 1
+                if why.startswith("unsatisfiable"):
+                    c["unsat"] += 1
         except (LocalJudgeError, RecursionError, ValueError) as e:
             errors[f"llguidance {type(e).__name__}"] = errors.get(f"llguidance {type(e).__name__}", 0) + 1
     print(f"offline coverage in {time.perf_counter() - t_all:.0f} s ({load()}); unexpected errors: {errors or 'none'}")
     print(f"{'category':16} {'n':>5} {'automaton accepts':>18} {'llguidance alone':>17} {'localjudge+llg':>15}")
-    tot = {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0}
+    tot = {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "unsat": 0}
     for cat, c in cats.items():
         for k in tot:
             tot[k] += c[k]
         print(_row(cat, c))
     print(_row("all", tot))
     print(
+        f"llguidance alone, excluding the {tot['unsat']} schemas its own check proves unsatisfiable (localjudge refuses "
+        f"them): {tot['llg_raw'] - tot['unsat']}; localjudge {tot['localjudge']}"
+    )
+    print(f"accepted by llguidance alone, declined by localjudge: {sum(gap.values())}, by reason:")
+    for why, n in sorted(gap.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:5}  {why}")
+    print(
         f"compile of a new schema (format + llguidance + close path): median {pct(ms, 0.5):.1f} ms, p95 {pct(ms, 0.95):.1f} ms, max {max(ms):.0f} ms"
     )
     _end_to_end(eng, schemas, sample, max_tokens, Message, DecodeOptions, JSONSchemaFormat, (SchemaError, ConstraintError))
+
+
+GAP_REASONS = (  # (pattern in localjudge's refusal, the reason printed)
+    ("bytes, more than", "size bound: schema bytes (MAX_SCHEMA_BYTES)"),
+    ("nesting deeper", "size bound: nesting depth"),
+    ("properties in", "size bound: properties"),
+    ("enum/const values", "size bound: enum/const values"),
+    ("Unsatisfiable", "unsatisfiable (llguidance's own check, on the schema as sent)"),
+    ("no completion", "no completion found (bounded close-path search; includes llguidance lexer dead ends)"),
+    ("Unimplemented", "feature refusal (unimplemented keyword)"),
+    ("not supported", "feature refusal (not supported)"),
+)
+
+
+def gap_reason(msg: str) -> str:
+    """The reason of one localjudge refusal of a schema llguidance alone accepts."""
+    return next((why for pat, why in GAP_REASONS if pat in msg), f"other: {msg[:60]}")
 
 
 def _row(cat: str, c: dict[str, int]) -> str:

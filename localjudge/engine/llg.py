@@ -8,7 +8,8 @@ and recursive `$ref` cost nothing up front. Its tokenizer is built from the GGUF
 It has no "distance to the shortest completion", which our whole-output budget needs. `close_path`
 finds a real completion instead: from a copy of the matcher, take the forced tokens, else the first
 allowed single byte in a fixed order (`CLOSE_ORDERS`: `"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
-grammar accepts (another order if that one loops). Its length bounds the distance from above, and it is a path the matcher accepted, so
+grammar accepts (another order if that one loops); when none closes, `llg_search.search` looks for one in
+the matcher itself, bounded in work. Its length bounds the distance from above, and it is a path the matcher accepted, so
 the decode loop keeps the invariant *len(close path) <= tokens left*: a model token whose close path
 would not fit is replaced by the first token of the current close path (`settle`). Every output
 therefore completes inside its budget. Free-text fields are bounded as with the automaton: after
@@ -34,6 +35,8 @@ RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: 
 for _i, _b in enumerate(CLOSE_ORDERS[0]):
     RANK[_b] = _i
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
+SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
+PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
 
 
 def _limits():
@@ -77,10 +80,10 @@ class LLGVocab:
         if m.is_error():
             raise ConstraintError(f"the format cannot be compiled: {one_line(m.get_error())}")
         c = LLGCompiled(self, grammar, m)
-        path = c.close_path(m)
+        path = c.close_path(m, shorten=True)
         if path is None:
             raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
-        c.shortest = len(path)
+        c.shortest, c.path = len(path), path
         c.compile_ms = (time.perf_counter() - t0) * 1000
         return c
 
@@ -101,6 +104,11 @@ class LLGCompiled:
     def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
+        self.path: list[int] = []  # the close path from the start, found once here (a search can take a while)
+        self.searched = False  # the search beat greedy closing once: probes may search too (else they never do)
+        from . import llg_search  # it imports this module
+
+        self.literals = llg_search.literals(grammar)
         self._order = CLOSE_ORDERS[0]
         self.compile_ms = 0.0
         self.from_cache = False
@@ -109,23 +117,49 @@ class LLGCompiled:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
         return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
 
-    def close_path(self, m: Any) -> list[int] | None:
-        """Tokens that take a copy of `m` to an accepting state: forced tokens where there are some, else the
-        first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can loop, as `, a, a, ...`
-        in a list of names), else the lowest allowed byte; None when none of them closes."""
-        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
-            path = self._close(m, order)
-            if path is not None:
-                self._order = order
-                return path
-        return None
+    def close_path(
+        self,
+        m: Any,
+        limit: int = CLOSE_LIMIT,
+        budget: int | None = None,
+        probe: bool = False,
+        in_string: bool = False,
+        shorten: bool = False,
+    ) -> list[int] | None:
+        """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
+        there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
+        loop, as `, a, a, ...` in a list of names), else the lowest allowed byte. When no greedy order closes,
+        or (`shorten`: at compile) only `VARY` does with a path longer than `SHORT_PATH`, `llg_search.search`
+        too, and the shorter path wins (`probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
+        failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
+        nothing closes."""
+        from . import llg_search
 
-    def _close(self, m: Any, order: bytes) -> list[int] | None:
+        greedy = None
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
+            greedy = self._close(m, order, limit)
+            if greedy is not None:
+                self._order = order
+                if order != VARY or len(greedy) <= SHORT_PATH:
+                    return greedy
+                break
+        if (probe and not self.searched) or (greedy is not None and not shorten):
+            return greedy
+        if budget is None:
+            budget = llg_search.PROBE_BUDGET if probe or greedy else llg_search.SEARCH_BUDGET
+        seconds = llg_search.PROBE_SECONDS if probe or greedy else llg_search.SEARCH_SECONDS  # only to shorten
+        found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
+        if found is not None and (greedy is None or len(found) < len(greedy)):
+            self.searched = True
+            return found
+        return greedy
+
+    def _close(self, m: Any, order: bytes, limit: int = CLOSE_LIMIT) -> list[int] | None:
         m = m.deep_copy()
         bt = self.lv.byte_tokens
         used = np.zeros(256, dtype=np.int64)
         path: list[int] = []
-        while len(path) < CLOSE_LIMIT:
+        while len(path) < limit:
             if m.is_accepting():
                 return path
             ff = m.compute_ff_tokens()
@@ -162,16 +196,19 @@ class LLGConstraint:
     def __init__(self, compiled: LLGCompiled, matcher: Any, jump: bool):
         self.c, self.m, self.lv = compiled, matcher, compiled.lv
         self._jump = jump
-        self._path: list[int] | None = compiled.close_path(matcher)
+        self._path: list[int] | None = list(compiled.path)
         self.in_string = False  # inside a JSON string (free-text field budgets count these tokens)
         self._esc = False
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
+        self._cutting = False  # a field budget ran out inside this string: its close path is followed out of it
 
     def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
-        """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token."""
+        """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token, and
+        so on until the string being closed is (a pattern's close path can take several tokens to get there)."""
         accepting = bool(self.m.is_accepting())
-        if closing and self._path:
-            return np.array(self._path[:1], dtype=np.int32), accepting, True
+        if (closing or self._cutting) and self._path:
+            self._cutting = self.in_string
+            return np.array(self._path[:1], dtype=np.int32), accepting, closing
         allowed = self.lv.mask(self.m)
         allowed[self.lv.eos[self.lv.eos < len(allowed)]] = False
         return np.flatnonzero(allowed).astype(np.int32), accepting, False
@@ -179,9 +216,16 @@ class LLGConstraint:
     def settle(self, token: int, remaining: int) -> int:
         """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
         when the output is already complete and nothing more fits (the decode loop ends it there)."""
+        if self._path and token == self._path[0] and len(self._path) <= remaining:
+            self._next_path = self._path[1:]  # along the close path: the rest of it still closes (no probe)
+            return token
         probe = self.m.deep_copy()
-        if probe.consume_token(token):
-            path = self.c.close_path(probe)
+        if remaining >= 1 and probe.consume_token(token):  # a close path longer than remaining - 1 is of no use
+            # past greedy closing, a close path far longer than the current one is not looked for: the token is replaced
+            limit = CLOSE_LIMIT  # a grammar greedy closing never failed on keeps its probe (one order, mostly)
+            if self.c.searched:
+                limit = min(limit, remaining, PROBE_SLACK + 2 * len(self._path or []))
+            path = self.c.close_path(probe, limit, probe=True, in_string=self._in_string_after(token))
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -199,7 +243,21 @@ class LLGConstraint:
         if nxt is None and self._path and self._path[0] == token:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
         self._path = nxt if nxt is not None else self.c.close_path(self.m)
-        return self._track(token)
+        stayed = self._track(token)
+        self._cutting = self._cutting and self.in_string
+        return stayed
+
+    def _in_string_after(self, token: int) -> bool:
+        """Whether `token` would leave the output inside a JSON string (`_track` without moving)."""
+        ins, esc = self.in_string, self._esc
+        for b in self.lv.vocab.pieces[token]:
+            if esc:
+                esc = False
+            elif b == 0x5C and ins:
+                esc = True
+            elif b == 0x22:
+                ins = not ins
+        return ins
 
     def _track(self, token: int) -> bool:
         """Follow JSON strings through `token`'s bytes; False when it stayed inside one."""

@@ -528,7 +528,7 @@ class JSONSchemaFormat(OutputFormat):
         self._max_tokens = max_tokens
         self._grammar: str | None = None
         if constraint == "llguidance":
-            self._free = llg_schema.bounds(schema, MAX_DEPTH, MAX_PROPERTIES, MAX_ENUM_VALUES, SchemaError)
+            self._free = llg_schema.bounds(schema, llg_schema.LLG_MAX_DEPTH, MAX_PROPERTIES, MAX_ENUM_VALUES, SchemaError)
             self._grammar = llg_schema.grammar(schema, SchemaError)
             self._regex = ""
             return

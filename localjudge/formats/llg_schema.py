@@ -22,8 +22,19 @@ FREE_TYPES = ("string", "number", "integer", "array", "object")
 MAX_FREE_FIELDS = 64  # free fields a whole-output budget is sized for (the context still clamps it)
 
 
+# llguidance's own bounds (issue 23): its grammar grows linearly with the schema (a $ref is one rule, an
+# enum one alternation, nothing is expanded), so the totals the automaton path bounds are bounded here by
+# the schema's bytes; what stays bounded is one object's properties, one enum's values and the nesting.
+# Measured compiling 64 KB schemas (peak RSS over the loaded engine): 2,000 properties in 8 objects +18 MB,
+# 138 ms; 9,000 enum values in 9 enums +1 MB; a 938 KB Kubernetes schema +24 MB, 238 ms.
+LLG_MAX_DEPTH = 32
+LLG_MAX_TOTAL_PROPERTIES = 4096
+LLG_MAX_TOTAL_ENUM_VALUES = 20_000
+
+
 def bounds(schema: Any, depth_limit: int, props_limit: int, enum_limit: int, error: type[InputError]) -> int:
-    """Check the size bounds (nesting depth, properties, enum/const values) and count the free fields."""
+    """Check the size bounds (nesting depth, properties in one object, values in one enum, and the totals
+    `LLG_MAX_TOTAL_*`) and count the free fields."""
     props = enums = free = 0
 
     def walk(s: Any, where: str, depth: int) -> None:
@@ -37,13 +48,20 @@ def bounds(schema: Any, depth_limit: int, props_limit: int, enum_limit: int, err
         if not isinstance(s, dict):
             return
         if isinstance(s.get("properties"), dict):
+            if len(s["properties"]) > props_limit:
+                raise error(f"response schema at {where}: more than {props_limit} properties in one object; split it")
             props += len(s["properties"])
-            if props > props_limit:
-                raise error(f"response schema at {where}: more than {props_limit} properties in the schema; split it")
+            if props > LLG_MAX_TOTAL_PROPERTIES:
+                raise error(
+                    f"response schema at {where}: more than {LLG_MAX_TOTAL_PROPERTIES} properties in the schema; split it"
+                )
         if "enum" in s or "const" in s:
-            enums += len(s["enum"]) if isinstance(s.get("enum"), list) else 1
-            if enums > enum_limit:
-                raise error(f"response schema at {where}: more than {enum_limit} enum/const values in the schema")
+            n = len(s["enum"]) if isinstance(s.get("enum"), list) else 1
+            if n > enum_limit:
+                raise error(f"response schema at {where}: more than {enum_limit} enum/const values in one enum")
+            enums += n
+            if enums > LLG_MAX_TOTAL_ENUM_VALUES:
+                raise error(f"response schema at {where}: more than {LLG_MAX_TOTAL_ENUM_VALUES} enum/const values in the schema")
         elif s.get("type", "object" if "properties" in s else None) in FREE_TYPES or not s.keys() & {"type", "$ref"}:
             free += 1
         for k, v in s.items():
@@ -62,23 +80,32 @@ NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSc
 COMBINERS = ("allOf", "anyOf", "oneOf", "$ref", "patternProperties", "additionalProperties", "unevaluatedProperties")
 
 
-def closed(s: Any, merged: bool = False) -> Any:
+def closed(s: Any, merged: bool = False, members: tuple[str, ...] = ("anyOf",)) -> Any:
     """A copy of the schema where an object that declares `properties` and says nothing about other keys
     (no `additionalProperties`, no combiner beside them) allows only those: pydantic models and most
     client schemas leave it open, and a small model then invents keys until the budget ends. Every output
-    of the copy is valid against the original (it only narrows what may be written)."""
+    of the copy is valid against the original (it only narrows what may be written). `allOf`'s members
+    are merged with their parent, and so are the `members` combiners' members beside other keywords, so
+    each stays open, and so do the definitions such a member `$ref`s (two closed objects with different
+    properties, merged, allow no value). `grammar` widens `members` to `oneOf` when llguidance finds the
+    narrowed schema unsatisfiable (it then refuses a `oneOf` whose branches it cannot tell apart)."""
+    return _closed(s, merged, merged_refs(s, members), members)
+
+
+def _closed(s: Any, merged: bool, open_refs: frozenset[str], members: tuple[str, ...]) -> Any:
     if isinstance(s, list):
-        return [closed(x, merged) for x in s]
+        return [_closed(x, merged, open_refs, members) for x in s]
     if not isinstance(s, dict):
         return s
     out: dict[str, Any] = {}
     for k, v in s.items():
         if k in NAMED and isinstance(v, dict):  # name -> schema maps: each value is a schema, the map is not
-            out[k] = {name: closed(sub) for name, sub in v.items()}
+            out[k] = {name: _closed(sub, f"#/{k}/{name}" in open_refs, open_refs, members) for name, sub in v.items()}
         elif k in ("enum", "const", "default", "examples", "required"):
             out[k] = v
-        else:
-            out[k] = closed(v, merged=k == "allOf")  # allOf's members are merged: each must stay open
+        else:  # a combiner's members are merged with their parent: each stays open unless they stand alone
+            joined = k == "allOf" or (k in members and (merged or _has_siblings(s)))
+            out[k] = _closed(v, joined, open_refs, members)
     props = s.get("properties")
     req = s.get("required")
     required: list[Any] = req if isinstance(req, list) else []
@@ -93,21 +120,76 @@ def closed(s: Any, merged: bool = False) -> Any:
     return out
 
 
+ANNOTATIONS = frozenset(
+    (
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "$comment",
+        "$id",
+        "$schema",
+        "examples",
+        "default",
+    )
+)
+
+
+def _has_siblings(s: dict[str, Any]) -> bool:
+    """Whether a schema says more than its combiners (and annotations): then their members merge with it."""
+    return any(k not in ANNOTATIONS for k in s)
+
+
+def merged_refs(schema: Any, members: tuple[str, ...] = ("anyOf",)) -> frozenset[str]:
+    """The local `$ref`s that a member merged with its parent points at (any `allOf` member; a `members`
+    combiner's member beside other keywords), directly or through definitions that are only a `$ref`."""
+    refs: set[str] = set()
+    defs: dict[str, Any] = {}
+    stack = [schema]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, list):
+            stack.extend(s)
+        elif isinstance(s, dict):
+            for k in ("$defs", "definitions"):
+                if isinstance(s.get(k), dict):
+                    defs.update({f"#/{k}/{name}": sub for name, sub in s[k].items()})
+            for k in ("allOf", *members) if _has_siblings(s) else ("allOf",):
+                for m in s[k] if isinstance(s.get(k), list) else []:
+                    if isinstance(m, dict) and isinstance(m.get("$ref"), str):
+                        refs.add(m["$ref"])
+            stack.extend(v for k, v in s.items() if k not in ("enum", "const", "default", "examples"))
+    todo = list(refs)
+    while todo:
+        sub = defs.get(todo.pop())
+        if isinstance(sub, dict) and isinstance(sub.get("$ref"), str) and sub["$ref"] not in refs:
+            refs.add(sub["$ref"])
+            todo.append(sub["$ref"])
+    return frozenset(refs)
+
+
 def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
-    """llguidance's grammar for `schema` (`closed`), validated; `error` naming what llguidance cannot honour."""
+    """llguidance's grammar for `schema` (`closed`), validated; `error` naming what llguidance cannot honour.
+    When the narrowed copy is refused (closing objects that a combiner merges can leave no value), a wider
+    copy and then the schema as sent are tried: narrowing is a help to small models, never a refusal."""
     from llguidance import LLMatcher
 
-    try:
-        g = LLMatcher.grammar_from_json_schema(closed(schema), defaults=JSON_OPTIONS)  # type: ignore[arg-type]
-    except ValueError as e:
-        raise error(f"response schema is not a JSON schema object ({one_line(str(e))})") from None
-    is_error, messages = LLMatcher.validate_grammar_with_warnings(g)
-    if is_error:
-        msg = one_line(messages[0] if messages else "rejected")
-        if msg.startswith("Unimplemented keys"):
-            msg += " cannot be honoured by constrained decoding; remove them from the schema"
-        raise error(f"response schema: {msg}")
-    return g
+    msg = ""
+    for variant in (closed(schema), closed(schema, members=("anyOf", "oneOf")), schema):
+        try:
+            g = LLMatcher.grammar_from_json_schema(variant, defaults=JSON_OPTIONS)  # type: ignore[arg-type]
+        except ValueError as e:
+            raise error(f"response schema is not a JSON schema object ({one_line(str(e))})") from None
+        is_error, messages = LLMatcher.validate_grammar_with_warnings(g)
+        if not is_error:
+            return g
+        msg = one_line(messages[0] if messages else "rejected")  # the last: what the schema as sent gets
+    if msg.startswith("Unimplemented keys"):
+        msg += " cannot be honoured by constrained decoding; remove them from the schema"
+    raise error(f"response schema: {msg}")
 
 
 def one_line(msg: str) -> str:
