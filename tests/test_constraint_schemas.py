@@ -193,7 +193,7 @@ def test_the_size_bounds_hold_whichever_engine_compiles(constraint):
         (deep, "nesting deeper"),
         ({"enum": list(range(5000))}, "more than 1000 enum"),
         ({"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(300)}}, "more than 256 properties"),
-        ({"type": "object", "description": "x" * 70_000}, "bytes, more than"),
+        ({"type": "object", "description": "x" * (70_000 if constraint == "automaton" else 1_100_000)}, "bytes, more than"),
     ):
         with pytest.raises(SchemaError, match=why):
             JSONSchemaFormat(schema, constraint=constraint)
@@ -212,3 +212,35 @@ def test_declared_properties_are_all_a_client_object_may_write_unless_it_allows_
     assert accepts(engine, fmt, '{"a": 1}') and accepts(engine, fmt, "{}") and not accepts(engine, fmt, '{"a": 1, "zz": 2}')
     free = llg({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}})
     assert accepts(engine, free, '{"a": 1, "zz": 2}')
+
+
+def test_a_schema_over_the_automatons_64_kb_compiles_under_llguidance_within_its_own_bound():
+    """llguidance's memory stays small on large real schemas (a 938 KB one: +24 MB, 238 ms), so its bound is
+    1 MB of schema text; the automaton keeps 64 KB. The serve check lets the larger one through to the format."""
+    from localjudge.serve.validate import check_schema
+
+    props = {f"field_{i}": {"type": "string", "description": "d" * 400} for i in range(200)}
+    schema = {"type": "object", "properties": {f"o{j}": {"type": "object", "properties": props} for j in range(2)}}
+    size = len(json.dumps(schema))
+    assert 64 * 1024 < size < 1024 * 1024
+    check_schema(schema, "response_format")
+    assert JSONSchemaFormat(schema, constraint="llguidance").llg_grammar() is not None
+    with pytest.raises(SchemaError, match="bytes, more than 65536"):
+        JSONSchemaFormat(schema, constraint="automaton")
+
+
+def test_compiled_large_schemas_kept_in_memory_are_bounded_by_their_grammar_text(engine):
+    from localjudge.engine.llama import LLG_CACHE_CHARS
+
+    fmts = [
+        JSONSchemaFormat(
+            {"type": "object", "description": f"{i}" + "x" * 900_000, "properties": {"a": {"type": "integer"}}},
+            constraint="llguidance",
+        )
+        for i in range(6)
+    ]
+    for f in fmts:
+        engine.compile(f)
+    held = [k for k in engine._fsm_cache if k.startswith("llg\0")]
+    assert sum(map(len, held)) <= LLG_CACHE_CHARS and "llg\0" + (fmts[-1].llg_grammar() or "") in held
+    assert len(held) < len(fmts)

@@ -45,6 +45,9 @@ _quiet_llama_logs = quiet_llama_logs  # its name when it lived here
 
 THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
 FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
+# llguidance grammars kept in memory, in characters of grammar text as well: a 1 MB schema's compiled grammar takes
+# ~24 MB, so 64 of them could take 1.5 GB; 4 M characters keep a few large ones or many small ones
+LLG_CACHE_CHARS = 4 << 20
 
 
 class LlamaBackend(Backend):
@@ -172,7 +175,8 @@ class LlamaEngine(LlamaText, SequenceScheduler):
     def compile(self, fmt: OutputFormat) -> TokenFSM | LLGCompiled:
         """The format's compiled constraint for this vocabulary: llguidance's for a format that gives a grammar
         (`fmt.llg_grammar()`: client JSON schemas, Lark grammars), else the token automaton (compiled once per
-        regex, cached on disk). The last `FSM_CACHE_SIZE` of each are kept in memory."""
+        regex, cached on disk). The last `FSM_CACHE_SIZE` are kept in memory, with at most `LLG_CACHE_CHARS` of
+        llguidance grammar text among them."""
         grammar = getattr(fmt, "llg_grammar", lambda: None)()
         if grammar is not None:
             key = "llg\0" + grammar
@@ -182,7 +186,10 @@ class LlamaEngine(LlamaText, SequenceScheduler):
                     self._llg = LLGVocab.from_llama(self._L, self._vocab_p, self.vocab)
                 hit = self._llg.compile(grammar)
                 self._fsm_cache[key] = hit
-                while len(self._fsm_cache) > FSM_CACHE_SIZE:
+                while len(self._fsm_cache) > 1 and (
+                    len(self._fsm_cache) > FSM_CACHE_SIZE
+                    or sum(len(k) for k in self._fsm_cache if k.startswith("llg\0")) > LLG_CACHE_CHARS
+                ):
                     self._fsm_cache.popitem(last=False)
             else:
                 self._fsm_cache.move_to_end(key)

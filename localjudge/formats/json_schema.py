@@ -520,8 +520,9 @@ class JSONSchemaFormat(OutputFormat):
         if not isinstance(schema, dict):
             raise SchemaError(f"response schema must be a JSON object, got {type(schema).__name__}")
         blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
-        if len(blob) > MAX_SCHEMA_BYTES:
-            raise SchemaError(f"response schema is {len(blob)} bytes, more than {MAX_SCHEMA_BYTES}; simplify it")
+        limit = llg_schema.LLG_MAX_SCHEMA_BYTES if constraint == "llguidance" else MAX_SCHEMA_BYTES
+        if len(blob) > limit:
+            raise SchemaError(f"response schema is {len(blob)} bytes, more than {limit}; simplify it")
         self.schema = schema
         self.name = name or str(schema.get("title") or "")
         self.digest = hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -28,6 +28,7 @@ MAX_FREE_FIELDS = 64  # free fields a whole-output budget is sized for (the cont
 # Measured compiling 64 KB schemas (peak RSS over the loaded engine): 2,000 properties in 8 objects +18 MB,
 # 138 ms; 9,000 enum values in 9 enums +1 MB; a 938 KB Kubernetes schema +24 MB, 238 ms.
 LLG_MAX_DEPTH = 32
+LLG_MAX_SCHEMA_BYTES = 1024 * 1024  # a schema's JSON text; the automaton's bound is 64 KB (its memory grows much faster)
 LLG_MAX_TOTAL_PROPERTIES = 4096
 LLG_MAX_TOTAL_ENUM_VALUES = 20_000
 

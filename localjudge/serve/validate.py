@@ -68,7 +68,7 @@ def check_schema(schema: Any, param: str) -> None:
     """A 400 naming `param` and the keyword when `schema` is not a well-typed JSON schema or loops on `$ref`."""
     if not isinstance(schema, (dict, bool)):
         raise bad_request(f"{param}: must be a JSON schema object, got {type(schema).__name__}", param=param)
-    from ..formats.json_schema import MAX_SCHEMA_BYTES
+    from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES as MAX_SCHEMA_BYTES  # the automaton's smaller bound is its own
 
     try:
         blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
