@@ -78,6 +78,9 @@ def bounds(schema: Any, depth_limit: int, props_limit: int, enum_limit: int, err
 
 
 NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+# the `format`s llguidance constrains (probed on llguidance 1.9); any other is an annotation, as JSON Schema's
+# default vocabulary has it (validators do not assert it unless asked): dropped rather than refused
+LLG_FORMATS = frozenset(("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uuid"))
 COMBINERS = ("allOf", "anyOf", "oneOf", "$ref", "patternProperties", "additionalProperties", "unevaluatedProperties")
 
 
@@ -99,14 +102,21 @@ def _closed(s: Any, merged: bool, open_refs: frozenset[str], members: tuple[str,
     if not isinstance(s, dict):
         return s
     out: dict[str, Any] = {}
+    also: list[Any] = []  # a one-branch oneOf is that branch, merged with its parent: an allOf member
     for k, v in s.items():
-        if k in NAMED and isinstance(v, dict):  # name -> schema maps: each value is a schema, the map is not
+        if k == "format" and isinstance(v, str) and v not in LLG_FORMATS:
+            continue
+        if k == "oneOf" and isinstance(v, list) and len(v) == 1:
+            also.append(_closed(v[0], True, open_refs, members))
+        elif k in NAMED and isinstance(v, dict):  # name -> schema maps: each value is a schema, the map is not
             out[k] = {name: _closed(sub, f"#/{k}/{name}" in open_refs, open_refs, members) for name, sub in v.items()}
         elif k in ("enum", "const", "default", "examples", "required"):
             out[k] = v
         else:  # a combiner's members are merged with their parent: each stays open unless they stand alone
             joined = k == "allOf" or (k in members and (merged or _has_siblings(s)))
             out[k] = _closed(v, joined, open_refs, members)
+    if also:
+        out["allOf"] = [*(out["allOf"] if isinstance(out.get("allOf"), list) else []), *also]
     props = s.get("properties")
     req = s.get("required")
     required: list[Any] = req if isinstance(req, list) else []
@@ -188,6 +198,11 @@ def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
         if not is_error:
             return g
         msg = one_line(messages[0] if messages else "rejected")  # the last: what the schema as sent gets
+    if "coerce_one_of" in msg:  # llguidance's advice names its own option, which a client cannot set
+        msg = (
+            "oneOf whose branches may overlap cannot be made exclusive by constrained decoding; use anyOf, or make "
+            "the branches distinct (e.g. a const discriminator property)"
+        )
     if msg.startswith("Unimplemented keys"):
         msg += " cannot be honoured by constrained decoding; remove them from the schema"
     raise error(f"response schema: {msg}")
