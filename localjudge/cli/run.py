@@ -216,8 +216,11 @@ def run_cmd(
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
     old = signal.getsignal(signal.SIGTERM)
+    got_term: list[bool] = []  # the exit code follows the signal even when a library re-raises it as a plain
+    # KeyboardInterrupt (Ray's ray.get does, when the signal lands inside it)
 
     def _term(signum: int, frame: Any) -> None:
+        got_term.append(True)
         raise Terminated()
 
     signal.signal(signal.SIGTERM, _term)
@@ -252,7 +255,7 @@ def run_cmd(
     except KeyboardInterrupt as e:
         bar.close()
         click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)
-        sys.exit(EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT)
+        sys.exit(EXIT_SIGTERM if isinstance(e, Terminated) or got_term else EXIT_SIGINT)
     finally:
         bar.close()
         signal.signal(signal.SIGTERM, old)
