@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import struct
-import sys
+import tomllib
 from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
@@ -29,11 +29,6 @@ from .digest import sha256_file
 from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_path, read_manifest
 from .paths import cache_home, models_home
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class ModelInfo(BaseModel):

@@ -19,10 +19,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 from click.testing import CliRunner
 
 from localjudge.cli import main
@@ -31,11 +31,6 @@ from localjudge.engine.backends import get_backend
 from localjudge.engine.base import ScriptedEngine
 from localjudge.engine.capabilities import ALL, Capability, CapabilityError, capabilities_of, require
 from localjudge.formats import FORMATS, make_format
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "localjudge-plugin-example"

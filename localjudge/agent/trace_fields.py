@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InputError
@@ -76,7 +76,7 @@ def time_ns(x: Any, what: str) -> int:
     except ValueError:
         raise InputError(f"{what} {s!r} is neither unix nanoseconds nor an ISO-8601 time; fix the trace") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1e9)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -30,11 +30,6 @@ from ..errors import InputError
 from ..formats import OutputFormat, ResultJSON, make_format
 from .render import Style, TemplateError, placeholders, render, tags_in
 from .spec import JudgeSpec, MessageTemplate, Variable
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CHOICE_PATTERN = re.compile(r"\[\[([\w ]+)\]\]")  # MLflow's custom_prompt_judge _CHOICE_PATTERN
 INSTRUCTION_VARIABLES = ("inputs", "outputs", "expectations")

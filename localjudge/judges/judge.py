@@ -32,12 +32,9 @@ from .values import VariableValues
 def _kept_versions() -> dict[str, str]:
     """Versions kept across attribution-only edits of built-in judges (builtin/_versions.toml says why):
     stores and caches written before those edits keep their cache keys."""
-    import sys
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    import tomllib
+
     text = resources.files("localjudge.judges").joinpath("builtin").joinpath("_versions.toml").read_text("utf-8")
     return dict(tomllib.loads(text)["kept"])
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import difflib
 import functools
-import sys
+import tomllib
 from importlib import resources
+from importlib.resources.abc import Traversable
 from os import PathLike
 from pathlib import Path
 from types import ModuleType
@@ -20,15 +21,6 @@ from typing import Any
 
 from ..errors import JudgeSpecError, LocalJudgeError, UnknownJudgeError
 from ..plugins import PluginError
-
-if sys.version_info >= (3, 11):
-    from importlib.resources.abc import Traversable
-
-    import tomllib
-else:  # pragma: no cover
-    from importlib.abc import Traversable
-
-    import tomli as tomllib
 from .judge import Judge
 from .spec import read_spec, spec_from_dict
 

@@ -44,7 +44,7 @@ and `[alignment]` (score on the expected score with `pass_threshold` as the thre
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,11 +52,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import JudgeSpecError
 from .render import DictFormat, ListFormat, Style
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt"]
 NAME_RE = r"[a-z][a-z0-9_]*"

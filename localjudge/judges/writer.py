@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
+import tomllib
 from typing import Any
 
 from ..errors import JudgeSpecError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 

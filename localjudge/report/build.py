@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def render_report(
         pairwise=[j for j in judges if j["pairwise"]],
         css=Markup((HERE / "templates" / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "templates" / "report.js").read_text(encoding="utf-8")),
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
 
 

@@ -79,7 +79,7 @@ async def compile_in_child(regex: str, vocab_path: Path, vocab_hash: str, limits
     )
     try:
         _, err = await asyncio.wait_for(proc.communicate(regex.encode("utf-8")), timeout=limits.seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         await proc.wait()
         raise CompileRefused(
