@@ -36,6 +36,7 @@ for _i, _b in enumerate(CLOSE_ORDERS[0]):
     RANK[_b] = _i
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
 SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
+LARK_SHORT = 4  # a Lark grammar's greedy close path longer than this is compared with the search's
 PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
 
 
@@ -109,6 +110,11 @@ class LLGCompiled:
         from . import llg_search  # it imports this module
 
         self.literals = llg_search.literals(grammar)
+        # a Lark grammar (the `grammar` format): its greedy close path can wander through a free lexeme byte by
+        # byte (`,,,,nnnn...` where `a.` closes), so any greedy path longer than LARK_SHORT is compared with
+        # the search's; JSON schemas keep greedy paths (their long ones are required properties, and compile
+        # time matters more there)
+        self.lark = not grammar.lstrip().startswith("{")  # llguidance's JSON-schema grammars are JSON documents
         self._order = CLOSE_ORDERS[0]
         self.compile_ms = 0.0
         self.from_cache = False
@@ -140,7 +146,7 @@ class LLGCompiled:
             greedy = self._close(m, order, limit)
             if greedy is not None:
                 self._order = order
-                if order != VARY or len(greedy) <= SHORT_PATH:
+                if len(greedy) <= (LARK_SHORT if self.lark else SHORT_PATH) or (order != VARY and not self.lark):
                     return greedy
                 break
         if (probe and not self.searched) or (greedy is not None and not shorten):

@@ -10,9 +10,9 @@ format is built: an error is one line naming llguidance's reason.
 
 Budgets, in tokens:
   * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path): the output
-    always ends valid. The close path is greedy, not shortest: after an unbounded lexeme it can be long
-    filler (24 one-byte tokens for `TEXT: /[a-zA-Z ,]+/` then "."), and a budget below its length is raised
-    to it; or it is not found, and the grammar is refused;
+    always ends valid. A greedy close path longer than 4 tokens is compared with a bounded shortest-first
+    search's (`TEXT: /[a-zA-Z ,]+/` then "." closes in 2 tokens, not greedy's 24 filler bytes); a grammar
+    whose completion the search cannot find is refused;
   * one free part: llguidance's lexeme option `max_tokens` on a lowercase rule whose body is one terminal,
     `text[max_tokens=N]: /[a-z ]+/` or `text[max_tokens=N]: TEXT` (the lexeme ends after N tokens and the
     grammar goes on). Options on an uppercase terminal (`TEXT[max_tokens=N]: ...`) are not llguidance's
