@@ -80,3 +80,13 @@ def test_a_streamed_reasoning_answer_never_sends_text_it_takes_back():
         reasoning, content = split_reasoning(text)
         assert (reasoning or "").startswith(last[0]) and content.startswith(last[1])
         assert len(content) - len(last[1]) <= hold
+
+
+def test_think_tokens_carry_their_top_logprobs_like_the_verdicts_tokens(engine):
+    from localjudge.engine.base import GenerateOptions
+
+    gen = engine.generate(ASK, make_format("yes_no_json"), GenerateOptions(think_tokens=6, top_logprobs=3))
+    chosen = [t for t in gen.tokens if not t.forced]
+    n_think = next(i for i, t in enumerate(gen.tokens) if i > 0 and t.forced and not gen.tokens[i - 1].forced)
+    assert any(not t.forced for t in gen.tokens[:n_think])
+    assert all(len(t.top) == 3 and t.top[0][1] >= t.top[-1][1] for t in chosen), [t.top for t in chosen]

@@ -116,10 +116,7 @@ class DecodeJob:
         self.out.append(
             TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse, forced=forced)
         )
-        if self.n_top:
-            top = np.argpartition(logits, -self.n_top)[-self.n_top :]
-            top = top[np.argsort(-logits[top], kind="stable")]
-            self.out[-1].top = [(int(t), float(logits[t]) - lse) for t in top]
+        self._top(logits, lse)
         if cons is None:
             if tok in eos_ids:
                 self.out.pop()
@@ -136,6 +133,13 @@ class DecodeJob:
         self._emit()
         return None if self.done else feed
 
+    def _top(self, logits: np.ndarray, lse: float) -> None:
+        """The last token's `n_top` most likely alternatives (top_logprobs), when asked for."""
+        if self.n_top:
+            top = np.argpartition(logits, -self.n_top)[-self.n_top :]
+            top = top[np.argsort(-logits[top], kind="stable")]
+            self.out[-1].top = [(int(t), float(logits[t]) - lse) for t in top]
+
     def _think_step(self, logits: np.ndarray) -> list[int] | None:
         """One free token of the think block (EOS excluded); the block ends when the model writes the closing
         marker or `think_tokens` are spent (then the marker is forced), and the verdict's constraint takes over."""
@@ -146,6 +150,7 @@ class DecodeJob:
         m = float(logits.max())
         lse = m + float(np.log(np.exp(logits - m, dtype=np.float64).sum()))
         self.out.append(TokenInfo(id=tok, text=pieces[tok].decode("utf-8", "replace"), logprob=float(logits[tok]) - lse))
+        self._top(logits, lse)
         self.think_left -= 1
         self.think_bytes += pieces[tok]
         feed = [tok]
