@@ -251,7 +251,8 @@ def test_a_stopped_or_killed_ray_driver_resumes_when_the_same_command_runs_again
     exported, but every committed result stays; the same command then completes each cell exactly once."""
     import ray
 
-    data = write_rows(tmp_path / "d.jsonl", 10)
+    n = 20  # room for the kill: a stopped driver may commit most of a 10-row run's in-flight batches first
+    data = write_rows(tmp_path / "d.jsonl", n)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "localjudge", "run", str(data), "-j", "relevance_to_query", "--field-tokens", "24"]
     cmd += ["--engine", "ray", "--ray-address", ray_cluster, "--workers", "2", "--out", str(out), "-q"]
@@ -274,22 +275,22 @@ def test_a_stopped_or_killed_ray_driver_resumes_when_the_same_command_runs_again
     assert proc.wait(60) == 143
     stopped = stored(out)
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
-    assert len((out / "results.jsonl").read_text().splitlines()) == len(stopped) < 10
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(stopped) < n - 2
     workers_gone()
 
     proc = started_until(len(stopped) + 2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     done = stored(out)
-    assert len(stopped) + 2 <= len(done) < 10 and len(set(done)) == len(done)
+    assert len(stopped) + 2 <= len(done) < n and len(set(done)) == len(done)
     workers_gone()
 
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert sorted(stored(out)) == [(i, "relevance_to_query") for i in range(10)]
+    assert sorted(stored(out)) == [(i, "relevance_to_query") for i in range(n)]
     counts = json.loads((out / "run.json").read_text())["counts"]
-    assert counts["reused"] == len(done) and counts["evaluated"] == 10 - len(done)
-    assert json.loads((out / "summary.json").read_text())["judges"]["relevance_to_query"]["n"] == 10
+    assert counts["reused"] == len(done) and counts["evaluated"] == n - len(done)
+    assert json.loads((out / "summary.json").read_text())["judges"]["relevance_to_query"]["n"] == n
 
 
 @pytest.mark.slow
