@@ -336,30 +336,6 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
 # ------------------------------------------------------------------------------------------- serve
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _start(cmd: list[str], url: str, env: dict | None = None):
-    import urllib.request
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url + "/models", timeout=2).read()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit(f"server exited with {proc.returncode}: {' '.join(cmd)}") from None
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit(f"server did not start: {' '.join(cmd)}")
-
-
 def _post(url: str, body: dict) -> tuple[int, dict]:
     import urllib.error
     import urllib.request
@@ -378,6 +354,8 @@ def run_serve_mode(mode: str, rows: int) -> dict:
     requests (response_format json_schema); serve_llamacpp_native: its own json_object + schema extension."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
+
+    from bench_constraints import free_port, start_server
 
     from localjudge.engine.llama import default_threads
     from localjudge.errors import ParseError
@@ -398,7 +376,7 @@ def run_serve_mode(mode: str, rows: int) -> dict:
             run = evaluate(data, list(JUDGES), engine=eng, out=out)
             valid = sum(r.result.scored for r in run.results)
         return {"n": len(items), "wall_s": time.perf_counter() - t0, "valid": valid, "errors": 0, "rss_mb": peak_rss_mb()}
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     clients = 8 if mode == "serve_http8" else 1
     if mode.startswith("serve_http"):
@@ -410,7 +388,7 @@ def run_serve_mode(mode: str, rows: int) -> dict:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", path, "--n_ctx", "4096", "--port", str(port)]
         cmd += ["--n_threads", str(default_threads()), "--n_threads_batch", str(default_threads()), "--model_alias", "judge"]
         name = "judge"
-    proc = _start(cmd, url)
+    proc = start_server(cmd, url)
     try:
 
         def body(judge, vars_) -> dict:

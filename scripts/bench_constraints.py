@@ -327,3 +327,33 @@ def section_threads(rows: int) -> None:
                 f"n_threads {n:2} {'beside a busy process' if competing else 'alone':22}: {60 * rows / dt:5.1f} rows/min ({load()})"
             )
         eng.close()
+
+
+# ------------------------------------------------------------------ servers (bench.py serve, bench_schemas_e2e)
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(cmd: list[str], url: str, env: dict | None = None):
+    """Start an OpenAI-compatible server and return its process once `url`/models answers (exit when it cannot)."""
+    import subprocess
+    import urllib.request
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/models", timeout=2).read()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited with {proc.returncode}: {' '.join(cmd)}") from None
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"server did not start: {' '.join(cmd)}")

@@ -175,7 +175,8 @@ def _message(e: Any) -> str:
 def start(contender: str, home: str, threads: int = 1, n_ctx: int = N_CTX) -> tuple[subprocess.Popen, str, str, str]:
     """Start a contender's server on a free loopback port (localjudge's with `home` as its LOCALJUDGE_HOME):
     (process, base URL, model name, request style)."""
-    from bench import _free_port, _start
+    from bench_constraints import free_port as _free_port
+    from bench_constraints import start_server as _start
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1"

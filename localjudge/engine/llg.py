@@ -25,15 +25,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConstraintError
+from . import llg_search
 from .constraint import TokenVocab
+from .llg_search import FIRST_ORDER, RANK
 
 # the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
 # grammars, a space and common terminators before separators (a separator can repeat forever)
 VARY = b"vary"  # the last resort: the first order, with a byte picked often giving way to others
-CLOSE_ORDERS = (b'"}]0,1ntf{[ a', b' "}]);.\n>0a,', b"", VARY)
-RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # VARY's preference: CLOSE_ORDERS[0], then by byte
-for _i, _b in enumerate(CLOSE_ORDERS[0]):
-    RANK[_b] = _i
+CLOSE_ORDERS = (FIRST_ORDER, b' "}]);.\n>0a,', b"", VARY)  # VARY prefers bytes by `RANK` (FIRST_ORDER first)
 CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close greedily)
 SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
 LARK_SHORT = 4  # a Lark grammar's greedy close path longer than this is compared with the search's
@@ -107,8 +106,6 @@ class LLGCompiled:
         self.shortest = 0
         self.path: list[int] = []  # the close path from the start, found once here (a search can take a while)
         self.searched = False  # the search beat greedy closing once: probes may search too (else they never do)
-        from . import llg_search  # it imports this module
-
         self.literals = llg_search.literals(grammar)
         # a Lark grammar (the `grammar` format): its greedy close path can wander through a free lexeme byte by
         # byte (`,,,,nnnn...` where `a.` closes), so any greedy path longer than LARK_SHORT is compared with
@@ -139,8 +136,6 @@ class LLGCompiled:
         too, and the shorter path wins (`probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
         nothing closes."""
-        from . import llg_search
-
         greedy = None
         for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
             greedy = self._close(m, order, limit)

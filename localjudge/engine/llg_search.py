@@ -17,14 +17,29 @@ import re._parser as sre_p  # type: ignore[import-not-found]
 import time
 import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .llg import RANK
+from .constraint import TokenVocab
 
-if TYPE_CHECKING:
-    from .llg import LLGVocab
+FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (engine.llg's CLOSE_ORDERS[0])
+RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # bytes in FIRST_ORDER's order first, then by value
+for _i, _b in enumerate(FIRST_ORDER):
+    RANK[_b] = _i
+
+
+class LLGVocab(Protocol):
+    """What the search needs of `engine.llg.LLGVocab`: the byte → single-byte-token map, the vocabulary's
+    pieces, and the allowed-token mask of a matcher."""
+
+    byte_tokens: np.ndarray
+    vocab: TokenVocab
+
+    def mask(self, m: Any) -> np.ndarray:
+        """The tokens `m` allows now, as a boolean array over the vocabulary."""
+        ...
+
 
 SEARCH_BUDGET = 20_000  # matcher states the search may visit for one close path (about 0.3 s at most: no hang)
 SEARCH_SECONDS = 1.0  # the wall-clock bound of one search, whatever the budget (a schema never hangs a request)

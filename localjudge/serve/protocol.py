@@ -455,7 +455,7 @@ def usage(gen: Generation) -> dict[str, Any]:
 
 def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
     """The whole answer (non-streaming)."""
-    from .stream import split_reasoning
+    from .reasoning import split_reasoning
 
     reasoning, text = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
     calls = tool_calls(p, text)
