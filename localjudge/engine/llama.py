@@ -185,12 +185,7 @@ class LlamaEngine(LlamaText, SequenceScheduler):
                 if self._llg is None:
                     self._llg = LLGVocab.from_llama(self._L, self._vocab_p, self.vocab)
                 hit = self._llg.compile(grammar)
-                self._fsm_cache[key] = hit
-                while len(self._fsm_cache) > 1 and (
-                    len(self._fsm_cache) > FSM_CACHE_SIZE
-                    or sum(len(k) for k in self._fsm_cache if k.startswith("llg\0")) > LLG_CACHE_CHARS
-                ):
-                    self._fsm_cache.popitem(last=False)
+                self._remember(key, hit)
             else:
                 self._fsm_cache.move_to_end(key)
             return hit
@@ -198,13 +193,27 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         fsm = self._fsm_cache.get(rx)
         if fsm is None:
             fsm = compile_regex(rx, self.vocab)
-            self._fsm_cache[rx] = fsm
-            while len(self._fsm_cache) > FSM_CACHE_SIZE:  # a server sees many schemas: bounded, least recently used out
-                self._fsm_cache.popitem(last=False)
+            self._remember(rx, fsm)
         else:
             self._fsm_cache.move_to_end(rx)
         assert isinstance(fsm, TokenFSM)
         return fsm
+
+    def _remember(self, key: str, compiled: TokenFSM | LLGCompiled) -> None:
+        """Keep a new compiled constraint: a server sees many schemas, so the least recently used go first
+        past `FSM_CACHE_SIZE`, and the least recently used llguidance grammars (never an automaton: a judge's
+        is small and reused) while their text passes `LLG_CACHE_CHARS` (the newest always stays)."""
+        cache = self._fsm_cache
+        cache[key] = compiled
+        while len(cache) > FSM_CACHE_SIZE:
+            cache.popitem(last=False)
+        grammars = [k for k in cache if k.startswith("llg\0")]
+        chars = sum(map(len, grammars))
+        for old in grammars[:-1]:
+            if chars <= LLG_CACHE_CHARS:
+                break
+            chars -= len(old)
+            del cache[old]
 
     # ------------------------------------------------------------------ generation
 
