@@ -303,6 +303,8 @@ def validate_label_fields(fields: Mapping[str, Any], domain: Domain | None, judg
     if comment is not None:
         comment = _text("comment", comment, MAX_COMMENT_CHARS)
     labeller = fields.get("labeller")
+    if labeller is not None and not isinstance(labeller, str):
+        raise InputError(f"field labeller must be text, got {type(labeller).__name__}")
     if not isinstance(labeller, str) or not labeller.strip():
         raise InputError("field labeller is empty: type your name in the labeller box (key l)")
     labeller = _text("labeller", labeller, MAX_LABELLER_CHARS).strip()

@@ -5,7 +5,8 @@ file needs: the cell is found by `row_index` or by `id` (the row_id) and `judge`
 run has one judge), and text columns (every CSV value) are read as what they spell: `row_index` "3" is 3 and a
 pairwise label "1" is 1, but "x", "1.5" and "1e400" stay text and are refused. A bad record is one line naming
 the file, its line (a record's position for JSON and Parquet) and the field. Nothing is written when any record
-is bad, unless `skip_bad`: then the good ones are written and the bad ones counted in the report.
+is bad, unless `skip_bad`: then the good ones are written and the bad ones counted in the report. A record that
+`labels export` marked `stale` is bad too: it was given to other content than the row holds now.
 """
 
 from __future__ import annotations
@@ -147,6 +148,8 @@ def _label(
         ri = int(ri)
     if "label" not in rec:
         raise InputError("no field label")
+    if rec.get("stale") is True:  # `labels export` marks a label whose row changed after it was given
+        raise InputError("field stale is true: the label was given to a row that has changed since; label the row again")
     fields = {
         "row_index": ri,
         "value": _from_text(rec["label"], dom),

@@ -188,3 +188,13 @@ def test_the_labelling_card_says_nothing_of_an_expected_score_the_judge_does_not
         assert "expected score" in server.request("/runs/r/rows/1")[1]
     finally:
         server.stop()
+
+
+def test_labels_import_refuses_a_label_exported_as_stale(tmp_path: Path):
+    out = make_run(tmp_path / "r", 3)
+    f = write_jsonl(
+        tmp_path / "e.jsonl",
+        [{"row_index": 0, "judge": "polite", "label": "yes", "stale": False}, {"row_index": 1, "judge": "polite", "label": "no", "stale": True}],
+    )
+    res = CliRunner().invoke(main, ["labels", "import", str(out), str(f)])
+    assert res.exit_code == 2 and "line 2" in res.output and "field stale" in res.output and label_rows(out) == [], res.output
