@@ -46,7 +46,9 @@ def test_other_data_into_a_labelled_run_directory_is_refused_in_one_line_and_the
     write_jsonl(tmp_path / "l.jsonl", [{"id": "c0", "judge": JUDGE, "label": "no"}])
     assert CliRunner().invoke(main, ["labels", "import", str(out), str(tmp_path / "l.jsonl")]).exit_code == 0
     before = stored(out)
-    other = write_jsonl(tmp_path / "other.jsonl", [{"input": "What is 2+2?", "output": "4"}, {"input": "Hi?", "output": "Hello."}])
+    other = write_jsonl(
+        tmp_path / "other.jsonl", [{"input": "What is 2+2?", "output": "4"}, {"input": "Hi?", "output": "Hello."}]
+    )
     res = run(other, out)
     assert res.exit_code == 2, res.output
     assert len(res.output.strip().splitlines()) == 1 and "other data" in res.output and "--out" in res.output
@@ -172,7 +174,9 @@ def test_the_labelling_card_says_nothing_of_an_expected_score_the_judge_does_not
     out = make_run(tmp_path / "r", 2)
     with Store(out / "results.sqlite") as st:
         r = result_row(st.latest_run() or "", 0)
-        st.put(r.model_copy(update={"result": r.result.model_copy(update={"value": "yes", "score": 1.0, "expected_score": None})}))
+        st.put(
+            r.model_copy(update={"result": r.result.model_copy(update={"value": "yes", "score": 1.0, "expected_score": None})})
+        )
     server = ViewServer(str(out))
     try:
         _, q, _ = server.request("/api/runs/r/queue?judge=polite&order=random&pos=0")
@@ -194,7 +198,10 @@ def test_labels_import_refuses_a_label_exported_as_stale(tmp_path: Path):
     out = make_run(tmp_path / "r", 3)
     f = write_jsonl(
         tmp_path / "e.jsonl",
-        [{"row_index": 0, "judge": "polite", "label": "yes", "stale": False}, {"row_index": 1, "judge": "polite", "label": "no", "stale": True}],
+        [
+            {"row_index": 0, "judge": "polite", "label": "yes", "stale": False},
+            {"row_index": 1, "judge": "polite", "label": "no", "stale": True},
+        ],
     )
     res = CliRunner().invoke(main, ["labels", "import", str(out), str(f)])
     assert res.exit_code == 2 and "line 2" in res.output and "field stale" in res.output and label_rows(out) == [], res.output

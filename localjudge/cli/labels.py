@@ -38,7 +38,9 @@ def export_cmd(run_dir: Path, output: Path, judge: str | None) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.argument("labels_file", type=click.Path(path_type=Path))
 @click.option("--labeller", default=None, help="Labeller name for rows without one [default: the file's, else 'import'].")
-@click.option("--skip-bad", is_flag=True, help="Import the good records and skip the bad ones (listed) instead of importing none.")
+@click.option(
+    "--skip-bad", is_flag=True, help="Import the good records and skip the bad ones (listed) instead of importing none."
+)
 def import_cmd(run_dir: Path, labels_file: Path, labeller: str | None, skip_bad: bool) -> None:
     """Append the labels of LABELS_FILE (row_index or id, judge, label) to RUN_DIR's store; earlier labels stay
     in the history. Every record is checked first; one bad record imports nothing, unless --skip-bad."""

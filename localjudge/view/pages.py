@@ -136,6 +136,9 @@ def run_page(csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = Non
     return layout(f"Run {rid}", body, csrf, "run", {"rid": rid})
 
 
+_STALE_TAG = ' <span class="tag stale">stale: the row changed since</span>'
+
+
 def _num(x: float) -> str:
     """A number as the script's fmt() writes it: integers bare, else three decimals."""
     return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
@@ -295,7 +298,7 @@ def row_page(
             parts.append(_judge_article(r, prompts, None, row_index, [], parent[r.judge]))
     hist = "".join(
         f"<tr><td>{esc(h.created)}</td><td>{esc(h.judge)}</td><td>{esc(json.dumps(h.value))}"
-        f"{' <span class=\'tag stale\'>stale: the row changed since</span>' if h.stale else ''}</td><td>{esc(h.labeller)}</td>"
+        f"{_STALE_TAG if h.stale else ''}</td><td>{esc(h.labeller)}</td>"
         f"<td>{esc(h.sample)}</td><td>{esc(h.comment or '')}</td></tr>"
         for h in history
     )

@@ -36,7 +36,12 @@ def agreement(run: RunHandle, judge: str) -> dict[str, Any]:
     by_kind = Counter(lab.sample for lab in labels.values())
     rows = run.results_of_cells(judge, sorted(ri for ri, _ in labels))
     lab_rows = [{"row_index": str(ri), "label": lab.value, "sample": lab.sample} for (ri, _), lab in labels.items()]
-    out: dict[str, Any] = {"judge": judge, "n_labels": len(labels), "n_stale": len(every) - len(labels), "by_sample": dict(by_kind)}
+    out: dict[str, Any] = {
+        "judge": judge,
+        "n_labels": len(labels),
+        "n_stale": len(every) - len(labels),
+        "by_sample": dict(by_kind),
+    }
     try:
         out["all"] = _report(rows, lab_rows, judge)
         out["random"] = _report(rows, [r for r in lab_rows if r["sample"] == "random"], judge)
