@@ -89,6 +89,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX results_updated ON results (run_id, updated)
         """,
     ),
+    (  # what each label judged (labels.py: a label whose cell changed since is stale); labels already stored get
+        # the binding of the cell they are on at migration time
+        "003_label_binding",
+        """
+        ALTER TABLE labels ADD COLUMN prompt_hash TEXT;
+        ALTER TABLE labels ADD COLUMN judge_version TEXT;
+        UPDATE labels SET
+            prompt_hash = (SELECT CASE WHEN json_valid(r.record) THEN json_extract(r.record, '$.prompt_hash') END
+                           FROM results r WHERE r.run_id = labels.run_id AND r.row_index = labels.row_index
+                           AND r.judge = labels.judge),
+            judge_version = (SELECT CASE WHEN json_valid(r.result) THEN CAST(json_extract(r.result, '$.judge_version') AS TEXT) END
+                             FROM results r WHERE r.run_id = labels.run_id AND r.row_index = labels.row_index
+                             AND r.judge = labels.judge)
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -346,6 +361,15 @@ class Store:
         with self._reading():
             r = self.conn.execute("SELECT MAX(row_index) FROM results WHERE run_id = ?", (run_id,)).fetchone()
         return 0 if r[0] is None else int(r[0]) + 1
+
+    def stored_inputs(self, run_id: str, below: int) -> dict[tuple[int, str], tuple[str, Any]]:
+        """(row_id, inputs) of a run's cells by (row_index, judge), for the rows below `below` (inputs None when
+        their JSON is foreign)."""
+        with self._reading():
+            cur = self.conn.execute(
+                "SELECT row_index, judge, row_id, inputs FROM results WHERE run_id = ? AND row_index < ?", (run_id, below)
+            )
+            return {(int(r[0]), str(r[1])): (str(r[2]), _json_or(r[3], None)) for r in cur}
 
     def count(self, run_id: str, judges: Sequence[str] | None = None, max_rows: int | None = None) -> int:
         """How many results a run has, optionally only for `judges` and for rows below `max_rows`."""

@@ -228,7 +228,7 @@ def test_a_store_written_before_labels_opens_gains_the_labels_table_and_keeps_it
     with Store(tmp_path / "results.sqlite") as st:
         assert st.schema_version == len(MIGRATIONS)
         names = [r[0] for r in st.conn.execute("SELECT name FROM _migrations ORDER BY applied, name")]
-        assert names[-1] == "002_labels" and st.count(st.latest_run() or "") == 3
+        assert names[-2:] == ["002_labels", "003_label_binding"] and st.count(st.latest_run() or "") == 3
         assert st.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0
 
 
@@ -257,7 +257,7 @@ def test_labels_export_import_round_trip_and_agree_reads_a_run_directory(tmp_pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"row_index": 99, "judge": "polite", "label": "yes"}) + "\n")
     res = cli.invoke(main, ["labels", "import", str(src), str(bad)])
-    assert res.exit_code == 2 and "row 1" in res.output and "99" in res.output
+    assert res.exit_code == 2 and "line 1" in res.output and "99" in res.output
     empty = make_run(tmp_path / "empty", 3)
     res = cli.invoke(main, ["agree", str(src), "--labels", str(empty)])
     assert res.exit_code == 2 and "no labels" in res.output

@@ -26,6 +26,7 @@ from ..paths import shared_store
 from ..store import SCHEMA_VERSION, Store
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
+from .samedata import check_same_data
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
@@ -103,6 +104,13 @@ def run(
         run_id = store.new_run(run_id=run_id)
     else:
         run_id = store.run_for_dir() if out_dir is not None else store.new_run()
+    try:  # a reused run (a run directory's, or a given id) must hold this data's results, not another dataset's
+        check_same_data(store, run_id, ds, plans, n_rows, out_dir if out_dir is not None else store_path)
+    except BaseException:
+        store.close()
+        if ex is not None:
+            ex.close()
+        raise
     meta = {
         "run_id": run_id,
         "data": ds.path or ds.label,

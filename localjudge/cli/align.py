@@ -80,10 +80,13 @@ def align_cmd(
     from pathlib import Path
 
     from ..align import align
-    from ..labels import is_run_dir, labels_file_for
+    from ..labels import is_run_dir, labels_file_for, stale_line
 
     if is_run_dir(labels):  # the run's labels of this judge, with the rows' inputs, kept beside the aligned judge
         Path(out).mkdir(parents=True, exist_ok=True)
+        note = stale_line(labels, Path(judge).stem)
+        if note:
+            click.echo(note, err=True)
         labels = str(labels_file_for(labels, Path(judge).stem, Path(out) / "labels_from_run.jsonl"))
     elif Path(labels).is_dir():
         raise click.BadParameter(f"{labels} is a directory without results.sqlite; give a labels file or a run directory")

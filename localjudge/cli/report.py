@@ -125,6 +125,11 @@ def report_cmd(
     reports: list[AgreementReport] = []
     skipped: list[tuple[str, str]] = []
     if stored_dir is not None:  # the run's own labels (or another run directory's), random-sample ones first
+        from ..labels import stale_line
+
+        note = stale_line(stored_dir)
+        if note:
+            click.echo(note, err=True)
         stored = stored_labels(stored_dir)
         if not stored and labels is not None:
             raise click.UsageError(f"{labels} has no labels yet; label rows with `localjudge view` first")
@@ -170,12 +175,15 @@ def agree_cmd(
 ) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
     from ..agreement import agree, pick_judge, read_labels
-    from ..labels import is_run_dir, label_rows
+    from ..labels import is_run_dir, label_rows, stale_line
     from ..report import load_run
     from ..report.build import write_output
 
     run = load_run(run_dir)
     if is_run_dir(labels):
+        note = stale_line(labels, judge)
+        if note:
+            click.echo(note, err=True)
         label_column = label_column or "label"
         if judge is None and len(run.judges()) > 1:  # every judge of the run that has labels
             labelled = {lab["judge"] for lab in label_rows(labels)}
@@ -204,6 +212,10 @@ def agree_cmd(
     if label_column is None:
         raise click.UsageError("--label-column is needed with a labels file (a run directory's labels use `label`)")
     label_list = read_labels(labels)
+    n_stale = sum(lab.get("stale") is True for lab in label_list)
+    if n_stale:  # a `labels export` file marks the labels whose rows changed since they were given
+        click.echo(f"{labels}: {n_stale} labels marked stale left out (their rows changed since they were given)", err=True)
+        label_list = [lab for lab in label_list if lab.get("stale") is not True]
     if judge is not None and label_list and all("judge" in lab for lab in label_list):
         # a `labels export` file of several judges: this judge's labels
         label_list = [lab for lab in label_list if lab["judge"] == judge] or label_list

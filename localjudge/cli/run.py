@@ -304,11 +304,14 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
     import json
 
     from ..exports import write_json_atomic
-    from ..labels import is_run_dir
+    from ..labels import is_run_dir, stale_line
     from ..trust.rates import corrected_rates, rate_line, stored_labels
 
     if labels_file is None or is_run_dir(labels_file):
         src = out_dir if labels_file is None else Path(labels_file)
+        note = stale_line(src)
+        if note and not quiet:
+            click.echo(note, err=True)
         stored = stored_labels(src)
         if not stored:
             if labels_file is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, LocalJudgeError
-from ..labels import SAMPLE_KINDS, Domain, value_domain
+from ..labels import Domain, judge_domain, validate_label_fields
 from . import pages
 from .queue import ORDERS, queue
 from .runs import RunHandle, Runs
@@ -90,8 +90,6 @@ def create_app(config: ViewConfig) -> Any:
             raise InputError(f"parameter {name!r} must be an integer, got {raw!r}") from None
 
     def domains(run: RunHandle) -> dict[str, Domain]:
-        from ..agreement import format_kind, judge_kind
-
         out: dict[str, Domain] = {}
         for j in run.judges():
             key = ("domain", j)
@@ -103,18 +101,9 @@ def create_app(config: ViewConfig) -> Any:
                     r[0]
                     for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ? LIMIT 20", (run.run_id(), j))
                 ]
-            rows = run.results_of_cells(j, ris)
-            if not rows:
-                continue
-            try:
-                kind, allowed = judge_kind(rows)
-            except InputError:
-                continue
-            fmt = str(rows[0].result.format)
-            rec = rows[0].record_fields().get("format")
-            if format_kind(rec)[0] and isinstance(rec, str):
-                fmt = rec
-            out[j] = run._cache[key] = value_domain(fmt, kind, allowed, [r.result.value for r in rows])
+            dom = judge_domain(run.results_of_cells(j, ris))
+            if dom is not None:
+                out[j] = run._cache[key] = dom
         return out
 
     # ----------------------------------------------------------------------------------------- pages
@@ -239,7 +228,8 @@ def create_app(config: ViewConfig) -> Any:
         if order not in ORDERS:
             raise InputError(f"parameter order={order!r} is not one of {', '.join(ORDERS)}")
         order_rows = queue(run, judge, order, int_param(request, "seed", 0))
-        labels = run.labels(judge)
+        every = run.labels(judge)
+        labels = {k: lab for k, lab in every.items() if not lab.stale}  # a stale label's row asks for a new label
         pos = q.get("pos")
         if pos in (None, "", "next"):  # the first unlabelled row of the queue
             i = next((k for k, ri in enumerate(order_rows) if (ri, judge) not in labels), len(order_rows))
@@ -250,7 +240,7 @@ def create_app(config: ViewConfig) -> Any:
         if order_rows:
             ri = order_rows[i]
             res = run.results_of_cells(judge, [ri])[0]
-            lab = labels.get((ri, judge))
+            lab = every.get((ri, judge))
             item = {
                 "row_index": ri,
                 "row_id": res.row_id,
@@ -259,10 +249,12 @@ def create_app(config: ViewConfig) -> Any:
                 "score": res.result.score,
                 "expected_score": res.result.expected_score,
                 "passed": res.result.passed,
+                "verdict": pages.verdict_text(res.result),
                 "rationale": res.result.rationale,
                 "unscored_reason": res.result.unscored_reason,
                 "label": None if lab is None else lab.value,
                 "comment": None if lab is None else lab.comment,
+                "stale_label": lab is not None and lab.stale,
             }
             members = run.members()
             if judge in members:
@@ -285,31 +277,11 @@ def create_app(config: ViewConfig) -> Any:
 
         def write(request: Request) -> Response:
             run = run_of(request)
-            ri, judge = body.get("row_index"), body.get("judge")
-            if not isinstance(ri, int) or isinstance(ri, bool):
-                raise InputError("field row_index must be an integer")
+            judge = body.get("judge")
             if judge not in run.judges():
                 raise InputError(f"field judge={judge!r} is not a judge of this run")
-            sample = body.get("sample", "browse")
-            if sample not in SAMPLE_KINDS:
-                raise InputError(f"field sample must be one of {', '.join(SAMPLE_KINDS)}")
-            value = body.get("value")
-            dom = domains(run).get(judge)
-            if value is not None and dom is not None and dom.kind != "numeric" and value not in dom.values:
-                raise InputError(f"field value={value!r} is not a value of judge {judge!r}: {', '.join(map(str, dom.values))}")
-            if (
-                value is not None
-                and dom is not None
-                and dom.kind == "numeric"
-                and (isinstance(value, bool) or not isinstance(value, (int, float)))
-            ):
-                raise InputError(f"field value must be a number for judge {judge!r}")
-            comment = body.get("comment")
-            if comment is not None and not isinstance(comment, str):
-                raise InputError("field comment must be text")
-            labeller = body.get("labeller")
-            if not isinstance(labeller, str) or not labeller.strip():
-                raise InputError("field labeller is empty: type your name in the labeller box (key l)")
+            f = validate_label_fields(body, domains(run).get(judge), judge)
+            ri, value, comment, labeller, sample = f.row_index, f.value, f.comment, f.labeller, f.sample
             lab = run.add_label(ri, judge, value, comment, labeller, sample)
             return JSONResponse(lab.model_dump(mode="json"))
 

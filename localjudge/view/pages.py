@@ -136,6 +136,27 @@ def run_page(csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = Non
     return layout(f"Run {rid}", body, csrf, "run", {"rid": rid})
 
 
+_STALE_TAG = ' <span class="tag stale">stale: the row changed since</span>'
+
+
+def _num(x: float) -> str:
+    """A number as the script's fmt() writes it: integers bare, else three decimals."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
+
+
+def verdict_text(res: Any) -> str:
+    """What the judge said, in one line for the labelling card: `yes (score 1, expected 0.930)`, saying nothing of a
+    score or an expected score the result does not have."""
+    if res.unscored_reason:
+        return f"unscored: {res.unscored_reason}"
+    value = res.value if isinstance(res.value, str) else json.dumps(res.value, ensure_ascii=False)
+    if isinstance(res.value, (int, float)) and not isinstance(res.value, bool):
+        value = _num(res.value)
+    extra = [f"score {_num(res.score)}"] if res.score is not None else []
+    extra += [f"expected {_num(res.expected_score)}"] if res.expected_score is not None else []
+    return f"{value} ({', '.join(extra)})" if extra else value
+
+
 def _kv(pairs: list[tuple[str, Any]]) -> str:
     return '<table class="kv">' + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in pairs) + "</table>"
 
@@ -208,7 +229,7 @@ def _judge_article(
             [
                 ("value", json.dumps(res.value, ensure_ascii=False)),
                 ("score", res.score),
-                ("expected score", res.expected_score),
+                *([("expected score", res.expected_score)] if res.expected_score is not None else []),
                 ("passed", res.passed),
                 ("unscored", res.unscored_reason or ""),
                 ("error", res.error or r.error or ""),
@@ -276,7 +297,8 @@ def row_page(
         if r.judge in parent and parent[r.judge] not in by_judge:
             parts.append(_judge_article(r, prompts, None, row_index, [], parent[r.judge]))
     hist = "".join(
-        f"<tr><td>{esc(h.created)}</td><td>{esc(h.judge)}</td><td>{esc(json.dumps(h.value))}</td><td>{esc(h.labeller)}</td>"
+        f"<tr><td>{esc(h.created)}</td><td>{esc(h.judge)}</td><td>{esc(json.dumps(h.value))}"
+        f"{_STALE_TAG if h.stale else ''}</td><td>{esc(h.labeller)}</td>"
         f"<td>{esc(h.sample)}</td><td>{esc(h.comment or '')}</td></tr>"
         for h in history
     )

@@ -262,6 +262,7 @@ class RunHandle:
                     "inputs": r[9],
                     "unscored_reason": r[10],
                     "label": None if lab is None else lab.value,
+                    "label_stale": lab is not None and lab.stale,
                     **of_members.get((r[0], r[2]), {}),
                     **({"cascade": json.loads(r[11])} if r[11] else {}),
                 }

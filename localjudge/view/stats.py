@@ -1,5 +1,6 @@
 """The live agreement panel: one judge's results against the labels so far, by localjudge.agreement.
 
+Stale labels (their row changed since they were given, localjudge/labels.py) are left out and counted (`n_stale`).
 Two kinds of label are kept apart (see localjudge/labels.py):
   * agreement (accuracy, Cohen's kappa with its bootstrap interval, confusion matrix, AUC of the expected
     score, disagreements) is computed on all labels and, beside it, on the `random` labels alone; the counts
@@ -30,11 +31,17 @@ def agreement(run: RunHandle, judge: str) -> dict[str, Any]:
     and the human pass rate from the random sample."""
     if judge not in run.judges():
         raise InputError(f"judge {judge!r} is not in this run; it has: {', '.join(run.judges())}")
-    labels = run.labels(judge)
+    every = run.labels(judge)
+    labels = {k: lab for k, lab in every.items() if not lab.stale}  # their rows changed since: never compared
     by_kind = Counter(lab.sample for lab in labels.values())
     rows = run.results_of_cells(judge, sorted(ri for ri, _ in labels))
     lab_rows = [{"row_index": str(ri), "label": lab.value, "sample": lab.sample} for (ri, _), lab in labels.items()]
-    out: dict[str, Any] = {"judge": judge, "n_labels": len(labels), "by_sample": dict(by_kind)}
+    out: dict[str, Any] = {
+        "judge": judge,
+        "n_labels": len(labels),
+        "n_stale": len(every) - len(labels),
+        "by_sample": dict(by_kind),
+    }
     try:
         out["all"] = _report(rows, lab_rows, judge)
         out["random"] = _report(rows, [r for r in lab_rows if r["sample"] == "random"], judge)

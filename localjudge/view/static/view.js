@@ -131,7 +131,7 @@ function initRun() {
       tr.appendChild(membersCell(it));
       tr.appendChild(el("td", it.rationale, "text"));
       tr.appendChild(el("td", it.inputs, "text"));
-      tr.appendChild(el("td", fmt(it.label), "label"));
+      tr.appendChild(el("td", it.label_stale ? `${fmt(it.label)} (stale)` : fmt(it.label), "label"));
       return tr;
     });
     tbody.replaceChildren(...rows);
@@ -259,12 +259,11 @@ function initLabel() {
       dl.appendChild(el("dd", typeof v === "string" ? v : JSON.stringify(v)));
     }
     $("c-inputs").replaceChildren(dl);
-    $("c-verdict").textContent = it.unscored_reason
-      ? `unscored: ${it.unscored_reason}`
-      : `${fmt(it.value)} (score ${fmt(it.score)}, expected ${fmt(it.expected_score)})`;
+    $("c-verdict").textContent = it.verdict;
     $("c-rationale").textContent = it.rationale || "";
     $("c-members").textContent = membersText(it);
-    $("c-label").textContent = it.label === null ? "—" : fmt(it.label);
+    $("c-label").textContent =
+      it.label === null ? "—" : it.stale_label ? `${fmt(it.label)} (stale: the row changed since; label it again)` : fmt(it.label);
     $("comment").value = it.comment || "";
     $("c-saved").textContent = "";
   }
@@ -408,7 +407,8 @@ function initAgreement() {
       return;
     }
     const parts = Object.entries(a.by_sample).map(([k, v]) => `${k} ${v}`);
-    $("a-counts").textContent = `${a.n_labels} labels (${parts.join(", ") || "none"})${a.error ? " · " + a.error : ""}`;
+    const stale = a.n_stale ? ` · ${a.n_stale} stale labels left out (their rows changed since)` : "";
+    $("a-counts").textContent = `${a.n_labels} labels (${parts.join(", ") || "none"})${stale}${a.error ? " · " + a.error : ""}`;
     const table = el("table", null, "kv");
     table.id = "a-table";
     for (const [part, title] of [["all", "all labels"], ["random", "random sample only"]]) {
