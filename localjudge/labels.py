@@ -22,6 +22,7 @@ and `align` read as it is); `labels import RUN_DIR labels.jsonl` appends them ba
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 import time
@@ -50,6 +51,65 @@ class Label(BaseModel):
     labeller: str
     sample: SampleKind
     created: str = ""
+
+
+MAX_COMMENT_CHARS = 10_000  # a label's comment (a 60 MB one made the row page take a second)
+MAX_LABELLER_CHARS = 200  # a labeller's name
+MAX_VALUE_CHARS = 200  # a text label value of a judge whose value domain is not known
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _text(field: str, v: Any, limit: int) -> None:
+    if not isinstance(v, str):
+        raise InputError(f"field {field} must be text, got {type(v).__name__}")
+    if len(v) > limit:
+        raise InputError(f"field {field} is {len(v)} characters, more than the limit of {limit}; shorten it")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"field {field} holds a lone surrogate (not UTF-8 text); send it as UTF-8") from None
+
+
+def validate_label_fields(
+    judge: str, value: Any, comment: Any, labeller: Any, created: Any = "", domain: Domain | None = None
+) -> None:
+    """Check one label's own fields before it is stored, as the view's label API and `labels import` take them:
+    `value` None (a withdrawal) or a value of the judge's `domain` (any number for a numeric one; without a domain a
+    number, a boolean or text of at most MAX_VALUE_CHARS), `comment` None or text of at most MAX_COMMENT_CHARS,
+    `labeller` non-blank text of at most MAX_LABELLER_CHARS, `created` empty or a time as `add_label` writes it
+    (`2026-11-26T15:04:05+0000`). Raises a one-line InputError naming the field (and the limit); returns nothing."""
+    _text("labeller", labeller, MAX_LABELLER_CHARS)
+    if not labeller.strip():
+        raise InputError("field labeller is empty: give the name of whoever labels (in the view: the labeller box, key l)")
+    if comment is not None:
+        _text("comment", comment, MAX_COMMENT_CHARS)
+    if value is not None:
+        numeric = not isinstance(value, bool) and isinstance(value, (int, float))
+        if numeric and not math.isfinite(value):
+            raise InputError(f"field value={_short(value)} is not a finite number")
+        if domain is not None and domain.kind == "numeric":
+            if not numeric:
+                raise InputError(f"field value must be a number for judge {judge!r}, got {_short(value)}")
+        elif domain is not None:
+            if value not in domain.values:
+                raise InputError(
+                    f"field value={_short(value)} is not a value of judge {judge!r}: {', '.join(map(str, domain.values))}"
+                )
+        elif isinstance(value, str):
+            _text("value", value, MAX_VALUE_CHARS)
+        elif not isinstance(value, (bool, int, float)):
+            raise InputError(f"field value must be a number, a boolean or text, got {type(value).__name__}")
+    if created not in ("", None):
+        try:
+            time.strptime(str(created), "%Y-%m-%dT%H:%M:%S%z")
+        except ValueError:
+            raise InputError(
+                f"field labelled_at={_short(created)} is not a time like 2026-11-26T15:04:05+0000; fix it or leave it empty"
+            ) from None
 
 
 def _now() -> str:
