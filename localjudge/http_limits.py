@@ -26,6 +26,7 @@ import re
 import time
 from typing import Any
 
+_DIGITS = re.compile(r"\d+")
 LOGGERS = ("uvicorn.error", "uvicorn", "asyncio")  # asyncio: the accept() errors of an exhausted process
 
 
@@ -39,8 +40,10 @@ class Throttle(logging.Filter):
         self._seen: dict[tuple[str, str], tuple[float, int]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Whether `record` is logged (the first of its kind in the interval)."""
-        key = (record.name, str(record.msg))
+        """Whether `record` is logged (the first of its kind in the interval). Its kind is its logger and the
+        first line of its message template with the numbers taken out: asyncio formats its messages itself
+        (`Exception in callback ...` then a handle whose time and address change with every record)."""
+        key = (record.name, _DIGITS.sub("#", str(record.msg).split("\n", 1)[0][:200]))
         now = time.monotonic()
         last, held = self._seen.get(key, (float("-inf"), 0))
         if now - last < self.interval:

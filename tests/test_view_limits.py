@@ -216,7 +216,7 @@ def test_a_garbage_and_a_newer_store_are_listed_unreadable_beside_the_readable_r
 
 @pytest.fixture()
 def labelled(one_run):
-    server = ViewServer("--runs-root", str(one_run), "--body-timeout", "10")
+    server = ViewServer("--runs-root", str(one_run))
     yield server, one_run / "a"
     server.stop()
 

@@ -15,7 +15,6 @@ import click
 
 from ..errors import InputError
 
-
 BUSY = {"error": "the view has too many open connections; retry in a second"}
 
 

@@ -21,9 +21,8 @@ from typing import Any
 
 from ..engine.base import Engine, ModelIdentity
 from ..errors import InputError
-from ..http_limits import busy_response
+from ..http_limits import busy_response, protocol_class, throttle_logs
 from .app import ServeConfig, ServerState, create_app
-
 
 BUSY = busy_response(
     {
@@ -89,8 +88,6 @@ def serve(
         config.allowed_hosts = (*config.allowed_hosts, host)
     state = ServerState(engine, config, identity)
     app = create_app(state)
-    from ..http_limits import protocol_class, throttle_logs
-
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     server = _Server(

@@ -28,7 +28,6 @@ from .queue import ORDERS, queue
 from .runs import RunHandle, Runs
 from .security import Guard
 
-
 MAX_BODY_BYTES = 256 << 10  # a label body: a 10,000-character comment escaped as \uXXXX is 60 KB
 MAX_JSON_DEPTH = 32  # a label body is one flat object
 
