@@ -184,6 +184,8 @@ def _newer_store(run: Path) -> None:
 
 
 def test_a_garbage_and_a_newer_store_are_listed_unreadable_beside_the_readable_runs(tmp_path):
+    """One readable run, a garbage store and a newer one under --runs-root: the view starts, lists all three (the
+    bad ones with their one-line reason and no link), and reads the garbage one once it becomes a real store."""
     root = tmp_path / "runs"
     make_run(root / "a", 10)
     make_run(root / "c", 5)
@@ -207,6 +209,11 @@ def test_a_garbage_and_a_newer_store_are_listed_unreadable_beside_the_readable_r
         status, answer, _ = server.request("/api/runs/b/status")
         assert status == 400 and "not a database" in answer["error"]
         assert server.request("/api/runs/a/rows")[0] == 200
+        (root / "b" / "results.sqlite").unlink()  # the garbage replaced by a real store: read on the next listing
+        make_run(root / "b", 3)
+        by_rid = {r["rid"]: r for r in server.request("/api/runs")[1]}
+        assert by_rid["b"]["status"] == "finished" and by_rid["b"]["cells_done"] == 3
+        assert by_rid["c"]["status"] == "unreadable"
     finally:
         server.stop()
 
