@@ -15,6 +15,8 @@ import click
 
 from ..errors import InputError
 
+BUSY = {"error": "the view has too many open connections; retry in a second"}
+
 
 @click.command(name="view")
 @click.argument("run_dirs", nargs=-1, type=click.Path(path_type=Path))
@@ -25,6 +27,19 @@ from ..errors import InputError
 @click.option("--allow-host", "allow_hosts", multiple=True, help="Extra Host header value to accept (a name this machine has).")
 @click.option("--align-model", default=None, help="Model the align button uses [default: the run's model id].")
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="CPU threads of the align button's model.")
+@click.option(
+    "--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send request headers."
+)
+@click.option(
+    "--body-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send a request body."
+)
+@click.option(
+    "--max-connections",
+    default=512,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Open connections; more are answered 503 at once.",
+)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 def view_cmd(
     run_dirs: tuple[Path, ...],
@@ -35,6 +50,9 @@ def view_cmd(
     allow_hosts: tuple[str, ...],
     align_model: str | None,
     threads: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
     log_level: str,
 ) -> None:
     """Open a local web app over run directories: runs, live progress, rows, row detail, comparison, keyboard
@@ -44,6 +62,7 @@ def view_cmd(
         import uvicorn
     except ImportError:
         raise InputError("localjudge view needs the serve extra: pip install 'localjudge[serve]'") from None
+    from ..http_limits import busy_response, protocol_class, throttle_logs
     from ..serve.run import _Server, bind, is_loopback
     from ..view import ViewConfig, create_app
 
@@ -63,6 +82,9 @@ def view_cmd(
         allowed_hosts={host, *allow_hosts},
         align_model=align_model,
         align_options={"n_threads": threads},
+        max_connections=max_connections,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     app = create_app(config)
     sock = bind(host, port)
@@ -71,10 +93,18 @@ def view_cmd(
     url = f"http://{shown}:{bound[1]}/" + (f"?key={api_key}" if api_key else "")
     server = _Server(
         uvicorn.Config(
-            app, log_level=log_level, lifespan="off", access_log=False, server_header=False, timeout_graceful_shutdown=2
+            app,
+            log_level=log_level,
+            lifespan="off",
+            access_log=False,
+            server_header=False,
+            timeout_graceful_shutdown=2,
+            # before the Host and key checks: a connection limit, a header deadline (the same code as serve's)
+            http=protocol_class(max_connections, header_timeout, busy_response(BUSY), "localjudge.view"),
         ),
         banner=f"localjudge view on {url} (Ctrl-C to stop)",
     )
+    throttle_logs("localjudge.view")
     try:
         server.run(sockets=[sock])
     finally:

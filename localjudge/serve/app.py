@@ -34,6 +34,7 @@ from ..engine.worker import EngineWorker, WorkerBusy
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText, SchemaError
 from ..formats.text import DEFAULT_TEXT_TOKENS
+from ..http_limits import BodyError, ClientGone, read_body
 from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .formats import JSON_OBJECT, FormatCache
@@ -198,64 +199,21 @@ def _check_key(state: ServerState, request: Request) -> None:
 CLOSE = {"Connection": "close"}
 
 
-class ClientGone(Exception):
-    """The client closed its connection before its request body was complete (a normal event)."""
-
-
 async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
     """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
-    server begins shutting down first; `ClientGone` when the client leaves)."""
-    from starlette.requests import ClientDisconnect
-
-    size = request.headers.get("content-length", "")
-    if size.isdigit() and int(size) > limit:
-        raise APIError(
-            413, f"the request body is {size} bytes, more than this server's limit of {limit}", code="request_too_large"
-        )
-    parts, n = [], 0
-    deadline = time.monotonic() + timeout
-    chunks = request.stream().__aiter__()
-    stop = asyncio.ensure_future(stopping.wait()) if stopping is not None else None
+    server begins shutting down first; `ClientGone` when the client leaves): `http_limits.read_body`."""
     try:
-        while True:
-            nxt: asyncio.Future[bytes] = asyncio.ensure_future(chunks.__anext__())
-            waits: list[asyncio.Future[Any]] = [nxt] if stop is None else [nxt, stop]
-            done, _ = await asyncio.wait(
-                waits, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
-            )
-            if nxt not in done:
-                nxt.cancel()
-                if stop is not None and stop.done():
-                    raise APIError(
-                        503, "the server is shutting down; retry against another instance", type="server_error", headers=CLOSE
-                    )
-                raise APIError(
-                    408,
-                    f"the request body did not arrive within this server's {timeout:g} s; send it at once",
-                    code="request_timeout",
-                    headers=CLOSE,  # the rest of the body is not waited for
-                )
-            try:
-                chunk = nxt.result()
-            except StopAsyncIteration:
-                break
-            except ClientDisconnect:
-                raise ClientGone() from None
-            n += len(chunk)
-            if n > limit:
-                raise APIError(
-                    413, f"the request body is more than this server's limit of {limit} bytes", code="request_too_large"
-                )
-            parts.append(chunk)
-    finally:
-        if stop is not None:
-            stop.cancel()
+        data = await read_body(request, limit, timeout, stopping)
+    except BodyError as e:
+        if e.status >= 500:
+            raise APIError(e.status, e.message, type="server_error", headers=CLOSE) from None
+        raise APIError(e.status, e.message, code=e.code, headers=CLOSE if e.status == 408 else None) from None
 
     def no_constant(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
 
     try:
-        return json.loads(b"".join(parts), parse_constant=no_constant)
+        return json.loads(data, parse_constant=no_constant)
     except (ValueError, RecursionError) as e:
         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         raise bad_request(f"the request body is not valid JSON ({msg}); send a JSON object") from None

@@ -4,7 +4,8 @@ SIGTERM or Ctrl-C stops accepting connections, answers 503 to requests whose bod
 lets the generations in flight finish (for at most `shutdown_timeout` seconds, then they are
 cancelled), closes the engine worker and returns, so the process exits 0 (uvicorn itself re-raises
 the signal after shutting down, which would exit 143; `_Server` does not). Connections go through
-`conn.protocol_class` (connection limit, header deadline) and repeated log lines are throttled.
+`http_limits.protocol_class` (connection limit, header deadline; a 503 in the OpenAI shape past the
+limit) and repeated log lines are throttled (`http_limits.throttle_logs`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,19 @@ from typing import Any
 
 from ..engine.base import Engine, ModelIdentity
 from ..errors import InputError
+from ..http_limits import busy_response, protocol_class, throttle_logs
 from .app import ServeConfig, ServerState, create_app
+
+BUSY = busy_response(
+    {
+        "error": {
+            "message": "the server has too many open connections; retry in a second",
+            "type": "server_error",
+            "param": None,
+            "code": "too_many_connections",
+        }
+    }
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -75,8 +88,6 @@ def serve(
         config.allowed_hosts = (*config.allowed_hosts, host)
     state = ServerState(engine, config, identity)
     app = create_app(state)
-    from .conn import protocol_class, throttle_logs
-
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     server = _Server(
@@ -88,12 +99,12 @@ def serve(
             server_header=False,
             timeout_graceful_shutdown=max(1, round(config.shutdown_timeout)),
             timeout_keep_alive=30,
-            http=protocol_class(config.max_connections, config.header_timeout),
+            http=protocol_class(config.max_connections, config.header_timeout, BUSY, "localjudge.serve"),
         ),
         on_stop=lambda: state.stopping.set() if state.stopping is not None else None,
         banner=f"localjudge serve: {state.model_name} on http://{shown}:{bound[1]}/v1 (Ctrl-C or SIGTERM to stop)",
     )
-    throttle_logs()
+    throttle_logs("localjudge.serve")
     server.run(sockets=[sock])
 
 

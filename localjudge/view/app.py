@@ -13,19 +13,23 @@ Bad input answers 400 (unknown run or row: 404) with `{"error": "..."}` naming t
 
 from __future__ import annotations
 
-import json
 import secrets
+import sqlite3
 import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, LocalJudgeError
+from ..http_limits import BodyError, ClientGone, loads_bounded, read_body
 from ..labels import Domain, judge_domain, validate_label_fields
 from . import pages
 from .queue import ORDERS, queue
 from .runs import RunHandle, Runs
 from .security import Guard
+
+MAX_BODY_BYTES = 256 << 10  # a label body: a 10,000-character comment escaped as \uXXXX is 60 KB
+MAX_JSON_DEPTH = 32  # a label body is one flat object
 
 
 class ViewConfig:
@@ -39,11 +43,18 @@ class ViewConfig:
         allowed_hosts: set[str] | None = None,
         align_model: str | None = None,
         align_options: dict[str, Any] | None = None,
+        max_connections: int = 512,
+        header_timeout: float = 10.0,
+        body_timeout: float = 30.0,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ):
         self.run_dirs, self.runs_root, self.api_key = run_dirs, runs_root, api_key
         self.allowed_hosts = allowed_hosts or set()
         self.align_model, self.align_options = align_model, align_options or {"n_threads": 1}
         self.csrf_token = secrets.token_urlsafe(24)
+        # what a client may hold (http_limits): open connections, seconds for headers and for a body, body bytes
+        self.max_connections, self.header_timeout, self.body_timeout = max_connections, header_timeout, body_timeout
+        self.max_body_bytes = max_body_bytes
 
 
 def create_app(config: ViewConfig) -> Any:
@@ -74,6 +85,8 @@ def create_app(config: ViewConfig) -> Any:
                 return err(400, str(e).splitlines()[0] if str(e) else "bad request")
             except LocalJudgeError as e:
                 return err(400, str(e))
+            except sqlite3.Error as e:  # a store damaged or replaced after the view opened it
+                return err(503, f"the run's store cannot be read now ({_first_line(e)}); see / for the runs")
 
         return endpoint
 
@@ -112,7 +125,7 @@ def create_app(config: ViewConfig) -> Any:
         if config.api_key and request.query_params.get("key"):
             resp = RedirectResponse("/", status_code=303)
             return resp
-        return HTMLResponse(pages.runs_page(csrf, [h.status() for h in runs.scan()]))
+        return HTMLResponse(pages.runs_page(csrf, runs.listing()))
 
     def run_page(request: Request) -> Response:
         from .panels import run_figures
@@ -182,7 +195,7 @@ def create_app(config: ViewConfig) -> Any:
     # ------------------------------------------------------------------------------------------ API
 
     def api_runs(request: Request) -> Response:
-        return JSONResponse([h.status() for h in runs.scan()])
+        return JSONResponse(runs.listing())
 
     def api_status(request: Request) -> Response:
         from .panels import run_figures
@@ -269,9 +282,13 @@ def create_app(config: ViewConfig) -> Any:
 
     async def api_label(request: Request) -> Response:
         try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return err(400, "body must be JSON: {row_index, judge, value, labeller, sample, comment}")
+            data = await read_body(request, config.max_body_bytes, config.body_timeout)
+            body = loads_bounded(data, MAX_JSON_DEPTH)
+        except ClientGone:
+            return Response(status_code=499)
+        except BodyError as e:
+            text = e.message if e.code != "invalid_json" else f"body must be JSON: {LABEL_FIELDS} ({e.message})"
+            return JSONResponse({"error": text}, status_code=e.status, headers={"Connection": "close"} if e.close else None)
         if not isinstance(body, dict):
             return err(400, "body must be a JSON object: {row_index, judge, value, labeller, sample, comment}")
 
@@ -338,6 +355,13 @@ def create_app(config: ViewConfig) -> Any:
     guarded = Guard(app, config.allowed_hosts, csrf, config.api_key)
     guarded.state_runs = runs  # type: ignore[attr-defined]
     return guarded
+
+
+LABEL_FIELDS = "{row_index, judge, value, labeller, sample, comment}"
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).splitlines()[0] if str(e) else type(e).__name__)[:200]
 
 
 def _align_job(run: RunHandle, judge: str, config: ViewConfig, aligns: dict[Any, Any], key: Any) -> None:

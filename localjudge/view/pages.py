@@ -31,13 +31,18 @@ def layout(title: str, body: str, csrf: str, page: str, data: dict[str, Any] | N
 def runs_page(csrf: str, runs: list[dict[str, Any]]) -> str:
     """The list of runs (the script refreshes status and progress every 2 s)."""
     rows = "".join(
-        f'<tr data-rid="{esc(r["rid"])}"><td><a href="/runs/{esc(r["rid"])}">{esc(r["rid"])}</a><div class="note">{esc(r["path"])}</div></td>'
-        f"<td>{esc(', '.join(r['judges']))}</td><td>{esc(r['model'])}</td><td>{r['rows_total'] or ''}</td>"
+        (
+            f'<tr data-rid="{esc(r["rid"])}"><td><a href="/runs/{esc(r["rid"])}">{esc(r["rid"])}</a><div class="note">{esc(r["path"])}</div></td>'
+            if r["status"] != "unreadable"  # no page to open: the reason instead of a link
+            else f'<tr data-rid="{esc(r["rid"])}"><td>{esc(r["rid"])}<div class="note">{esc(r["path"])}</div>'
+            f'<div class="note unreadable">{esc(r.get("error") or "")}</div></td>'
+        )
+        + f"<td>{esc(', '.join(r['judges']))}</td><td>{esc(r['model'])}</td><td>{r['rows_total'] or ''}</td>"
         f'<td class="cells">{r["cells_done"]} / {r["cells_total"]}</td><td class="status st-{esc(r["status"])}">{esc(r["status"])}</td>'
         f'<td class="labels">{r["labels"]}</td></tr>'
         for r in runs
     )
-    opts = "".join(f'<option value="{esc(r["rid"])}">{esc(r["rid"])}</option>' for r in runs)
+    opts = "".join(f'<option value="{esc(r["rid"])}">{esc(r["rid"])}</option>' for r in runs if r["status"] != "unreadable")
     body = (
         '<table class="runs" id="runs"><thead><tr><th>run</th><th>judges</th><th>model</th><th>rows</th><th>results</th><th>status</th>'
         f"<th>labels</th></tr></thead><tbody>{rows or '<tr><td colspan=7>no runs found</td></tr>'}</tbody></table>"

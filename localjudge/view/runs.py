@@ -18,6 +18,7 @@ shown as `interrupted` (resume it with the same `localjudge run` command).
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, LocalJudgeError
 from ..labels import Label, add_label, label_history, latest_labels
 from ..results import JudgeResult, Record, ResultRow
 from ..store import Store
@@ -354,14 +355,70 @@ def _result_row(r: Any) -> ResultRow:
     )
 
 
+class Unreadable:
+    """A run directory whose store cannot be opened (garbage, written by a newer localjudge, unreadable): listed with
+    its one-line reason beside the readable runs, never opened by a route. `signature` is the store file's
+    (mtime, size) when it failed: a changed file is tried again."""
+
+    def __init__(self, rid: str, path: Path, reason: str, signature: tuple[int, int] | None):
+        self.rid, self.path, self.reason, self.signature = rid, path, reason, signature
+
+    def status(self) -> dict[str, Any]:
+        """The same keys as `RunHandle.status()`, status `unreadable` and the reason in `error`."""
+        return unreadable_status(self.rid, self.path, self.reason)
+
+
+def unreadable_status(rid: str, path: Path, reason: str) -> dict[str, Any]:
+    """A run list entry for a run that cannot be read: status `unreadable`, the one-line `error`, no counts."""
+    return {
+        "rid": rid,
+        "run_id": None,
+        "path": str(path),
+        "status": "unreadable",
+        "error": reason,
+        "judges": [],
+        "members": {},
+        "model": "",
+        "data": "",
+        "started": None,
+        "finished": None,
+        "cells_done": 0,
+        "cells_total": 0,
+        "rows_total": 0,
+        "progress": 0.0,
+        "eta_s": None,
+        "labels": 0,
+    }
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return text[:300]
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    try:
+        st = (path / "results.sqlite").stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+# what reading a store can raise when the file is not a store this localjudge reads (damaged, newer, replaced)
+_STORE_ERRORS = (LocalJudgeError, sqlite3.Error, OSError, ValueError)
+
+
 class Runs:
     """The runs on show: the directories named on the command line and those under `--runs-root` (rescanned on
-    every listing, so a run started later appears). Each gets a short URL-safe id from its directory name."""
+    every listing, so a run started later appears). Each gets a short URL-safe id from its directory name. A run
+    whose store cannot be opened is kept as `Unreadable` (listed with its reason; tried again when its file
+    changes), so one bad store never hides the others."""
 
     def __init__(self, run_dirs: list[Path], runs_root: Path | None = None):
         self.fixed = [Path(p) for p in run_dirs]
         self.root = runs_root
         self.handles: dict[str, RunHandle] = {}
+        self.bad: dict[str, Unreadable] = {}
         self._by_path: dict[Path, str] = {}
         self._lock = threading.Lock()
         for p in self.fixed:
@@ -369,29 +426,55 @@ class Runs:
                 raise InputError(f"{p} has no results.sqlite: pass the --out directory of `localjudge run`")
         self.scan()
 
-    def scan(self) -> list[RunHandle]:
-        """Open any new run directory; the handles in display order."""
+    def scan(self) -> list[RunHandle | Unreadable]:
+        """Open any new run directory (and any unreadable one whose store changed); the runs in display order."""
         found = list(self.fixed)
         if self.root is not None and self.root.is_dir():
             found += sorted(p for p in self.root.iterdir() if (p / "results.sqlite").is_file())
         with self._lock:
             for p in found:
                 key = p.resolve()
-                if key in self._by_path:
+                rid = self._by_path.get(key)
+                if rid is not None and (rid in self.handles or self.bad[rid].signature == _signature(p)):
                     continue
-                base = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in p.name) or "run"
-                rid, n = base, 2
-                while rid in self.handles:
-                    rid, n = f"{base}-{n}", n + 1
-                self.handles[rid] = RunHandle(rid, p)
+                if rid is None:
+                    base = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in p.name) or "run"
+                    rid, n = base, 2
+                    while rid in self.handles or rid in self.bad:
+                        rid, n = f"{base}-{n}", n + 1
+                sig = _signature(p)
+                try:
+                    handle = RunHandle(rid, p)
+                except _STORE_ERRORS as e:
+                    self.bad[rid] = Unreadable(rid, p, _reason(e), sig)
+                    self._by_path[key] = rid
+                    continue
+                self.bad.pop(rid, None)
+                self.handles[rid] = handle
                 self._by_path[key] = rid
-                self.handles[rid].search_index()  # queued for its first build (indexes.py)
-            return [self.handles[self._by_path[p.resolve()]] for p in dict.fromkeys(found)]
+                handle.search_index()  # queued for its first build (indexes.py)
+            out: list[RunHandle | Unreadable] = []
+            for p in dict.fromkeys(found):
+                rid = self._by_path[p.resolve()]
+                out.append(self.handles.get(rid) or self.bad[rid])
+            return out
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every run's `status()`; a run whose store fails while it is read is listed as unreadable with the reason."""
+        out = []
+        for h in self.scan():
+            try:
+                out.append(h.status())
+            except _STORE_ERRORS as e:
+                out.append(unreadable_status(h.rid, h.path, _reason(e)))
+        return out
 
     def get(self, rid: str) -> RunHandle:
-        """The run with this id; KeyError when there is none."""
+        """The run with this id; KeyError when there is none, InputError naming the reason when it is unreadable."""
         if rid not in self.handles:
             self.scan()
+        if rid in self.bad:
+            raise InputError(f"run {rid} cannot be read: {self.bad[rid].reason}")
         return self.handles[rid]
 
     def close(self) -> None:
