@@ -37,8 +37,19 @@ MAX_GRAMMAR_BYTES = 1024 * 1024  # a Lark grammar's text, the same as a schema's
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "unevaluatedProperties", "not", "if", "then", "else")
-_SCHEMA_ONE += ("contains", "propertyNames", "unevaluatedItems")
+_SCHEMA_ONE = (
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+)
 _HEAD = re.compile(r"[ \t]*[?!]?([A-Za-z_][A-Za-z0-9_]*)(?:\.-?\d+)?[ \t]*(?:\[[^\]\n]*\])?[ \t]*:")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BLOCK = re.compile(r"%([A-Za-z_]+)[ \t]*\{")
