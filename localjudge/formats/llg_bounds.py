@@ -7,6 +7,8 @@ stack of the threads that plan requests and run the engine), the process dies at
 
   * a Lark rule chain `r0: r1 "a" | "b"`, `r1: r2 ...`: about 2,650 rules deep (2,600 answered);
     the same with `rN: "(" rN+1 ")"` or `rN: rN+1`: 2,650; a chain of terminals `T0: T1 "a"`: 3,550;
+    a cycle of rules (`rN: "(" rN+1 ")" | "x"`, the last referring to r0) 2,650 long, too: the walk
+    follows a cycle as far as a chain, which is why a cycle counts all its rules;
   * JSON schema `$ref` chains (in `response_format`/`tools` or in a Lark `%json {...}` block):
     `{"$ref"}` aliases 2,450 deep; `{"type": "array", "items": {"$ref": next}}` 1,075; `{"anyOf":
     [{"$ref": next}, {"type": "null"}]}` 1,025 (each of the last two is 2 steps per level as
