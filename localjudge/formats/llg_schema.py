@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from ..errors import InputError
+from . import llg_bounds
 
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 FREE_TYPES = ("string", "number", "integer", "array", "object")
@@ -188,6 +189,7 @@ def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
     copy and then the schema as sent are tried: narrowing is a help to small models, never a refusal."""
     from llguidance import LLMatcher
 
+    llg_bounds.check_schema(schema, error)  # before any llguidance call: a deep chain overflows its stack
     msg = ""
     for variant in (closed(schema), closed(schema, members=("anyOf", "oneOf")), schema):
         try:
@@ -214,8 +216,11 @@ def one_line(msg: str) -> str:
 
 
 def lark_grammar(lark: str, error: type[InputError]) -> str:
-    """llguidance's grammar for a Lark grammar (llguidance's dialect), validated."""
+    """llguidance's grammar for a Lark grammar (llguidance's dialect), validated; first checked against
+    `llg_bounds` (size, rules, reference depth), since a deep chain overflows llguidance's stack."""
     from llguidance import LLMatcher
+
+    llg_bounds.check_lark(lark, error)
 
     g = LLMatcher.grammar_from_lark(lark)
     is_error, messages = LLMatcher.validate_grammar_with_warnings(g)

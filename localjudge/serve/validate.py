@@ -10,7 +10,9 @@ compiler (the regex builder or llguidance) builds it later:
   * by this module's own type checks of the keywords the server reads (numbers that are not booleans,
     counts that are non-negative integers, `$ref` a string), whatever the draft allows;
   * for `$ref` chains that loop without descending into a value (`{"$ref": "#"}`, an `anyOf` that
-    refers to itself), which no validator can walk.
+    refers to itself), which no validator can walk;
+  * for chains of subschemas and `$ref`s longer than `formats.llg_bounds.MAX_REF_DEPTH` (first, so the
+    recursive walks here and llguidance's never see one).
 
 A lone surrogate (`"\\ud800"`, which JSON allows and UTF-8 cannot encode) anywhere in the body is
 refused, naming where it is. Each failure is a 400 naming the parameter.
@@ -25,6 +27,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from ..formats import llg_bounds
+from ..formats.json_schema import SchemaError
 from .errors import APIError, bad_request
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -76,6 +80,10 @@ def check_schema(schema: Any, param: str) -> None:
         raise bad_request(f"{param}: the schema nests too deeply; flatten it", param=param) from None
     if len(blob) > MAX_SCHEMA_BYTES:
         raise bad_request(f"{param}: the schema is {len(blob)} bytes, more than {MAX_SCHEMA_BYTES}; simplify it", param=param)
+    try:  # the chain of $refs and subschemas, before this module's own (recursive) walks and any native code
+        llg_bounds.check_schema(schema, SchemaError, where=param)
+    except SchemaError as e:
+        raise bad_request(str(e), param=param) from None
     key = hashlib.sha256(blob.encode()).hexdigest()
     with _LOCK:
         known = key in _CHECKED
