@@ -48,7 +48,7 @@ from .align_spec import build_aligned_spec
 from .atomic import write_atomic, write_json_atomic
 from .batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
 from .engine.base import DecodeOptions, Engine
-from .errors import InputError
+from .errors import InputError, StorageError
 from .judges import Judge, get_judge
 from .judges.spec import spec_from_dict
 from .judges.writer import dump_judge_toml
@@ -334,9 +334,14 @@ def align(
             f"Labels: {path} (sha256 {report.labels_sha256[:16]}…); {summary}.\n"
             "Prompt text as in the original judge (see [source] and NOTICE)."
         )
-        write_atomic(file, dump_judge_toml(aligned_spec, header), mkdir=True)
-        report.aligned_file = str(file)
-        write_json_atomic(out_dir / "align_report.json", report.model_dump(mode="json"), mkdir=True)
+        try:
+            write_atomic(file, dump_judge_toml(aligned_spec, header), mkdir=True)
+            report.aligned_file = str(file)
+            write_json_atomic(out_dir / "align_report.json", report.model_dump(mode="json"), mkdir=True)
+        except OSError as e:
+            raise StorageError(
+                f"cannot write the aligned judge to {str(out_dir)!r} ({e.strerror or e}); choose a writable folder with --out"
+            ) from None
     return report
 
 

@@ -398,12 +398,19 @@ def stale_line(run_dir: str | Path, judge: str | None = None) -> str | None:
 
 
 def export_labels(run_dir: str | Path, out: str | Path, judge: str | None = None) -> int:
-    """Write the latest labels of a run directory to `out` (JSONL, written atomically), stale ones with
-    `stale: true` (every row has the column); returns how many."""
+    """Write the latest labels of a run directory to `out` (JSONL, written atomically: a symbolic link is written
+    through), stale ones with `stale: true` (every row has the column); returns how many. A path that cannot be
+    written, or that is not a regular file, is a one-line `StorageError` naming it (exit 5)."""
     from .atomic import write_atomic
+    from .errors import StorageError
 
     rows = label_rows(run_dir, judge, stale=True)
-    write_atomic(Path(out), "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), mkdir=True)
+    try:
+        write_atomic(Path(out), "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), mkdir=True)
+    except OSError as e:
+        raise StorageError(
+            f"cannot write the labels to {str(out)!r} ({e.strerror or e}); choose a writable path with -o"
+        ) from None
     return len(rows)
 
 

@@ -5,7 +5,10 @@ are unchanged."""
 
 from __future__ import annotations
 
+import json
 import re
+
+import pytest
 
 from localjudge.engine import Message
 from localjudge.engine.base import DecodeOptions
@@ -90,3 +93,59 @@ def test_think_tokens_carry_their_top_logprobs_like_the_verdicts_tokens(engine):
     n_think = next(i for i, t in enumerate(gen.tokens) if i > 0 and t.forced and not gen.tokens[i - 1].forced)
     assert any(not t.forced for t in gen.tokens[:n_think])
     assert all(len(t.top) == 3 and t.top[0][1] >= t.top[-1][1] for t in chosen), [t.top for t in chosen]
+
+
+# ----------------------------------------------------------------------------------------- the served budget
+
+OK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+
+
+@pytest.fixture(scope="module")
+def one_thread_server(_localjudge_home):
+    """A real `localjudge serve` with the default model on one thread."""
+    from serve_support import start_server
+
+    server = start_server("--threads", "1", "--no-precompile")
+    yield server
+    server.stop()
+
+
+def ask(url: str, **kw) -> tuple[int, dict]:
+    from serve_support import post
+
+    rf = {"type": "json_schema", "json_schema": {"name": "Ok", "schema": OK_SCHEMA}}
+    messages = [{"role": "user", "content": "Is Paris the capital of France? Think first, then answer."}]
+    s, b, _ = post(url, {"model": "smollm2-135m", "messages": messages, "response_format": rf, "logprobs": True, **kw})
+    return s, b
+
+
+def test_served_max_tokens_bounds_thinking_and_answer_together_and_usage_reports_the_reasoning_part(one_thread_server):
+    for max_tokens, think in ((40, 16), (30, 12), (None, 8)):
+        s, b = ask(one_thread_server.url, think_tokens=think, **({"max_tokens": max_tokens} if max_tokens else {}))
+        assert s == 200, b
+        usage, choice = b["usage"], b["choices"][0]
+        reasoning = usage["completion_tokens_details"]["reasoning_tokens"]
+        tokens = [t["token"] for t in choice["logprobs"]["content"]]
+        assert len(tokens) == usage["completion_tokens"] and usage["total_tokens"] == usage["prompt_tokens"] + len(tokens)
+        assert usage["completion_tokens"] <= (max_tokens or 10**9)  # the think block counts toward max_tokens
+        # the reasoning part is the think block, markers included; the rest is exactly the answer
+        assert "".join(tokens[:reasoning]).startswith("<think>") and "".join(tokens[:reasoning]).endswith("</think>\n")
+        assert "".join(tokens[reasoning:]) == choice["message"]["content"] and "ok" in json.loads(choice["message"]["content"])
+        model_chosen = [t for t in choice["logprobs"]["content"][:reasoning] if t["logprob"] != 0.0]
+        assert 1 <= len(model_chosen) <= think
+    s, b = ask(one_thread_server.url, max_tokens=24)
+    assert s == 200 and b["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0  # no think block, none counted
+
+
+def test_a_think_budget_that_leaves_the_answer_no_room_is_a_400_naming_think_tokens(one_thread_server):
+    from serve_support import assert_openai_error
+
+    s, b = ask(one_thread_server.url, max_tokens=16, think_tokens=32)
+    assert_openai_error(
+        s, b, 400, "think_tokens: 32", "of max_tokens 16 for the answer, which needs at least", param="think_tokens"
+    )
+    assert "raise max_tokens to at least" in b["error"]["message"] and "output tokens" not in b["error"]["message"]
+    s, b = ask(one_thread_server.url, think_tokens=8192)  # no max_tokens: the context is the bound
+    assert_openai_error(s, b, 400, "think_tokens: 8192", "of this model's context", "lower think_tokens", param="think_tokens")
+    s, b = ask(one_thread_server.url, max_tokens=24, think_tokens=4)  # room enough: answered, within 24
+    assert s == 200 and b["usage"]["completion_tokens"] <= 24, b

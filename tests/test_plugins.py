@@ -16,9 +16,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 import tomllib
 from pathlib import Path
 
@@ -212,6 +214,105 @@ def test_a_broken_plugin_is_one_line_naming_it_and_other_commands_still_work(bro
     assert options.returncode == 0 and "broken:  (unavailable: plugin 'localjudge-broken'" in options.stdout
     missing = cli(broken_env, "judge", "no_such_judge", *scripted, "--field", "x=y")
     assert missing.returncode == 2 and "unknown judge 'no_such_judge', and plugin 'localjudge-broken'" in missing.stderr
+
+
+def install_plugin(site: Path, name: str, code: str) -> None:
+    """A throwaway installed distribution `lj-NAME`: module `lj_NAME` (its `__init__` is `code`), declared as
+    a judge folder (`NAME = lj_NAME`) and a backend (`NAME = lj_NAME:Backend`)."""
+    (site / f"lj_{name}").mkdir(parents=True)
+    (site / f"lj_{name}" / "__init__.py").write_text(textwrap.dedent(code))
+    info = site / f"lj_{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: lj-{name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[localjudge.judges]\n{name} = lj_{name}\n\n[localjudge.backends]\n{name} = lj_{name}:Backend\n"
+    )
+
+
+def cli_with(site: Path, *args: str, timeout_s: str = "30") -> subprocess.CompletedProcess[str]:
+    """The CLI with the distributions in `site` installed (and no other plugin) and a plugin import bound."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT": timeout_s}
+    return subprocess.run([sys.executable, "-m", "localjudge.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("code", "raised"),
+    [
+        ("import sys\nsys.exit(7)\n", "SystemExit: 7"),
+        ("raise KeyboardInterrupt\n", "KeyboardInterrupt: (no message)"),
+        ("raise GeneratorExit\n", "GeneratorExit: (no message)"),
+    ],
+)
+def test_a_plugin_that_exits_or_interrupts_while_importing_is_one_line_and_changes_no_exit_code(tmp_path, code, raised):
+    site = tmp_path / "site"
+    install_plugin(site, "bad", code)
+    listed = cli_with(site, "judges", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "relevance_to_query" in listed.stdout and "Aborted" not in listed.stderr
+    assert (
+        listed.stderr
+        == f"warning: plugin 'lj-bad' entry point 'bad = lj_bad' (localjudge.judges) failed to load: {raised}; fix or uninstall it\n"
+    )
+    options = cli_with(site, "models", "options")
+    assert options.returncode == 0 and options.stdout.startswith("llama:"), options.stderr
+    assert (
+        f"bad:  (unavailable: plugin 'lj-bad' entry point 'bad = lj_bad:Backend' (localjudge.backends) failed to load: {raised}"
+        in options.stdout
+    )
+    asked = cli_with(site, "judge", "relevance_to_query", "--model", "bad:x", "--field", "input=q", "--field", "output=a")
+    assert (
+        asked.returncode == 2
+        and asked.stderr.count("\n") == 1
+        and f"'bad = lj_bad:Backend' (localjudge.backends) failed to load: {raised}" in asked.stderr
+    )
+
+
+def test_a_plugin_whose_import_hangs_is_skipped_at_the_bound_and_a_real_ctrl_c_still_aborts(tmp_path):
+    site, started = tmp_path / "site", tmp_path / "started"
+    install_plugin(site, "hang", f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(600)\n")
+    listed = cli_with(site, "judges", "list", timeout_s="2")
+    assert listed.returncode == 0 and "relevance_to_query" in listed.stdout, listed.stderr
+    assert listed.stderr == (
+        "warning: plugin 'lj-hang' entry point 'hang = lj_hang' (localjudge.judges) did not finish importing in 2 s; "
+        "skipped (fix or uninstall it, or raise LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT)\n"
+    )
+    # in one process, the module that hung is not waited for again: its backend is refused at once
+    code = """
+        from localjudge import plugins
+        for group in (plugins.JUDGES, plugins.BACKENDS):
+            try:
+                plugins.load(plugins.find(group, "hang"))
+            except plugins.PluginError as e:
+                print(e)
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT": "2"}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == (
+        "plugin 'lj-hang' entry point 'hang = lj_hang:Backend' (localjudge.backends) skipped: module 'lj_hang' did not "
+        "finish importing earlier; fix or uninstall it"
+    )
+    # the user's own Ctrl-C while the plugin is importing is not the plugin's: the command aborts as always
+    started.unlink()
+    env["LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT"] = "300"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localjudge.cli", "judges", "list"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):  # at most 60 s for the interpreter to reach the plugin's import
+            if started.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert started.exists()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and err.strip() == "Aborted!" and out == ""
 
 
 def test_help_and_built_in_commands_import_no_plugin(plugin_env, tmp_path):

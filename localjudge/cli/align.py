@@ -150,6 +150,7 @@ def _escalation(
     from pathlib import Path
 
     from ..atomic import write_atomic
+    from ..errors import StorageError
     from ..trust.escalation import align_escalation, escalation_lines
 
     rep = align_escalation(
@@ -169,6 +170,9 @@ def _escalation(
         options=decode,
     )
     path = Path(out) / "escalation_report.json"
-    write_atomic(path, rep.model_dump_json(indent=2) + "\n", mkdir=True)
+    try:
+        write_atomic(path, rep.model_dump_json(indent=2) + "\n", mkdir=True)
+    except OSError as e:
+        raise StorageError(f"cannot write {str(path)!r} ({e.strerror or e}); choose a writable folder with --out") from None
     click.echo("\n".join(escalation_lines(rep)))
     click.echo(f"wrote {path}")

@@ -30,6 +30,9 @@ class Message(BaseModel):
     content: str
 
 
+THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
+
+
 class DecodeOptions(BaseModel):
     """Decoding settings; part of every cache key."""
 
@@ -37,7 +40,7 @@ class DecodeOptions(BaseModel):
     seed: int = 0
     top_k: int = 0
     constrained: bool = True
-    max_tokens: int | None = None  # None: the format's own budget
+    max_tokens: int | None = None  # None: the format's own budget (the verdict's: think_tokens come on top of it)
     field_tokens: int | None = None  # None: the format's own per-field budget
     fast: bool = False  # verdict only: the format's fast() variant, no free text (yes/no and choice formats)
     probs: bool = False  # record the distribution at small choice points (probability-weighted scores)
@@ -84,6 +87,7 @@ class Generation(BaseModel):
     n_cached_prompt_tokens: int = 0
     n_output_tokens: int = 0
     n_forced_tokens: int = 0
+    n_reasoning_tokens: int = 0  # of n_output_tokens, those of the think block (its markers included)
     stop_reason: Literal["eos", "final", "budget", "max_tokens", "scripted", "cancelled", "stop"] = "eos"
     fields_cut: int = 0  # free-text fields closed because their token budget was spent
     prompt_ms: float = 0.0

@@ -265,6 +265,7 @@ class DecodeJob:
             n_cached_prompt_tokens=self.reused,
             n_output_tokens=len(self.out),
             n_forced_tokens=self.n_forced,
+            n_reasoning_tokens=len(self.out) if self.thinking else self.base,  # base: 0 unless a think block ended
             stop_reason=self.stop or "budget",
             fields_cut=self.cut,
             prompt_ms=(first - self.t_start) * 1000,

@@ -29,7 +29,7 @@ from ..errors import ConstraintError, GPUUnavailableError, ModelError, NotGGUFEr
 from ..formats import OutputFormat
 from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
-from .base import DecodeOptions, Generation, Message, ModelIdentity, generate_queued
+from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, ModelIdentity, generate_queued
 from .capabilities import ALL
 from .constraint import TokenFSM, compile_regex
 from .job import DecodeJob
@@ -43,7 +43,6 @@ from .threads import default_threads
 __all__ = ["LlamaBackend", "LlamaEngine", "LlamaOptions"]
 _quiet_llama_logs = quiet_llama_logs  # its name when it lived here
 
-THINK_OPEN, THINK_CLOSE = b"<think>\n", b"\n</think>\n"  # the think markers (DeepSeek-R1, Qwen3)
 FSM_CACHE_SIZE = 64  # compiled automata kept in memory (least recently used dropped; the disk cache keeps them all)
 # llguidance grammars kept in memory, in characters of grammar text as well: a 1 MB schema's compiled grammar takes
 # ~24 MB, so 64 of them could take 1.5 GB; 4 M characters keep a few large ones or many small ones
@@ -232,9 +231,12 @@ class LlamaEngine(LlamaText, SequenceScheduler):
             budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt) - extra))
         if len(prompt) + budget + extra > self.n_ctx:
             raise PromptTooLongError(
-                f"prompt is {len(prompt)} tokens + {budget} output tokens > context window {self.n_ctx}; "
-                f"raise --n-ctx (this model was trained for {self._L.llama_model_n_ctx_train(self._model)}) "
-                "or shorten the input",
+                f"prompt is {len(prompt)} tokens + {budget} output tokens"
+                + (f" + {extra} thinking tokens (think_tokens {opts.think_tokens} and the think markers)" if extra else "")
+                + f" > context window {self.n_ctx}; "
+                f"raise --n-ctx (this model was trained for {self._L.llama_model_n_ctx_train(self._model)})"
+                + (", lower think_tokens" if extra else "")
+                + " or shorten the input",
                 n_prompt=len(prompt),
                 n_ctx=self.n_ctx,
                 budget=budget,

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..engine.base import Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
+from ..engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
 from ..engine.capabilities import Capability, capabilities_of
 from ..engine.worker import EngineWorker, WorkerBusy
 from ..errors import PromptTooLongError
@@ -112,34 +112,64 @@ class ServerState:
 
     # ------------------------------------------------------------------------------ engine side
 
+    def think_cost(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
+        """Completion tokens the think block may take: `think_tokens` plus its two markers when the request
+        thinks (a constrained answer on an engine that compiles formats), else 0."""
+        n = p.options.think_tokens
+        if not n or not fmt.constrained or Capability.COMPILE not in self.capabilities:
+            return 0
+        tokenize = engine.tokenize  # type: ignore[attr-defined]
+        return n + len(tokenize(THINK_OPEN)) + len(tokenize(THINK_CLOSE))
+
     def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
-        """Output tokens for this request (runs on the engine thread): the format's budget (free text: the text
-        cap), lowered by the client's max_tokens and clamped to the context left; a 400 when the prompt leaves
-        no room for the shortest valid answer."""
+        """Output tokens for this request's answer (runs on the engine thread): the format's budget (free
+        text: the text cap), lowered by the client's max_tokens and clamped to the context left; a 400 when
+        the prompt leaves no room for the shortest valid answer. As for OpenAI's reasoning models, max_tokens
+        bounds every completion token, the think block's included: the answer gets what think_tokens leaves
+        (a 400 naming think_tokens when that is less than the answer needs)."""
         n_prompt = engine.count_tokens(p.messages)
         n_ctx = engine.n_ctx
         need = 1
         if fmt.constrained and Capability.COMPILE in self.capabilities:
             need = max(1, int(engine.compile(fmt).shortest))  # type: ignore[attr-defined]
+        think = self.think_cost(engine, p, fmt)
         if p.max_tokens is not None:
             if p.max_tokens < need:
                 raise bad_request(
                     f"max_tokens: {p.max_tokens} is too few for the shortest answer the schema allows ({need} tokens); raise it",
                     param="max_tokens",
                 )
+            if p.max_tokens - think < need:
+                most = p.max_tokens - need - (think - p.options.think_tokens)  # the largest think_tokens that fits
+                lower = f"lower think_tokens to at most {most} or " if most > 0 else ""
+                raise bad_request(
+                    f"think_tokens: {p.options.think_tokens} (+{think - p.options.think_tokens} for the think markers) leaves "
+                    f"{max(0, p.max_tokens - think)} of max_tokens {p.max_tokens} for the answer, which needs at least "
+                    f"{need}; {lower}raise max_tokens to at least {think + need}",
+                    param="think_tokens",
+                )
             # under a schema the format's own budget is the bound by construction; max_tokens can only lower it
-            budget = min(p.max_tokens, max(need, fmt.max_tokens())) if fmt.constrained else p.max_tokens
-            if n_prompt + budget > n_ctx:
+            room = p.max_tokens - think
+            budget = min(room, max(need, fmt.max_tokens())) if fmt.constrained else room
+            if n_prompt + budget + think > n_ctx:
                 raise PromptTooLongError(
                     f"this model's context is {n_ctx} tokens; the messages take {n_prompt} and max_tokens asks for "
-                    f"{budget}: shorten the messages or lower max_tokens",
+                    f"{budget + think}: shorten the messages or lower max_tokens",
                     n_prompt=n_prompt,
                     n_ctx=n_ctx,
-                    budget=budget,
+                    budget=budget + think,
                 )
             return budget
-        budget = min(fmt.max_tokens(), n_ctx - n_prompt)
+        budget = min(fmt.max_tokens(), n_ctx - n_prompt - think)
         if budget < need:
+            most = n_ctx - n_prompt - need - (think - p.options.think_tokens)  # the largest think_tokens that fits
+            if think and most > 0:  # the thinking, not the messages, leaves no room
+                raise bad_request(
+                    f"think_tokens: {p.options.think_tokens} (+{think - p.options.think_tokens} for the think markers) "
+                    f"leaves {max(0, n_ctx - n_prompt - think)} tokens of this model's context ({n_ctx}, the messages take "
+                    f"{n_prompt}) for the answer, which needs at least {need}; lower think_tokens to at most {most}",
+                    param="think_tokens",
+                )
             raise PromptTooLongError(
                 f"this model's context is {n_ctx} tokens; the messages take {n_prompt}, leaving no room for the "
                 f"{need}-token answer: shorten the messages",

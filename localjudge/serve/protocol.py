@@ -112,7 +112,8 @@ class ChatRequest(_Lenient):
     functions: Any = None
     function_call: Any = None
     # extension (like llama.cpp's reasoning_format): think in free text inside <think>...</think> for at most
-    # N tokens before the constrained answer; the think text comes back as message.reasoning_content
+    # N tokens before the constrained answer; the think text comes back as message.reasoning_content. As for
+    # OpenAI's reasoning models, max_tokens bounds the think block and the answer together
     think_tokens: int | None = Field(None, ge=0, le=8192)
 
 
@@ -444,12 +445,15 @@ def token_logprob(gen_token: Any, pieces: list[bytes] | None, with_top: int) -> 
 
 
 def usage(gen: Generation) -> dict[str, Any]:
-    """Token counts: prompt (cached part too), completion, total."""
+    """Token counts, as OpenAI reports them for reasoning models: prompt (cached part too), completion (the
+    think block and the answer: never more than max_tokens), of which reasoning (the think block, markers
+    included), total."""
     return {
         "prompt_tokens": gen.n_prompt_tokens,
         "completion_tokens": gen.n_output_tokens,
         "total_tokens": gen.n_prompt_tokens + gen.n_output_tokens,
         "prompt_tokens_details": {"cached_tokens": gen.n_cached_prompt_tokens},
+        "completion_tokens_details": {"reasoning_tokens": gen.n_reasoning_tokens},
     }
 
 
