@@ -148,8 +148,7 @@ class LLGCompiled:
             return greedy
         if budget is None:
             budget = llg_search.PROBE_BUDGET if probe or greedy else llg_search.SEARCH_BUDGET
-        seconds = llg_search.PROBE_SECONDS if probe or greedy else llg_search.SEARCH_SECONDS  # only to shorten
-        found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
+        found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string)
         if found is not None and (greedy is None or len(found) < len(greedy)):
             self.searched = True
             return found
