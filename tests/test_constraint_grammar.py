@@ -86,7 +86,10 @@ def test_no_output_exceeds_max_tokens_and_a_budget_no_completion_fits_is_refused
     for budget in (shortest, shortest + 1, shortest + 3):
         gen = engine.generate(ASK, make_format("grammar", grammar=grammar, max_tokens=budget))
         m = compiled.start(None, engine.vocab).m  # a fresh matcher accepts the output's tokens as a whole sentence
-        assert gen.n_output_tokens <= budget and m.consume_tokens([t.id for t in gen.tokens]) and m.is_accepting(), (budget, gen.text)
+        assert gen.n_output_tokens <= budget and m.consume_tokens([t.id for t in gen.tokens]) and m.is_accepting(), (
+            budget,
+            gen.text,
+        )
     with pytest.raises(ConstraintError, match=f"^max_tokens: {shortest - 1} is too few .*\\({shortest} tokens\\); raise it$"):
         engine.generate(ASK, make_format("grammar", grammar=grammar, max_tokens=shortest - 1))
 
