@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from localjudge.engine import Message
+from localjudge.engine import Message, llg_search
 from localjudge.errors import ConstraintError
 from localjudge.formats import make_format
 from localjudge.formats.grammar import GrammarError
@@ -49,23 +49,43 @@ def _fresh(engine, fmt):
 
 def test_the_close_path_and_the_output_are_the_same_however_slow_the_machine(engine, monkeypatch):
     """Issue 29: on a slower machine the close-path search ran out of time, the greedy path (24 filler bytes)
-    won and the budget was raised. Here the clock jumps 10 s at each reading: the search is bounded by work
-    alone, so the compiled close path, the text and every token id stay the same."""
+    won and the budget was raised. Here every state the search looks at costs 1 ms more (this search tries
+    hundreds): it is bounded by work alone, so the close path, the text and every token id stay the same."""
     fmt = make_format("grammar", grammar='start: "Paris is " TEXT "."\nTEXT: /[a-zA-Z ,]+/', max_tokens=8)
     fast = _fresh(engine, fmt)
     path = list(engine.compile(fmt).path)
-    clock = [time.perf_counter()]
+    fingerprint = llg_search._fingerprint
 
-    def slow() -> float:
-        clock[0] += 10.0
-        return clock[0]
+    def slow(m, js):
+        time.sleep(0.001)
+        return fingerprint(m, js)
 
-    monkeypatch.setattr(time, "perf_counter", slow)
+    monkeypatch.setattr(llg_search, "_fingerprint", slow)
     slowed = _fresh(engine, fmt)
     assert list(engine.compile(fmt).path) == path
     monkeypatch.undo()
     assert FREE.fullmatch(fast.text) and fast.n_output_tokens <= 8, fast.text
     assert (slowed.text, [t.id for t in slowed.tokens]) == (fast.text, [t.id for t in fast.tokens])
+
+
+def test_a_compile_time_search_past_its_time_limit_is_refused_never_answered_differently(engine, monkeypatch):
+    """The search's only wall-clock bound refuses: with the clock jumping 10 s at each reading, a search that
+    tries more than `CLOCK_EVERY` moves is refused in one line naming the limit, never answered with the
+    greedy path; the same grammar compiles again once the clock is back."""
+    fmt = make_format("grammar", grammar='start: "Paris is " TEXT "."\nTEXT: /[a-zA-Z ,]+/', max_tokens=8)
+    engine._fsm_cache.pop("llg\0" + fmt.llg_grammar(), None)
+    clock = [time.perf_counter()]
+
+    def jumping() -> float:
+        clock[0] += 10.0
+        return clock[0]
+
+    monkeypatch.setattr(time, "perf_counter", jumping)
+    with pytest.raises(ConstraintError, match=r"time limit \(2 s\); simplify the format") as e:
+        engine.generate(ASK, fmt)
+    monkeypatch.undo()
+    assert isinstance(e.value, llg_search.SearchTimeLimit) and "\n" not in str(e.value)
+    assert FREE.fullmatch(engine.generate(ASK, fmt).text)
 
 
 @pytest.mark.parametrize(
