@@ -227,8 +227,9 @@ class LlamaEngine(LlamaText, SequenceScheduler):
             think = (self.tokenize(THINK_OPEN), self.tokenize(THINK_CLOSE))
         extra = opts.think_tokens + len(think[0]) + len(think[1]) if think else 0
         if isinstance(compiled, LLGCompiled) and not opts.max_tokens:
-            # a client's format: the budget is clamped to the context left, never past it (no instance cut off)
-            budget = max(compiled.shortest, min(budget, self.n_ctx - len(prompt) - extra))
+            # a client's format: the budget is clamped to the context left, never past it (no instance cut off), and
+            # never raised past the format's own max_tokens (a shortest output longer than that is refused below)
+            budget = min(budget, max(compiled.shortest, self.n_ctx - len(prompt) - extra))
         if len(prompt) + budget + extra > self.n_ctx:
             raise PromptTooLongError(
                 f"prompt is {len(prompt)} tokens + {budget} output tokens"

@@ -133,7 +133,8 @@ class LLGCompiled:
         there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
         loop, as `, a, a, ...` in a list of names), else the lowest allowed byte. When no greedy order closes,
         or (`shorten`: at compile) only `VARY` does with a path longer than `SHORT_PATH`, `llg_search.search`
-        too, and the shorter path wins (`probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
+        too, and the shorter path wins (at compile a search still running after `llg_search.SEARCH_SECONDS` refuses
+        the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
         nothing closes."""
         greedy = None
@@ -148,7 +149,7 @@ class LLGCompiled:
             return greedy
         if budget is None:
             budget = llg_search.PROBE_BUDGET if probe or greedy else llg_search.SEARCH_BUDGET
-        seconds = llg_search.PROBE_SECONDS if probe or greedy else llg_search.SEARCH_SECONDS  # only to shorten
+        seconds = llg_search.SEARCH_SECONDS if shorten else None  # at compile a slow search is refused, never cut short
         found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
         if found is not None and (greedy is None or len(found) < len(greedy)):
             self.searched = True

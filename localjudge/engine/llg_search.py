@@ -5,6 +5,8 @@ a `pattern`) or never writes the needle a pattern wants (`wifi` inside `.*wifi.*
 matcher itself, so every path it returns is a real completion, with a bounded amount of work: a
 depth-first search, then a shortest-first one, over single bytes, forced tokens and the literals and
 witnesses of the schema's `pattern`s and `format`s, merging prefixes that look like the same state.
+The work is bounded by a count of tried moves, never by the clock: the same request finds the same path
+(or none) on every machine, however slow or loaded (issue 29: a deadline let the greedy path win there).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import ConstraintError
 from .constraint import TokenVocab
 
 FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (engine.llg's CLOSE_ORDERS[0])
@@ -41,10 +44,17 @@ class LLGVocab(Protocol):
         ...
 
 
-SEARCH_BUDGET = 20_000  # matcher states the search may visit for one close path (about 0.3 s at most: no hang)
-SEARCH_SECONDS = 1.0  # the wall-clock bound of one search, whatever the budget (a schema never hangs a request)
+SEARCH_BUDGET = 20_000  # matcher states the search may visit for one close path (the only bound on its answer)
 PROBE_BUDGET = 400  # the same while decoding, per model token (a token it cannot close is replaced, never lost)
-PROBE_SECONDS = 0.05
+SEARCH_SECONDS = 2.0  # at compile, a search still running after this is refused (`SearchTimeLimit`), never cut short
+CLOCK_EVERY = 256  # tried moves between readings of the clock: a search shorter than this never reads it
+
+
+class SearchTimeLimit(ConstraintError):
+    """A compile-time search ran past `SEARCH_SECONDS`: the format is refused (serve: a 400) rather than answered
+    with whatever path the search had found so far, so no output ever depends on how fast the machine is."""
+
+
 MAX_LITERALS = 64  # pattern literals the search tries as moves
 FEW_TOKENS = 32  # a state allowing this few tokens has each of them tried as a move too
 
@@ -205,12 +215,15 @@ def search(
     budget: int,
     lits: list[bytes] | None = None,
     in_string: bool = False,
-    seconds: float = 1.0,
+    seconds: float | None = None,
 ) -> list[int] | None:
     """A completion of a copy of `m`, fewer than `limit` tokens, from the matcher's allowed moves (a `"`,
     the pattern literals `lits`, printable ASCII bytes in `RANK` order, no escapes; forced tokens as one
     move): first by a depth-first search over most of `budget` tried moves, then the shortest, by a
-    uniform-cost search over the rest (`{}` where the first wandered into a key); None when neither finds one, and never more than `seconds`.
+    uniform-cost search over the rest (`{}` where the first wandered into a key); None when neither finds one.
+    Only `budget` bounds the work, so the answer does not depend on how fast the machine is; `seconds` (at
+    compile) only refuses: `SearchTimeLimit` when the search is still running after it, checked every
+    `CLOCK_EVERY` tried moves.
     Two prefixes are taken for the same state when their token masks, acceptance, JSON nesting, skeleton
     (the forced text and the JSON punctuation written, not the free text inside strings) and the length of
     the number being written (up to `RUN_CAP`) agree, and a state is entered once: so a loop (`aaaa...` in
@@ -225,7 +238,7 @@ def search(
     rest = lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_ if b not in b"}]"]
     # inside a string its closing quote, then the literals; outside, closing a container before opening a string
     in_str = quote + lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_]
-    s = _Search(lv, (in_str, closers + quote + rest), limit, time.perf_counter() + seconds)
+    s = _Search(lv, (in_str, closers + quote + rest), limit, None if seconds is None else time.perf_counter() + seconds)
     js0: JState = (0, in_string, False, 0, 0)
     return s.depth_first(m, js0, budget - budget // 8) or s.shortest(m, js0, budget // 8)
 
@@ -233,8 +246,18 @@ def search(
 class _Search:
     """The two searches of `search`, sharing its moves and bounds."""
 
-    def __init__(self, lv: LLGVocab, moves: tuple[list[tuple[bytes, list[int]]], ...], limit: int, deadline: float):
-        self.lv, self.moves, self.limit, self.deadline = lv, moves, limit, deadline  # moves: (in a string, outside)
+    def __init__(self, lv: LLGVocab, moves: tuple[list[tuple[bytes, list[int]]], ...], limit: int, deadline: float | None):
+        self.lv, self.moves, self.limit = lv, moves, limit  # moves: (in a string, outside)
+        self.deadline, self.tried = deadline, 0
+
+    def _tried(self) -> None:
+        """Count one tried move; past the deadline (read every `CLOCK_EVERY` moves), refuse the format."""
+        self.tried += 1
+        if self.deadline is not None and self.tried % CLOCK_EVERY == 0 and time.perf_counter() > self.deadline:
+            raise SearchTimeLimit(
+                f"the format's completion was not found within the close-path search's time limit ({SEARCH_SECONDS:g} s); "
+                "simplify the format (fewer or shorter patterns and alternatives)"
+            )
 
     def kids(self, node: Any, path: list[int], js: JState, seen: set) -> Iterator[tuple[Any, list[int], JState]]:
         """(matcher, path, JSON state) of each unseen state one move from `node`, lazily."""
@@ -271,13 +294,14 @@ class _Search:
         seen = {_fingerprint(root, js0)}
         heap: list[tuple[int, int, Any, list[int], JState]] = [(0, 0, root, [], js0)]
         tick = 0
-        while heap and budget > 0 and time.perf_counter() < self.deadline:
+        while heap and budget > 0:
             _, _, node, path, js = heapq.heappop(heap)
             if node.is_accepting():
                 return path
             for kid, kpath, kjs in self.kids(node, path, js, seen):
                 budget -= 1
                 tick += 1
+                self._tried()
                 heapq.heappush(heap, (len(kpath), tick, kid, kpath, kjs))
         return None
 
@@ -288,7 +312,7 @@ class _Search:
         stack: list[tuple[Any, list[int], JState, Iterator[tuple[Any, list[int], JState]]]] = [
             (root, [], js0, self.kids(root, [], js0, seen))
         ]
-        while stack and budget > 0 and time.perf_counter() < self.deadline:
+        while stack and budget > 0:
             node, path, js, it = stack[-1]
             if node.is_accepting():
                 return path
@@ -297,6 +321,7 @@ class _Search:
                 stack.pop()
                 continue
             budget -= 1
+            self._tried()
             kid, kpath, kjs = nxt
             stack.append((kid, kpath, kjs, self.kids(kid, kpath, kjs, seen)))
         return None

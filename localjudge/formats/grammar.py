@@ -12,7 +12,8 @@ Budgets, in tokens:
   * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path): the output
     always ends valid. A greedy close path longer than 4 tokens is compared with a bounded shortest-first
     search's (`TEXT: /[a-zA-Z ,]+/` then "." closes in 2 tokens, not greedy's 24 filler bytes); a grammar
-    whose completion the search cannot find is refused;
+    whose completion the search cannot find is refused, and so is a `max_tokens` below the shortest
+    completion (never raised);
   * one free part: llguidance's lexeme option `max_tokens` on a lowercase rule whose body is one terminal,
     `text[max_tokens=N]: /[a-z ]+/` or `text[max_tokens=N]: TEXT` (the lexeme ends after N tokens and the
     grammar goes on). Options on an uppercase terminal (`TEXT[max_tokens=N]: ...`) are not llguidance's
