@@ -483,9 +483,7 @@ def test_the_server_backend_sends_a_key_only_when_given_for_it_and_never_in_clea
 # ------------------------------------------------------------------------------------------ trace search
 
 
-def test_search_trace_stops_a_backtracking_pattern_and_still_finds_plain_ones():
-    from localjudge.agent import TraceTools, load_trace
-
+def _backtracking_trace():
     span = {
         "traceId": "t",
         "spanId": "s0",
@@ -495,11 +493,41 @@ def test_search_trace_stops_a_backtracking_pattern_and_still_finds_plain_ones():
         "endTimeUnixNano": "1",
         "attributes": [{"key": "input.value", "value": {"stringValue": "a" * 28 + "!"}}],
     }
-    tools = TraceTools(load_trace({"spans": [span]}))
-    for pattern in ("(a|a)+$", "(a+)+$"):  # with re: 2**28 steps and more, for hours
+    return {"spans": [span]}
+
+
+def test_search_trace_stops_a_backtracking_pattern_and_still_finds_plain_ones():
+    from localjudge.agent import TraceTools, load_trace
+    from localjudge.agent.tools import SearchTimeLimit
+
+    tools = TraceTools(load_trace(_backtracking_trace()))
+    for pattern in ("(a|a)+$", "(a+)+$"):  # with re: 2**28 steps and more, for hours (regex stops the second early)
         t0 = time.monotonic()
-        text = tools.call("search_trace", {"pattern": pattern})
+        try:
+            assert tools.call("search_trace", {"pattern": pattern}).startswith("no match")
+        except SearchTimeLimit as e:
+            assert "ran past its time limit of 1 s" in str(e)
         assert time.monotonic() - t0 < 15, pattern
-        assert text.startswith(("Error: the search for", "no match")), text
-    assert tools.call("search_trace", {"pattern": "(a|a)+$"}).startswith("Error: the search for '(a|a)+$' took longer than 1 s")
+    with pytest.raises(SearchTimeLimit, match=r"ran past its time limit of 1 s"):
+        tools.call("search_trace", {"pattern": "(a|a)+$"})
     assert tools.call("search_trace", {"pattern": "a{5}!"}).startswith("1 match(es)")
+
+
+def test_a_search_past_its_time_limit_refuses_the_judgement_and_never_shows_the_model_a_speed_dependent_answer():
+    # Shown to the model, a timed-out search would make the verdict depend on the machine's speed: a fast machine
+    # would show matches where a slow one showed an error. The time limit refuses the judgement instead.
+    import json as _json
+
+    from localjudge.agent import TraceJudge
+    from localjudge.engine import ScriptedEngine
+
+    answers = ['{"tool": "search_trace", "pattern": "(a|a)+$"}', '{"result": "yes", "rationale": "r"}']
+    prompts: list[str] = []
+
+    def fn(messages, fmt):
+        prompts.append(messages[-1].content)
+        return answers.pop(0)
+
+    r = TraceJudge("Is {{ trace }} fine?").judge(_json.dumps(_backtracking_trace()), ScriptedEngine(fn))
+    assert not r.scored and r.unscored_reason == "tool_time_limit" and r.value is None, r
+    assert "time limit" in (r.error or "") and len(prompts) == 1  # the model never saw the search's result

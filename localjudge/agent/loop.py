@@ -43,7 +43,7 @@ from .prompt import (
     render_trace_prompt,
     tools_message,
 )
-from .tools import TOOL_SPECS, ToolLimits, ToolSpec, TraceTools, clip
+from .tools import TOOL_SPECS, SearchTimeLimit, ToolLimits, ToolSpec, TraceTools, clip
 from .trace import Trace, load_trace
 
 __all__ = [  # the prompt's names stay importable from here, where they were defined before prompt.py
@@ -240,7 +240,10 @@ class TraceJudge(SequentialJudge):
                 return result(action=action, raw_text=gen.text, rating_only=not fmt.tools)
             assert isinstance(action, ToolAction)
             label = action.label()
-            out = tools.call(action.tool, action.arguments)
+            try:
+                out = tools.call(action.tool, action.arguments)
+            except SearchTimeLimit as e:  # a time limit refuses; it never feeds the model a machine-speed answer
+                return result(unscored_reason="tool_time_limit", error=str(e))
             prev = seen.get(label)
             ref = prev if prev is not None and prev.state == "full" and prev.result == out else None
             calls.append(

@@ -7,8 +7,10 @@
 
 Every value longer than its limit is cut with a marker saying how much was cut; every tool result is
 capped at `ToolLimits.result_chars`. search_trace runs the model's pattern with the `regex` module (the
-same syntax as `re`) under a time budget, `SEARCH_SECONDS` for one search: a pattern that backtracks
-without end (`(a|a)+$`) comes back as an `Error:` text instead of holding the judge. Mistakes (unknown span id, bad regex, page out of range, wrong
+same syntax as `re`) under a time limit, `SEARCH_SECONDS` for one search: a pattern that backtracks
+without end (`(a|a)+$`) raises `SearchTimeLimit`, and the trace judge refuses the judgement (unscored,
+`tool_time_limit`) instead of holding it. The limit refuses, it never answers: an `Error:` text shown to the
+model would make the verdict depend on how fast the machine is. Mistakes (unknown span id, bad regex, page out of range, wrong
 argument type) come back as text starting with `Error:` so the loop can continue.
 """
 
@@ -26,6 +28,12 @@ from pydantic import BaseModel, Field
 from .trace_model import Span, Trace
 
 SEARCH_SECONDS = 1.0  # one search_trace call, over every span (kept out of ToolLimits: it is not in the cache key)
+
+
+class SearchTimeLimit(Exception):
+    """A search_trace pattern ran past SEARCH_SECONDS: the judgement is refused, never answered differently."""
+
+
 ArgType = Literal["int", "str", "id"]  # id: a string without whitespace or quotes
 
 
@@ -246,10 +254,10 @@ class TraceTools:
                 for field, text in self._fields(s):
                     total += self._search_field(rx, s, field, text, hits, max(1e-3, deadline - time.monotonic()))
         except TimeoutError:
-            return (
-                f"Error: the search for {pattern!r} took longer than {SEARCH_SECONDS:g} s and was stopped (nested "
-                "repetition such as (a+)+ backtracks without end); search for a plain word or a simpler pattern."
-            )
+            raise SearchTimeLimit(
+                f"search_trace({pattern[:80]!r}) ran past its time limit of {SEARCH_SECONDS:g} s (nested repetition "
+                "such as (a+)+ backtracks without end); the judgement is refused rather than answered without it"
+            ) from None
         if not total:
             return f"no match for {pattern!r} in {len(self.trace.spans)} spans."
         head = f"{total} match(es) for {pattern!r}" + (f"; showing the first {len(hits)}" if total > len(hits) else "") + ":"
