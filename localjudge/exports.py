@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import JudgeSummary, Tally
-from .atomic import replacing, write_atomic
+from .atomic import NotAFileError, replacing, write_atomic
 from .errors import StorageError
 from .formats.base import think_text
 from .results import ResultRow
@@ -167,6 +167,11 @@ def _storage(path: Path) -> Iterator[None]:
     file being replaced is left as it was (the atomic write removes its temporary file)."""
     try:
         yield
+    except NotAFileError as e:
+        raise StorageError(
+            f"cannot write {str(path)!r}: {e}; move it away (the run writes its export files there), then run the same "
+            "command again (finished results are kept in the store)"
+        ) from None
     except OSError as e:
         raise StorageError(
             f"cannot write {str(path)!r} ({e.strerror or e}); free disk space or make the run directory "

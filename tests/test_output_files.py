@@ -104,3 +104,21 @@ def test_o_on_a_fifo_a_directory_or_a_link_to_neither_is_refused_in_one_line_exi
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and [p.name for p in folder.iterdir()] == ["kept.txt"]
     assert to_fifo.is_symlink() and dangling.is_symlink() and not (tmp_path / "nowhere").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "fifo", "folder", "to_fifo"]  # no temporary file
+
+
+def test_a_run_whose_export_file_is_a_fifo_says_so_in_one_line_exit_5_and_keeps_its_results(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "input": f"q{i}", "output": f"a{i}"}) + "\n" for i in range(2)))
+    out = tmp_path / "run"
+    out.mkdir()
+    os.mkfifo(out / "results.csv")
+    r = cli("run", str(data), "-j", "relevance_to_query", "-o", str(out), "-q", *SCRIPTED)
+    assert r.returncode == 5, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and "results" in line and "not a regular file" in line and "move it away" in line, line
+    assert "free disk space" not in line
+    assert stat.S_ISFIFO(os.stat(out / "results.csv").st_mode)
+    (out / "results.csv").unlink()
+    again = cli("run", str(data), "-j", "relevance_to_query", "-o", str(out), "-q", *SCRIPTED)
+    assert again.returncode == 0, again.stderr
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
