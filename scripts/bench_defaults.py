@@ -7,10 +7,10 @@ Contenders, each in its own process:
 * `default`: `localjudge run` as a user runs it, every option at its default (the batch runner, prefix reuse);
 * `previous`: the same code with the settings of the previous release (630c02b): every logical CPU as threads,
   `n_batch` = `n_ubatch` = 512, and libgomp's own spin-wait (GOMP_SPINCOUNT 300,000);
-* `default, --threads 1`, `default, libgomp's own spin-wait` and `default, n_ubatch=512` (physical batches at fixed
+* `default, --threads 1`, `default, libgomp's own spin-wait`, `default, no spin` and `default, n_ubatch=512` (physical batches at fixed
   positions, so prefix reuse stops at a multiple of 512): what each part of the default's choice is worth;
 * `GBNF`: llama-cpp-python's `create_completion` with its JSON-schema grammar, one call per row, with the same
-  thread count as the default (max_tokens 256), the naive loop a user would write.
+  thread count and spin-wait as the default (max_tokens 256), the naive loop a user would write.
 
 With `--load N` every contender runs a second time beside N busy-loop processes (killed after each contender, and
 each exits by itself after an hour at most), for the loaded-machine figures beside the idle ones.
@@ -73,7 +73,7 @@ def run_contender(name: str, rows: int) -> dict:
         "valid": sum(r.scored for r in res),
         "threads": eng.n_threads,
         "n_ubatch": eng.n_ubatch,
-        "spin": os.environ.get("GOMP_SPINCOUNT", ""),
+        "spin": _spin(),
         "cached": sum(r.usage.cached_prompt_tokens for r in res),
         "prompt": sum(r.usage.prompt_tokens for r in res),
     }
@@ -81,12 +81,13 @@ def run_contender(name: str, rows: int) -> dict:
 
 def _gbnf(rows: int) -> dict:
     from bench import MAX_TOKENS, SCHEMA, _llama, _valid
-    from llama_cpp import LlamaGrammar
 
     from localjudge.engine import load_engine
     from localjudge.judges import get_judge
 
-    eng = load_engine()  # renders the same chat prompts localjudge sends
+    eng = load_engine()  # renders the same chat prompts; loads llama.cpp with the default's spin-wait first
+    from llama_cpp import LlamaGrammar
+
     texts = [eng.render_prompt(get_judge(JUDGE).render(**_variables(r))) for r in _rows(rows)]
     threads = eng.n_threads
     eng.close()
@@ -105,8 +106,15 @@ def _gbnf(rows: int) -> dict:
         "valid": valid,
         "threads": threads,
         "n_ubatch": 512,
-        "spin": os.environ.get("GOMP_SPINCOUNT", ""),
+        "spin": _spin(),
     }
+
+
+def _spin() -> str:
+    """How llama.cpp's threads wait in this process: the spin count, or the OpenMP wait policy."""
+    if "OMP_WAIT_POLICY" in os.environ:
+        return f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
+    return os.environ.get("GOMP_SPINCOUNT", "libgomp's")
 
 
 def _variables(row: dict) -> dict:
@@ -152,6 +160,7 @@ CONTENDERS = (  # name, label, environment (on top of this process's)
     ("previous", "localjudge, the previous release's settings", {"GOMP_SPINCOUNT": LIBGOMP_SPIN}),
     ("default_1", "localjudge default, --threads 1", {}),
     ("default", "localjudge default, libgomp's own spin-wait", {"GOMP_SPINCOUNT": LIBGOMP_SPIN}),
+    ("default", "localjudge default, no spin (sleep at once)", {"OMP_WAIT_POLICY": "passive"}),
     ("default_ub512", "localjudge default, --option n_ubatch=512", {}),
     ("gbnf", "llama-cpp-python + GBNF, one call per row", {}),
 )
@@ -180,7 +189,7 @@ def section_defaults(rows: int, load: int) -> None:
     print("|---" * (head.count("|") - 1) + "|---|")
     for i, (_, label, _) in enumerate(CONTENDERS):
         first = res[i, 0]
-        cells = [label, str(first.get("threads", "")), str(first.get("n_ubatch", "")), first.get("spin") or "libgomp's"]
+        cells = [label, str(first.get("threads", "")), str(first.get("n_ubatch", "")), first.get("spin", "")]
         for lo in loads:
             r, g = res[i, lo], res[len(CONTENDERS) - 1, lo]
             if "error" in r:

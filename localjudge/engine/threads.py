@@ -5,9 +5,11 @@ meet at a barrier after every step of the graph, and its OpenMP build (libgomp, 
 that arrives first spin for up to 300,000 pause loops (milliseconds) before it sleeps. On an idle machine every
 core is the fastest choice (2 threads: 1.48x one thread on the 2-core development machine). Beside other work
 a spinning thread holds a core the late thread needs, so every step waits for the scheduler: 2 threads fell
-to 0.45x one thread beside one busy process. A short spin (`SPIN_COUNT`) keeps most of the idle speed (a
-barrier is usually reached within microseconds) and lets a waiting thread sleep, and so give its core away,
-when the other thread was preempted. The wait changes no arithmetic, so outputs stay the same.
+to 0.45x one thread beside one busy process. A short spin (`SPIN_COUNT`) still catches a partner that is
+running (barriers are microseconds apart; its idle cost is measured by `bench.py defaults`) and lets a
+waiting thread sleep, and so give its core away, when the other thread was preempted: 6 RAG rows with 2
+threads on the loaded 2-core machine (load 4-6) took 64-76 s with 1,000 loops, 77 s with none, 105-274 s with 10,000 and 458 s with libgomp's 300,000. The wait
+changes no arithmetic, so outputs stay the same.
 
 The count depends only on the machine, never on its load at the moment: llama.cpp's rounding depends on
 the thread count, and a run must give the same outputs whenever it is repeated on the same machine.
@@ -24,7 +26,7 @@ from pathlib import Path
 MAX_DEFAULT_THREADS = 16
 # pause loops a llama.cpp thread spins at a barrier before it sleeps (libgomp's GOMP_SPINCOUNT; its own default
 # is 300,000); measured in docs/benchmarks.md
-SPIN_COUNT = 10_000
+SPIN_COUNT = 1_000
 
 
 def usable_cpus() -> list[int]:
