@@ -8,8 +8,8 @@ a spinning thread holds a core the late thread needs, so every step waits for th
 to 0.45x one thread beside one busy process. A short spin (`SPIN_COUNT`) still catches a partner that is
 running (barriers are microseconds apart; its idle cost is measured by `bench.py defaults`) and lets a
 waiting thread sleep, and so give its core away, when the other thread was preempted: 6 RAG rows with 2
-threads on the loaded 2-core machine (load 4-6) took 64-76 s with 1,000 loops, 77 s with none, 105-274 s with 10,000 and 458 s with libgomp's 300,000. The wait
-changes no arithmetic, so outputs stay the same.
+threads on the loaded 2-core machine (load 4-6) took 64-76 s with 1,000 loops, 77 s with none, 105-274 s
+with 10,000 and 458 s with libgomp's 300,000. The wait changes no arithmetic, so outputs stay the same.
 
 The count depends only on the machine, never on its load at the moment: llama.cpp's rounding depends on
 the thread count, and a run must give the same outputs whenever it is repeated on the same machine.
