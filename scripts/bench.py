@@ -30,6 +30,9 @@
                                                  --schema-constraint automaton) and llama-cpp-python's server;
                                                  valid / invalid / declined / context / timeout / error per server
                                                  and category, answer time and first token (scripts/bench_schemas_e2e.py)
+    python scripts/bench.py defaults [--rows 12] [--load N]  default options vs the previous release's settings and
+                                                 the naive GBNF loop on the same RAG rows x groundedness, alone and
+                                                 (with --load) beside N busy processes (scripts/bench_defaults.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -950,6 +953,8 @@ def main() -> None:
             "constraints",
             "threads",
             "schemas-e2e",
+            "defaults",
+            "_defaults",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -966,6 +971,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=6)
     ap.add_argument("--work", default=None)
     ap.add_argument("--below", type=float, default=0.8, help="the cascade section's --escalate-below")
+    ap.add_argument("--load", type=int, default=0, help="`defaults`: busy-loop processes beside a second run of each")
     ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
     a = ap.parse_args()
     if a.section == "_ray":
@@ -974,6 +980,13 @@ def main() -> None:
     if a.section == "_run":
         print(json.dumps(run_mode(a.mode, a.rows, a.n)))
         return
+    if a.section == "_defaults":
+        import bench_defaults
+
+        print(json.dumps(bench_defaults.run_contender(a.mode, a.rows)))
+        return
+    if not 0 <= a.load <= 64:
+        ap.error(f"--load {a.load}: give 0 to 64 busy processes")
     print(f"# localjudge benchmark ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores)\n")
     if a.section in ("tokens", "all"):
         section_tokens(a.n)
@@ -1010,6 +1023,10 @@ def main() -> None:
             bench_constraints.section_threads(a.rows if "--rows" in sys.argv else 12)
         else:
             bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
+    if a.section == "defaults":  # issue 29: scripts/bench_defaults.py
+        import bench_defaults
+
+        bench_defaults.section_defaults(a.rows if "--rows" in sys.argv else 12, a.load)
     if a.section == "schemas-e2e":  # issue 23: scripts/bench_schemas_e2e.py
         import bench_schemas_e2e
 

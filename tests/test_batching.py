@@ -27,7 +27,8 @@ QA = [
 def parallel_engine(_localjudge_home):
     from localjudge.engine.llama import LlamaEngine
 
-    eng = LlamaEngine(n_parallel=4, n_ctx=2048)
+    # one thread: with more, a batched step rounds a sequence's token by what else the batch holds (docs/benchmarks.md)
+    eng = LlamaEngine(n_parallel=4, n_ctx=2048, n_threads=1)
     yield eng
     eng.close()
 

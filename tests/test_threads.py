@@ -1,7 +1,11 @@
-"""The default thread count: physical cores minus one, from the machine alone."""
+"""The default thread count: every physical core, from the machine alone; llama.cpp's threads spin only briefly."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from localjudge.engine import threads
@@ -25,11 +29,49 @@ def test_every_logical_cpu_counts_where_sysfs_says_nothing(tmp_path: Path) -> No
     assert threads.physical_cores([0, 1, 2], tmp_path) == 3
 
 
-def test_the_default_leaves_one_core_and_never_goes_below_one(monkeypatch) -> None:
-    for cores, want in [(1, 1), (2, 1), (4, 3), (8, 7), (64, 16)]:
+def test_the_default_is_every_physical_core_up_to_sixteen(monkeypatch) -> None:
+    for cores, want in [(1, 1), (2, 2), (4, 4), (8, 8), (64, 16)]:
         monkeypatch.setattr(threads, "physical_cores", lambda cores=cores: cores)
         assert threads.default_threads() == want
 
 
 def test_an_engine_loaded_without_a_thread_count_uses_the_default(engine) -> None:
     assert engine.n_threads == threads.default_threads()
+
+
+def test_the_spin_wait_is_limited_unless_the_user_chose_a_wait_policy() -> None:
+    env: dict[str, str] = {}
+    threads.limit_spin_wait(env)
+    assert env == {"GOMP_SPINCOUNT": str(threads.SPIN_COUNT)}
+    for own in ({"GOMP_SPINCOUNT": "5"}, {"OMP_WAIT_POLICY": "active"}):
+        mine = dict(own)
+        threads.limit_spin_wait(mine)
+        assert mine == own
+
+
+_JUDGE_IN_A_PROCESS = """
+import json, os
+from localjudge.engine import Message, load_engine
+from localjudge.formats import YesNoJSON
+eng = load_engine(n_threads=2)
+msgs = [Message(role="user", content="Is water wet? Answer: yes, it is. " * 8)]
+g = eng.generate(msgs, YesNoJSON(field_tokens=24))
+print(json.dumps({"spin": os.environ.get("GOMP_SPINCOUNT"), "trace": [(t.text, t.logprob) for t in g.tokens]}))
+"""
+
+
+def test_an_engine_limits_the_spin_wait_before_llama_cpp_loads_and_outputs_do_not_depend_on_it(tmp_path: Path) -> None:
+    """Two threads, so that threads really wait at barriers: the short spin and libgomp's own give the same
+    log-probabilities (a wait changes no arithmetic)."""
+
+    def run(extra: dict[str, str]) -> dict:
+        env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+        out = subprocess.run(
+            [sys.executable, "-c", _JUDGE_IN_A_PROCESS], env=env | extra, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    short, libgomp = run({}), run({"GOMP_SPINCOUNT": "300000"})
+    assert short["spin"] == str(threads.SPIN_COUNT) and libgomp["spin"] == "300000"
+    assert short["trace"] == libgomp["trace"] and short["trace"]

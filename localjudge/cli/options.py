@@ -120,7 +120,7 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
             "--threads",
             type=int,
             default=None,
-            help="Alias of --option n_threads (default: the physical cores this process may use, minus one).",
+            help="Alias of --option n_threads (default: every physical core this process may use, at most 16).",
         ),
         click.option("--gpu-layers", type=int, default=None, help="Alias of --option n_gpu_layers: layers on the GPU (-1: all)."),
         click.option(

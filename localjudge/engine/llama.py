@@ -38,7 +38,7 @@ from .llama_options import LlamaOptions
 from .llama_scheduler import SequenceScheduler
 from .llama_text import LlamaText
 from .llg import LLGCompiled, LLGVocab
-from .threads import default_threads
+from .threads import default_threads, limit_spin_wait
 
 __all__ = ["LlamaBackend", "LlamaEngine", "LlamaOptions"]
 _quiet_llama_logs = quiet_llama_logs  # its name when it lived here
@@ -79,6 +79,7 @@ class LlamaEngine(LlamaText, SequenceScheduler):
     capabilities = ALL  # vocab, compile, token probabilities, streaming (engine/capabilities.py)
 
     def __init__(self, model: str | os.PathLike | None = None, *, options: LlamaOptions | None = None, **kwargs: Any):
+        limit_spin_wait()  # before llama.cpp (and its OpenMP runtime) is loaded
         import llama_cpp
 
         self.options = options if options is not None else LlamaBackend().options(kwargs)
@@ -120,9 +121,10 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         self.n_parallel = max(1, int(n_parallel))
         cp.n_ctx = self.n_ctx * self.n_parallel  # one stream of n_ctx cells per sequence
         cp.n_batch = self.n_batch
-        # small physical batches: llama.cpp computes a token of a batch of more than ~32 tokens through other
-        # kernels than one of a smaller batch, which rounds differently; with every batch <= 32 a prompt gives
-        # the same logits whether it was evaluated cold or after a reused prefix (docs/reliability.md, §7)
+        # physical batches: llama.cpp computes a token of a batch of more than ~32 tokens through other kernels
+        # than one of a smaller batch, which rounds differently; larger batches are fed at fixed absolute
+        # positions (llama_scheduler.py), so a prompt gives the same logits whether it was evaluated cold or
+        # after a reused prefix (docs/reliability.md, §7)
         self.n_ubatch = max(1, min(int(o.n_ubatch), self.n_batch))
         cp.n_ubatch = self.n_ubatch
         cp.n_seq_max = self.n_parallel

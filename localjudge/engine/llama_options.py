@@ -15,7 +15,7 @@ class LlamaOptions(BackendOptions):
 
     n_ctx: int | None = Field(None, ge=16, description="context window in tokens per sequence (default: min(4096, the model's))")
     n_threads: int | None = Field(
-        None, ge=1, description="CPU threads (default: the physical cores this process may use, minus one)"
+        None, ge=1, description="CPU threads (default: every physical core this process may use, at most 16)"
     )
     n_batch: int = Field(512, ge=1, description="tokens per llama.cpp batch")
     n_ubatch: int = Field(

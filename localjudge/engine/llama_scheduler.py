@@ -6,6 +6,15 @@ and batch, and turns each request into a `job.DecodeJob` (`_job`). Several reque
 the next token of each decoding sequence plus a prompt chunk of one still prefilling, so one pass over the
 weights serves many rows. An idle sequence keeps its last prompt (+ output) as a prefix cache: a new prompt
 goes to the sequence sharing its longest prefix, or copies it from another.
+
+Prefix reuse never changes an output. llama.cpp computes a physical batch (`n_ubatch` tokens) of more than
+`SPLIT_FREE_UBATCH` tokens through other kernels than a smaller one, and they round differently, so a prompt must be
+cut into the same physical batches whether it is evaluated cold or after a reused prefix. With `n_ubatch` above
+that, every prompt is fed in physical batches that start at multiples of `n_ubatch` (absolute positions), and a
+cached prefix is reused only up to the last such multiple that lies inside both the common prefix and the part of
+the cache those batches computed (never a decoded token): a warm prompt then computes exactly the batches a cold
+one does. With `n_ubatch` <= `SPLIT_FREE_UBATCH` any split gives the same rounding, and reuse goes up to the
+prompt's last two tokens (never a one-token feed: with more than one thread a lone token rounds differently).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from .base import DecodeOptions, Generation, GenerationCancelled, Message
 from .job import DecodeJob, common_prefix
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
+SPLIT_FREE_UBATCH = 32  # physical batches up to this many tokens round alike whatever their size
 
 
 class _Group:
@@ -76,10 +86,19 @@ class SequenceScheduler:
     n_calls: int
     reuse_prefix: bool
 
+    @property
+    def aligned_batches(self) -> bool:
+        """Whether prompts are fed in physical batches at fixed absolute positions (`n_ubatch` above
+        `SPLIT_FREE_UBATCH`), so that reuse stops at a batch boundary."""
+        return self.n_ubatch > SPLIT_FREE_UBATCH
+
     def _init_sequences(self) -> None:
         # one llama.cpp sequence per parallel job; an idle sequence keeps its last prompt (+ output) as a
         # prefix cache: a new prompt goes to the one sharing its longest prefix, or copies it from another
         self._slots: list[list[int]] = [[] for _ in range(self.n_parallel)]
+        # per sequence: how many leading cached tokens a prompt feed computed (decoded tokens are never reused when
+        # batches are aligned: a cold prompt would compute them in another batch)
+        self._prefilled: list[int] = [0] * self.n_parallel
         self._used: list[int] = [0] * self.n_parallel  # last use, for LRU choice
         self._busy: list[bool] = [False] * self.n_parallel
         self._copied: set[int] = set()  # sequences whose stream copy llama.cpp applies at the next decode
@@ -94,6 +113,7 @@ class SequenceScheduler:
         self._L.llama_memory_clear(self._mem, True)
         for kv in self._slots:
             kv.clear()
+        self._prefilled = [0] * self.n_parallel
 
     def _pick_seq(self, prompt: list[int]) -> tuple[int, int, int | None] | None:
         """(sequence, tokens reusable, sequence to copy them from or None) for a new prompt; None when
@@ -102,7 +122,7 @@ class SequenceScheduler:
         free = [s for s in range(P) if not self._busy[s]]
         if not free:
             return None
-        lcps = [common_prefix(kv, prompt) if self.reuse_prefix else 0 for kv in self._slots]
+        lcps = [self._reusable(s, prompt) if self.reuse_prefix else 0 for s in range(P)]
         seq = max(free, key=lambda s: (lcps[s], -self._used[s]))  # ties: least recently used
         if P == 1:
             return seq, lcps[seq], None
@@ -115,6 +135,16 @@ class SequenceScheduler:
         if src != seq and lcps[src] > lcps[seq] + COPY_MIN:
             return seq, lcps[src], src
         return seq, lcps[seq], None
+
+    def _reusable(self, seq: int, prompt: list[int]) -> int:
+        """Tokens of `prompt` that sequence `seq`'s cache can give without changing its output: the common
+        prefix, and with aligned batches only up to the last batch boundary inside the part a prompt feed
+        computed, leaving at least one prompt token to evaluate."""
+        lcp = common_prefix(self._slots[seq], prompt)
+        if not self.aligned_batches:
+            return lcp
+        B = self.n_ubatch
+        return min(lcp, self._prefilled[seq], len(prompt) - 1) // B * B
 
     def _admit(self) -> None:
         """Start queued jobs on free sequences, each reusing the longest cached prefix it can."""
@@ -132,15 +162,18 @@ class SequenceScheduler:
                 continue
             seq, lcp, src = pick
             # the last prompt tokens are evaluated again for their logits: two, so that no prompt is ever fed
-            # as a one-token batch (with more than one thread llama.cpp rounds a lone token differently)
-            common = max(0, min(lcp, len(q.job.prompt) - 2))
+            # as a one-token batch (with more than one thread llama.cpp rounds a lone token differently); with
+            # aligned batches `lcp` is already a batch boundary before the last prompt token
+            common = lcp if self.aligned_batches else max(0, min(lcp, len(q.job.prompt) - 2))
             if src is not None:  # whole-stream copy (llama.cpp copies across sequences only whole), then trim
                 self._L.llama_memory_seq_cp(self._mem, src, seq, -1, -1)
                 self._slots[seq][:] = self._slots[src]
+                self._prefilled[seq] = self._prefilled[src]
                 self._copied.add(seq)
             if common < len(self._slots[seq]):
                 self._L.llama_memory_seq_rm(self._mem, seq, common, -1)
                 del self._slots[seq][common:]
+            self._prefilled[seq] = min(self._prefilled[seq], common)
             self._clock += 1
             self._busy[seq], self._used[seq] = True, self._clock
             job = q.job
@@ -169,11 +202,15 @@ class SequenceScheduler:
         if prefilling:
             self._eval([min(prefilling, key=lambda r: r.order)])
 
-    def _take(self, todo: int, room: int) -> int:
-        """How many of `todo` tokens to feed now (at most `room`): never leave llama.cpp a one-token physical
-        batch inside a longer feed, nor a one-token rest for the next call, so the same prompt is always
-        computed by the same kernels whatever prefix was reused (a lone token rounds differently)."""
+    def _take(self, todo: int, room: int, pos0: int) -> int:
+        """How many of `todo` tokens to feed now at position `pos0` (at most `room`). Aligned batches: all of
+        them, or up to a multiple of `n_ubatch` so that the next feed starts at a batch boundary too. Small
+        batches: never leave llama.cpp a one-token physical batch inside a longer feed, nor a one-token rest
+        for the next call, so the same prompt is always computed by the same kernels whatever prefix was
+        reused (a lone token rounds differently)."""
         k = min(todo, room)
+        if self.aligned_batches:
+            return k if k == todo else max(k - (pos0 + k) % self.n_ubatch, min(k, 1))
         while k > 2 and (k % self.n_ubatch == 1 or todo - k == 1):
             k -= 1
         return k
@@ -185,8 +222,8 @@ class SequenceScheduler:
         n = 0
         fed: list[tuple[_Running, list[int], int | None]] = []
         for run in runs:
-            take = run.todo[: self._take(len(run.todo), self.n_batch - n)]
             pos0 = len(self._slots[run.seq])
+            take = run.todo[: self._take(len(run.todo), self.n_batch - n, pos0)]
             whole = len(take) == len(run.todo)
             for i, t in enumerate(take):
                 b.token[n + i] = t
@@ -203,6 +240,8 @@ class SequenceScheduler:
         self._copied.clear()
         for run, take, last in fed:
             self._slots[run.seq].extend(take)
+            if run.prefilling:
+                self._prefilled[run.seq] = len(self._slots[run.seq])
             run.todo = run.todo[len(take) :]
             if last is None:
                 continue

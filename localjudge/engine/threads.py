@@ -1,20 +1,32 @@
-"""The default CPU thread count: the physical cores this process may use, minus one, at least one.
+"""The default CPU thread count (every physical core this process may use) and how llama.cpp's threads wait.
 
-Chosen by measurement (`scripts/bench.py threads`, docs/models.md): llama.cpp's threads wait for each
-other at every step, so one busy core slows every thread. On the 2-core development machine, 1 thread
-gave 52 rows/min alone and 53 beside one CPU-bound process; 2 threads gave 77 alone but 23.8 beside it.
-A laptop always has other work running, so one physical core is left to it. The count depends only on
-the machine, never on its load at the moment: llama.cpp's rounding depends on the thread count, and a
-run must give the same outputs whenever it is repeated on the same machine. Hyper-thread siblings
-count once (they share a core's arithmetic units, and llama.cpp's own default counts physical cores).
+Chosen by measurement (`scripts/bench.py defaults` and `threads`, docs/benchmarks.md). llama.cpp's threads
+meet at a barrier after every step of the graph, and its OpenMP build (libgomp, the default) makes a thread
+that arrives first spin for up to 300,000 pause loops (milliseconds) before it sleeps. On an idle machine every
+core is the fastest choice (2 threads: 1.48x one thread on the 2-core development machine). Beside other work
+a spinning thread holds a core the late thread needs, so every step waits for the scheduler: 2 threads fell
+to 0.45x one thread beside one busy process. A short spin (`SPIN_COUNT`) still catches a partner that is
+running (barriers are microseconds apart; its idle cost is measured by `bench.py defaults`) and lets a
+waiting thread sleep, and so give its core away, when the other thread was preempted: 6 RAG rows with 2
+threads on the loaded 2-core machine (load 4-6) took 64-76 s with 1,000 loops, 77 s with none, 105-274 s
+with 10,000 and 458 s with libgomp's 300,000. The wait changes no arithmetic, so outputs stay the same.
+
+The count depends only on the machine, never on its load at the moment: llama.cpp's rounding depends on
+the thread count, and a run must give the same outputs whenever it is repeated on the same machine.
+Hyper-thread siblings count once (they share a core's arithmetic units, and llama.cpp's own default counts
+physical cores).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
 
 MAX_DEFAULT_THREADS = 16
+# pause loops a llama.cpp thread spins at a barrier before it sleeps (libgomp's GOMP_SPINCOUNT; its own default
+# is 300,000); measured in docs/benchmarks.md
+SPIN_COUNT = 1_000
 
 
 def usable_cpus() -> list[int]:
@@ -45,5 +57,13 @@ def physical_cores(cpus: list[int] | None = None, sysfs: Path = Path("/sys/devic
 
 
 def default_threads() -> int:
-    """The physical cores this process may use minus one (left to the rest of the machine), in 1..16."""
-    return max(1, min(physical_cores() - 1, MAX_DEFAULT_THREADS))
+    """Every physical core this process may use, in 1..16."""
+    return max(1, min(physical_cores(), MAX_DEFAULT_THREADS))
+
+
+def limit_spin_wait(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Before llama.cpp is first loaded in this process: a waiting llama.cpp thread spins `SPIN_COUNT` loops,
+    then sleeps (libgomp reads its settings once, when it is loaded; a library that loaded it earlier, such
+    as torch, keeps its own). A user's own `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` is left as it is."""
+    if "GOMP_SPINCOUNT" not in environ and "OMP_WAIT_POLICY" not in environ:
+        environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
