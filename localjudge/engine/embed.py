@@ -34,6 +34,9 @@ class LlamaEmbedder:
         return self.info.name
 
     def _load(self) -> Any:
+        from .threads import limit_spin_wait
+
+        limit_spin_wait()  # before llama.cpp (and its OpenMP runtime) first loads, as the judge engine does
         import llama_cpp
 
         from .llama_log import quiet_llama_logs
