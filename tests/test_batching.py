@@ -28,7 +28,7 @@ def parallel_engine(_localjudge_home):
     from localjudge.engine.llama import LlamaEngine
 
     # one thread: with more, a batched step rounds a sequence's token by what else the batch holds (docs/benchmarks.md)
-    eng = LlamaEngine(n_parallel=4, n_ctx=2048, n_threads=1)
+    eng = LlamaEngine(n_parallel=4, n_ctx=4096, n_threads=1)  # room for a verdict stage after a verbose statements stage
     yield eng
     eng.close()
 
