@@ -39,14 +39,29 @@ def test_an_engine_loaded_without_a_thread_count_uses_the_default(engine) -> Non
     assert engine.n_threads == threads.default_threads()
 
 
-def test_the_spin_wait_is_limited_unless_the_user_chose_a_wait_policy() -> None:
-    env: dict[str, str] = {}
-    threads.limit_spin_wait(env)
-    assert env == {"GOMP_SPINCOUNT": str(threads.SPIN_COUNT)}
+def test_the_spin_wait_is_libgomps_on_free_cores_short_beside_other_work_and_the_users_own_when_set() -> None:
+    cpus = len(threads.usable_cpus())
+    for others, unknown, spin in (
+        (0, False, threads.IDLE_SPIN_COUNT),
+        (cpus, False, threads.SPIN_COUNT),
+        (0, True, threads.SPIN_COUNT),
+    ):
+        env: dict[str, str] = {}
+        threads.limit_spin_wait(env, runnable=lambda o=others, u=unknown: None if u else o)
+        assert env == {"GOMP_SPINCOUNT": str(spin)}, (others, unknown)
     for own in ({"GOMP_SPINCOUNT": "5"}, {"OMP_WAIT_POLICY": "active"}):
         mine = dict(own)
-        threads.limit_spin_wait(mine)
+        threads.limit_spin_wait(mine, runnable=lambda: 0)
         assert mine == own
+
+
+def test_other_runnable_reads_the_kernels_count_less_the_reader_and_keeps_the_fewest(tmp_path: Path) -> None:
+    f = tmp_path / "loadavg"
+    f.write_text("1.00 0.50 0.25 3/250 12345\n")
+    assert threads.other_runnable(f, samples=2, gap_s=0) == 2
+    f.write_text("garbage\n")
+    assert threads.other_runnable(f, samples=1) is None
+    assert threads.other_runnable(tmp_path / "missing") is None
 
 
 _JUDGE_IN_A_PROCESS = """
@@ -72,6 +87,7 @@ def test_an_engine_limits_the_spin_wait_before_llama_cpp_loads_and_outputs_do_no
         assert out.returncode == 0, out.stderr[-2000:]
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    short, libgomp = run({}), run({"GOMP_SPINCOUNT": "300000"})
-    assert short["spin"] == str(threads.SPIN_COUNT) and libgomp["spin"] == "300000"
+    short, libgomp, chosen = run({"GOMP_SPINCOUNT": str(threads.SPIN_COUNT)}), run({"GOMP_SPINCOUNT": "300000"}), run({})
+    assert chosen["spin"] in (str(threads.IDLE_SPIN_COUNT), str(threads.SPIN_COUNT))  # the engine chose one itself
+    assert chosen["trace"] == short["trace"]
     assert short["trace"] == libgomp["trace"] and short["trace"]

@@ -6,8 +6,10 @@ that arrives first spin for up to 300,000 pause loops (milliseconds) before it s
 core is the fastest choice (2 threads: 1.48x one thread on the 2-core development machine). Beside other work
 a spinning thread holds a core the late thread needs, so every step waits for the scheduler: 2 threads fell
 to 0.45x one thread beside one busy process. A short spin (`SPIN_COUNT`) still catches a partner that is
-running (barriers are microseconds apart; its idle cost is measured by `bench.py defaults`) and lets a
-waiting thread sleep, and so give its core away, when the other thread was preempted: 6 RAG rows with 2
+running (barriers are microseconds apart) and lets a waiting thread sleep, and so give its core away, when
+the other thread was preempted; on free cores it costs 1.19x against libgomp's own spin, so the engine takes
+libgomp's spin when the cores are free as it loads (`limit_spin_wait`; 12 RAG rows: 46.9 s alone, 98.6 s
+beside a busy process, docs/benchmarks.md): 6 RAG rows with 2
 threads on the loaded 2-core machine (load 4-6) took 64-76 s with 1,000 loops, 77 s with none, 105-274 s
 with 10,000 and 458 s with libgomp's 300,000. The wait changes no arithmetic, so outputs stay the same.
 
@@ -20,13 +22,14 @@ physical cores).
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 
 MAX_DEFAULT_THREADS = 16
 # pause loops a llama.cpp thread spins at a barrier before it sleeps (libgomp's GOMP_SPINCOUNT; its own default
 # is 300,000); measured in docs/benchmarks.md
 SPIN_COUNT = 1_000
+IDLE_SPIN_COUNT = 300_000  # libgomp's own: the fastest on a machine whose cores are free when the engine loads
 
 
 def usable_cpus() -> list[int]:
@@ -61,9 +64,32 @@ def default_threads() -> int:
     return max(1, min(physical_cores(), MAX_DEFAULT_THREADS))
 
 
-def limit_spin_wait(environ: MutableMapping[str, str] = os.environ) -> None:
-    """Before llama.cpp is first loaded in this process: a waiting llama.cpp thread spins `SPIN_COUNT` loops,
-    then sleeps (libgomp reads its settings once, when it is loaded; a library that loaded it earlier, such
-    as torch, keeps its own). A user's own `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` is left as it is."""
-    if "GOMP_SPINCOUNT" not in environ and "OMP_WAIT_POLICY" not in environ:
-        environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+def other_runnable(loadavg: Path = Path("/proc/loadavg"), samples: int = 5, gap_s: float = 0.01) -> int | None:
+    """The fewest tasks besides this one that were runnable over `samples` readings `gap_s` apart (the kernel's
+    count in /proc/loadavg, less the reader); None where the file does not exist (not Linux)."""
+    import time
+
+    seen: list[int] = []
+    for i in range(samples):
+        try:
+            running = loadavg.read_text().split()[3].split("/")[0]
+            seen.append(max(0, int(running) - 1))
+        except (OSError, IndexError, ValueError):
+            return None
+        if i + 1 < samples:
+            time.sleep(gap_s)
+    return min(seen)
+
+
+def limit_spin_wait(environ: MutableMapping[str, str] = os.environ, runnable: Callable[[], int | None] = other_runnable) -> None:
+    """Before llama.cpp is first loaded in this process, choose how long a waiting llama.cpp thread spins before
+    it sleeps (libgomp reads its settings once, when it is loaded; a library that loaded it earlier, such as
+    torch, keeps its own): libgomp's own `IDLE_SPIN_COUNT` when the default threads find their cores free
+    (`runnable()` other tasks plus the threads fit the usable CPUs), else `SPIN_COUNT`. The wait changes no
+    arithmetic, so this choice, unlike the thread count, may follow the load: it changes speed, never an
+    output. A user's own `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY` is left as it is."""
+    if "GOMP_SPINCOUNT" in environ or "OMP_WAIT_POLICY" in environ:
+        return
+    others = runnable()
+    free = others is not None and others + default_threads() <= len(usable_cpus())
+    environ["GOMP_SPINCOUNT"] = str(IDLE_SPIN_COUNT if free else SPIN_COUNT)
