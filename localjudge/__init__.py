@@ -9,7 +9,12 @@ Public names are imported lazily so `import localjudge` (and `localjudge --help`
 
 from __future__ import annotations
 
+import sys
+import warnings
 from importlib import import_module
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import Any
 
 __version__ = "0.1.0"
@@ -22,7 +27,7 @@ _EXPORTS = {
     "DecodeOptions": "engine",
     "Message": "engine",
     "Generation": "engine",
-    "JudgeResult": "results",
+    "JudgeResult": "store.results",
     "OutputFormat": "formats",
     "make_format": "formats",
     "YesNoJSON": "formats",
@@ -33,7 +38,7 @@ _EXPORTS = {
     "Choice": "formats",
     "Statements": "formats",
     "VerdictList": "formats",
-    "resolve_model": "models",
+    "resolve_model": "models.registry",
     "get_judge": "judges",
     "list_judges": "judges",
     "load_judge_file": "judges",
@@ -55,3 +60,44 @@ def __getattr__(name: str) -> Any:
     if mod is None:
         raise AttributeError(f"module 'localjudge' has no attribute {name!r}")
     return getattr(import_module(f"localjudge.{mod}"), name)
+
+
+# Modules that moved into packages; the old paths import the new module, with a DeprecationWarning, for one release.
+_MOVED = {
+    "localjudge.model_files": "localjudge.models.files",
+    "localjudge.hub": "localjudge.models.hub",
+    "localjudge.manifest": "localjudge.models.manifest",
+    "localjudge.digest": "localjudge.models.digest",
+    "localjudge.align_labels": "localjudge.align.examples",
+    "localjudge.align_measure": "localjudge.align.measure",
+    "localjudge.align_spec": "localjudge.align.spec",
+    "localjudge.align_text": "localjudge.align.text",
+    "localjudge.results": "localjudge.store.results",
+    "localjudge.atomic": "localjudge.store.atomic",
+    "localjudge.exports": "localjudge.batch.exports",
+    "localjudge.aggregate": "localjudge.batch.aggregate",
+    "localjudge.pairwise": "localjudge.judges.pairwise",
+    "localjudge.agreement": "localjudge.labels.agreement",
+    "localjudge.calibration": "localjudge.labels.calibration",
+    "localjudge.labels_import": "localjudge.labels.importing",
+}
+
+
+class _MovedModuleFinder(MetaPathFinder, Loader):
+    """Finds a module under its old flat path (`localjudge.hub`) and returns the module at its new one."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        """A spec whose loader returns the moved module, for the old names only."""
+        return ModuleSpec(fullname, self) if fullname in _MOVED else None
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
+        """The module at its new path, after a DeprecationWarning that names it."""
+        new = _MOVED[spec.name]
+        warnings.warn(f"{spec.name} moved to {new}; the old path goes in the next release", DeprecationWarning, stacklevel=2)
+        return import_module(new)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the moved module is already imported."""
+
+
+sys.meta_path.insert(0, _MovedModuleFinder())  # before any path finder: a stale file of the old name never wins

@@ -14,7 +14,7 @@ from .engine.backends import ModelRef
 from .engine.base import DecodeOptions, Engine, Message
 from .errors import InputError, ParseError
 from .formats import OutputFormat
-from .results import JudgeResult, Timings, Usage
+from .store.results import JudgeResult, Timings, Usage
 
 if TYPE_CHECKING:
     from .judges.protocol import JudgeProtocol

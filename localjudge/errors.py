@@ -4,7 +4,7 @@
     ├── ModelError                  exit 3: the model cannot be used
     │   ├── ModelNotFoundError      no file / unknown registry name / package missing
     │   ├── NotGGUFError            wrong magic bytes, truncated or unreadable file
-    │   ├── ChecksumMismatchError   sha256 differs from localjudge/_models/models.toml
+    │   ├── ChecksumMismatchError   sha256 differs from localjudge/models/models.toml
     │   ├── ChatTemplateError       no usable chat template in the GGUF metadata
     │   └── GPUUnavailableError     GPU layers asked of a CPU-only llama.cpp build
     ├── ConstraintError             exit 3: a format the model's vocabulary cannot express

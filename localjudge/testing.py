@@ -28,7 +28,7 @@ from typing import Any
 
 from .engine.base import DecodeOptions, Engine
 from .judges.protocol import JudgeProtocol
-from .results import JudgeResult
+from .store.results import JudgeResult
 
 
 @dataclass

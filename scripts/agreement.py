@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from localjudge.agreement import agree
 from localjudge.judges import get_judge, make_instructions_judge
-from localjudge.pairwise import BothOrders, pairwise_stats
+from localjudge.judges.pairwise import BothOrders, pairwise_stats
+from localjudge.labels.agreement import agree
 from localjudge.report import build_report, load_run
 from localjudge.runner import evaluate
 from localjudge.stats import pairwise_accuracy

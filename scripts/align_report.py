@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from localjudge.agreement import agree
-from localjudge.align import align
+from localjudge.align.aligner import align
 from localjudge.engine.base import DecodeOptions
 from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders
+from localjudge.judges.pairwise import BothOrders
+from localjudge.labels.agreement import agree
 from localjudge.report import load_run
 from localjudge.runner import evaluate
 

@@ -96,7 +96,7 @@ def _llama():
     from llama_cpp import Llama
 
     from localjudge.engine.llama import default_threads
-    from localjudge.models import resolve_model
+    from localjudge.models.registry import resolve_model
 
     return Llama(
         resolve_model(None).path, n_ctx=4096, n_threads=default_threads(), n_threads_batch=default_threads(), verbose=False
@@ -122,7 +122,7 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
         from localjudge.engine import DecodeOptions, load_engine
         from localjudge.formats import YesNoJSON
         from localjudge.judges import get_judge
-        from localjudge.models import resolve_model
+        from localjudge.models.registry import resolve_model
 
         name = mode.split(":", 1)[1]
         eng = load_engine(name)
@@ -363,7 +363,7 @@ def run_serve_mode(mode: str, rows: int) -> dict:
     from localjudge.engine.llama import default_threads
     from localjudge.errors import ParseError
     from localjudge.judges import get_judge
-    from localjudge.models import resolve_model
+    from localjudge.models.registry import resolve_model
 
     items = [(get_judge(name), vars_) for name, vars_ in workload(rows)]
     if mode == "serve_inproc":
@@ -621,7 +621,7 @@ def ray_mode(mode: str, rows: int, work: str) -> dict:
     work_dir = Path(work)
     judges = list(JUDGES)
     if mode == "store":  # rows/s the driver can persist: realistic ResultRows (the local run's), one transaction each
-        from localjudge.store import Store
+        from localjudge.store.db import Store
 
         with Store(work_dir / "local" / "results.sqlite") as src:
             real = list(src.iter_results(src.run_for_dir(), judges, rows))
@@ -751,7 +751,7 @@ def section_models(n: int, names: list[str]) -> None:
     process; and what that predicts for the curated hub models by file size (decoding a token reads every weight
     once: time ~ file size; prompt processing is compute: also ~ size at a similar quantisation). The second
     measured model checks how far that rule holds."""
-    from localjudge.models import registry
+    from localjudge.models.registry import registry
 
     print(f"## Models: {n} judge prompts each (coqa RAG rows, groundedness/correctness/relevance_to_query)\n")
     res = {name: sub(f"model_speed:{name}", 3 * n, n) for name in names}
@@ -789,8 +789,8 @@ def section_templates(n: int) -> None:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     from localjudge.engine.template import ChatTemplate
-    from localjudge.model_files import gguf_metadata
-    from localjudge.models import resolve_model
+    from localjudge.models.files import gguf_metadata
+    from localjudge.models.registry import resolve_model
 
     src = gguf_metadata(resolve_model(None).path)["chat_template"]
     msgs = [{"role": "system", "content": "You are a judge. " * 20}, {"role": "user", "content": "x" * 4000}]

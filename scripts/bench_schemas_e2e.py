@@ -188,7 +188,7 @@ def start(contender: str, home: str, threads: int = 1, n_ctx: int = N_CTX) -> tu
         env = {**os.environ, "LOCALJUDGE_HOME": home}
         return _start(cmd, url, env), url, "judge", "json_schema"
     if contender == "llamacpp":
-        from localjudge.models import resolve_model
+        from localjudge.models.registry import resolve_model
 
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", resolve_model(None).path, "--n_ctx", str(n_ctx)]
         cmd += ["--port", str(port), "--n_threads", str(threads), "--n_threads_batch", str(threads), "--model_alias", "judge"]

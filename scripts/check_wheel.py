@@ -23,12 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "localjudge"
 # What the code opens at run time, by how it names it (checked to exist in the tree AND in the wheel):
 # resources.files("localjudge.judges").joinpath("builtin"), ("templates/mlflow.toml"), resources.files(
-# "localjudge._models").joinpath("models.toml"), report/build.py's HERE / "templates".
+# "localjudge.models").joinpath("models.toml"), report/build.py's HERE / "templates".
 OPENED = [
     "localjudge/judges/builtin/*.toml",
     "localjudge/judges/builtin/_versions.toml",
     "localjudge/judges/templates/mlflow.toml",
-    "localjudge/_models/models.toml",
+    "localjudge/models/models.toml",
     "localjudge/report/templates/report.html.j2",
     "localjudge/report/templates/report.css",
     "localjudge/report/templates/report.js",

@@ -23,6 +23,7 @@ fi
 echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
 echo "== ruff format --check"; .venv/bin/ruff format --check localjudge tests scripts examples
 echo "== mypy"; .venv/bin/mypy
+echo "== layering (import-linter)"; .venv/bin/lint-imports
 echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
 echo "== docs (mkdocs build --strict)"; NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 echo "== wheel"; [ "${SKIP_WHEEL_TEST:-}" = 1 ] || bash scripts/test_wheel.sh

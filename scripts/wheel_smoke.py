@@ -115,7 +115,7 @@ class Smoke:
 
     # ---------------------------------------------------------------- checks shared by every extra
     def installed_not_checkout(self) -> None:
-        r = self.python("import localjudge, localjudge._models, sys; print(localjudge.__file__)")
+        r = self.python("import localjudge, localjudge.models, sys; print(localjudge.__file__)")
         where = Path(r.stdout.strip())
         if "site-packages" not in where.parts or ROOT in where.parents:
             raise SmokeError(f"localjudge imports from {where}, not from the venv's site-packages")
@@ -289,7 +289,7 @@ class Smoke:
         from hub_server import FakeHub  # stdlib only
 
         src = (
-            self.python("from localjudge.models import resolve_model; print(resolve_model(None).path)")
+            self.python("from localjudge.models.registry import resolve_model; print(resolve_model(None).path)")
             .stdout.strip()
             .splitlines()[-1]
         )

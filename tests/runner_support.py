@@ -15,7 +15,7 @@ from localjudge.engine.base import DecodeOptions, Message, ScriptedEngine
 from localjudge.errors import MissingVariableError, ParseError
 from localjudge.formats import OutputFormat, ScoreJSON, YesNoJSON
 from localjudge.judges.protocol import SequentialJudge
-from localjudge.results import JudgeResult, Timings, Usage
+from localjudge.store.results import JudgeResult, Timings, Usage
 
 
 class TinyJudge(SequentialJudge):

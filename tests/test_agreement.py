@@ -7,13 +7,12 @@ import math
 
 import pytest
 
-from localjudge.agreement import agree, read_labels
 from localjudge.cli.report import render_table
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
 from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders, combine_orders, pairwise_stats, swap_inputs, winner_of
-from localjudge.results import Record, ResultRow
+from localjudge.judges.pairwise import BothOrders, combine_orders, pairwise_stats, swap_inputs, winner_of
+from localjudge.labels.agreement import agree, read_labels
 from localjudge.stats import (
     accuracy,
     balanced_accuracy,
@@ -24,6 +23,7 @@ from localjudge.stats import (
     spearman,
 )
 from localjudge.stats import wilson_interval as wilson
+from localjudge.store.results import Record, ResultRow
 
 
 def record(fmt_spec):

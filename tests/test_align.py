@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.align import align, binary_labels, choose_threshold, stratified_split
+from localjudge.align.aligner import align, binary_labels, choose_threshold, stratified_split
 from localjudge.engine.base import DecodeOptions, ScriptedEngine
 from localjudge.errors import InputError
 from localjudge.judges import get_judge

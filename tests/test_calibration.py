@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.agreement import agree
-from localjudge.calibration import binary_pairs, calibrate, rogan_gladen
 from localjudge.engine.base import ScriptedEngine
-from localjudge.results import JudgeResult, ResultRow
+from localjudge.labels.agreement import agree
+from localjudge.labels.calibration import binary_pairs, calibrate, rogan_gladen
 from localjudge.runner import evaluate
+from localjudge.store.results import JudgeResult, ResultRow
 
 PREFIX = '{"rationale": "scripted", "result": "'
 

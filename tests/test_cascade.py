@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.agreement import agree
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
+from localjudge.labels.agreement import agree
 from localjudge.runner import evaluate
 from localjudge.trust.escalation import binom_cdf, choose_escalation, held_out
 

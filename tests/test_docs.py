@@ -45,7 +45,7 @@ RUN_BY = {
     ("docs/constraints.md", '"pattern": "^[A-Z]{3}-[0-9]{2}$"'): "tests/test_constraint_docs.py",
     ("docs/constraints.md", "sql = make_format("): "tests/test_constraint_docs.py",
     ("docs/constraints.md", "DecodeOptions(think_tokens=16)"): "tests/test_constraint_docs.py",
-    ("docs/trust.md", "from localjudge.calibration import calibrate"): "tests/test_calibration_docs.py",
+    ("docs/trust.md", "from localjudge.labels.calibration import calibrate"): "tests/test_calibration_docs.py",
     ("docs/trust.md", "escalate_to="): "tests/test_calibration_docs.py",
     ("docs/trust.md", "panel=["): "tests/test_calibration_docs.py",
     ("docs/trust.md", "from localjudge.trust.escalation import"): "tests/test_calibration_docs.py",

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from localjudge.errors import ChatTemplateError, InputError, ModelNotFoundError
-from localjudge.store import Store
+from localjudge.store.db import Store
 
 SCRIPTED = ["-m", "scripted:", "--option", 'response={"rationale": "=1+1", "result": "yes"}']
 
@@ -167,7 +167,7 @@ def test_report_to_a_path_that_cannot_be_written_is_one_line_exit_5(tmp_path):
 
 
 def test_csv_export_neutralises_formulas_and_csv_raw_keeps_them(tmp_path):
-    from localjudge.exports import neutralise
+    from localjudge.batch.exports import neutralise
 
     ids = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=x", "\r=x", "plain"]
     data = write_jsonl(tmp_path / "inj.jsonl", [{"id": i, "input": "q", "output": "a"} for i in ids])
@@ -312,7 +312,7 @@ def test_a_chat_template_bomb_is_one_line_exit_3_with_the_real_model():
 
 
 def test_a_gguf_whose_chat_template_is_a_memory_bomb_is_one_line_exit_3(tmp_path):
-    from localjudge.models import resolve_model
+    from localjudge.models.registry import resolve_model
 
     hostile = tmp_path / "hostile.gguf"  # the default model with its chat template replaced (gguf's own tool)
     subprocess.run(
@@ -367,7 +367,7 @@ def test_hub_specs_with_traversal_are_refused_before_any_request(tmp_path):
 
 
 def test_manifest_entries_resolve_only_inside_the_models_home(tmp_path, monkeypatch):
-    from localjudge.models import resolve_model
+    from localjudge.models.registry import resolve_model
 
     home = tmp_path / "models"
     home.mkdir()

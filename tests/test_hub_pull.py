@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hub_server import FakeHub
 
-from localjudge.models import resolve_model
+from localjudge.models.registry import resolve_model
 
 SRC = Path(resolve_model(None).path)  # the default model's GGUF (98 MB) is the file the fake hub serves
 SIZE = SRC.stat().st_size
@@ -215,7 +215,7 @@ def test_curated_models_are_named_not_downloaded():
     """The registry names the dedicated judges with repo, file, size, quantisation and licence; resolving one
     that is not pulled says how to get it and downloads nothing."""
     from localjudge.errors import ModelNotFoundError
-    from localjudge.models import registry
+    from localjudge.models.registry import registry
 
     models = registry()["models"]
     for name in ("prometheus-2-7b", "flow-judge-v0.1", "selene-1-mini", "qwen2.5-1.5b-instruct"):

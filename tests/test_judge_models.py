@@ -17,7 +17,7 @@ from localjudge.engine import DecodeOptions
 from localjudge.errors import ParseError
 from localjudge.formats import FORMATS, FlowJudge, OutputFormat, Prometheus, Selene, make_format
 from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders, is_pairwise_format
+from localjudge.judges.pairwise import BothOrders, is_pairwise_format
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = json.loads((GOLDEN / "judge_models_cases.json").read_text(encoding="utf-8"))

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from view_support import ViewServer, make_run, result_row
 
 from localjudge.cli import main
-from localjudge.labels import Label, add_label, label_rows, latest_labels
-from localjudge.store import MIGRATIONS, Store, connect, migrate
+from localjudge.labels.store import Label, add_label, label_rows, latest_labels
+from localjudge.store.db import MIGRATIONS, Store, connect, migrate
 
 ANSWER = json.dumps({"rationale": "fine", "result": "yes"})
 JUDGE = "relevance_to_query"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.errors import ChecksumMismatchError, InputError, NotGGUFError
-from localjudge.models import registry, resolve_model, verify_model
+from localjudge.models.registry import registry, resolve_model, verify_model
 
 GEMMA_SHA = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 
@@ -37,7 +37,7 @@ def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_add_the_gemma_file_then_info_shows_its_metadata_and_the_model_resolves(home):
-    from localjudge.model_files import add_model, model_info
+    from localjudge.models.files import add_model, model_info
 
     src = Path(resolve_model("gemma3-270m").path)
     got = add_model(src, name="gemma-usb")
@@ -60,7 +60,7 @@ def test_add_the_gemma_file_then_info_shows_its_metadata_and_the_model_resolves(
 
 
 def test_add_links_copies_refuses_duplicates_and_non_gguf(home, tmp_path):
-    from localjudge.model_files import add_model
+    from localjudge.models.files import add_model
 
     src = Path(resolve_model(None).path)
     linked = add_model(src, name="smol-link", link=True)
@@ -80,7 +80,7 @@ def test_add_links_copies_refuses_duplicates_and_non_gguf(home, tmp_path):
 
 
 def test_add_under_a_curated_name_checks_its_pin(home, tmp_path, monkeypatch):
-    from localjudge.model_files import add_model
+    from localjudge.models.files import add_model
 
     src = Path(resolve_model(None).path)
     good = registry()["models"]["smollm2-135m"]["sha256"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.errors import ChatTemplateError, ChecksumMismatchError, ModelNotFoundError, NotGGUFError
-from localjudge.models import check_gguf, resolve_model, verify_model
+from localjudge.models.registry import check_gguf, resolve_model, verify_model
 
 DEFAULT_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 

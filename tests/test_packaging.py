@@ -24,22 +24,22 @@ def load_script(name: str):
 
 def test_an_uninstalled_checkout_imports_itself_with_its_model_registry(tmp_path):
     # -I: no PYTHONPATH, no cwd on the path. The test venv installs this checkout in editable mode, whose
-    # finder could map a package the tree lacks (how `models/` used to become localjudge._models): drop it
+    # finder could map a package the tree lacks (how `models/` used to become localjudge.models): drop it
     # first, so only the tree as it stands can answer.
     code = (
         "import sys\n"
         "sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, '__module__', '').startswith('__editable__')]\n"
         "sys.path[:] = [p for p in sys.path if '__editable__' not in p]\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "import localjudge, localjudge._models\n"
-        "from localjudge.models import registry\n"
-        "print(localjudge.__file__); print(localjudge._models.__file__); print(registry()['default'])\n"
+        "import localjudge, localjudge.models\n"
+        "from localjudge.models.registry import registry\n"
+        "print(localjudge.__file__); print(localjudge.models.__file__); print(registry()['default'])\n"
     )
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     pkg, models, default = r.stdout.split()
     assert Path(pkg) == ROOT / "localjudge" / "__init__.py"
-    assert Path(models).parent == ROOT / "localjudge" / "_models"
+    assert Path(models).parent == ROOT / "localjudge" / "models"
     assert default == "smollm2-135m"
 
 
@@ -66,7 +66,7 @@ def test_the_wheel_check_passes_a_complete_wheel_and_names_each_missing_file(tmp
     ok = run_check(fake_wheel(tmp_path / "ok.whl", set()))
     assert ok.returncode == 0, ok.stderr
     assert "modules" in ok.stdout and "data files" in ok.stdout
-    dropped = {"localjudge/integrations/mlflow.py", "localjudge/judges/builtin/safety.toml", "localjudge/_models/models.toml"}
+    dropped = {"localjudge/integrations/mlflow.py", "localjudge/judges/builtin/safety.toml", "localjudge/models/models.toml"}
     bad = run_check(fake_wheel(tmp_path / "bad.whl", dropped))
     assert bad.returncode == 1
     for f in dropped:
@@ -98,7 +98,7 @@ def test_a_pull_with_no_network_is_one_line_with_httpx2s_errors_and_hub_py_never
 
     import httpx2
 
-    from localjudge.hub import DownloadError, PullSpec, _hub_error
+    from localjudge.models.hub import DownloadError, PullSpec, _hub_error
 
     spec = PullSpec(name="m", repo="o/r", file="m.gguf")
     for e in (httpx2.ConnectError("refused"), httpx2.ConnectTimeout("slow"), ConnectionRefusedError()):
@@ -107,7 +107,7 @@ def test_a_pull_with_no_network_is_one_line_with_httpx2s_errors_and_hub_py_never
         assert str(err).startswith("cannot reach the model hub at http://127.0.0.1:9") and "\n" not in str(err)
     other = _hub_error(ValueError("odd"), spec, "http://127.0.0.1:9")
     assert "cannot reach" not in str(other) and "ValueError: odd" in str(other)
-    tree = ast.parse((ROOT / "localjudge" / "hub.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "localjudge" / "models" / "hub.py").read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
     assert not imported & {"httpx", "httpx2", "requests"}, imported

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.agreement import agree
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
+from localjudge.labels.agreement import agree
 from localjudge.runner import evaluate
 from localjudge.trust.panel import combine, fleiss_kappa
 
@@ -98,7 +98,7 @@ def test_a_member_of_the_family_under_test_is_warned_about(tmp_path: Path):
 
 
 def test_scores_are_averaged_or_taken_as_the_median_and_kappa_is_fleiss():
-    from localjudge.results import JudgeResult, ResultRow
+    from localjudge.store.results import JudgeResult, ResultRow
 
     def row(lab: str, v: int) -> tuple[str, ResultRow]:
         res = JudgeResult(judge="j@" + lab, judge_version="1", format="score_json", value=v, score=(v - 1) / 4, passed=v >= 3)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.agreement import agree
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
-from localjudge.results import JudgeResult, ResultRow
+from localjudge.labels.agreement import agree
 from localjudge.runner import evaluate
+from localjudge.store.results import JudgeResult, ResultRow
 from localjudge.trust.panel_cascade import panel_confidence
 
 PREFIX = '{"rationale": "scripted", "result": "'

@@ -28,11 +28,11 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
-from localjudge.digest import sha256_file
 from localjudge.engine.backends import get_backend
 from localjudge.engine.base import ScriptedEngine
 from localjudge.engine.capabilities import ALL, Capability, CapabilityError, capabilities_of, require
 from localjudge.formats import FORMATS, make_format
+from localjudge.models.digest import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "localjudge-plugin-example"
@@ -138,7 +138,7 @@ def test_the_plugin_works_from_python_batch_runs_and_agreement(plugin_env, tmp_p
     code = """
         import json
         from localjudge import get_judge, load_engine, make_format
-        from localjudge.agreement import agree
+        from localjudge.labels.agreement import agree
         from localjudge.runner import evaluate
 
         engine = load_engine("keyword:refund,sorry")

@@ -37,8 +37,8 @@ from localjudge.engine.backends import ModelRef
 from localjudge.engine.base import DecodeOptions, ScriptedEngine
 from localjudge.errors import InputError, ModelError, ModelNotFoundError, ParseError, PromptTooLongError
 from localjudge.judges import get_judge, judge_from_dict, make_instructions_judge
-from localjudge.models import resolve_model
-from localjudge.pairwise import BothOrders
+from localjudge.judges.pairwise import BothOrders
+from localjudge.models.registry import resolve_model
 from localjudge.runner import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from runner_support import comparable_rows, failing_engine, scripted_engine, tiny_judges
 
-from localjudge.results import JudgeResult
 from localjudge.runner import evaluate
+from localjudge.store.results import JudgeResult
 
 TESTS = Path(__file__).parent
 N_ROWS, JUDGES, N_KILLS, DELAY_S = 12, 2, 20, 0.05

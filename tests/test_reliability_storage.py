@@ -29,8 +29,8 @@ from runner_support import comparable_rows, failing_engine, scripted_engine, tin
 from localjudge.cli import main
 from localjudge.engine import DecodeOptions
 from localjudge.errors import StorageError
-from localjudge.results import JudgeResult
 from localjudge.runner import evaluate
+from localjudge.store.results import JudgeResult
 
 TESTS = Path(__file__).parent
 N_ROWS = 40

@@ -14,7 +14,7 @@ from localjudge.cli import main
 from localjudge.engine.base import ScriptedEngine
 from localjudge.formats import PairwiseJSON, ScoreJSON
 from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders
+from localjudge.judges.pairwise import BothOrders
 from localjudge.report import RunDirError, build_report, compare_runs, load_run, render_report
 from localjudge.runner import evaluate
 
@@ -143,7 +143,7 @@ def test_report_compare_shows_deltas_and_the_rows_whose_verdict_changed(runs):
 
 
 def test_report_agreement_section_when_labels_are_given(runs, tmp_path):
-    from localjudge.agreement import agreements_for_run
+    from localjudge.labels.agreement import agreements_for_run
 
     run = load_run(runs["current"])
     reports, skipped = agreements_for_run(run, runs["data"], "label")

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from localjudge.judges import get_judge
-from localjudge.pairwise import BothOrders
+from localjudge.judges.pairwise import BothOrders
 from localjudge.report import build_report
 from localjudge.runner import evaluate
 
@@ -186,7 +186,7 @@ def check_loads_cleanly(browser: Browser, path: Path, n_judges: int) -> None:
 def scripted_report(tmp_path_factory):
     from test_report import make_runs
 
-    from localjudge.agreement import agreements_for_run
+    from localjudge.labels.agreement import agreements_for_run
     from localjudge.report import load_run
 
     d = tmp_path_factory.mktemp("browser-runs")

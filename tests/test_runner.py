@@ -12,7 +12,7 @@ from runner_support import TinyJudge, failing_engine, scripted_engine
 from localjudge.errors import InputError, ModelError, PromptTooLongError
 from localjudge.formats import ScoreJSON
 from localjudge.runner import CSV_COLUMNS, evaluate
-from localjudge.store import ResultRow, Store
+from localjudge.store.db import ResultRow, Store
 
 DATA = Path(__file__).parent / "data"
 QA = DATA / "runner_qa.jsonl"

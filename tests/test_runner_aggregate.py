@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.aggregate import format_table, summarise
-from localjudge.results import JudgeResult
+from localjudge.batch.aggregate import format_table, summarise
 from localjudge.stats import wilson_interval
+from localjudge.store.results import JudgeResult
 
 
 def res(judge: str = "j", value=None, score=None, passed=None, reason=None) -> JudgeResult:

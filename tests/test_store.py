@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from localjudge.errors import InputError
-from localjudge.results import JudgeResult
-from localjudge.store import MIGRATIONS, SCHEMA_VERSION, Record, ResultRow, Store, connect, migrate
+from localjudge.store.db import MIGRATIONS, SCHEMA_VERSION, Record, ResultRow, Store, connect, migrate
+from localjudge.store.results import JudgeResult
 
 
 def row(i: int, judge: str = "j", key: str | None = None, value: str = "yes") -> ResultRow:
@@ -101,7 +101,7 @@ def test_two_processes_writing_at_once_lose_and_duplicate_nothing(tmp_path):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_store import row
-        from localjudge.store import Store
+        from localjudge.store.db import Store
         st = Store({str(path)!r})
         off = int(sys.argv[1])
         for i in range(300):

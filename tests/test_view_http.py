@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from view_support import ViewServer, make_run
 
 from localjudge.cli import main
-from localjudge.labels import label_rows
-from localjudge.store import MIGRATIONS, Store
+from localjudge.labels.store import label_rows
+from localjudge.store.db import MIGRATIONS, Store
 
 LEGACY = Path(__file__).parent / "data" / "legacy"
 
@@ -305,7 +305,7 @@ def test_align_reads_a_run_directory_s_labels_with_their_inputs(tmp_path, monkey
     ],
 )
 def test_each_judge_kind_gets_one_distinct_key_per_value_of_its_own_domain(fmt, kind, allowed, values, keys):
-    from localjudge.labels import value_domain
+    from localjudge.labels.store import value_domain
 
     dom = value_domain(fmt, kind, allowed)
     assert dom.values == values and dom.keys == keys and len(set(dom.keys)) == len(dom.keys)
@@ -338,7 +338,7 @@ def test_a_real_run_s_row_shows_the_prompt_as_sent_its_raw_output_and_record(tmp
     from localjudge.engine.base import ScriptedEngine
     from localjudge.formats import PairwiseJSON, ScoreJSON
     from localjudge.judges import get_judge
-    from localjudge.pairwise import BothOrders
+    from localjudge.judges.pairwise import BothOrders
     from localjudge.runner import evaluate
 
     def answer(messages, fmt):

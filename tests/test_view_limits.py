@@ -21,7 +21,7 @@ import pytest
 from view_support import ViewServer, make_run
 
 from localjudge.errors import InputError
-from localjudge.labels import MAX_COMMENT_CHARS, MAX_LABELLER_CHARS, Domain, validate_label_fields
+from localjudge.labels.store import MAX_COMMENT_CHARS, MAX_LABELLER_CHARS, Domain, validate_label_fields
 
 GET_RUNS = b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 

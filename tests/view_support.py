@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.results import JudgeResult, Record, ResultRow, Usage
-from localjudge.store import Store
+from localjudge.store.db import Store
+from localjudge.store.results import JudgeResult, Record, ResultRow, Usage
 
 HOSTILE = [
     "</script><script>window.__pwned=1</script>",

@@ -31,7 +31,7 @@ from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_
 from ..errors import InputError, ParseError, PromptTooLongError
 from ..formats import OutputFormat
 from ..judges.protocol import SequentialJudge
-from ..results import JudgeResult, Timings, Usage
+from ..store.results import JudgeResult, Timings, Usage
 from .actions import ActionFormat, RatingAction, RatingType, ToolAction
 from .context import Turn, fit_context
 from .prompt import (

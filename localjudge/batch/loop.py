@@ -22,8 +22,8 @@ from ..engine.base import Engine
 from ..errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
 from ..judges.batch import EngineBatch
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult, Record, ResultRow
-from ..store import Store
+from ..store.db import Store
+from ..store.results import JudgeResult, Record, ResultRow
 from .plan import CellKeys, JudgePlan
 from .types import Progress, RunCounts
 

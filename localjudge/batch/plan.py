@@ -20,9 +20,9 @@ from typing import Any
 from ..datasets import ColumnSpec, Dataset, Row, resolve_mapping
 from ..engine.base import DecodeOptions, canonical_hash
 from ..errors import InputError
+from ..judges.pairwise import BothOrders, is_pairwise_format
 from ..judges.protocol import JudgeProtocol
-from ..pairwise import BothOrders, is_pairwise_format
-from ..results import Record
+from ..store.results import Record
 
 
 @dataclass

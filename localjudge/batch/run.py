@@ -20,10 +20,10 @@ from ..distributed.base import Executor
 from ..engine.backends import BackendOptions, ModelRef
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError, StorageError
-from ..exports import export, write_json_atomic
 from ..judges.protocol import JudgeProtocol
 from ..paths import shared_store
-from ..store import SCHEMA_VERSION, Store
+from ..store.db import SCHEMA_VERSION, Store
+from .exports import export, write_json_atomic
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data

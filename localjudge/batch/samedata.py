@@ -19,7 +19,7 @@ from typing import Any
 
 from ..datasets import Dataset, extract
 from ..errors import InputError
-from ..store import Store
+from ..store.db import Store
 from .plan import JudgePlan, chunks
 
 SAMPLE_ROWS = 64

@@ -9,10 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..aggregate import JudgeSummary
-from ..exports import CSV_COLUMNS, flat_row
-from ..results import ResultRow
-from ..store import Store
+from ..store.db import Store
+from ..store.results import ResultRow
+from .aggregate import JudgeSummary
+from .exports import CSV_COLUMNS, flat_row
 
 
 @dataclass

@@ -7,7 +7,7 @@
 Prints the held-out figures before and after (accuracy, Cohen's kappa, AUC, with 95 % bootstrap intervals
 and the paired difference), says "no significant change" when the interval of the difference includes 0,
 and writes OUT/<name>.toml (usable by `run --judge PATH` or `--judges-dir OUT`) and OUT/align_report.json.
-The method, step by step: localjudge/align.py.
+The method, step by step: localjudge/align/aligner.py.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def align_cmd(
     train split, held-out agreement before and after, the aligned judge written as a new judge file."""
     from pathlib import Path
 
-    from ..align import align
-    from ..labels import is_run_dir, labels_file_for, stale_line
+    from ..align.aligner import align
+    from ..labels.store import is_run_dir, labels_file_for, stale_line
 
     if is_run_dir(labels):  # the run's labels of this judge, with the rows' inputs, kept beside the aligned judge
         Path(out).mkdir(parents=True, exist_ok=True)
@@ -126,7 +126,7 @@ def align_cmd(
         options=decode,
         judges_dir=judges_dir,
     )
-    from ..align_text import render_report
+    from ..align.text import render_report
 
     click.echo(render_report(rep))
 
@@ -149,8 +149,8 @@ def _escalation(
     """`align --target-agreement`: the escalation threshold, its held-out figures; writes OUT/escalation_report.json."""
     from pathlib import Path
 
-    from ..atomic import write_atomic
     from ..errors import StorageError
+    from ..store.atomic import write_atomic
     from ..trust.escalation import align_escalation, escalation_lines
 
     rep = align_escalation(

@@ -6,7 +6,7 @@
 The exported file holds each labelled row's inputs, `id`, `row_index`, `judge`, `label`, `comment`, `labeller`,
 `sample` (random / uncertain / browse), `labelled_at` and `stale` (the row changed since it was labelled: `agree`
 and `align` leave such labels out): `agree --labels` and `align --labels` read it as it is. An import checks every
-record first (localjudge/labels_import.py) and writes nothing when one is bad, unless `--skip-bad`.
+record first (localjudge/labels/importing.py) and writes nothing when one is bad, unless `--skip-bad`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def labels_group() -> None:
 @click.option("--judge", default=None, help="Only this judge's labels.")
 def export_cmd(run_dir: Path, output: Path, judge: str | None) -> None:
     """Write the latest label of every labelled (row, judge) of RUN_DIR to a JSONL file."""
-    from ..labels import count_stale, export_labels
+    from ..labels.store import count_stale, export_labels
 
     n = export_labels(run_dir, output, judge)
     stale = count_stale(run_dir, judge)
@@ -44,7 +44,7 @@ def export_cmd(run_dir: Path, output: Path, judge: str | None) -> None:
 def import_cmd(run_dir: Path, labels_file: Path, labeller: str | None, skip_bad: bool) -> None:
     """Append the labels of LABELS_FILE (row_index or id, judge, label) to RUN_DIR's store; earlier labels stay
     in the history. Every record is checked first; one bad record imports nothing, unless --skip-bad."""
-    from ..labels_import import import_labels
+    from ..labels.importing import import_labels
 
     rep = import_labels(run_dir, labels_file, labeller, skip_bad=skip_bad)
     for line in rep.errors:

@@ -17,9 +17,9 @@ def models_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def models_list(as_json: bool) -> None:
     """Known models: name, licence, where the file comes from, chat template."""
-    from ..manifest import entry_exists, read_manifest
-    from ..model_files import printable
-    from ..models import registry
+    from ..models.files import printable
+    from ..models.manifest import entry_exists, read_manifest
+    from ..models.registry import registry
 
     reg = registry()
     local = read_manifest()
@@ -79,7 +79,7 @@ def models_list(as_json: bool) -> None:
 @click.argument("name")
 def models_verify(name: str) -> None:
     """Recompute NAME's sha256 and compare it with the registry (exit 3 on mismatch)."""
-    from ..models import verify_model
+    from ..models.registry import verify_model
 
     info, digest = verify_model(name)
     if not info.sha256:
@@ -102,7 +102,7 @@ def models_pull(spec: str, name: str | None, force: bool) -> None:
 
     Only when asked; resumable after an interruption (run it again); the sha256 is checked against the
     registry's pin, or recorded (unpinned). Honours HF_ENDPOINT, HF_TOKEN and HF_HUB_OFFLINE."""
-    from ..hub import pull
+    from ..models.hub import pull
 
     try:
         got = pull(spec, name=name, force=force, say=lambda m: click.echo(m, err=True))
@@ -125,7 +125,7 @@ def models_pull(spec: str, name: str | None, force: bool) -> None:
 @click.option("--force", is_flag=True, help="Replace a model of the same name.")
 def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
     """Bring a GGUF file that arrived some other way (air-gapped sites) into the models home."""
-    from ..model_files import add_model, printable
+    from ..models.files import add_model, printable
 
     got = add_model(path, name=name, link=link, force=force)
     g = printable(got["gguf"])
@@ -143,7 +143,7 @@ def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models_info(name: str, as_json: bool) -> None:
     """What is known about NAME: file, size, licence, digest (pinned or not), GGUF metadata."""
-    from ..model_files import model_info, printable
+    from ..models.files import model_info, printable
 
     info = printable(model_info(name), keep="\n\t")  # GGUF metadata is untrusted: no escape reaches the terminal
     if as_json:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from ..agreement import AgreementReport
-    from ..calibration import CalibratedRate
+    from ..labels.agreement import AgreementReport
+    from ..labels.calibration import CalibratedRate
 
 
 def _f(x: float | None, pct: bool = False) -> str:
@@ -28,7 +28,7 @@ def _f(x: float | None, pct: bool = False) -> str:
 
 def calibrated_text(cal: CalibratedRate) -> str:
     """The corrected pass rate with its interval and the TPR/TNR it used, or the one-line refusal (never a number then)."""
-    from ..calibration import calibrated_text as text
+    from ..labels.calibration import calibrated_text as text
 
     return text(cal)
 
@@ -110,8 +110,8 @@ def report_cmd(
     max_rows: int,
 ) -> None:
     """Write a self-contained HTML report of RUN_DIR (charts, rows, record; optional comparison and agreement)."""
-    from ..agreement import agreements_for_run
-    from ..labels import is_run_dir
+    from ..labels.agreement import agreements_for_run
+    from ..labels.store import is_run_dir
     from ..report import build_report, load_run
     from ..trust.rates import rate_line, stored_agreements, stored_labels
 
@@ -125,7 +125,7 @@ def report_cmd(
     reports: list[AgreementReport] = []
     skipped: list[tuple[str, str]] = []
     if stored_dir is not None:  # the run's own labels (or another run directory's), random-sample ones first
-        from ..labels import stale_line
+        from ..labels.store import stale_line
 
         note = stale_line(stored_dir)
         if note:
@@ -174,8 +174,8 @@ def agree_cmd(
     max_disagreements: int,
 ) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
-    from ..agreement import agree, pick_judge, read_labels
-    from ..labels import is_run_dir, label_rows, stale_line
+    from ..labels.agreement import agree, pick_judge, read_labels
+    from ..labels.store import is_run_dir, label_rows, stale_line
     from ..report import load_run
     from ..report.build import write_output
 

@@ -260,7 +260,7 @@ def run_cmd(
         bar.close()
         signal.signal(signal.SIGTERM, old)
     if not quiet:
-        from ..aggregate import format_table
+        from ..batch.aggregate import format_table
 
         c = run.counts
         click.echo(format_table(run.summary.judges))
@@ -303,8 +303,8 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
     directory when it has any: printed, and added to summary.json as "calibrated"."""
     import json
 
-    from ..exports import write_json_atomic
-    from ..labels import is_run_dir, stale_line
+    from ..batch.exports import write_json_atomic
+    from ..labels.store import is_run_dir, stale_line
     from ..trust.rates import corrected_rates, rate_line, stored_labels
 
     if labels_file is None or is_run_dir(labels_file):
@@ -322,7 +322,7 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
     elif Path(labels_file).is_dir():
         raise InputError(f"--labels {labels_file} is a directory without results.sqlite; give a labels file or a run directory")
     else:
-        from ..agreement import calibrated_rates, read_labels
+        from ..labels.agreement import calibrated_rates, read_labels
 
         rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
         missing = f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate"

@@ -14,7 +14,7 @@ import sys
 import click
 
 from ..engine.base import DecodeOptions
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .options import ModelChoice, TraceChoice, decode_options, model_options, trace_options
 
 TRACE_FIELD_TOKENS = 48  # the trace judge's default budget per free-text field

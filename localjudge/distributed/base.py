@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, ModelIdentity
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 
 
 class PendingCell(Protocol):

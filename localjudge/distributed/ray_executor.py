@@ -34,7 +34,7 @@ from typing import Any
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, ModelIdentity
 from ..errors import InputError, LocalJudgeError, ModelError
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .worker import JudgeWorker, pack_exception, unpack_exception
 
 INSTALL_HINT = "--engine ray needs Ray, which is not installed: pip install 'localjudge[ray]'"

@@ -20,7 +20,7 @@ from ..engine.base import DecodeOptions, Engine
 from ..errors import ConstraintError, ModelError
 from ..judges.batch import EngineBatch
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 
 
 def node_name() -> str:

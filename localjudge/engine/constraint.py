@@ -30,9 +30,9 @@ from typing import Protocol
 
 import numpy as np
 
-from ..atomic import replacing
 from ..errors import ConstraintError
 from ..paths import cache_home
+from ..store.atomic import replacing
 
 FSM_CACHE_VERSION = "fsm-v2"
 INF = np.iinfo(np.int32).max

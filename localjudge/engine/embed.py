@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import resolve_model
+from ..models.registry import resolve_model
 from .threads import default_threads
 
 

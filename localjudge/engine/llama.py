@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import ConstraintError, GPUUnavailableError, ModelError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
-from ..models import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
+from ..models.registry import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
 from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, ModelIdentity, generate_queued
 from .capabilities import ALL

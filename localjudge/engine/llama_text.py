@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ChatTemplateError, InputError
-from ..models import ModelInfo
+from ..models.registry import ModelInfo
 from .base import Message
 from .constraint import TokenVocab
 from .template import ChatTemplate

@@ -27,7 +27,7 @@ from ..errors import InputError, ParseError
 from ..formats.json_schema import CLIENT_CONSTRAINT, JSONSchemaFormat
 from ..judges.protocol import JudgeProtocol, SequentialJudge
 from ..judges.spec import Variable
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 
 
 class MissingExtraError(InputError):

@@ -48,7 +48,7 @@ from typing import Any
 
 from ..engine.base import DecodeOptions, Engine
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .common import BoundJudge, bind_variables, check_fixed, chunk_text, require
 
 EXTRA = "mlflow"
@@ -213,7 +213,7 @@ def _pass_if(judge: JudgeProtocol) -> Callable[[Any], bool] | None:
 
 def run_metrics(run: Any) -> dict[str, float]:
     """Per judge: mean score, pass rate, unscored count, n; position consistency for both-order pairwise."""
-    from ..pairwise import is_pairwise_format, pairwise_stats
+    from ..judges.pairwise import is_pairwise_format, pairwise_stats
 
     out: dict[str, float] = {}
     for judge, s in run.summary.judges.items():

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..engine.base import DecodeOptions, Engine
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .protocol import JudgeProtocol
 
 OnResult = Callable[[int, "JudgeResult | Exception"], None]

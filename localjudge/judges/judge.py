@@ -20,7 +20,7 @@ from typing import Any
 from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, canonical_hash, drive
 from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError
 from ..formats import OutputFormat, VerdictList
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .builders import Plan, build_format, compile_spec
 from .outcome import JudgeOutcomes
 from .render import TemplateError, format_value, neutralise, render

@@ -13,7 +13,7 @@ from typing import Any
 from ..engine.base import Generation
 from ..errors import ParseError
 from ..formats import FourLine, OutputFormat
-from ..results import JudgeResult, Timings, Usage
+from ..store.results import JudgeResult, Timings, Usage
 from .builders import Plan
 from .spec import JudgeSpec
 from .values import empty_value

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
 from ..formats import OutputFormat
-from ..results import JudgeResult
+from ..store.results import JudgeResult
 from .spec import Variable
 
 OnResult = Callable[[int, "JudgeResult | Exception"], None]

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..agreement import AgreementReport
-from ..atomic import write_atomic
 from ..errors import StorageError
 from ..formats.base import think_text
-from ..pairwise import is_pairwise_format, pairwise_stats
-from ..results import ResultRow
+from ..judges.pairwise import is_pairwise_format, pairwise_stats
+from ..labels.agreement import AgreementReport
+from ..store.atomic import write_atomic
+from ..store.results import ResultRow
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
 from .rundir import Run, load_run, summarise

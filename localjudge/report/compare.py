@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..aggregate import value_key
-from ..results import ResultRow
+from ..batch.aggregate import value_key
+from ..store.results import ResultRow
 from .rundir import Run
 
 

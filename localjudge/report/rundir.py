@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
-from ..results import ResultRow
+from ..store.results import ResultRow
 
 SCHEMA_VERSION = 1
 
@@ -121,8 +121,8 @@ def read_results(path: Path) -> list[ResultRow]:
 
 def summarise(rows: list[ResultRow]) -> dict[str, Any]:
     """A summary in summary.json's shape, computed from results (used when summary.json is missing)."""
-    from ..aggregate import summarise as _summarise
-    from ..aggregate import to_jsonable
+    from ..batch.aggregate import summarise as _summarise
+    from ..batch.aggregate import to_jsonable
 
     return {"judges": to_jsonable(_summarise(r.result for r in rows))}
 

@@ -9,10 +9,10 @@ localjudge/batch: types.py (what a run hands back), plan.py (judges onto columns
 loop.py (the one cell loop), run.py (the store, run.json, exports). Both build on batch, so it sits below them.
 """
 
+from ..batch.exports import CSV_COLUMNS
 from ..batch.loop import MAX_CONSECUTIVE_FAILURES
 from ..batch.run import RUN_SCHEMA_VERSION, localjudge_version
 from ..batch.types import Progress, ResultsView, RunCounts, RunResult, RunSummary
-from ..exports import CSV_COLUMNS
 from .evaluate import evaluate
 
 __all__ = [

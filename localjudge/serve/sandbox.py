@@ -43,7 +43,7 @@ def save_vocab(vocab: TokenVocab, directory: Path) -> Path:
     """Write the vocabulary (pieces and EOS ids) once for the children to read; returns its path."""
     import numpy as np
 
-    from ..atomic import replacing
+    from ..store.atomic import replacing
 
     path = directory / f"vocab-{vocab.hash}.npz"
     if not path.exists():

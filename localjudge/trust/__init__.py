@@ -1,5 +1,5 @@
 """How much to trust the numbers: judge panels (panel.py), escalation cascades (cascade.py), a panel as a cascade's
-first stage (panel_cascade.py) and the threshold a cascade needs to reach a target agreement (escalation.py). Corrected pass rates live in `localjudge.calibration`.
+first stage (panel_cascade.py) and the threshold a cascade needs to reach a target agreement (escalation.py). Corrected pass rates live in `localjudge.labels.calibration`.
 
 `runner.evaluate(panel=...)` or `evaluate(escalate_to=..., escalate_below=...)` lands in `dispatch`; each member
 or cascade stage is an ordinary `evaluate` into one run of one store (see members.py).

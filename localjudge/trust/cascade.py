@@ -23,11 +23,11 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..agreement import Kind, judge_kind, judge_value
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
-from ..results import JudgeResult, ResultRow
-from ..store import Store
+from ..labels.agreement import Kind, judge_kind, judge_value
+from ..store.db import Store
+from ..store.results import JudgeResult, ResultRow
 from .members import (
     finish_run,
     free_new_engines,
@@ -78,7 +78,7 @@ def run_cascade(
     **run: Any,
 ) -> RunResult:
     """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
-    from ..pairwise import BothOrders
+    from ..judges.pairwise import BothOrders
 
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
         raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")

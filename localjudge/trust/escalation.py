@@ -158,11 +158,11 @@ def align_escalation(
     report the held-out figures (see the module docstring). `run`: evaluate's keywords (model, model_options, ...)."""
     from pathlib import Path
 
-    from ..agreement import read_labels
-    from ..align import binary_labels, stratified_split
+    from ..align.aligner import binary_labels, stratified_split
     from ..batch.run import run as evaluate
     from ..engine.base import DecodeOptions
     from ..errors import InputError
+    from ..labels.agreement import read_labels
     from .cascade import confidence as conf_of
 
     rows = read_labels(labels)

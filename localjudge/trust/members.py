@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, cast
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult, ResultRow
-from ..store import Store
+from ..store.db import Store
+from ..store.results import JudgeResult, ResultRow
 
 if TYPE_CHECKING:
     from ..batch.types import RunCounts, RunResult
@@ -109,7 +109,7 @@ def run_as_member(data: Any, judges: Sequence[JudgeProtocol], label: str, model:
 def resolve_judges(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, both_orders: bool) -> list[JudgeProtocol]:
     """Judge objects for names, with pairwise judges wrapped to judge both orders when asked (before renaming)."""
     from ..judges import get_judge
-    from ..pairwise import BothOrders, is_pairwise_format
+    from ..judges.pairwise import BothOrders, is_pairwise_format
 
     out: list[JudgeProtocol] = []
     for given in judges:
@@ -200,8 +200,8 @@ def finish_run(
     """The combined run of a panel or a cascade: `meta` (the base run's, with the panel's or cascade's own
     fields) gains every stored judge name with its judge's version and the summed counts, is saved as the
     run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
+    from ..batch.exports import export
     from ..batch.types import RunResult, RunSummary
-    from ..exports import export
 
     meta.update(
         judges=[{"name": n, "version": next((j.version for j in judges if n.split(MEMBER_SEP)[0] == j.name), "")} for n in names],

@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import value_key
-from ..agreement import Kind, judge_kind, judge_value
+from ..batch.aggregate import value_key
 from ..engine.base import Engine
 from ..errors import InputError
-from ..results import JudgeResult, ResultRow, Timings, Usage
-from ..store import Store
+from ..labels.agreement import Kind, judge_kind, judge_value
+from ..store.db import Store
+from ..store.results import JudgeResult, ResultRow, Timings, Usage
 from .members import (
     MODEL_COLUMNS,
     finish_run,

@@ -30,11 +30,11 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..agreement import Kind, judge_value
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
-from ..results import JudgeResult, ResultRow
-from ..store import Store
+from ..labels.agreement import Kind, judge_value
+from ..store.db import Store
+from ..store.results import JudgeResult, ResultRow
 from .cascade import cascade_meta, confidence, store_cascade
 from .members import (
     finish_run,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, StorageError
-from ..store import Store
+from ..store.db import Store
 
 if TYPE_CHECKING:
     from ..batch.types import RunResult

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..agreement import AgreementReport
-    from ..calibration import CalibratedRate
-    from ..results import ResultRow
+    from ..labels.agreement import AgreementReport
+    from ..labels.calibration import CalibratedRate
+    from ..store.results import ResultRow
 
 MIN_RANDOM = 30  # random-sample labels of a judge needed to measure its TPR/TNR on them alone
 LABEL_COLUMN = "label"  # the column a run directory's labels are read as (labels.label_rows)
@@ -35,7 +35,7 @@ LABEL_COLUMN = "label"  # the column a run directory's labels are read as (label
 
 def stored_labels(run_dir: str | Path) -> list[dict[str, Any]]:
     """The latest label rows of a run directory (empty when it has no store or no labels)."""
-    from ..labels import is_run_dir, label_rows
+    from ..labels.store import is_run_dir, label_rows
 
     return label_rows(run_dir) if is_run_dir(run_dir) else []
 
@@ -69,7 +69,7 @@ def corrected(
 ) -> CalibratedRate | None:
     """The corrected pass rate of `judge` from the stored `labels` chosen by `choose_labels`, with `labels` and
     `warning` set; None when the judge has no labels or they do not fit it (numeric, pairwise, other values)."""
-    from ..agreement import agree
+    from ..labels.agreement import agree
 
     chosen, described, warning = choose_labels(labels, judge)
     if not chosen:
@@ -102,7 +102,7 @@ def stored_agreements(
 ) -> tuple[list[AgreementReport], list[tuple[str, str]]]:
     """Agreement with the stored labels of each labelled judge (of `judges`, when given) on all its labels, its
     corrected pass rate from `corrected`; returns (reports, skipped as (judge, reason))."""
-    from ..agreement import agree
+    from ..labels.agreement import agree
 
     labelled = list(dict.fromkeys(str(lab.get("judge")) for lab in labels))
     names = [j for j in (judges or dict.fromkeys(r.judge for r in rows)) if j in labelled]
@@ -123,7 +123,7 @@ def stored_agreements(
 
 def rate_line(judge: str, cal: CalibratedRate) -> str:
     """One terminal line: the observed and the corrected pass rate with its interval (or the refusal, no number)."""
-    from ..calibration import calibrated_text
+    from ..labels.calibration import calibrated_text
 
     obs = "n/a" if cal.observed is None else f"{cal.observed:.1%}"
     return f"{judge}: observed pass rate {obs}; corrected {calibrated_text(cal)}" + (

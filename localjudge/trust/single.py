@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..agreement import Kind, judge_kind
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions
 from ..errors import InputError
 from ..judges.protocol import JudgeProtocol
-from ..results import JudgeResult, ResultRow
+from ..labels.agreement import Kind, judge_kind
+from ..store.results import JudgeResult, ResultRow
 from .members import free_new_engines, labels_for, loaded_engine_keys
 
 

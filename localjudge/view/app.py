@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import InputError, LocalJudgeError
 from ..http_limits import BodyError, ClientGone, loads_bounded, read_body
-from ..labels import Domain, judge_domain, validate_label_fields
+from ..labels.store import Domain, judge_domain, validate_label_fields
 from . import pages
 from .queue import ORDERS, queue
 from .runs import RunHandle, Runs
@@ -136,7 +136,7 @@ def create_app(config: ViewConfig) -> Any:
 
     def prompts_of(results: list[Any], members: dict[str, list[str]]) -> dict[str, Any]:
         from ..judges import get_judge
-        from ..pairwise import BOTH_ORDERS_SUFFIX, BothOrders
+        from ..judges.pairwise import BOTH_ORDERS_SUFFIX, BothOrders
 
         parent = {m: j for j, ms in members.items() for m in ms}  # a member is prompted as its panel's judge
         out: dict[str, Any] = {}
@@ -368,9 +368,9 @@ def _align_job(run: RunHandle, judge: str, config: ViewConfig, aligns: dict[Any,
     """`align` on the labels so far (in a thread): the report, or the one-line error, lands in `aligns[key]`."""
     import tempfile
 
-    from ..align import align
-    from ..align_text import render_report
-    from ..labels import labels_file_for
+    from ..align.aligner import align
+    from ..align.text import render_report
+    from ..labels.store import labels_file_for
 
     try:
         out = run.path / "aligned" / judge

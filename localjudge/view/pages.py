@@ -8,7 +8,7 @@ import json
 from html import escape
 from typing import Any
 
-from ..results import ResultRow
+from ..store.results import ResultRow
 
 
 def esc(x: Any) -> str:

@@ -4,7 +4,7 @@ one, the run's panel or cascade figures, and each member scored against the huma
 A panel (`--panel A,B`) or a cascade (`--escalate-to`) stores each member's result under `JUDGE@MEMBER` and the
 combined result under `JUDGE` (localjudge/trust/members.py). The view treats `JUDGE` as the judge: it is the one
 listed, queued and labelled. A label of `JUDGE` also scores every member: the agreement panel shows each
-member's accuracy and Cohen's kappa against the same labels (computed by localjudge.agreement, as for any judge).
+member's accuracy and Cohen's kappa against the same labels (computed by localjudge.labels.agreement, as for any judge).
 
 The panel's own figures (per-member agreement with the panel, Fleiss' kappa among members, ties) and the
 cascade's (fraction escalated, agreement of the first model with the strong one) are the ones the run wrote

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, LocalJudgeError
-from ..labels import Label, add_label, label_history, latest_labels
-from ..results import JudgeResult, Record, ResultRow
-from ..store import Store
+from ..labels.store import Label, add_label, label_history, latest_labels
+from ..store.db import Store
+from ..store.results import JudgeResult, Record, ResultRow
 from .indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
 from .panels import members_of_page, split_judges
 

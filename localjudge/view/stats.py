@@ -1,7 +1,7 @@
-"""The live agreement panel: one judge's results against the labels so far, by localjudge.agreement.
+"""The live agreement panel: one judge's results against the labels so far, by localjudge.labels.agreement.
 
-Stale labels (their row changed since they were given, localjudge/labels.py) are left out and counted (`n_stale`).
-Two kinds of label are kept apart (see localjudge/labels.py):
+Stale labels (their row changed since they were given, localjudge/labels/store.py) are left out and counted (`n_stale`).
+Two kinds of label are kept apart (see localjudge/labels/store.py):
   * agreement (accuracy, Cohen's kappa with its bootstrap interval, confusion matrix, AUC of the expected
     score, disagreements) is computed on all labels and, beside it, on the `random` labels alone; the counts
     per kind are shown, so a figure from uncertainty-ordered labels is never mistaken for the run's;
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..agreement import AgreementReport, agree, judge_kind
 from ..errors import InputError
+from ..labels.agreement import AgreementReport, agree, judge_kind
 from ..stats import wilson_interval
 from .runs import RunHandle
 

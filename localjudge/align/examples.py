@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import InputError
-from .formats import OutputFormat
-from .judges import Judge
+from ..errors import InputError
+from ..formats import OutputFormat
+from ..judges import Judge
 
 POSITIVE_GUESSES = ("yes", "true", "pass", "1", "positive", "good", "correct")
 NEGATIVE_GUESSES = ("no", "false", "fail", "0", "2", "negative", "bad", "incorrect")
@@ -51,7 +51,7 @@ def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> 
     format has a free-text field ("" when the labels give none)."""
     import json
 
-    from .formats import Choice, FeedbackFormat, PairwiseJSON, ScoreJSON, ScoreLines, YesNoJSON
+    from ..formats import Choice, FeedbackFormat, PairwiseJSON, ScoreJSON, ScoreLines, YesNoJSON
 
     why = rationale or ""
     if isinstance(fmt, YesNoJSON):
@@ -82,7 +82,7 @@ def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> 
 
 def example_variables(j: Judge, row: dict[str, Any], mapping: Any) -> dict[str, Any]:
     """A labelled row's values for the judge's variables (names, aliases, then `mapping` var=column)."""
-    from .datasets import parse_mapping
+    from ..datasets import parse_mapping
 
     cols = {v: spec.column for v, spec in parse_mapping(mapping).items()}
     out: dict[str, Any] = {}

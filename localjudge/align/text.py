@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .align import AlignReport, Metrics
+from .aligner import AlignReport, Metrics
 
 
 def _ci(x: float | None, ci: tuple[float, float] | None) -> str:

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .atomic import write_json_atomic
-from .errors import ModelNotFoundError
-from .paths import models_home
+from ..errors import ModelNotFoundError
+from ..paths import models_home
+from ..store.atomic import write_json_atomic
 
 MANIFEST = "manifest.json"
 PARTIAL_DIR = ".partial"  # where downloads in progress live; never read by the model loader

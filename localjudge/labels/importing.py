@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import InputError
-from .labels import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
+from ..errors import InputError
+from .store import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
 
 MAX_ERRORS_SHOWN = 20  # bad records listed one per line; the rest are counted
 _INT = re.compile(r"-?\d{1,19}")
@@ -77,7 +77,7 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
     """Check every record of the labels file `path`, then append the labels to the run directory's store in one
     transaction. InputError (one line per bad record, at most MAX_ERRORS_SHOWN) when any is bad and not `skip_bad`,
     with nothing written; with `skip_bad`, the good ones are written and the report counts the others."""
-    from .store import Store
+    from ..store.db import Store
 
     p = Path(path)
     if not p.is_file():

@@ -1,4 +1,4 @@
-"""The model registry (localjudge/_models/models.toml, plus a user's $LOCALJUDGE_MODELS_TOML) and model-file checks.
+"""The model registry (localjudge/models/models.toml, plus a user's $LOCALJUDGE_MODELS_TOML) and model-file checks.
 
 `resolve_model(None | name | path)` → `ModelInfo` with a local path. Registry files live inside
 installed packages (found with `importlib.util.find_spec`, without importing them) or are
@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .atomic import replacing, write_atomic
+from ..errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
+from ..paths import cache_home, models_home
+from ..store.atomic import replacing, write_atomic
 from .digest import sha256_file
-from .errors import ChecksumMismatchError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_path, read_manifest
-from .paths import cache_home, models_home
 
 
 class ModelInfo(BaseModel):
@@ -48,7 +48,7 @@ class ModelInfo(BaseModel):
 
 def registry() -> dict[str, Any]:
     """The parsed models.toml."""
-    toml = resources.files("localjudge._models").joinpath("models.toml")
+    toml = resources.files("localjudge.models").joinpath("models.toml")
     reg = tomllib.loads(toml.read_text(encoding="utf-8"))
     _anchor(reg.get("models", {}), Path(str(toml)).parent)
     extra = os.environ.get("LOCALJUDGE_MODELS_TOML")

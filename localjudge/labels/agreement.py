@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from .calibration import CalibratedRate, binary_pairs, calibrate
-from .errors import InputError
-from .stats import (
+from ..errors import InputError
+from ..stats import (
     Correlation,
     PairwiseAccuracy,
     balanced_accuracy,
@@ -41,9 +40,10 @@ from .stats import (
     spearman,
     wilson_interval,
 )
+from .calibration import CalibratedRate, binary_pairs, calibrate
 
 if TYPE_CHECKING:
-    from .results import ResultRow
+    from ..store.results import ResultRow
 
 Kind = Literal["categorical", "numeric", "pairwise"]
 # ----------------------------------------------------------------------------------- judge kinds
@@ -69,7 +69,7 @@ def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
         if kind:
             break
     name = rows[0].judge if rows else "?"
-    from .formats import format_class
+    from ..formats import format_class
 
     cls = format_class(kind) if kind else None
     fact = cls.label_kind(params) if cls is not None else None
@@ -130,7 +130,7 @@ def judge_value(row: ResultRow, kind: Kind) -> Any:
     if kind == "numeric":
         return r.score if r.score is not None else (float(r.value) if isinstance(r.value, (int, float)) else None)
     if kind == "pairwise":
-        from .pairwise import winner_of
+        from ..judges.pairwise import winner_of
 
         return winner_of(r)
     if isinstance(r.value, bool):

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import InputError
-from .stats import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
+from ..errors import InputError
+from ..stats import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
 
 
 class Metrics(BaseModel):

@@ -41,18 +41,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .agreement import read_labels
-from .align_labels import NEGATIVE_GUESSES, POSITIVE_GUESSES, binary_labels, example_output, example_variables
-from .align_measure import Change, Metrics, accuracy_or_none, choose_threshold, metrics, paired_change, stratified_split
-from .align_spec import build_aligned_spec
-from .atomic import write_atomic, write_json_atomic
-from .batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
-from .engine.base import DecodeOptions, Engine
-from .errors import InputError, StorageError
-from .judges import Judge, get_judge
-from .judges.spec import spec_from_dict
-from .judges.writer import dump_judge_toml
-from .stats import cohen_kappa, roc_auc
+from ..batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
+from ..engine.base import DecodeOptions, Engine
+from ..errors import InputError, StorageError
+from ..judges import Judge, get_judge
+from ..judges.spec import spec_from_dict
+from ..judges.writer import dump_judge_toml
+from ..labels.agreement import read_labels
+from ..stats import cohen_kappa, roc_auc
+from ..store.atomic import write_atomic, write_json_atomic
+from .examples import NEGATIVE_GUESSES, POSITIVE_GUESSES, binary_labels, example_output, example_variables
+from .measure import Change, Metrics, accuracy_or_none, choose_threshold, metrics, paired_change, stratified_split
+from .spec import build_aligned_spec
 
 __all__ = [  # the pieces live in align_measure, align_labels and align_spec; importable from here as before
     "NEGATIVE_GUESSES",
@@ -111,8 +111,8 @@ class AlignReport(BaseModel):
 
 def _require_probabilities(engine: Engine | None, model: str | None, model_options: Any) -> None:
     """Refuse, before any row runs, an engine or backend that declares no token probabilities."""
-    from .engine.backends import ModelRef
-    from .engine.capabilities import Capability, require
+    from ..engine.backends import ModelRef
+    from ..engine.capabilities import Capability, require
 
     target: Any = engine if engine is not None else ModelRef(model, model_options).backend
     require(target, Capability.TOKEN_PROBS, for_what="align (the expected score at the verdict)")

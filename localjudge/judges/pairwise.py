@@ -24,13 +24,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .engine.base import DecodeOptions, Engine, Message, canonical_hash
-from .errors import InputError, MissingVariableError
-from .formats import OutputFormat
-from .judges.protocol import JudgeProtocol, OnResult
-from .judges.spec import Variable
-from .results import JudgeResult, Timings, Usage
-from .stats import wilson_interval
+from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
+from ..errors import InputError, MissingVariableError
+from ..formats import OutputFormat
+from ..stats import wilson_interval
+from ..store.results import JudgeResult, Timings, Usage
+from .protocol import JudgeProtocol, OnResult
+from .spec import Variable
 
 PAIR = ("answer_1", "answer_2")
 BOTH_ORDERS_SUFFIX = "+both_orders"
@@ -309,7 +309,7 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
 def is_pairwise_format(fmt: Any) -> bool:
     """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a result's
     `format` string or a record's format spec."""
-    from .formats import format_class
+    from ..formats import format_class
 
     if isinstance(fmt, dict):
         kind, params = str(fmt.get("kind") or ""), {k: v for k, v in fmt.items() if k != "kind"}

@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .atomic import replacing, write_atomic
+from ..errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
+from ..paths import cache_home, models_home
+from ..store.atomic import replacing, write_atomic
 from .digest import sha256_file
-from .errors import ChecksumMismatchError, InputError, ModelNotFoundError, NotGGUFError
 from .manifest import entry_exists, entry_path, get_entry, put_entry, read_manifest
-from .models import check_gguf, registry, remember_sha256, resolve_model
-from .paths import cache_home, models_home
+from .registry import check_gguf, registry, remember_sha256, resolve_model
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 

@@ -32,11 +32,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import ChecksumMismatchError, InputError, ModelError
 from .digest import sha256_file
-from .errors import ChecksumMismatchError, InputError, ModelError
+from .files import check_name, default_name, gguf_metadata, local_dir
 from .manifest import entry_exists, get_entry, partial_dir, put_entry
-from .model_files import check_name, default_name, gguf_metadata, local_dir
-from .models import check_gguf, registry, remember_sha256
+from .registry import check_gguf, registry, remember_sha256
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 DEFAULT_ENDPOINT = "https://huggingface.co"

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import InputError, StorageError
+from ..errors import InputError, StorageError
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -70,7 +70,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
     """,
     ),
-    (  # human labels of a run's cells (localjudge/labels.py reads and writes them)
+    (  # human labels of a run's cells (localjudge/labels/store.py reads and writes them)
         "002_labels",
         """
         CREATE TABLE labels (

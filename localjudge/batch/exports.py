@@ -18,12 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import StorageError
+from ..formats.base import think_text
+from ..store.atomic import NotAFileError, replacing, write_atomic
+from ..store.db import Store
+from ..store.results import ResultRow
 from .aggregate import JudgeSummary, Tally
-from .atomic import NotAFileError, replacing, write_atomic
-from .errors import StorageError
-from .formats.base import think_text
-from .results import ResultRow
-from .store import Store
 
 CSV_COLUMNS = [
     "run_id",

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .results import JudgeResult
-from .stats import wilson_interval
+from ..stats import wilson_interval
+from ..store.results import JudgeResult
 
 
 class JudgeSummary(BaseModel):

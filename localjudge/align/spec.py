@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .align_measure import Change, Metrics
-from .digest import sha256_file
-from .judges import Judge
+from ..judges import Judge
+from ..models.digest import sha256_file
+from .measure import Change, Metrics
 
 
 def build_aligned_spec(

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from .errors import InputError
+from ..errors import InputError
 
 if TYPE_CHECKING:
-    from .results import ResultRow
+    from ..store.results import ResultRow
 
 SampleKind = Literal["random", "uncertain", "browse"]
 SAMPLE_KINDS: tuple[str, ...] = ("random", "uncertain", "browse")
@@ -343,7 +343,7 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
     """The latest labels of a run directory as label rows: the row's inputs, then `id` (the row_id), `row_index`,
     `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`. `judge` keeps only that judge's labels.
     Stale labels (their cell changed since) are left out, unless `stale`: then every row carries `stale`."""
-    from .store import Store
+    from ..store.db import Store
 
     with Store(store_of(run_dir)) as st:
         run_id = st.latest_run()
@@ -376,7 +376,7 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
 
 def count_stale(run_dir: str | Path, judge: str | None = None) -> int:
     """How many of a run directory's current labels (of `judge`, when given) are stale."""
-    from .store import Store
+    from ..store.db import Store
 
     if not is_run_dir(run_dir):
         return 0
@@ -401,8 +401,8 @@ def export_labels(run_dir: str | Path, out: str | Path, judge: str | None = None
     """Write the latest labels of a run directory to `out` (JSONL, written atomically: a symbolic link is written
     through), stale ones with `stale: true` (every row has the column); returns how many. A path that cannot be
     written, or that is not a regular file, is a one-line `StorageError` naming it (exit 5)."""
-    from .atomic import write_atomic
-    from .errors import StorageError
+    from ..errors import StorageError
+    from ..store.atomic import write_atomic
 
     rows = label_rows(run_dir, judge, stale=True)
     try:
@@ -417,7 +417,7 @@ def export_labels(run_dir: str | Path, out: str | Path, judge: str | None = None
 def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = None) -> int:
     """Check every record of a labels file, then append them all to a run directory's store (labels_import.py);
     returns how many. InputError, one line per bad record, with nothing written, when any is bad."""
-    from .labels_import import import_labels as checked_import
+    from .importing import import_labels as checked_import
 
     return checked_import(run_dir, path, labeller).imported
 

@@ -1,1 +1,0 @@
-"""Package data: models.toml, the manifest of known models (a checkout imports it as it stands)."""

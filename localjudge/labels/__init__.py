@@ -1,0 +1,17 @@
+"""Human labels and what they say about a judge: the label table of a run (`store`), agreement of
+a judge with the labels (`agreement`) and pass rates corrected for its measured error rates (`calibration`).
+
+`localjudge.labels.NAME` still finds what the flat `localjudge.labels` module held (its `store` module).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the flat module this package replaced, from its `store` module (kept for one release)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(import_module(f"{__name__}.store"), name)
