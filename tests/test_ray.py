@@ -86,7 +86,10 @@ def cells(run) -> dict[tuple[int, str], tuple]:
 
 
 def stored(out: Path) -> list[tuple[int, str]]:
+    """The cells committed so far; none while the store is being created (the file exists before its tables)."""
     with sqlite3.connect(out / "results.sqlite") as c:
+        if not c.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='results'").fetchone():
+            return []
         return c.execute("SELECT row_index, judge FROM results").fetchall()
 
 
