@@ -226,12 +226,18 @@ def loads_bounded(data: bytes, max_depth: int) -> Any:
     the depth and the limit, or naming what is not valid JSON. The parser never recurses past `max_depth`."""
     if json_depth(data, stop_past=max_depth) > max_depth:
         raise BodyError(400, f"the request body nests more than {max_depth} levels deep (this server's limit)", "too_deep")
+    return loads_strict(data)
 
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_strict(data: bytes) -> Any:
+    """`data` parsed as strict JSON (no NaN or Infinity): `BodyError` 400 `invalid_json` naming what is not valid
+    JSON (a body nested past Python's recursion limit included)."""
     try:
-        return json.loads(data, parse_constant=no_constant)
+        return json.loads(data, parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:
         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         raise BodyError(400, f"the request body is not valid JSON ({msg})", "invalid_json") from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 import threading
 import time
@@ -34,7 +33,7 @@ from ..engine.worker import EngineWorker, WorkerBusy
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText, SchemaError
 from ..formats.text import DEFAULT_TEXT_TOKENS
-from ..http_limits import BodyError, ClientGone, read_body
+from ..http_limits import BodyError, ClientGone, loads_strict, read_body
 from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .formats import JSON_OBJECT, FormatCache
@@ -238,15 +237,10 @@ async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: a
         if e.status >= 500:
             raise APIError(e.status, e.message, type="server_error", headers=CLOSE) from None
         raise APIError(e.status, e.message, code=e.code, headers=CLOSE if e.status == 408 else None) from None
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
     try:
-        return json.loads(data, parse_constant=no_constant)
-    except (ValueError, RecursionError) as e:
-        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-        raise bad_request(f"the request body is not valid JSON ({msg}); send a JSON object") from None
+        return loads_strict(data)
+    except BodyError as e:
+        raise bad_request(f"{e.message}; send a JSON object") from None
 
 
 async def _disconnected(request: Request) -> None:
