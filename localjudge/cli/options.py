@@ -346,3 +346,21 @@ def trust_options() -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+def http_limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--header-timeout`, `--body-timeout` and `--max-connections`: the bounds `serve` and `view` share
+    (localjudge/http_limits.py), with the same defaults."""
+    f = click.option(
+        "--max-connections",
+        default=512,
+        show_default=True,
+        type=click.IntRange(1),
+        help="Open connections; more are answered 503 at once.",
+    )(f)
+    f = click.option(
+        "--body-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send a request body."
+    )(f)
+    return click.option(
+        "--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send request headers."
+    )(f)

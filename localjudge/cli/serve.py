@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import InputError
-from .options import ModelChoice, model_options
+from .options import ModelChoice, http_limit_options, model_options
 
 
 @click.command(name="serve")
@@ -62,19 +62,7 @@ from .options import ModelChoice, model_options
     multiple=True,
     help="A web origin (https://app.example) allowed to call the server from a browser (repeatable; default: none).",
 )
-@click.option(
-    "--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send request headers."
-)
-@click.option(
-    "--body-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send a request body."
-)
-@click.option(
-    "--max-connections",
-    default=512,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Open connections; more are answered 503 at once.",
-)
+@http_limit_options
 @click.option(
     "--shutdown-timeout",
     default=30.0,

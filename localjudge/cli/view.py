@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
+from .options import http_limit_options
 
 BUSY = {"error": "the view has too many open connections; retry in a second"}
 
@@ -27,19 +28,7 @@ BUSY = {"error": "the view has too many open connections; retry in a second"}
 @click.option("--allow-host", "allow_hosts", multiple=True, help="Extra Host header value to accept (a name this machine has).")
 @click.option("--align-model", default=None, help="Model the align button uses [default: the run's model id].")
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="CPU threads of the align button's model.")
-@click.option(
-    "--header-timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send request headers."
-)
-@click.option(
-    "--body-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1), help="Seconds to send a request body."
-)
-@click.option(
-    "--max-connections",
-    default=512,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Open connections; more are answered 503 at once.",
-)
+@http_limit_options
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 def view_cmd(
     run_dirs: tuple[Path, ...],
