@@ -7,7 +7,7 @@
 A DataFrame in gives a DataFrame out: the input's columns and index, then per judge `<judge>/value`,
 `/score` (in [0, 1]), `/passed`, `/rationale`, `/unscored_reason` and `/error` (one row per input row).
 Anything else in (a path, a list of dicts) gives the `RunResult` as before, and
-`localjudge.runner.evaluate` always returns the `RunResult` (`run.to_pandas()`: one row per (row,
+`localjudge.runner.execute` (given a `RunSpec`) always returns the `RunResult` (`run.to_pandas()`: one row per (row,
 judge), the CSV export's columns; `to_frame(run, df)`: this wide form). The run itself is the same
 cached, resumable run: `df.attrs["localjudge_run_id"]` and `df.attrs["localjudge_store"]` name it.
 """
@@ -49,10 +49,13 @@ def to_frame(run: Any, data: Any = None) -> Any:
     return judged
 
 
-def evaluate(data: Any, judges: Sequence[Any], **kwargs: Any) -> Any:
-    """`localjudge.evaluate`: `runner.evaluate(data, judges, **kwargs)`; a DataFrame in gives a DataFrame out
-    (see the module docstring), anything else the `RunResult`."""
-    from .runner import evaluate as run_evaluate
+def evaluate(data: Any, judges: Sequence[Any], *, progress: Any = None, **keywords: Any) -> Any:
+    """`localjudge.evaluate`: run `judges` over every row of `data`; a DataFrame in gives a DataFrame out (see the
+    module docstring), anything else the `RunResult`. The keywords (model, model_options, out, mapping, options,
+    panel, escalate_to, executor, ...) are `RunSpec.build`'s (localjudge/batch/spec.py), where each is described;
+    `progress`: called with a `Progress` as cells finish."""
+    from .batch.spec import RunSpec
+    from .runner import execute
 
-    run = run_evaluate(data, judges, **kwargs)
+    run = execute(RunSpec.build(data, judges, **keywords), progress)
     return to_frame(run, data) if is_dataframe(data) else run

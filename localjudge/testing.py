@@ -69,11 +69,12 @@ def judge_cached(
     **variables: Any,
 ) -> tuple[JudgeResult, str | None]:
     """One judgement through the runner's store and cache: (result, the row's error or None)."""
-    from .runner import evaluate
+    from .batch.spec import RunSpec
+    from .runner import execute
 
     if engine is None and model is None:
         model = os.environ.get("LOCALJUDGE_TEST_MODEL") or None
-    run = evaluate(
+    spec = RunSpec.build(
         [variables],
         [judge],
         model=model,
@@ -82,6 +83,7 @@ def judge_cached(
         options=dict(options) if isinstance(options, Mapping) else options,
         judges_dir=judges_dir,
     )
+    run = execute(spec)
     STATS.judgements += 1
     STATS.judged += run.counts.evaluated
     STATS.cached += run.counts.cached + run.counts.reused

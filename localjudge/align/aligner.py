@@ -41,7 +41,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..batch.run import run as evaluate  # a plain run: align never needs a panel or a cascade
+from ..batch.run import run_plain  # a plain run: align never needs a panel or a cascade
+from ..batch.spec import RunSpec
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError, StorageError
 from ..judges import Judge, get_judge
@@ -121,7 +122,7 @@ def _require_probabilities(engine: Engine | None, model: str | None, model_optio
 def _run(judge: Judge, rows: list[dict[str, Any]], out: Path, run_kw: dict[str, Any]) -> tuple[dict[int, Any], str]:
     """Judge rows (each carrying its labels-file index as `id`) with probabilities: ({index: JudgeResult}, model sha256)."""
     opts = (run_kw.get("options") or DecodeOptions()).model_copy(update={"probs": True})
-    res = evaluate(rows, [judge], out=out, options=opts, **{k: v for k, v in run_kw.items() if k != "options"})
+    res = run_plain(RunSpec.build(rows, [judge], out=out, options=opts, **{k: v for k, v in run_kw.items() if k != "options"}))
     got = list(res.results)
     sha = next((r.record.model_sha256 for r in got if r.record is not None), "")
     return {int(r.row_id): r.result for r in got}, sha

@@ -1,6 +1,6 @@
 """One plain batch run: datasets in, the run's store and run directory, the cell loop, exports out.
 
-`run` is `evaluate` without panels and cascades (which localjudge/trust builds out of plain runs): it
+`run_plain` is a run without panels and cascades (which localjudge/trust builds out of plain runs): it
 reads the data and plans the judges before any inference, opens the store (a run directory's, or the
 shared one), records the run (run.json), feeds the cell loop on this process's engine or on an executor,
 and writes the exports from the store at the end, also when the run is interrupted or fails.
@@ -9,24 +9,20 @@ and writes the exports from the store at the end, also when the run is interrupt
 from __future__ import annotations
 
 import functools
-import os
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 from ..datasets import open_dataset, parse_mapping
 from ..distributed.base import Executor
-from ..engine.backends import BackendOptions, ModelRef
-from ..engine.base import DecodeOptions, Engine
+from ..engine.base import Engine
 from ..errors import InputError, StorageError
-from ..judges.protocol import JudgeProtocol
 from ..paths import shared_store
 from ..store.db import SCHEMA_VERSION, Store
 from .exports import export, write_json_atomic
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data
+from .spec import RunSpec
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
@@ -44,49 +40,28 @@ def localjudge_version() -> str:
         return __version__
 
 
-def run(
-    data: Any,
-    judges: Sequence[str | JudgeProtocol],
-    *,
-    model: str | os.PathLike[str] | None = None,
-    engine: Engine | None = None,
-    out: str | os.PathLike[str] | None = None,
-    mapping: Any = None,
-    options: DecodeOptions | dict[str, Any] | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    judges_dir: str | None = None,
-    model_options: Mapping[str, Any] | BackendOptions | None = None,
-    limit: int | None = None,
-    chunk_size: int = 16,
-    both_orders: bool = False,
-    engine_kwargs: Mapping[str, Any] | None = None,
-    executor: str | Executor | None = None,
-    csv_raw: bool = False,
-    run_id: str | None = None,
-    rows: Collection[int] | None = None,
-) -> RunResult:
-    """`evaluate` for one model, no panel and no cascade: the keywords mean what `evaluate` says they mean."""
+def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -> RunResult:
+    """One plain run of `spec` (its `trust` is not looked at: localjudge/trust builds panels and cascades out of
+    plain runs); `progress` is called as cells finish."""
     t0 = time.time()
-    given: Mapping[str, Any] | BackendOptions | None = model_options
-    if engine_kwargs:
-        given = {**engine_kwargs, **dict(model_options or {})}
-    ref = ModelRef(model, given, engine=engine)
-    ds = open_dataset(data)
-    plans = plan_judges(judges, judges_dir, ds, parse_mapping(mapping), both_orders)
+    ref = spec.model.ref()
+    engine, limit, rows, run_id = spec.model.engine, spec.limit, spec.rows, spec.run_id
+    ds = open_dataset(spec.data)
+    plans = plan_judges(spec.judges, spec.judges_dir, ds, parse_mapping(spec.mapping), spec.both_orders)
     n_data = ds.count()
     n_rows = n_export = n_data if limit is None else min(n_data, limit)
     if n_rows == 0:
         raise InputError(f"{ds.label}: no rows to evaluate; check the file")
-    opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
+    opts = spec.decode
     ident = ref.identity()
     version = localjudge_version()
     # engine settings that change outputs (see the backend's identity) are part of every cache key
     keys = CellKeys(ident.model_id, ident.digest, version, ident.settings, opts)
-    ex = _executor(executor, engine)
+    ex = _executor(spec.executor, engine)
     if ex is not None:
         ex.open(ref, ident)  # joins the cluster: a bad address fails here, before anything is written
 
-    out_dir = Path(out) if out is not None else None
+    out_dir = spec.out
     if out_dir is not None:
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(f"--out {str(out_dir)!r} is a file; give a directory for the run")
@@ -148,10 +123,10 @@ def run(
         if ex is not None:  # another executor judges the cells that need the model; results are committed here
             # rows done: whole rows' worth of cells (results arrive in any order)
             loop.tick = lambda: tick(min(n_sel, st.cells_done // n_judges))
-            run_on(ex, loop, chunks(ds, n_rows, chunk_size, rows), plans)
+            run_on(ex, loop, chunks(ds, n_rows, spec.chunk_size, rows), plans)
         else:
             done_rows = 0
-            for chunk in chunks(ds, n_rows, chunk_size, rows):
+            for chunk in chunks(ds, n_rows, spec.chunk_size, rows):
                 loop.tick = functools.partial(tick, done_rows)  # rows done: the chunks finished before this one
                 run_chunk(loop, chunk, plans, ref)
                 done_rows += len(chunk)
@@ -170,7 +145,7 @@ def run(
             # exports cover every row of the data this run has results for: a later `--limit 10` must not
             # shrink the exports of an earlier full run (the store keeps them all)
             n_export = n_rows if limit is None else min(n_data, max(n_rows, store.rows_with_results(run_id)))
-            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts, csv_raw)
+            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts, spec.csv_raw)
         except StorageError:
             if status == "finished":
                 raise

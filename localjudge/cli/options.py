@@ -82,10 +82,14 @@ class ModelChoice:
 
     def ref(self) -> Any:
         """The `ModelRef` (backend found, options validated; nothing loaded). Bad options: `InputError`."""
-        from ..engine.backends import ModelRef
+        return self.model_spec().ref()
+
+    def model_spec(self) -> Any:
+        """The run's `ModelSpec`, validated now (its `ModelRef` is built here, once). Bad options: `InputError`."""
+        from ..engine.model_spec import ModelSpec
 
         try:
-            return ModelRef(self.spec, self.options)
+            return ModelSpec.of(self.spec, self.options)
         except InputError as e:
             msg = str(e)
             for key, flag in self.flags.items():
@@ -278,6 +282,12 @@ class TrustChoice:
     weights: list[float] | None = None
     escalate_to: str | None = None
     escalate_below: float | None = None
+
+    def spec(self) -> Any:
+        """The run's `TrustSpec` (checked as `kwargs` checks)."""
+        from ..batch.spec import TrustSpec
+
+        return TrustSpec(**self.kwargs())
 
     def kwargs(self) -> dict[str, Any]:
         """The keywords for `runner.evaluate` (empty when none was given, so plain runs stay as they were)."""

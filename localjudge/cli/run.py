@@ -190,7 +190,8 @@ def run_cmd(
     tracking_uri: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
-    from ..runner import evaluate
+    from ..batch.spec import RunSpec
+    from ..runner import execute
 
     todo: list[Any] = list(judges)
     if trace_instructions:
@@ -225,7 +226,8 @@ def run_cmd(
 
     signal.signal(signal.SIGTERM, _term)
     try:
-        ref = model.ref()  # a bad --option fails here, before any data is read
+        chosen = model.model_spec()  # a bad --option fails here, before any data is read
+        ref = chosen.ref()
         import warnings
 
         warnings.filterwarnings("ignore", message="judge model .* family")  # printed with the panel's figures
@@ -236,22 +238,21 @@ def run_cmd(
             from ..engine.capabilities import require as require_capability
 
             require_capability(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
-        run = evaluate(
-            data,
-            todo,
-            model=ref.spec,
-            model_options=ref.options,
-            out=out_dir,
-            mapping=list(mapping),
-            options=decode,
-            progress=bar,
+        spec = RunSpec(
+            data=data,
+            judges=todo,
             judges_dir=judges_dir,
+            mapping=list(mapping),
             limit=limit,
             both_orders=both_orders,
-            executor=executor,
+            model=chosen,
+            decode=decode,
+            out=out_dir,
             csv_raw=csv_raw,
-            **trust.kwargs(),
+            trust=trust.spec(),
+            executor=executor,
         )
+        run = execute(spec, bar)
     except KeyboardInterrupt as e:
         bar.close()
         click.echo(f"Interrupted; finished results are kept in {out_dir}. Run the same command again to resume.", err=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, ModelIdentity
+from ..engine.model_spec import ModelSpec
 from ..errors import InputError, LocalJudgeError, ModelError
 from ..store.results import JudgeResult
 from .worker import JudgeWorker, pack_exception, unpack_exception
@@ -124,7 +125,7 @@ class RayExecutor:
         self._actors: list[Any] = []
         self._keys: dict[int, str] = {}  # id(judge) -> its key in this run
         self._refs: dict[str, Any] = {}  # key -> object ref of the pickled judge
-        self._model: tuple[str | None, dict[str, Any], str, str] | None = None
+        self._model: tuple[ModelSpec, str, str] | None = None
 
     # ------------------------------------------------------------------------------- configuration
 
@@ -161,12 +162,8 @@ class RayExecutor:
             finally:  # ray.init makes SIGTERM exit at once; the runner's own handling (stop, export, exit 143) stays
                 if on_term is not None and threading.current_thread() is threading.main_thread():
                     signal.signal(signal.SIGTERM, on_term)
-        opts = model.options
-        has_threads = "n_threads" in type(opts).model_fields
-        threads = (getattr(opts, "n_threads", None) or 1) if has_threads else 1
-        worker_options = opts.model_dump(exclude_unset=True)
-        if has_threads:
-            worker_options["n_threads"] = threads
+        res = model.backend.worker_resources(model.options)
+        threads = res.cpus
         cpus = int(ray.cluster_resources().get("CPU", 0))
         workers = self.workers or max(1, cpus // threads)
         if workers * threads > cpus:
@@ -176,8 +173,8 @@ class RayExecutor:
             )
         self._threads, self._n_workers = threads, workers
         if self.batch_size is None:
-            self.batch_size = max(4, 2 * int(getattr(opts, "n_parallel", 1) or 1))
-        self._model = (model.spec, worker_options, identity.digest, identity.model_id)
+            self.batch_size = max(4, 2 * res.parallel)
+        self._model = (ModelSpec(spec=model.spec, options=res.options), identity.digest, identity.model_id)
 
     def _start(self) -> None:
         """Start the actors (the model loads on each one's first batch) and learn where they run."""

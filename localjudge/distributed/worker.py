@@ -1,7 +1,7 @@
 """What runs inside one Ray worker (an actor): one model, loaded once and verified, judging batches.
 
 `JudgeWorker` is a plain class; ray_executor.py turns it into an actor with `ray.remote`. The model
-is loaded through the backend seam (`ModelRef(spec, options).engine()`) on the first batch, after the
+is loaded through the backend seam (`ModelSpec.ref().engine()`: the run's model, pickled) on the first batch, after the
 worker checked that the model it resolves on its node has the digest the driver recorded; a missing
 model or a different file is a `ModelError` naming the node. Judges arrive pickled once per run and
 are kept; a batch is one judge's rows, submitted together and drained once through the local
@@ -15,8 +15,8 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, Engine
+from ..engine.model_spec import ModelSpec
 from ..errors import ConstraintError, ModelError
 from ..judges.batch import EngineBatch
 from ..judges.protocol import JudgeProtocol
@@ -58,10 +58,10 @@ def unpack_exception(packed: tuple[Any, ...]) -> Exception:
 
 
 class JudgeWorker:
-    """One Ray worker: the model `spec` with backend `options`, which must have digest `digest`."""
+    """One Ray worker: the run's `model` (its spec and backend options, as data), which must have digest `digest`."""
 
-    def __init__(self, spec: str | None, options: Mapping[str, Any], digest: str, model_id: str):
-        self.spec, self.options, self.digest, self.model_id = spec, dict(options), digest, model_id
+    def __init__(self, model: ModelSpec, digest: str, model_id: str):
+        self.model, self.digest, self.model_id = model, digest, model_id
         self._engine: Engine | None = None
         self._judges: dict[str, JudgeProtocol] = {}
 
@@ -79,7 +79,7 @@ class JudgeWorker:
             return self._engine
         node = node_name()
         try:
-            ref = ModelRef(self.spec, self.options)
+            ref = self.model.ref()
             digest = ref.identity().digest  # resolves the model on this node, without loading it
         except ModelError as e:
             raise type(e)(f"Ray worker on node {node}: {e}") from None

@@ -45,6 +45,14 @@ class BackendOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class WorkerResources(BaseModel):
+    """One worker's share of a machine for an engine: CPUs, rows decoded side by side, the options it loads with."""
+
+    cpus: int = 1
+    parallel: int = 1
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class Backend(ABC):
     """One way of running a model; subclasses set `scheme`, `Options` and implement the two methods."""
 
@@ -75,6 +83,18 @@ class Backend(ABC):
             if err.get("type") == "extra_forbidden":
                 raise InputError(f"--option {key}: not an option of {self.scheme}: models; valid keys: {valid}") from None
             raise InputError(f"--option {key}={data.get(key)!r}: {err.get('msg')}; valid keys: {valid}") from None
+
+    def worker_resources(self, options: BackendOptions) -> WorkerResources:
+        """What one engine of `options` needs as a worker of its own (a Ray actor): the CPUs it keeps busy (its
+        `n_threads`, pinned to 1 when unset, where the backend has that option; else 1), the rows it decodes side by
+        side (`n_parallel`, else 1) and the options the worker loads it with. Override where the defaults do not fit."""
+        given = options.model_dump(exclude_unset=True)
+        fields = type(options).model_fields
+        threads = int(options.model_dump().get("n_threads") or 1) if "n_threads" in fields else 1
+        parallel = int(options.model_dump().get("n_parallel") or 1) if "n_parallel" in fields else 1
+        return WorkerResources(
+            cpus=threads, parallel=parallel, options={**given, "n_threads": threads} if "n_threads" in fields else given
+        )
 
     def describe_options(self) -> list[tuple[str, str, str]]:
         """(key, type, description with default) for each option: what `localjudge models options` prints."""

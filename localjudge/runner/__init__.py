@@ -1,19 +1,21 @@
 """Batch runs: datasets in, one result per (row, judge) out; cached, resumable, streamed (see evaluate.py).
 
-    from localjudge.runner import evaluate
-    run = evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
+    import localjudge
+    run = localjudge.evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
     run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
 
-`evaluate` (evaluate.py) sends a panel or a cascade to localjudge/trust and anything else to one plain run,
+`execute` (evaluate.py) takes a `RunSpec` (batch/spec.py) and sends a panel or a cascade to localjudge/trust and anything else to one plain run,
 localjudge/batch: types.py (what a run hands back), plan.py (judges onto columns, chunks, cache keys),
-loop.py (the one cell loop), run.py (the store, run.json, exports). Both build on batch, so it sits below them.
+loop.py (the one cell loop), run.py (the store, run.json, exports), spec.py (the run spec). `evaluate` here is the
+deprecated alias of `localjudge.evaluate`. Both build on batch, so it sits below them.
 """
 
 from ..batch.exports import CSV_COLUMNS
 from ..batch.loop import MAX_CONSECUTIVE_FAILURES
 from ..batch.run import RUN_SCHEMA_VERSION, localjudge_version
+from ..batch.spec import RunSpec, TrustSpec
 from ..batch.types import Progress, ResultsView, RunCounts, RunResult, RunSummary
-from .evaluate import evaluate
+from .evaluate import evaluate, execute
 
 __all__ = [
     "CSV_COLUMNS",
@@ -23,7 +25,10 @@ __all__ = [
     "ResultsView",
     "RunCounts",
     "RunResult",
+    "RunSpec",
     "RunSummary",
+    "TrustSpec",
     "evaluate",
+    "execute",
     "localjudge_version",
 ]

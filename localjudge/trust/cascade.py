@@ -19,11 +19,9 @@ model's mean time per escalated cell; `scripts/bench.py cascade` measures both s
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..labels.agreement import Kind, judge_kind, judge_value
 from ..store.db import Store
@@ -41,7 +39,9 @@ from .members import (
 )
 
 if TYPE_CHECKING:
+    from ..batch.spec import RunSpec
     from ..batch.types import RunResult
+    from ..engine.model_spec import ModelSpec
     from ..judges.protocol import JudgeProtocol
 
 
@@ -63,43 +63,31 @@ def _same(kind: Kind, a: ResultRow, b: ResultRow) -> bool:
     return judge_value(a, kind) == judge_value(b, kind)
 
 
-def run_cascade(
-    data: Any,
-    judges: Sequence[str | JudgeProtocol],
-    *,
-    escalate_to: str | os.PathLike[str] | Engine,
-    escalate_below: float | None,
-    model: Any = None,
-    engine: Engine | None = None,
-    judges_dir: str | None = None,
-    both_orders: bool = False,
-    options: DecodeOptions | dict[str, Any] | None = None,
-    limit: int | None = None,
-    **run: Any,
-) -> RunResult:
-    """Run a cascade (see the module docstring); `run` holds evaluate's other keywords (out, mapping, ...)."""
+def run_cascade(spec: RunSpec, progress: Callable[[Any], None] | None = None) -> RunResult:
+    """Run the cascade `spec.trust` names (see the module docstring): `spec.model` first, then the escalation model."""
     from ..judges.pairwise import BothOrders
 
+    escalate_to, escalate_below = spec.trust.escalate_to, spec.trust.escalate_below
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
         raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")
-    opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
-    js = resolve_judges(judges, judges_dir, both_orders)
+    assert escalate_to is not None  # dispatch sends no cascade without one
+    opts = spec.decode
+    js = resolve_judges(spec.judges, spec.judges_dir, spec.both_orders)
     if not opts.probs and not all(isinstance(j, BothOrders) for j in js):
         raise InputError(
             "--escalate-to needs a confidence for each verdict: add --probs (the probability of the chosen verdict), "
             "or --both-orders for pairwise judges (agreement across both orders)"
         )
-    first: Any = engine if engine is not None else model
+    first: Any = spec.model.engine if spec.model.engine is not None else spec.model.spec
     lab_first, lab_strong = labels_for([first if first is not None else "default", escalate_to], "--escalate-to")
+    strong = spec.model.member(escalate_to)
 
-    def stage(m: Any, lab: str, rows: set[int] | None, jset: Sequence[JudgeProtocol], run_id: str | None) -> RunResult:
-        return run_as_member(
-            data, jset, lab, m, judges_dir=judges_dir, options=opts, limit=limit, run_id=run_id, rows=rows, **run
-        )
+    def stage(m: ModelSpec, lab: str, rows: set[int] | None, jset: Sequence[JudgeProtocol], run_id: str | None) -> RunResult:
+        return run_as_member(spec, jset, lab, m, run_id=run_id, rows=rows, executor=spec.executor, progress=progress)
 
     before = loaded_engine_keys()
     try:
-        res1 = stage(first, lab_first, None, js, None)
+        res1 = stage(spec.model, lab_first, None, js, None)
     finally:
         free_new_engines(before)
     n_rows = res1.n_rows
@@ -114,7 +102,7 @@ def run_cascade(
         for j in js:
             esc = {i for i, c in conf[j.name].items() if c is None or c < escalate_below}
             if esc:
-                results.append(stage(escalate_to, lab_strong, esc, [j], res1.run_id))
+                results.append(stage(strong, lab_strong, esc, [j], res1.run_id))
     finally:
         free_new_engines(before)
     names: list[str] = []
@@ -130,7 +118,7 @@ def run_cascade(
         meta = dict(results[-1].summary.run)
         how = "agreement of both orders" if not opts.probs else "probability of the chosen verdict (--probs)"
         meta.update(cascade_meta(lab_first, lab_strong, escalate_below, how, stats))
-        return finish_run(store, res1, js, names, n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
+        return finish_run(store, res1, js, names, n_rows, meta, counts, csv_raw=spec.csv_raw)
 
 
 def store_cascade(

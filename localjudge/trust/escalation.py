@@ -159,7 +159,8 @@ def align_escalation(
     from pathlib import Path
 
     from ..align.aligner import binary_labels, stratified_split
-    from ..batch.run import run as evaluate
+    from ..batch.run import run_plain
+    from ..batch.spec import RunSpec
     from ..engine.base import DecodeOptions
     from ..errors import InputError
     from ..labels.agreement import read_labels
@@ -171,7 +172,8 @@ def align_escalation(
     y, _ = binary_labels([r.get(label_column) for r in rows], positive)
     opts = run.pop("options", None) or DecodeOptions()
     opts = opts if isinstance(opts, DecodeOptions) else DecodeOptions(**opts)
-    res = evaluate(rows, [judge], options=opts.model_copy(update={"probs": True}), out=Path(out) / "escalation-run", **run)
+    spec = RunSpec.build(rows, [judge], options=opts.model_copy(update={"probs": True}), out=Path(out) / "escalation-run", **run)
+    res = run_plain(spec)
     results = {r.row_index: r for r in res.results}
     used = [
         i

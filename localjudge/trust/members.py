@@ -23,7 +23,9 @@ from ..store.db import Store
 from ..store.results import JudgeResult, ResultRow
 
 if TYPE_CHECKING:
+    from ..batch.spec import RunSpec
     from ..batch.types import RunCounts, RunResult
+    from ..engine.model_spec import ModelSpec
 
 MEMBER_SEP = "@"
 # the data columns that may name the model under test (first found wins), for the same-family warning
@@ -92,18 +94,26 @@ class RenamedJudge:
         self.inner.submit_many(engine, rows, options, lambda i, r: on_result(i, self._rename(r)), model_id)
 
 
-def run_as_member(data: Any, judges: Sequence[JudgeProtocol], label: str, model: Any, **run: Any) -> RunResult:
-    """A plain run of `judges` under the names `JUDGE@label` on `model` (a model spec, a loaded `Engine`, or None:
-    the default model); `run`: the batch run's other keywords (run_id, rows, out, options, ...)."""
-    from ..batch.run import run as evaluate
+def run_as_member(
+    spec: RunSpec,
+    judges: Sequence[JudgeProtocol],
+    label: str,
+    model: ModelSpec,
+    *,
+    run_id: str | None,
+    rows: set[int] | None = None,
+    executor: Any = None,
+    progress: Callable[[Any], None] | None = None,
+) -> RunResult:
+    """A plain run of `spec` with `judges` (resolved already) under the names `JUDGE@label`, on `model`, into the
+    store's run `run_id` (None: a new one), only `rows` when given, on `executor`."""
+    from ..batch.run import run_plain
 
-    return evaluate(
-        data,
-        [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, label))) for j in judges],
-        model=None if isinstance(model, Engine) else model,
-        engine=model if isinstance(model, Engine) else None,
-        **run,
+    renamed = [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, label))) for j in judges]
+    stage = spec.model_copy(
+        update={"judges": renamed, "both_orders": False, "model": model, "run_id": run_id, "rows": rows, "executor": executor}
     )
+    return run_plain(stage, progress)
 
 
 def resolve_judges(judges: Sequence[str | JudgeProtocol], judges_dir: str | None, both_orders: bool) -> list[JudgeProtocol]:

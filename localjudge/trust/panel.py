@@ -19,11 +19,10 @@ passed = the aggregate score >= the judge's pass threshold.
 
 from __future__ import annotations
 
-import os
 import statistics
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,7 @@ from .members import (
 )
 
 if TYPE_CHECKING:
+    from ..batch.spec import RunSpec
     from ..batch.types import RunCounts, RunResult
     from ..judges.protocol import JudgeProtocol
 
@@ -235,36 +235,28 @@ class PanelRun:
     n_rows: int
 
 
-def run_panel(data: Any, judges: Sequence[str | JudgeProtocol], **kw: Any) -> RunResult:
-    """Run a panel (see the module docstring): `judge_with_panel`'s keywords (panel=, aggregation=, weights=) and
-    evaluate's other keywords (out, mapping, options, ...); returns the finished run."""
-    pr = judge_with_panel(data, judges, **kw)
+def run_panel(spec: RunSpec, progress: Callable[[Any], None] | None = None) -> RunResult:
+    """Run the panel `spec.trust` names (see the module docstring); returns the finished run."""
+    pr = judge_with_panel(spec, progress)
     last = pr.results[-1]
     with Store(last.store_path) as store:
-        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=kw.get("csv_raw", False))
+        return finish_run(store, last, pr.judges, pr.names, pr.n_rows, pr.meta, pr.counts, csv_raw=spec.csv_raw)
 
 
 def judge_with_panel(
-    data: Any,
-    judges: Sequence[str | JudgeProtocol],
+    spec: RunSpec,
+    progress: Callable[[Any], None] | None = None,
     *,
-    panel: Sequence[str | os.PathLike[str] | Engine],
-    aggregation: str = "majority",
-    weights: Sequence[float] | None = None,
-    model: Any = None,
-    engine: Engine | None = None,
-    judges_dir: str | None = None,
-    both_orders: bool = False,
-    limit: int | None = None,
     verdict_as: str | None = None,
-    reserved: Sequence[str | os.PathLike[str] | Engine] = (),
-    **run: Any,
+    reserved: Sequence[str | Engine] = (),
 ) -> PanelRun:
     """Every member over every cell, then the panel's verdict of each cell stored under `JUDGE` (or
     `JUDGE@<verdict_as>`, when the panel is a cascade's first stage); `reserved`: models that may not be members
     (a cascade's strong model). Bad input is refused before any inference."""
-    members = list(panel)
-    if model is not None or engine is not None:
+    data, limit, t = spec.data, spec.limit, spec.trust
+    members = list(t.panel or ())
+    aggregation, weights = t.aggregation, t.weights
+    if spec.model.spec is not None or spec.model.engine is not None:
         raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")
     if len(members) < 2:
         raise InputError(f"--panel needs at least two models, got {len(members)}; separate them with commas")
@@ -279,18 +271,16 @@ def judge_with_panel(
     if weights is not None and (len(weights) != len(members) or any(not w > 0 for w in weights)):
         raise InputError(f"--panel-weights: give {len(members)} positive numbers, one per member in --panel order")
     wmap = dict(zip(labels, weights or [1.0] * len(labels), strict=True))
-    js = resolve_judges(judges, judges_dir, both_orders)
+    js = resolve_judges(spec.judges, spec.judges_dir, spec.both_orders)
     col, warns = _family_warnings(data, labels, limit)
     for w in warns:
         warnings.warn(w, UserWarning, stacklevel=4)
-    executor = run.pop("executor", None)
-    progress = run.pop("progress", None)
+    executor = spec.executor
+    models = [spec.model.member(m) for m in members]  # each member's ModelRef is built once, when its run needs it
 
     def member(i: int, ex: Any, run_id: str | None) -> RunResult:
         shown = progress if ex is None or ex == "local" else None
-        return run_as_member(
-            data, js, labels[i], members[i], judges_dir=judges_dir, limit=limit, run_id=run_id, executor=ex, progress=shown, **run
-        )
+        return run_as_member(spec, js, labels[i], models[i], run_id=run_id, executor=ex, progress=shown)
 
     results: list[RunResult] = []
     on_ray: dict[str, int] | None = None
@@ -299,9 +289,8 @@ def judge_with_panel(
 
         if any(isinstance(m, Engine) for m in members):
             raise InputError("--engine ray: panel members must be model specs (the workers load them), not loaded engines")
-        rid = new_run_id(run.get("out"))
-        opts = run.get("model_options") or run.get("engine_kwargs")
-        results, on_ray = run_members_on_ray(executor, members, str(members[0]), opts, lambda i, ex: member(i, ex, rid))
+        rid = new_run_id(spec.out)
+        results, on_ray = run_members_on_ray(executor, len(members), models[0], lambda i, ex: member(i, ex, rid))
     else:
         run_id: str | None = None
         for i in range(len(members)):

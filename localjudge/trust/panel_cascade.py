@@ -26,11 +26,9 @@ the time saved against that model on every row.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..labels.agreement import Kind, judge_value
 from ..store.db import Store
@@ -49,8 +47,8 @@ from .members import (
 from .panel import judge_with_panel
 
 if TYPE_CHECKING:
+    from ..batch.spec import RunSpec
     from ..batch.types import RunResult
-    from ..judges.protocol import JudgeProtocol
 
 PANEL = "panel"  # the panel's own verdict is stored under JUDGE@panel
 
@@ -86,38 +84,17 @@ def panel_confidence(
     return got / total if total else 0.0
 
 
-def run_panel_cascade(
-    data: Any,
-    judges: Sequence[str | JudgeProtocol],
-    *,
-    panel: Sequence[str | os.PathLike[str] | Engine],
-    escalate_to: str | os.PathLike[str] | Engine,
-    escalate_below: float | None,
-    options: DecodeOptions | dict[str, Any] | None = None,
-    judges_dir: str | None = None,
-    limit: int | None = None,
-    **run: Any,
-) -> RunResult:
-    """Run a panel cascade (see the module docstring); `run` holds evaluate's other keywords (out, aggregation,
-    weights, mapping, ...)."""
+def run_panel_cascade(spec: RunSpec, progress: Callable[[Any], None] | None = None) -> RunResult:
+    """Run the panel cascade `spec.trust` names (see the module docstring)."""
+    escalate_to, escalate_below = spec.trust.escalate_to, spec.trust.escalate_below
     if escalate_below is None or not 0.0 <= escalate_below <= 1.0:
         raise InputError(f"--escalate-below {escalate_below}: give a confidence threshold between 0 and 1")
-    opts = options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {}))
-    pr = judge_with_panel(
-        data,
-        judges,
-        panel=panel,
-        judges_dir=judges_dir,
-        limit=limit,
-        options=opts,
-        verdict_as=PANEL,
-        reserved=[escalate_to],
-        **run,
-    )
-    for k in ("aggregation", "weights", "both_orders", "model", "engine"):  # the panel's, not the escalation stage's
-        run.pop(k, None)
+    assert escalate_to is not None  # dispatch sends no panel cascade without one
+    opts = spec.decode
+    pr = judge_with_panel(spec, progress, verdict_as=PANEL, reserved=[escalate_to])
     run_id = pr.results[-1].run_id
     strong = member_label(escalate_to)
+    strong_model = spec.model.member(escalate_to)
     conf: dict[str, dict[int, float | None]] = {
         j.name: {
             i: panel_confidence(pr.kinds[j.name], v, mem, pr.weights, opts.probs) for i, (v, mem) in pr.cells[j.name].items()
@@ -132,16 +109,7 @@ def run_panel_cascade(
             if esc:
                 stages.append(
                     run_as_member(
-                        data,
-                        [j],
-                        strong,
-                        escalate_to,
-                        judges_dir=judges_dir,
-                        options=opts,
-                        limit=limit,
-                        run_id=run_id,
-                        rows=esc,
-                        **run,
+                        spec, [j], strong, strong_model, run_id=run_id, rows=esc, executor=spec.executor, progress=progress
                     )
                 )
     finally:
@@ -163,7 +131,7 @@ def run_panel_cascade(
             else "share of member votes for the panel's verdict"
         )
         meta.update(cascade_meta(PANEL, strong, escalate_below, how, stats))
-        return finish_run(store, pr.results[-1], pr.judges, names, pr.n_rows, meta, counts, csv_raw=run.get("csv_raw", False))
+        return finish_run(store, pr.results[-1], pr.judges, names, pr.n_rows, meta, counts, csv_raw=spec.csv_raw)
 
 
 __all__ = ["PANEL", "panel_confidence", "run_panel_cascade"]

@@ -7,7 +7,7 @@ W workers and M members, min(M, W) members run together with W // min(M, W) work
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from ..store.db import Store
 
 if TYPE_CHECKING:
     from ..batch.types import RunResult
+    from ..engine.model_spec import ModelSpec
 
 
 def new_run_id(out: Any) -> str:
@@ -39,27 +40,26 @@ def new_run_id(out: Any) -> str:
 
 def run_members_on_ray(
     executor: Any,
-    members: Sequence[Any],
-    first_spec: str,
-    model_options: Any,
+    n_members: int,
+    first: ModelSpec,
     run_member: Callable[[int, Any], RunResult],
 ) -> tuple[list[RunResult], dict[str, int]]:
-    """`run_member(i, executor_i)` for every member, min(M, W) at a time, each with its share of the workers;
-    returns the results in member order and {"side_by_side": members at once, "workers_each": their workers}."""
+    """`run_member(i, executor_i)` for each of the `n_members` members, min(M, W) at a time, each with its share of
+    the workers (the cluster is sized with the `first` member's model); returns the results in member order and
+    {"side_by_side": members at once, "workers_each": their workers}."""
     from ..distributed.ray_executor import RayExecutor
-    from ..engine.backends import ModelRef
 
     if not isinstance(executor, (str, RayExecutor)) or (isinstance(executor, str) and executor != "ray"):
         raise InputError("a panel runs its members side by side on --engine ray only; use 'local' or 'ray'")
     address = None if isinstance(executor, str) else executor.address
     workers = None if isinstance(executor, str) else executor.workers
     probe = RayExecutor(address=address, workers=workers)
-    ref = ModelRef(first_spec, model_options)
+    ref = first.ref()
     probe.open(ref, ref.identity())  # joins (or starts) the cluster here, in the main thread, and sizes the workers
     total = int(getattr(probe, "_n_workers", 1) or 1)
     probe.close()
-    together = max(1, min(len(members), total))
+    together = max(1, min(n_members, total))
     share = max(1, total // together)
     with ThreadPoolExecutor(max_workers=together, thread_name_prefix="panel-member") as pool:
-        futures = [pool.submit(run_member, i, RayExecutor(address=address, workers=share)) for i in range(len(members))]
+        futures = [pool.submit(run_member, i, RayExecutor(address=address, workers=share)) for i in range(n_members)]
         return [f.result() for f in futures], {"side_by_side": together, "workers_each": share}
