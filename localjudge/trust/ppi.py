@@ -6,7 +6,7 @@ all N rows; human labels Y on n of them, a random sample. PPI++ estimates the me
     theta = lam * mean(f over the N - n unlabelled rows) + mean(Y - lam * f over the n labelled rows)
 
 with the variance lam^2 var(f_unlabelled) / (N - n) + var(Y - lam f) / n and a normal interval. The weight lam is
-tuned from the data (`_tuned_lambda`, the authors' `_calc_lam_glm` for a mean) and clipped to [0, 1] as they do:
+tuned from the data (`tuned_lambda`, the authors' `_calc_lam_glm` for a mean) and clipped to [0, 1] as they do:
 lam = 1 is plain PPI, lam = 0 the labels-only mean. The numbers equal `ppi_py.ppi_mean_pointestimate` and
 `ppi_mean_ci` (lam=None) on the same inputs (tests/test_ppi.py). One documented difference: if the tuned lam would
 give a *wider* interval than lam = 0 (possible only when the labelled predictions vary more than twice as much as all
@@ -87,7 +87,7 @@ def _arrays(labels: Sequence[float], preds: Sequence[float], unlabelled: Sequenc
     return y, f, u
 
 
-def _tuned_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray) -> float:
+def tuned_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray) -> float:
     """cov(Y, f) / ((1 + n/N) var(f)) on the labelled rows and all predictions, clipped to [0, 1] (ppi_py's
     `_calc_lam_glm` for a mean: covariance over n, pooled variance over n + N - 1)."""
     n, big_n = y.size, u.size
@@ -105,7 +105,8 @@ def _ppi_parts(y: np.ndarray, f: np.ndarray, u: np.ndarray, lam: float) -> tuple
     return est, math.sqrt(var)
 
 
-def _interval(est: float, se: float, level: float) -> tuple[float, float]:
+def normal_interval(est: float, se: float, level: float) -> tuple[float, float]:
+    """estimate ± z * standard error (not clipped: ppi_py's interval, which may leave [0, 1] for a rate)."""
     z = z_value(level)
     return est - z * se, est + z * se
 
@@ -116,7 +117,7 @@ def ppi_mean(
     """The PPI++ mean of the labels from the judge's `predictions` on the labelled rows (same order as `labels`) and
     on the `unlabelled` rows, with the tuned lam. Raises InputError with fewer than 2 rows on either side."""
     y, f, u = _arrays(labels, predictions, unlabelled)
-    lam = _tuned_lambda(y, f, u)
+    lam = tuned_lambda(y, f, u)
     est, se = _ppi_parts(y, f, u, lam)
     _, se0 = _ppi_parts(y, f, u, 0.0)
     fell_back = se > se0
@@ -125,17 +126,18 @@ def ppi_mean(
     return Estimate(
         method="ppi++",
         estimate=est,
-        interval=_interval(est, se, level),
+        interval=normal_interval(est, se, level),
         std_error=se,
         n_labels=int(y.size),
         n_predictions=int(y.size + u.size),
         lam=lam,
         level=level,
-        note=_lambda_note(lam, fell_back),
+        note=lambda_note(lam, fell_back),
     )
 
 
-def _lambda_note(lam: float, fell_back: bool = False) -> str:
+def lambda_note(lam: float, fell_back: bool = False) -> str:
+    """The plain-language note for a weight lam on the judge's predictions."""
     if fell_back:
         return "the judge's predictions would widen the interval on these labels; this is the labels-only estimate"
     if lam < NO_INFORMATION:
@@ -154,7 +156,7 @@ def labels_only(labels: Sequence[float], *, level: float = 0.95) -> Estimate:
     return Estimate(
         method="labels-only",
         estimate=est,
-        interval=_interval(est, se, level),
+        interval=normal_interval(est, se, level),
         std_error=se,
         n_labels=int(y.size),
         n_predictions=0,
@@ -240,7 +242,7 @@ def ppi_difference(
     return Estimate(
         method="ppi++ difference",
         estimate=d,
-        interval=_interval(d, se, level),
+        interval=normal_interval(d, se, level),
         std_error=se,
         n_labels=ea.n_labels + eb.n_labels,
         n_predictions=ea.n_predictions + eb.n_predictions,
