@@ -16,7 +16,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
@@ -24,6 +25,9 @@ from pydantic import BaseModel
 from ..errors import InputError
 from ..stats import ranks
 from .ppi import z_value
+
+if TYPE_CHECKING:
+    from ..store.results import JudgeResult
 
 RIDGE = 1.0  # L2 penalty on the length coefficient (a N(0, 1) prior): negligible beside n/4, keeps a separated fit finite
 
@@ -46,6 +50,22 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def position_picks(results: Iterable[JudgeResult]) -> list[tuple[int | None, int | None]]:
+    """(forward order's picked position, swapped order's) per result of a pairwise judge run in both orders
+    (`BothOrders`, `--both-orders`); results judged in one order only are left out."""
+    from ..judges.pairwise import is_both_orders
+
+    out: list[tuple[int | None, int | None]] = []
+    for r in results:
+        if not is_both_orders(r):
+            continue
+        orders = list(r.details.get("orders") or [])
+        pos = [o.get("picked_position") if o.get("picked_position") in (1, 2) else None for o in orders]
+        if len(pos) == 2:
+            out.append((pos[0], pos[1]))
+    return out
 
 
 def position_bias(picks: Sequence[tuple[int | None, int | None]], *, level: float = 0.95) -> PositionBias:

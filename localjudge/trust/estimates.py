@@ -18,7 +18,16 @@ from .active import (
     sampling_probabilities,
     uniform_probabilities,
 )
-from .bias import LengthBias, PositionBias, SelfPreference, length_bias, position_bias, same_model, self_preference
+from .bias import (
+    LengthBias,
+    PositionBias,
+    SelfPreference,
+    length_bias,
+    position_bias,
+    position_picks,
+    same_model,
+    self_preference,
+)
 from .budget import BudgetAnswer, LabelBudget, label_budget
 from .ppi import Estimate, Estimates, estimates, labels_only, ppi_difference, ppi_mean, ppi_rows, split_rows
 
@@ -39,6 +48,7 @@ __all__ = [
     "labels_only",
     "length_bias",
     "position_bias",
+    "position_picks",
     "ppi_difference",
     "ppi_mean",
     "ppi_rows",

@@ -152,7 +152,7 @@ def labels_only(labels: Sequence[float], *, level: float = 0.95) -> Estimate:
     y = np.asarray(labels, dtype=float)
     if y.ndim != 1 or y.size < 2:
         raise InputError(f"an interval needs at least 2 labelled rows, got {y.size}; label more rows")
-    est, se = float(y.mean()), float(np.std(y)) / math.sqrt(y.size)
+    est, se = float(y.mean()), math.sqrt(float(np.var(y)) / y.size)  # _ppi_parts at lam = 0, to the last bit
     return Estimate(
         method="labels-only",
         estimate=est,
