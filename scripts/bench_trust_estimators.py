@@ -116,7 +116,7 @@ def _ipw(judge: Judge, budget: int, trials: int, seed: int, uncertainty: bool) -
     with active (uncertainty) or uniform sampling at `budget` expected labels."""
     rng = np.random.default_rng([seed, budget, int(uncertainty)])
     w, cov, n, err = [], [], [], []
-    for t in range(trials):
+    for _ in range(trials):
         y, f, u = judge.make(rng)
         probs = active.sampling_probabilities(u, budget) if uncertainty else active.uniform_probabilities(N_ROWS, budget)
         rows = active.draw(probs, seed=int(rng.integers(2**31)))

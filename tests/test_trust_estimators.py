@@ -144,10 +144,7 @@ PREFIX = '{"better_response": '
 
 
 def _pairs(n: int) -> list[dict[str, str]]:
-    return [
-        {"question": f"q{i}", "context": "c", "answer_1": f"answer a{i}", "answer_2": f"answer b{i}"}
-        for i in range(n)
-    ]
+    return [{"question": f"q{i}", "context": "c", "answer_1": f"answer a{i}", "answer_2": f"answer b{i}"} for i in range(n)]
 
 
 def test_a_judge_scripted_to_prefer_the_first_position_is_flagged_with_its_rate_and_interval() -> None:
@@ -227,3 +224,18 @@ def test_bias_inputs_that_cannot_be_measured_are_input_errors() -> None:
         te.position_bias([(None, None)])
     with pytest.raises(InputError, match="at least 10 rows"):
         te.length_bias([1.0, 0.0], [3, 4])
+
+
+def test_bench_script_prints_the_coverage_and_the_active_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_trust_estimators.py"
+    spec = importlib.util.spec_from_file_location("bench_trust_estimators", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--trials", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("| labels | PPI++ cover") == 4 and "**Active vs random labelling**" in out
+    assert "3/3" in out  # PPI++ never wider than labels-only, trial by trial

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
-from .ppi import Estimate, normal_interval, lambda_note
+from .ppi import Estimate, lambda_note, normal_interval
 
 
 class WeightedLabel(BaseModel):
