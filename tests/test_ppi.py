@@ -133,3 +133,11 @@ def test_too_few_labels_is_an_input_error_naming_the_fix() -> None:
         ppi.ppi_mean([1.0], [1.0], [0.0, 1.0])
     with pytest.raises(InputError, match="no prediction"):
         ppi.split_rows([0.1, 0.2], {5: 1.0})
+
+
+def test_a_tuned_lambda_that_would_widen_the_interval_falls_back_to_labels_only() -> None:
+    y, f, u = [0.0, 0.0, 1.0, 1.0], [-10.0, 1.0, -1.0, 10.0], [0.0] * 1000  # wild labelled predictions, flat others
+    assert ppi.tuned_lambda(np.asarray(y), np.asarray(f), np.asarray(u)) == 1.0
+    est = ppi.ppi_mean(y, f, u)
+    assert est.lam == 0.0 and est.note.startswith("the judge's predictions would widen")
+    assert est.interval == ppi.labels_only(y).interval
