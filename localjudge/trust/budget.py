@@ -1,0 +1,112 @@
+"""How many more labels reach a target interval half-width, from the labels so far.
+
+The standard error of a mean falls as 1 / sqrt(n), so the labels so far predict the labels needed:
+
+  * labels-only: z * sd(Y) / sqrt(n') <= W, so n' = ceil((z sd(Y) / W)^2);
+  * PPI++ (trust/ppi.py): z * sqrt(sd(Y - lam f)^2 / n' + lam^2 sd(f)^2 / (N - n')) <= W, the smallest n' <= N,
+    with lam and the two standard deviations as measured now (labelling a row moves it from the second term to the
+    first, which the formula follows).
+
+With fewer than 2 labels, or labels that are all equal so far, sd(Y) is unknown: 0.5 (the largest a label in [0, 1]
+can have) is assumed and the answer says so. A target below what labelling every row would give is `reachable=False`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel
+
+from ..errors import InputError
+from .ppi import tuned_lambda, z_value
+
+WORST_SD = 0.5  # the largest standard deviation of values in [0, 1]
+
+
+class BudgetAnswer(BaseModel):
+    """Labels one estimator needs for a half-width: `more` beyond the `n_labels` so far (None when unreachable)."""
+
+    method: str
+    target_half_width: float
+    n_labels: int
+    total_needed: int | None
+    more: int | None
+    reachable: bool
+    assumed_worst_case: bool = False  # sd(Y) unknown so far: the largest possible was used
+
+
+class LabelBudget(BaseModel):
+    """The answer for PPI++ and for labels alone, and one sentence for people."""
+
+    ppi: BudgetAnswer | None  # None without predictions on unlabelled rows
+    labels_only: BudgetAnswer
+    text: str
+
+
+def _sd(x: np.ndarray) -> float | None:
+    return float(np.std(x)) if x.size >= 2 and float(np.std(x)) > 0 else None
+
+
+def _answer(method: str, w: float, n: int, needed: int | None, worst: bool) -> BudgetAnswer:
+    return BudgetAnswer(
+        method=method,
+        target_half_width=w,
+        n_labels=n,
+        total_needed=needed,
+        more=None if needed is None else max(0, needed - n),
+        reachable=needed is not None,
+        assumed_worst_case=worst,
+    )
+
+
+def label_budget(
+    labels: Sequence[float],
+    predictions: Sequence[float] = (),
+    unlabelled: Sequence[float] = (),
+    *,
+    target_half_width: float,
+    level: float = 0.95,
+) -> LabelBudget:
+    """Labels needed for ±`target_half_width` at `level`, by labels alone and (given the judge's `predictions` on the
+    labelled rows and on the `unlabelled` ones) by PPI++ with the lam measured on the labels so far."""
+    if target_half_width <= 0:
+        raise InputError(f"the target half-width must be positive, not {target_half_width}")
+    z, w = z_value(level), float(target_half_width)
+    y = np.asarray(labels, dtype=float)
+    n, n_rows = int(y.size), int(y.size + len(unlabelled))
+    sd_y = _sd(y)
+    worst = sd_y is None
+    need = math.ceil((z * (WORST_SD if sd_y is None else sd_y) / w) ** 2)
+    reachable = len(unlabelled) == 0 or need <= n_rows  # without the other rows, their number is not known
+    lab = _answer("labels-only", w, n, need if reachable else None, worst)
+    ppi = None
+    if len(unlabelled) >= 2 and len(predictions) == n:
+        f, u = np.asarray(predictions, dtype=float), np.asarray(unlabelled, dtype=float)
+        lam = tuned_lambda(y, f, u) if n >= 2 else 0.0
+        sd_r = _sd(y - lam * f) if not worst else None
+        var_r = (WORST_SD if sd_r is None else sd_r) ** 2
+        var_f = float(np.var(u)) * lam * lam  # the unlabelled rows, as ppi_mean's standard error
+        cand = np.arange(max(n, 2), n_rows)  # at least one row stays unlabelled
+        half = z * np.sqrt(var_r / cand + var_f / (n_rows - cand))
+        ok = np.flatnonzero(half <= w)
+        ppi = _answer("ppi++", w, n, int(cand[ok[0]]) if ok.size else None, sd_r is None)
+    return LabelBudget(ppi=ppi, labels_only=lab, text=_text(ppi, lab, w))
+
+
+def _phrase(a: BudgetAnswer) -> str:
+    if a.more is None:
+        return f"±{a.target_half_width:g} is out of reach even with every row labelled"
+    if a.more == 0:
+        return f"the labels so far reach ±{a.target_half_width:g}"
+    return f"{a.more} more labels to reach ±{a.target_half_width:g}"
+
+
+def _text(ppi: BudgetAnswer | None, lab: BudgetAnswer, w: float) -> str:
+    """One sentence: the PPI++ answer first when there is one, the labels-only answer beside it."""
+    worst = " (assuming the most spread labels can have: the labels so far are too few or all equal)"
+    if ppi is None:
+        return f"{_phrase(lab)} (labels only){worst if lab.assumed_worst_case else ''}"
+    other = "labels alone: " + ("out of reach" if lab.more is None else f"{lab.more} more")
+    return f"{_phrase(ppi)} (PPI++; {other}){worst if ppi.assumed_worst_case else ''}"

@@ -1,0 +1,181 @@
+"""Simulation study of the trust estimators (localjudge/trust/ppi.py, active.py): coverage and width, seeded.
+
+    python scripts/bench_trust_estimators.py                 # 500 trials per cell, the table of docs/trust-estimators.md
+    python scripts/bench_trust_estimators.py --trials 50     # a quick look
+
+Judges of known quality judge N rows whose true pass rate is known; a random n of them carry a human label.
+Per judge and label count, over the trials: the coverage of each estimator's 95 % interval (the share of trials whose
+interval holds the true rate) and its mean half-width. Then active labelling (uncertainty sampling) against random
+labelling with the same inverse-probability-weighted estimator: the labels each needs for the same mean half-width,
+and active's bias (mean error over the trials against its standard error). Output depends on the seed only.
+Stand-alone (scripts/bench_trust.py is the panel-reuse bench); the lead wires it into scripts/bench.py as `trust`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from localjudge.trust import active, ppi
+
+N_ROWS = 2000
+LABELS = (50, 100, 200)
+BUDGETS = (30, 40, 50, 60, 70, 80, 100, 120, 140, 170, 200, 240)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A simulated judge: `make(rng)` gives (true labels, predictions, uncertainty) on N_ROWS rows; `truth` the
+    population pass rate the intervals should hold."""
+
+    name: str
+    truth: float
+    make: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _calibrated(a: float, b: float) -> Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A judge whose expected score p is the true probability of a pass: error variance p(1 - p), known exactly."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p = rng.beta(a, b, N_ROWS)
+        y = (rng.random(N_ROWS) < p).astype(float)
+        return y, p, np.sqrt(p * (1 - p))
+
+    return make
+
+
+def _binary(rate: float, tpr: float, tnr: float) -> Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A judge that only says pass/fail with the given TPR/TNR: no uncertainty to sample by (all rows alike)."""
+
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        y = (rng.random(N_ROWS) < rate).astype(float)
+        u = rng.random(N_ROWS)
+        f = np.where(y == 1, u < tpr, u >= tnr).astype(float)
+        return y, f, np.ones(N_ROWS)
+
+    return make
+
+
+JUDGES = [
+    Judge("calibrated, sharp (p ~ Beta(0.4, 0.6))", 0.4, _calibrated(0.4, 0.6)),
+    Judge("calibrated, vague (p ~ Beta(2, 2))", 0.5, _calibrated(2.0, 2.0)),
+    Judge("pass/fail, TPR 0.90 TNR 0.80", 0.35, _binary(0.35, 0.90, 0.80)),
+    Judge("chance (TPR 0.50 TNR 0.50)", 0.35, _binary(0.35, 0.50, 0.50)),
+]
+
+
+def _tpr_tnr(judge: Judge) -> tuple[float, float]:
+    """The judge's TPR/TNR at the 0.5 threshold, measured on 200,000 simulated rows."""
+    rng = np.random.default_rng(12345)
+    ys, fs = [], []
+    for _ in range(100):
+        y, f, _ = judge.make(rng)
+        ys.append(y)
+        fs.append(f >= 0.5)
+    y, v = np.concatenate(ys) == 1, np.concatenate(fs)
+    return float(v[y].mean()), float((~v[~y]).mean())
+
+
+def random_labels(judge: Judge, trials: int, seed: int) -> list[list[str]]:
+    """Rows of the coverage / width table: per label count, each estimator's coverage and mean half-width."""
+    rows = []
+    for n in LABELS:
+        rng = np.random.default_rng([seed, n])
+        hits = {"ppi++": [], "labels-only": [], "rogan-gladen": []}
+        widths: dict[str, list[float]] = {k: [] for k in hits}
+        narrower, lam, refused = 0, [], 0
+        for t in range(trials):
+            y, f, _ = judge.make(rng)
+            rows_l = rng.choice(N_ROWS, n, replace=False)
+            out = ppi.estimates(f.tolist(), {int(i): float(y[i]) for i in rows_l}, seed=t)
+            for name, est in (("ppi++", out.ppi), ("labels-only", out.labels_only), ("rogan-gladen", out.rogan_gladen)):
+                if est is None:
+                    refused += 1
+                    continue
+                hits[name].append(est.interval[0] <= judge.truth <= est.interval[1])
+                widths[name].append(est.half_width)
+            narrower += out.ppi.half_width <= out.labels_only.half_width
+            lam.append(out.ppi.lam or 0.0)
+        cells = []
+        for name in hits:
+            cov = f"{np.mean(hits[name]):.1%}" if hits[name] else "refused"
+            wid = f"±{np.mean(widths[name]):.3f}" if widths[name] else "–"
+            cells += [cov, wid]
+        rg_note = f"{refused} of {trials} refused" if refused else ""
+        rows.append([str(n), *cells, f"{np.mean(lam):.2f}", f"{narrower}/{trials}", rg_note])
+    return rows
+
+
+def _ipw(judge: Judge, budget: int, trials: int, seed: int, uncertainty: bool) -> tuple[float, float, float, float, float]:
+    """(mean half-width, coverage, mean labels, mean error, standard error of the mean error) of the IPW estimator
+    with active (uncertainty) or uniform sampling at `budget` expected labels."""
+    rng = np.random.default_rng([seed, budget, int(uncertainty)])
+    w, cov, n, err = [], [], [], []
+    for _ in range(trials):
+        y, f, u = judge.make(rng)
+        probs = active.sampling_probabilities(u, budget) if uncertainty else active.uniform_probabilities(N_ROWS, budget)
+        rows = active.draw(probs, seed=int(rng.integers(2**31)))
+        labels = [active.WeightedLabel(row=r, label=float(y[r]), probability=probs[r]) for r in rows]
+        est = active.active_mean(f.tolist(), labels)
+        w.append(est.half_width)
+        cov.append(est.interval[0] <= judge.truth <= est.interval[1])
+        n.append(len(rows))
+        err.append(est.estimate - judge.truth)
+    return float(np.mean(w)), float(np.mean(cov)), float(np.mean(n)), float(np.mean(err)), float(np.std(err) / np.sqrt(trials))
+
+
+def _labels_for(width: float, budgets: list[float], widths: list[float]) -> float:
+    """Labels needed for `width`, interpolating log(width) against log(labels) over the budgets."""
+    lw, lb = np.log(widths[::-1]), np.log(budgets[::-1])  # widths fall as budgets rise: reverse to increasing
+    return float(np.exp(np.interp(np.log(width), lw, lb)))
+
+
+def active_vs_random(judge: Judge, trials: int, seed: int) -> list[str]:
+    """One row: random's half-width at 100 and 200 labels, the labels active needs for each, and active's bias."""
+    act = [_ipw(judge, b, trials, seed, True) for b in BUDGETS]
+    rnd = {b: _ipw(judge, b, trials, seed, False) for b in (100, 200)}
+    cells = []
+    for b in (100, 200):
+        need = _labels_for(rnd[b][0], [a[2] for a in act], [a[0] for a in act])
+        cells += [f"±{rnd[b][0]:.3f}", f"{need:.0f}"]
+    a100, a200 = act[BUDGETS.index(100)], act[BUDGETS.index(200)]
+    coverage = f"{a100[1]:.1%} / {a200[1]:.1%} ; {rnd[100][1]:.1%} / {rnd[200][1]:.1%}"
+    return [*cells, coverage, f"{a200[3]:+.4f} ± {a200[4]:.4f}", f"{a200[3] / a200[4]:+.2f}"]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the two tables (markdown) for every simulated judge."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    out = [f"N = {N_ROWS} rows per trial, {args.trials} trials per cell, seed {args.seed}, 95 % intervals.", ""]
+    head = ["labels", "PPI++ cover", "PPI++ ±", "labels-only cover", "labels-only ±", "Rogan–Gladen cover", "RG ±"]
+    head += ["mean λ", "PPI++ ≤ labels-only", "RG"]
+    for judge in JUDGES:
+        tpr, tnr = _tpr_tnr(judge)
+        out += [f"**{judge.name}**, true pass rate {judge.truth:.2f}, TPR {tpr:.2f}, TNR {tnr:.2f} at 0.5", ""]
+        out += [_table(head, random_labels(judge, args.trials, args.seed)), ""]
+    out += ["**Active vs random labelling** (same inverse-probability-weighted PPI estimator; labels = expected budget)", ""]
+    head2 = ["judge", "random ± at 100", "active labels for it", "random ± at 200", "active labels for it"]
+    head2 += ["coverage at 100 / 200: active ; random", "active error at 200 (mean ± SE)", "error / SE"]
+    rows2 = [[j.name, *active_vs_random(j, args.trials, args.seed)] for j in JUDGES[:3]]
+    out += [_table(head2, rows2)]
+    print("\n".join(out))
+    print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
