@@ -60,37 +60,93 @@ def _cases(model: str) -> list[tuple[str, str, str, Any]]:
         ("bad_json", "POST", chat, b"{not json"),
         ("missing_messages", "POST", chat, {"model": model}),
         ("wrong_model", "POST", chat, {"model": "other", "messages": _user("Hi")}),
-        ("text_logprobs", "POST", chat, {"model": model, "messages": _user("Say hi"), "max_tokens": 4, "logprobs": True, "top_logprobs": 2}),
+        (
+            "text_logprobs",
+            "POST",
+            chat,
+            {"model": model, "messages": _user("Say hi"), "max_tokens": 4, "logprobs": True, "top_logprobs": 2},
+        ),
         ("text_stop", "POST", chat, {"model": model, "messages": _user("Count: 1, 2, 3"), "max_tokens": 8, "stop": [","]}),
-        ("json_schema", "POST", chat, {
-            "model": model,
-            "messages": _user("Is the sky blue? Answer with a verdict and a score."),
-            "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
-        }),
-        ("json_object", "POST", chat, {"model": model, "messages": _user("A JSON object please"), "max_tokens": 12, "response_format": {"type": "json_object"}}),
-        ("named_tool", "POST", chat, {
-            "model": model,
-            "messages": _user("Weather in Paris?"),
-            "tools": [WEATHER],
-            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
-        }),
-        ("think", "POST", chat, {
-            "model": model,
-            "messages": _user("Is the sky blue?"),
-            "think_tokens": 4,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
-        }),
-        ("stream_text", "POST", chat, {
-            "model": model, "messages": _user("Say hi"), "max_tokens": 4, "stream": True,
-            "stream_options": {"include_usage": True}, "logprobs": True,
-        }),
-        ("stream_tool", "POST", chat, {
-            "model": model, "messages": _user("Weather in Oslo?"), "stream": True, "tools": [WEATHER], "tool_choice": "required",
-        }),
-        ("stream_think", "POST", chat, {
-            "model": model, "messages": _user("Is the sky blue?"), "stream": True, "think_tokens": 3,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
-        }),
+        (
+            "json_schema",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Is the sky blue? Answer with a verdict and a score."),
+                "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
+            },
+        ),
+        (
+            "json_object",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("A JSON object please"),
+                "max_tokens": 12,
+                "response_format": {"type": "json_object"},
+            },
+        ),
+        (
+            "named_tool",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Weather in Paris?"),
+                "tools": [WEATHER],
+                "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+            },
+        ),
+        (
+            "think",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Is the sky blue?"),
+                "think_tokens": 4,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
+            },
+        ),
+        (
+            "stream_text",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Say hi"),
+                "max_tokens": 4,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "logprobs": True,
+            },
+        ),
+        (
+            "stream_tool",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Weather in Oslo?"),
+                "stream": True,
+                "tools": [WEATHER],
+                "tool_choice": "required",
+            },
+        ),
+        (
+            "stream_think",
+            "POST",
+            chat,
+            {
+                "model": model,
+                "messages": _user("Is the sky blue?"),
+                "stream": True,
+                "think_tokens": 3,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}},
+            },
+        ),
         ("health", "GET", "/health", None),
     ]
 
@@ -100,7 +156,12 @@ def _scripted_cases(model: str) -> list[tuple[str, str, str, Any]]:
     chat = "/v1/chat/completions"
     return [
         ("scripted_auto_tool", "POST", chat, {"model": model, "messages": _user("Weather?"), "tools": [WEATHER]}),
-        ("scripted_text", "POST", chat, {"model": model, "messages": _user("Weather?"), "tools": [WEATHER], "tool_choice": "none"}),
+        (
+            "scripted_text",
+            "POST",
+            chat,
+            {"model": model, "messages": _user("Weather?"), "tools": [WEATHER], "tool_choice": "none"},
+        ),
         ("scripted_stream", "POST", chat, {"model": model, "messages": _user("Hi"), "stream": True, "tools": [WEATHER]}),
         ("scripted_models", "GET", "/models", None),
     ]
