@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.engine import DecodeOptions, ModelRef, load_engine
+from localjudge.engine.base import Message
 from localjudge.engine.server import ServerEngine
 from localjudge.errors import ModelError, ModelNotFoundError
 from localjudge.formats import FourLine, YesNoJSON
@@ -105,3 +106,14 @@ def test_an_unreachable_server_is_a_one_line_model_error():
 def test_a_model_the_server_does_not_serve_is_named(judge_server):
     with pytest.raises(ModelNotFoundError, match="does not serve 'gpt-4o'; it serves: smollm2-135m"):
         ModelRef(f"server:{judge_server.url}#gpt-4o").identity()
+
+
+def test_a_reasoning_request_reports_the_servers_reasoning_tokens_as_the_local_engine_counts_them(spec, engine):
+    """The remote's `completion_tokens_details.reasoning_tokens` is the generation's `n_reasoning_tokens`:
+    the same count the local engine gives for the same think block (8 tokens and its two markers)."""
+    msgs = [Message(role="user", content="Is Paris the capital of France? Answer yes or no.")]
+    opts = DecodeOptions(think_tokens=8)
+    remote = load_engine(spec).generate(msgs, YesNoJSON(), opts)
+    local = engine.generate(msgs, YesNoJSON(), opts)
+    assert remote.n_reasoning_tokens == local.n_reasoning_tokens > 8
+    assert remote.n_reasoning_tokens < remote.n_output_tokens

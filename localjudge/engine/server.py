@@ -3,8 +3,11 @@
 Another `localjudge serve` (say on a GPU box), llama.cpp's `llama-server`, vLLM, ... Each request
 sends the judge's format as `response_format` json_schema where the format has one (`json_schema()`:
 exactly the values its regex allows), plain text otherwise (line formats), with `max_tokens` = the
-format's budget; every answer goes through the same parse layer as in-process generations, so an
-answer that does not parse is an unscored result with the reason. With `--probs` it asks for
+format's budget (a reasoning judge's `think_tokens` go out as localjudge serve's `think_tokens` extension,
+their budget on top). The usage the server reports (prompt, cached, completion tokens, and of these the
+reasoning ones) is the generation's, as the local engine counts it. Every answer goes through the same
+parse layer as in-process generations, so an answer that does not parse is an unscored result with the
+reason. With `--probs` it asks for
 `top_logprobs` and builds the choice points from them (probability-weighted scores), when the server
 returns logprobs.
 
@@ -41,6 +44,7 @@ from .capabilities import Capability
 
 REPORTED = ("id", "owned_by", "root", "parent", "max_model_len", "meta", "localjudge")  # what enters the identity
 TOP_LOGPROBS = 20
+THINK_MARKERS = 16  # max_tokens allowance for the two think markers, in any tokenizer (the server counts them in)
 
 
 class ServerRequestError(RuntimeError):
@@ -234,6 +238,9 @@ class ServerEngine:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": fmt.kind, "schema": schema, "strict": True}}
         if options.probs:
             body["logprobs"], body["top_logprobs"] = True, TOP_LOGPROBS
+        if options.think_tokens:  # localjudge serve's extension; max_tokens bounds the think block and the answer
+            body["think_tokens"] = options.think_tokens
+            body["max_tokens"] += options.think_tokens + THINK_MARKERS
         return body
 
     def generate(self, messages: Sequence[Message], fmt: OutputFormat, options: DecodeOptions | None = None) -> Generation:
@@ -285,6 +292,7 @@ class ServerEngine:
         text = text if isinstance(text, str) else ""
         usage = answer.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
         finish = choice.get("finish_reason")
         structured = "response_format" in body
         stops: dict[Any, Literal["final", "eos", "max_tokens"]] = {
@@ -300,6 +308,7 @@ class ServerEngine:
             n_prompt_tokens=int(usage.get("prompt_tokens") or 0),
             n_cached_prompt_tokens=int(cached),
             n_output_tokens=int(usage.get("completion_tokens") or len(tokens)),
+            n_reasoning_tokens=int(reasoning),
             stop_reason=stop,
             decode_ms=ms,
             total_ms=ms,

@@ -3,9 +3,12 @@
     from localjudge.serve import ServeConfig, serve
     serve(load_engine(), host="127.0.0.1", port=8000, config=ServeConfig(api_key=None))
 
-Layout: `protocol.py` (requests, plans, responses), `formats.py` (schema formats, LRU, sandboxed
-compile), `sandbox.py` (the child process that builds an automaton under limits), `errors.py`
-(OpenAI-shaped errors), `app.py` (the Starlette app), `run.py` (uvicorn, binding, clean shutdown).
+Layout: `wire.py` (request and answer bodies as pydantic models), `protocol.py` (a request as a plan),
+`answer.py` (a generation as the answer), `routes.py` (the endpoints: handlers and their table),
+`openapi.py` (the document, generated from that table and the models), `formats.py` (schema formats, LRU,
+sandboxed compile), `sandbox.py` (the child process that builds an automaton under limits), `errors.py`
+(OpenAI-shaped errors), `app.py` (the server's state, the Starlette app), `run.py` (uvicorn, binding,
+clean shutdown).
 Needs the `serve` extra (starlette, uvicorn); nothing here is imported by `localjudge --help`.
 """
 

@@ -1,4 +1,5 @@
-"""The ASGI app: `GET /health`, `GET /v1/models`, `POST /v1/chat/completions` (JSON or SSE).
+"""The ASGI app: the server's state and the wiring of its endpoints (`routes.py`: `GET /health`,
+`GET /v1/models`, `POST /v1/chat/completions` as JSON or SSE) and of `GET /openapi.json` (`openapi.py`).
 
 Built on Starlette alone (see docs/architecture.md for why): each request is read with a size limit,
 parsed into a `protocol.Plan`, its format built and compiled (`formats.FormatCache`), then handed to
@@ -12,33 +13,31 @@ bug, logged with its traceback.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
 from ..engine.capabilities import Capability, capabilities_of
-from ..engine.worker import EngineWorker, WorkerBusy
+from ..engine.worker import EngineWorker
 from ..errors import PromptTooLongError
-from ..formats import OutputFormat, PlainText, SchemaError
+from ..formats import OutputFormat, PlainText
 from ..formats.text import DEFAULT_TEXT_TOKENS
-from ..http_limits import BodyError, ClientGone, loads_strict, read_body
 from . import protocol
-from .errors import APIError, bad_request, from_exception
+from .errors import APIError, bad_request
 from .formats import JSON_OBJECT, FormatCache
-from .sandbox import CompileRefused
-from .stream import stream_chunks
 
 log = logging.getLogger("localjudge.serve")
 
@@ -201,279 +200,43 @@ class ServerState:
         return self.worker.call(start)
 
 
-# ---------------------------------------------------------------------------------------- helpers
-
-
-def _error(e: APIError) -> JSONResponse:
-    return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
-
-
-def _check_key(state: ServerState, request: Request) -> None:
-    key = state.config.api_key
-    if key is None:
-        return
-    auth = request.headers.get("authorization", "")
-    scheme, _, given = auth.partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        raise APIError(
-            401,
-            "missing API key: send the header 'Authorization: Bearer <key>' (the key given to localjudge serve --api-key)",
-            type="invalid_request_error",
-            code="invalid_api_key",
-        )
-    if not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), key.encode("utf-8")):
-        raise APIError(401, "incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
-
-
-CLOSE = {"Connection": "close"}
-
-
-async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
-    """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
-    server begins shutting down first; `ClientGone` when the client leaves): `http_limits.read_body`."""
-    try:
-        data = await read_body(request, limit, timeout, stopping)
-    except BodyError as e:
-        if e.status >= 500:
-            raise APIError(e.status, e.message, type="server_error", headers=CLOSE) from None
-        raise APIError(e.status, e.message, code=e.code, headers=CLOSE if e.status == 408 else None) from None
-    try:
-        return loads_strict(data)
-    except BodyError as e:
-        raise bad_request(f"{e.message}; send a JSON object") from None
-
-
-async def _disconnected(request: Request) -> None:
-    """Returns when the client has gone away (the body must be read already)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
-    loop.call_soon_threadsafe(fn)
-
-
-# ---------------------------------------------------------------------------------------- routes
+# ---------------------------------------------------------------------------------------- the app
 
 
 def create_app(state: ServerState) -> Any:
-    """The ASGI app serving `state` (the worker is closed when the app shuts down), behind the `Guard`
+    """The ASGI app serving `state` (the worker is closed when the app shuts down): the routes of
+    `routes.ENDPOINTS` (and their aliases) and `GET /openapi.json` describing them, behind the `Guard`
     (Host allow-list, Origin, JSON-only POSTs)."""
     from .guard import Guard
-
-    async def health(request: Request) -> Response:
-        if state.config.api_key is not None:
-            try:
-                _check_key(state, request)
-            except APIError:  # without the key: liveness only
-                return JSONResponse({"status": "ok"})
-        c = state.counters
-        return JSONResponse(
-            {
-                "status": "ok",
-                "model": state.model_name,
-                "in_flight": state.worker.pending,
-                "completed": c.completed,
-                "cancelled": c.cancelled,
-                "refused_busy": c.refused_busy,
-                "errors": c.errors,
-                "schemas_compiled": state.formats.compiled,
-                "compiles_waiting": state.formats.waiting,
-                "uptime_s": round(time.time() - c.started, 1),
-            }
-        )
-
-    def model_entry() -> dict[str, Any]:
-        from .. import __version__
-
-        ident = state.identity
-        return {
-            "id": state.model_name,
-            "object": "model",
-            "created": int(state.counters.started),
-            "owned_by": "localjudge",
-            "localjudge": {
-                "version": __version__,
-                "backend": ident.backend,
-                "model_id": ident.model_id,
-                "digest": ident.digest,
-                "settings": ident.settings,
-                "n_ctx": state.engine.n_ctx,
-            },
-        }
-
-    async def models(request: Request) -> Response:
-        try:
-            _check_key(state, request)
-        except APIError as e:
-            return _error(e)
-        return JSONResponse({"object": "list", "data": [model_entry()]})
-
-    async def model(request: Request) -> Response:
-        try:
-            _check_key(state, request)
-            name = request.path_params["name"]
-            if name != state.model_name:
-                raise APIError(
-                    404, f"the model {name!r} does not exist; this server serves {state.model_name!r}", code="model_not_found"
-                )
-        except APIError as e:
-            return _error(e)
-        return JSONResponse(model_entry())
-
-    async def chat(request: Request) -> Response:
-        try:
-            return await _chat(state, request)
-        except APIError as e:
-            if e.status == 429:
-                state.counters.refused_busy += 1
-            return _error(e)
-        except ClientGone:  # a normal event: no traceback, not an error
-            state.counters.cancelled += 1
-            return Response(status_code=499)
-        except Exception as e:  # noqa: BLE001 - mapped, or a bug (500)
-            api = from_exception(e)
-            if api is not None:
-                return _error(api)
-            state.counters.errors += 1
-            log.exception("unexpected error serving a chat completion")
-            return _error(APIError(500, f"internal error ({type(e).__name__}); see the server log", type="server_error"))
+    from .routes import ENDPOINTS, error
 
     async def openapi(request: Request) -> Response:
         from .. import __version__
         from .openapi import document
 
-        return JSONResponse(document(state.model_name, __version__))
+        return JSONResponse(document(ENDPOINTS, state.model_name, __version__))
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        status = getattr(exc, "status_code", 404)
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
         what = "method not allowed" if status == 405 else "no such endpoint"
-        return _error(APIError(status, f"{what}: {request.method} {request.url.path}; see GET /v1/models", code="not_found"))
+        return error(APIError(status, f"{what}: {request.method} {request.url.path}; see GET /v1/models", code="not_found"))
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.exception("unexpected error", exc_info=exc)
-        return _error(APIError(500, f"internal error ({type(exc).__name__}); see the server log", type="server_error"))
+        return error(APIError(500, f"internal error ({type(exc).__name__}); see the server log", type="server_error"))
 
-    async def startup() -> None:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state.stopping = asyncio.Event()
         if state.config.precompile and state.pieces is not None:
             fmt = state.formats.get(JSON_OBJECT, "json_object")
             state.precompile = asyncio.ensure_future(state.formats.ready(fmt, trusted=True))
-
-    async def shutdown() -> None:
+        yield
         await asyncio.to_thread(state.worker.close, True)
 
-    from contextlib import asynccontextmanager
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await startup()
-        yield
-        await shutdown()
-
-    routes = [
-        Route("/health", health, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/models/{name:path}", model, methods=["GET"]),
-        Route("/v1/chat/completions", chat, methods=["POST"]),
-        Route("/models", models, methods=["GET"]),
-        Route("/chat/completions", chat, methods=["POST"]),
-    ]
-    app = Starlette(
-        routes=routes,
-        lifespan=lifespan,
-        exception_handlers={HTTPException: not_found, Exception: server_error},
-    )
+    routes = [Route("/openapi.json", openapi, methods=["GET"])]
+    for e in ENDPOINTS:
+        for path in (e.path, *e.aliases):
+            routes.append(Route(e.route(path), partial(e.handler, state), methods=[e.method]))
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: not_found, Exception: server_error})
     return Guard(app, state.config.allowed_hosts, state.config.cors_origins)
-
-
-async def _chat(state: ServerState, request: Request) -> Response:
-    _check_key(state, request)
-    body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
-    req = protocol.parse_request(body)
-    if req.model != state.model_name:
-        raise APIError(
-            404,
-            f"the model {req.model!r} does not exist; this server serves {state.model_name!r}",
-            param="model",
-            code="model_not_found",
-        )
-    # checking the schemas a request carries is bounded work, but work: never on the event loop
-    p = await asyncio.to_thread(protocol.plan, req, field_tokens=state.config.field_tokens)
-    chars = sum(len(m.content) for m in p.messages)
-    if chars > state.max_prompt_chars:
-        raise APIError(
-            400,
-            f"the messages are {chars} characters, more than fit this model's {state.engine.n_ctx}-token context; shorten them",
-            param="messages",
-            code="context_length_exceeded",
-        )
-    busy = state.worker.pending + state.formats.waiting
-    if busy >= state.config.max_pending:  # requests waiting on a compile count toward the limit too
-        msg = f"{busy} requests are already queued or compiling (limit {state.config.max_pending})"
-        raise from_exception(WorkerBusy(msg)) or APIError(429, msg)
-    if p.schema is None:
-        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
-    else:
-        param = "tools" if p.tool_mode != "none" else "response_format"
-        try:
-            # expanding a schema is bounded, but it is still work: never on the event loop
-            fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
-            await state.formats.ready(fmt)
-        except SchemaError as e:
-            raise bad_request(str(e), param=param) from None
-        except CompileRefused as e:
-            raise bad_request(f"response schema refused: {e}", param=param) from None
-    loop = asyncio.get_running_loop()
-    cancel = threading.Event()
-    accepted = asyncio.Event()
-    tokens: asyncio.Queue[list[TokenInfo]] | None = asyncio.Queue() if p.stream else None
-
-    def on_tokens(new: list[TokenInfo]) -> None:
-        assert tokens is not None
-        loop.call_soon_threadsafe(tokens.put_nowait, new)
-
-    try:
-        fut = state.submit(p, fmt, cancel, on_tokens if p.stream else None, lambda: _call_soon(loop, accepted.set))
-    except Exception as e:
-        raise from_exception(e) or e from None
-    afut: asyncio.Future[Any] = asyncio.wrap_future(fut)
-    gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(request))
-    cid = protocol.completion_id()
-    if not p.stream:
-        try:
-            await asyncio.wait([afut, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not afut.done():  # the client went away: stop its generation, free its slot
-                cancel.set()
-                state.counters.cancelled += 1
-                return Response(status_code=499)
-        finally:
-            gone.cancel()
-        gen = afut.result()  # an exception here is mapped by the caller
-        if gen.stop_reason == "cancelled":
-            state.counters.cancelled += 1
-        else:
-            state.counters.completed += 1
-        return JSONResponse(protocol.completion(p, gen, cid, state.model_name, state.fingerprint, state.pieces))
-    # streaming: wait until the request is accepted (its errors are still plain JSON answers), then stream
-    started: asyncio.Future[Any] = asyncio.ensure_future(accepted.wait())
-    try:
-        await asyncio.wait([afut, started, gone], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        started.cancel()
-    if gone.done() and not afut.done():
-        cancel.set()
-        state.counters.cancelled += 1
-        return Response(status_code=499)
-    if afut.done() and afut.exception() is not None:
-        gone.cancel()
-        afut.result()  # raises: mapped by the caller
-    assert tokens is not None
-    return StreamingResponse(
-        stream_chunks(state, p, afut, tokens, cancel, gone, cid),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )

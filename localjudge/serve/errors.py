@@ -12,6 +12,7 @@ from typing import Any
 from ..engine.base import GenerationCancelled
 from ..engine.worker import WorkerBusy, WorkerClosed
 from ..errors import ChatTemplateError, ConstraintError, InputError, PromptTooLongError
+from .wire import ErrorBody, ErrorDetail
 
 
 class APIError(Exception):
@@ -30,9 +31,13 @@ class APIError(Exception):
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
         self.headers = headers or {}
 
+    def wire(self) -> ErrorBody:
+        """The answer: `{"error": {...}}`."""
+        return ErrorBody(error=ErrorDetail(message=self.message, type=self.type, param=self.param, code=self.code))
+
     def body(self) -> dict[str, Any]:
-        """The JSON body: `{"error": {...}}`."""
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        """The JSON body of `wire()`."""
+        return self.wire().body()
 
 
 def bad_request(message: str, param: str | None = None, code: str | None = None) -> APIError:

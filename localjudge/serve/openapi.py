@@ -1,212 +1,102 @@
-"""The OpenAPI 3.1 document of the endpoints the server implements (`GET /openapi.json`).
-
-Written by hand from `protocol.ChatRequest` and the answers `app` gives, so that it says what the
-server does rather than what the OpenAI API allows: every status a route can answer (400 bad input,
-401 key, 404 model, 408 slow body, 413 body size, 415 content type, 429 busy, 503 shutting down or too
-many connections) with the OpenAI error body. tests/test_hostile_serve.py fuzzes the server from it
-with schemathesis and checks every answer against it.
+"""The OpenAPI 3.1 document of the endpoints the server implements (`GET /openapi.json`), generated from
+the table of endpoints (`routes.ENDPOINTS`) and their `wire` models, so that it says what the server does
+rather than what the OpenAI API allows: each body's schema is its model's, and every status a route can
+answer (400 bad input, 401 key, 404 model, 408 slow body, 413 body size, 415 content type, 429 busy, 503
+shutting down or too many connections) comes with the OpenAI error body. tests/test_hostile_serve.py fuzzes
+the server from it with schemathesis and checks every answer against it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from .protocol import MAX_MESSAGES, MAX_STOP, MAX_TOOLS
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
-_ERROR = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["message", "type", "param", "code"],
-            "properties": {
-                "message": {"type": "string"},
-                "type": {"type": "string"},
-                "param": {"type": ["string", "null"]},
-                "code": {"type": ["string", "null"]},
-            },
+from .wire import ErrorBody
+
+COMMON = (400, 503)  # the Host check (400) and the connection limit (503) apply to every route
+ERRORS = {
+    400: "bad input (names the parameter)",
+    401: "missing or wrong API key",
+    404: "no such model",
+    408: "the body did not arrive in time",
+    413: "the body is too large",
+    415: "the body is not application/json",
+    429: "busy: retry after Retry-After seconds",
+    503: "shutting down, or too many connections",
+}
+REF = "#/components/schemas/{model}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One documented route: its handler `(state, request) -> Response`, the model of its 200 body, the
+    statuses of its errors, the model of its request body (if any) and of its streamed chunks (if it streams)."""
+
+    method: Literal["GET", "POST"]
+    path: str  # OpenAPI's template: a parameter as {name}, one path segment
+    handler: Callable[..., Any]
+    operation_id: str
+    summary: str  # what the 200 answer is
+    answer: type[BaseModel]
+    errors: tuple[int, ...]
+    request: type[BaseModel] | None = None
+    stream: type[BaseModel] | None = None  # the chunk of `text/event-stream` answers (the request's `stream`)
+    path_param: str | None = None  # a {name} in `path` that may hold slashes (a model name)
+    aliases: tuple[str, ...] = ()  # the same route without /v1 (clients that add it themselves)
+
+    def route(self, path: str) -> str:
+        """Starlette's template of `path`: a path parameter may span segments."""
+        return path.replace(f"{{{self.path_param}}}", f"{{{self.path_param}:path}}") if self.path_param else path
+
+
+def schemas(endpoints: Iterable[Endpoint]) -> tuple[dict[Any, Any], dict[str, Any]]:
+    """The `$ref` of each model the endpoints use, and the component schemas they point to."""
+    models: list[type[BaseModel]] = [ErrorBody]
+    for e in endpoints:
+        models += [m for m in (e.answer, e.request, e.stream) if m is not None and m not in models]
+    refs, defs = models_json_schema([(m, "validation") for m in models], ref_template=REF)
+    return refs, defs.get("$defs", {})
+
+
+def _json(ref: dict[str, Any], what: str) -> dict[str, Any]:
+    return {"description": what, "content": {"application/json": {"schema": ref}}}
+
+
+def _operation(e: Endpoint, refs: dict[Any, Any], model_name: str) -> dict[str, Any]:
+    ok = _json(refs[e.answer, "validation"], e.summary)
+    if e.stream is not None:
+        ok["description"] += "; server-sent events of chunks when stream is true"
+        ok["content"]["text/event-stream"] = {
+            "schema": {"type": "string", "description": f"`data: <{e.stream.__name__}>` events, then `data: [DONE]`"}
         }
-    },
-}
-_MESSAGE = {
-    "type": "object",
-    "required": ["role"],
-    "properties": {
-        "role": {"enum": ["system", "developer", "user", "assistant", "tool", "function"]},
-        "content": {
-            "anyOf": [
-                {"type": "string"},
-                {"type": "null"},
-                {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
-                    },
-                },
-            ]
-        },
-        "name": {"type": ["string", "null"]},
-        "tool_call_id": {"type": ["string", "null"]},
-    },
-}
-_TOOL = {
-    "type": "object",
-    "required": ["type", "function"],
-    "properties": {
-        "type": {"const": "function"},
-        "function": {
-            "type": "object",
-            "required": ["name"],
-            "properties": {
-                "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
-                "description": {"type": ["string", "null"]},
-                "parameters": {"type": ["object", "null"]},
-            },
-        },
-    },
-}
-_CHAT_REQUEST = {
-    "type": "object",
-    "required": ["model", "messages"],
-    "properties": {
-        "model": {"type": "string", "minLength": 1},
-        "messages": {"type": "array", "minItems": 1, "maxItems": MAX_MESSAGES, "items": _MESSAGE},
-        "max_tokens": {"type": ["integer", "null"], "minimum": 1},
-        "max_completion_tokens": {"type": ["integer", "null"], "minimum": 1},
-        "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
-        "top_p": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "seed": {"type": ["integer", "null"]},
-        "stop": {
-            "anyOf": [
-                {"type": "string"},
-                {"type": "array", "items": {"type": "string"}, "maxItems": MAX_STOP},
-                {"type": "null"},
-            ]
-        },
-        "n": {"type": ["integer", "null"], "minimum": 1},
-        "stream": {"type": ["boolean", "null"]},
-        "logprobs": {"type": ["boolean", "null"]},
-        "top_logprobs": {"type": ["integer", "null"], "minimum": 0, "maximum": 20},
-        "response_format": {"type": ["object", "null"]},
-        "tools": {"type": ["array", "null"], "maxItems": MAX_TOOLS, "items": _TOOL},
-        "tool_choice": {"anyOf": [{"type": "string"}, {"type": "object"}, {"type": "null"}]},
-    },
-}
-_COMPLETION = {
-    "type": "object",
-    "required": ["id", "object", "created", "model", "choices", "usage"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "chat.completion"},
-        "created": {"type": "integer"},
-        "model": {"type": "string"},
-        "system_fingerprint": {"type": "string"},
-        "choices": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["index", "message", "finish_reason"],
-                "properties": {
-                    "index": {"type": "integer"},
-                    "message": {"type": "object", "required": ["role"]},
-                    "finish_reason": {"enum": ["stop", "length", "tool_calls"]},
-                },
-            },
-        },
-        "usage": {"type": "object", "required": ["prompt_tokens", "completion_tokens", "total_tokens"]},
-    },
-}
-_MODEL = {"type": "object", "required": ["id", "object", "owned_by"], "properties": {"id": {"type": "string"}}}
-_HEALTH = {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}
-
-
-def _json(schema: dict[str, Any], what: str) -> dict[str, Any]:
-    return {"description": what, "content": {"application/json": {"schema": schema}}}
-
-
-def _errors(*statuses: int) -> dict[str, Any]:
-    words = {
-        400: "bad input (names the parameter)",
-        401: "missing or wrong API key",
-        404: "no such model",
-        408: "the body did not arrive in time",
-        413: "the body is too large",
-        415: "the body is not application/json",
-        429: "busy: retry after Retry-After seconds",
-        503: "shutting down, or too many connections",
-    }
-    return {str(s): _json({"$ref": "#/components/schemas/Error"}, words[s]) for s in statuses}
-
-
-def document(model_name: str, version: str) -> dict[str, Any]:
-    """The OpenAPI document of a server serving `model_name`."""
-    common = (400, 503)  # Host check (400) and connection limit (503) apply to every route
-    chat = {
-        "post": {
-            "operationId": "createChatCompletion",
-            "summary": "A chat completion: free text, JSON schema (response_format) or a tool call",
-            "requestBody": {
-                "required": True,
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": "#/components/schemas/ChatRequest"},
-                        "example": {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2},
-                    }
-                },
-            },
-            "responses": {
-                "200": {
-                    "description": "the completion (JSON), or server-sent events when stream is true",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/ChatCompletion"}},
-                        "text/event-stream": {"schema": {"type": "string"}},
-                    },
-                },
-                **_errors(*common, 401, 404, 408, 413, 415, 429),
-            },
+    op: dict[str, Any] = {"operationId": e.operation_id, "summary": e.summary}
+    if e.path_param:
+        op["parameters"] = [{"name": e.path_param, "in": "path", "required": True, "schema": {"type": "string"}}]
+    if e.request is not None:
+        example = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+        op["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": refs[e.request, "validation"], "example": example}},
         }
-    }
-    models = {
-        "get": {
-            "operationId": "listModels",
-            "responses": {
-                "200": _json(
-                    {"type": "object", "required": ["data"], "properties": {"data": {"type": "array", "items": _MODEL}}},
-                    "the served model",
-                ),
-                **_errors(*common, 401),
-            },
-        }
-    }
-    model = {
-        "get": {
-            "operationId": "retrieveModel",
-            "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": _json(_MODEL, "the served model"), **_errors(*common, 401, 404)},
-        }
-    }
+    error = refs[ErrorBody, "validation"]
+    op["responses"] = {"200": ok, **{str(s): _json(error, ERRORS[s]) for s in e.errors}}
+    return op
+
+
+def document(endpoints: Iterable[Endpoint], model_name: str, version: str) -> dict[str, Any]:
+    """The OpenAPI document of `endpoints` on a server serving `model_name`."""
+    endpoints = list(endpoints)
+    refs, components = schemas(endpoints)
+    paths: dict[str, dict[str, Any]] = {}
+    for e in endpoints:
+        paths.setdefault(e.path, {})[e.method.lower()] = _operation(e, refs, model_name)
     return {
         "openapi": "3.1.0",
         "info": {"title": "localjudge serve", "version": version, "description": f"Serving {model_name}"},
-        "paths": {
-            "/health": {
-                "get": {
-                    "operationId": "health",
-                    "responses": {"200": _json(_HEALTH, "liveness (counters too, with the key)"), **_errors(*common)},
-                }
-            },
-            "/v1/models": models,
-            "/v1/models/{name}": model,
-            "/v1/chat/completions": chat,
-        },
-        "components": {
-            "schemas": {
-                "Error": _ERROR,
-                "ChatRequest": _CHAT_REQUEST,
-                "ChatCompletion": _COMPLETION,
-            },
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
+        "paths": paths,
+        "components": {"schemas": components, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }

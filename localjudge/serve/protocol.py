@@ -1,5 +1,5 @@
-"""The OpenAI chat-completions protocol: the request as typed models, what it asks of the engine (a
-`Plan`: messages, output format, decode options, tool mode), and the response objects.
+"""The OpenAI chat-completions protocol: what a request (`wire.ChatRequest`) asks of the engine (a `Plan`:
+messages, output format, decode options, tool mode). `answer.py` turns the generation into the answer.
 
 What a request asks for decides the output format:
   * `tools` with `tool_choice` naming a function: its `parameters` schema (the answer is a tool call);
@@ -15,106 +15,16 @@ Tools are shown to the model in a system message (its chat template need not kno
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from ..engine.base import GenerateOptions, Generation, Message
+from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
-from ..formats.base import json_objects
-from ..formats.json_schema import validate
 from .errors import bad_request
 from .validate import check_schema, check_text
-
-MAX_MESSAGES = 1024
-MAX_STOP = 16
-MAX_TOOLS = 128
-FINISH = {"eos": "stop", "final": "stop", "stop": "stop", "scripted": "stop", "budget": "length", "max_tokens": "length"}
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class FunctionCall(_Lenient):
-    """A tool call's function in an assistant message: name and JSON arguments text."""
-
-    name: str
-    arguments: str = ""
-
-
-class ToolCallIn(_Lenient):
-    """A tool call in an assistant message of the conversation."""
-
-    id: str | None = None
-    type: str = "function"
-    function: FunctionCall
-
-
-class ChatMessage(_Lenient):
-    """One message of the conversation (text content, or text content parts)."""
-
-    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[dict[str, Any]] | None = None
-    name: str | None = None
-    tool_calls: list[ToolCallIn] | None = None
-    tool_call_id: str | None = None
-
-
-class FunctionDef(_Lenient):
-    """A function the model may call: name, description, parameters schema."""
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    description: str | None = None
-    parameters: dict[str, Any] | None = None
-
-
-class Tool(_Lenient):
-    """A tool of the request (functions only)."""
-
-    type: Literal["function"]
-    function: FunctionDef
-
-
-class StreamOptions(_Lenient):
-    """`stream_options`: whether the last chunk carries the usage counts."""
-
-    include_usage: bool = False
-
-
-class ChatRequest(_Lenient):
-    """POST /v1/chat/completions. Unknown keys are ignored; keys that would change the output and are not
-    implemented (penalties, logit_bias, n > 1, functions) are refused by `plan`."""
-
-    model: str = Field(min_length=1)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
-    temperature: float | None = Field(None, ge=0, le=2)
-    top_p: float | None = Field(None, ge=0, le=1)
-    seed: int | None = None
-    stop: str | list[str] | None = None
-    n: int | None = Field(None, ge=1)
-    stream: bool | None = None
-    stream_options: StreamOptions | None = None
-    logprobs: bool | None = None
-    top_logprobs: int | None = Field(None, ge=0, le=20)
-    response_format: dict[str, Any] | None = None
-    tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
-    tool_choice: str | dict[str, Any] | None = None
-    parallel_tool_calls: bool | None = None
-    frequency_penalty: float | None = None
-    presence_penalty: float | None = None
-    logit_bias: dict[str, Any] | None = None
-    functions: Any = None
-    function_call: Any = None
-    # extension (like llama.cpp's reasoning_format): think in free text inside <think>...</think> for at most
-    # N tokens before the constrained answer; the think text comes back as message.reasoning_content. As for
-    # OpenAI's reasoning models, max_tokens bounds the think block and the answer together
-    think_tokens: int | None = Field(None, ge=0, le=8192)
+from .wire import MAX_STOP, ChatRequest, FunctionDef
 
 
 def parse_request(data: Any) -> ChatRequest:
@@ -393,120 +303,3 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
     raise bad_request(
         f"response_format.type: {kind!r} is not supported; use text, json_object, json_schema or grammar", param="response_format"
     )
-
-
-# -------------------------------------------------------------------------------------- the answer
-
-
-def completion_id() -> str:
-    """A fresh chat completion id."""
-    return "chatcmpl-" + uuid.uuid4().hex
-
-
-def tool_calls(p: Plan, text: str) -> list[dict[str, Any]] | None:
-    """The tool call the output makes (OpenAI `tool_calls`), or None when it is not a call."""
-    if p.tool_mode == "named":
-        assert p.named is not None
-        return [_call(p.named, text)]
-    if p.tool_mode not in ("required", "auto"):
-        return None
-    for obj in json_objects(text):
-        name, args = obj.get("name"), obj.get("arguments")
-        if name in p.tools and isinstance(args, dict):
-            params = p.tools[name].parameters
-            try:
-                if p.tool_mode == "auto" and params and validate(args, params, params) is not None:
-                    continue
-            except (RecursionError, TypeError):  # a schema past the checks: the text is not a call
-                continue
-            return [_call(name, json.dumps(args, ensure_ascii=False))]
-    return None
-
-
-def _call(name: str, arguments: str) -> dict[str, Any]:
-    return {"id": "call_" + uuid.uuid4().hex[:24], "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def token_logprob(gen_token: Any, pieces: list[bytes] | None, with_top: int) -> dict[str, Any]:
-    """One output token in OpenAI's logprobs shape. A token the format forced has probability 1 (logprob 0)."""
-    raw = pieces[gen_token.id] if pieces is not None else gen_token.text.encode()
-    lp = gen_token.logprob if gen_token.logprob is not None else 0.0
-    out: dict[str, Any] = {"token": raw.decode("utf-8", "replace"), "logprob": lp, "bytes": list(raw)}
-    if with_top:
-        top = gen_token.top if gen_token.top is not None else [(gen_token.id, 0.0)]
-        alts = []
-        for tid, tlp in top[:with_top]:
-            b = pieces[tid] if pieces is not None else b""
-            alts.append({"token": b.decode("utf-8", "replace"), "logprob": tlp, "bytes": list(b)})
-        out["top_logprobs"] = alts
-    else:
-        out["top_logprobs"] = []
-    return out
-
-
-def usage(gen: Generation) -> dict[str, Any]:
-    """Token counts, as OpenAI reports them for reasoning models: prompt (cached part too), completion (the
-    think block and the answer: never more than max_tokens), of which reasoning (the think block, markers
-    included), total."""
-    return {
-        "prompt_tokens": gen.n_prompt_tokens,
-        "completion_tokens": gen.n_output_tokens,
-        "total_tokens": gen.n_prompt_tokens + gen.n_output_tokens,
-        "prompt_tokens_details": {"cached_tokens": gen.n_cached_prompt_tokens},
-        "completion_tokens_details": {"reasoning_tokens": gen.n_reasoning_tokens},
-    }
-
-
-def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> dict[str, Any]:
-    """The whole answer (non-streaming)."""
-    from .reasoning import split_reasoning
-
-    reasoning, text = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
-    calls = tool_calls(p, text)
-    message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
-    if p.options.think_tokens:
-        message["reasoning_content"] = reasoning
-    if calls:
-        message["tool_calls"] = calls
-    logprobs = None
-    if p.logprobs:
-        logprobs = {"content": [token_logprob(t, pieces, p.top_logprobs) for t in gen.tokens], "refusal": None}
-    return {
-        "id": cid,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "system_fingerprint": fingerprint,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": logprobs,
-                "finish_reason": "tool_calls" if calls else FINISH.get(gen.stop_reason, "stop"),
-            }
-        ],
-        "usage": usage(gen),
-    }
-
-
-def chunk(cid: str, model: str, fingerprint: str, delta: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
-    """One streaming chunk (`delta` None: the usage-only chunk with no choices)."""
-    out: dict[str, Any] = {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-        "system_fingerprint": fingerprint,
-        "choices": [],
-    }
-    if delta is not None:
-        out["choices"] = [
-            {
-                "index": 0,
-                "delta": delta,
-                "logprobs": extra.pop("logprobs", None),
-                "finish_reason": extra.pop("finish_reason", None),
-            }
-        ]
-    out.update(extra)
-    return out

@@ -19,8 +19,10 @@ from typing import Any, Protocol
 
 from ..engine.base import TokenInfo
 from . import protocol
+from .answer import chunk, finish_reason, logprobs, tool_calls, usage
 from .errors import APIError, from_exception
 from .reasoning import ThinkSplit, split_reasoning
+from .wire import Delta, ToolCallDelta, Wire
 
 
 class ServerState(Protocol):
@@ -35,9 +37,9 @@ class ServerState(Protocol):
 log = logging.getLogger("localjudge.serve")
 
 
-def sse(obj: Any) -> bytes:
-    """One server-sent event carrying `obj` as JSON."""
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n\n"
+def sse(obj: Wire) -> bytes:
+    """One server-sent event carrying `obj` as JSON (json.dumps' default separators, unlike a JSON body)."""
+    return b"data: " + json.dumps(obj.body(), ensure_ascii=False).encode("utf-8") + b"\n\n"
 
 
 async def stream_chunks(
@@ -61,7 +63,7 @@ async def stream_chunks(
     as_text = p.tool_mode in ("none",)  # tool answers are sent whole at the end
     finished = False
     try:
-        yield sse(protocol.chunk(cid, name, fp, {"role": "assistant", "content": ""}))
+        yield sse(chunk(cid, name, fp, Delta(role="assistant", content="")))
         while True:
             getter: asyncio.Future[Any] = asyncio.ensure_future(tokens.get())
             await asyncio.wait([getter, afut, gone], return_when=asyncio.FIRST_COMPLETED)
@@ -78,36 +80,33 @@ async def stream_chunks(
                 reasoning, content = split.parts(text)
             else:
                 reasoning, content = "", text[: max(0, len(text) - hold)]
-            delta: dict[str, Any] = {}
+            delta = Delta()
             if len(reasoning) > said:
-                delta["reasoning_content"], said = reasoning[said:], len(reasoning)
+                delta.reasoning_content, said = reasoning[said:], len(reasoning)
             if as_text and len(content) > sent:
-                delta["content"], sent = content[sent:], len(content)
-            if as_text and new and p.logprobs and not delta:
-                delta["content"] = ""  # each token's logprobs go out as it arrives, text or not
-            if delta:
-                lp = None
-                if p.logprobs and new:
-                    lp = {"content": [protocol.token_logprob(t, state.pieces, p.top_logprobs) for t in new], "refusal": None}
-                yield sse(protocol.chunk(cid, name, fp, delta, logprobs=lp))
+                delta.content, sent = content[sent:], len(content)
+            if as_text and new and p.logprobs and not delta.model_fields_set:
+                delta.content = ""  # each token's logprobs go out as it arrives, text or not
+            if delta.model_fields_set:
+                lp = logprobs(new, state.pieces, p.top_logprobs) if p.logprobs and new else None
+                yield sse(chunk(cid, name, fp, delta, logprobs=lp))
             if afut.done() and tokens.empty():
                 break
         gen = afut.result()
         reasoning_all, answer = split_reasoning(gen.text) if thinks else (None, gen.text)
-        calls = protocol.tool_calls(p, answer)
-        last: dict[str, Any] = {}
+        calls = tool_calls(p, answer)
+        last = Delta()
         if reasoning_all is not None and len(reasoning_all) > said:
-            last["reasoning_content"] = reasoning_all[said:]
+            last.reasoning_content = reasoning_all[said:]
         if calls:
-            last["tool_calls"] = [{"index": 0, **c} for c in calls]
+            last.tool_calls = [ToolCallDelta(index=0, id=c.id, function=c.function) for c in calls]
         elif len(answer) > sent:
-            last["content"] = answer[sent:]
-        if last:
-            yield sse(protocol.chunk(cid, name, fp, last))
-        finish = "tool_calls" if calls else protocol.FINISH.get(gen.stop_reason, "stop")
-        yield sse(protocol.chunk(cid, name, fp, {}, finish_reason=finish))
+            last.content = answer[sent:]
+        if last.model_fields_set:
+            yield sse(chunk(cid, name, fp, last))
+        yield sse(chunk(cid, name, fp, Delta(), finish_reason=finish_reason(gen, calls)))
         if p.include_usage:
-            yield sse(protocol.chunk(cid, name, fp, None, usage=protocol.usage(gen)))
+            yield sse(chunk(cid, name, fp, None, usage=usage(gen)))
         yield b"data: [DONE]\n\n"
         finished = True
         state.counters.completed += 1
@@ -115,7 +114,7 @@ async def stream_chunks(
         api = from_exception(e) or APIError(500, f"internal error ({type(e).__name__})", type="server_error")
         if api.status >= 500:
             log.exception("error while streaming")
-        yield sse(api.body())
+        yield sse(api.wire())
         finished = True
     finally:
         gone.cancel()

@@ -1,0 +1,62 @@
+"""The view's JSON reads: the runs, a run's status with its trust figures, a page of rows, one row (results,
+labels, history), the agreement panel's figures."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..state import ViewState, int_param
+
+
+def runs(state: ViewState, request: Request) -> Response:
+    """GET /api/runs."""
+    return JSONResponse(state.runs.listing())
+
+
+def status(state: ViewState, request: Request) -> Response:
+    """GET /api/runs/{rid}/status: counts and progress, with the panel and cascade figures."""
+    from ..panels import run_figures
+
+    run = state.run_of(request)
+    return JSONResponse({**run.status(), "trust": run_figures(run.meta())})
+
+
+def rows(state: ViewState, request: Request) -> Response:
+    """GET /api/runs/{rid}/rows: one page of rows, filtered, searched and sorted."""
+    q = request.query_params
+    page = state.run_of(request).rows(
+        judge=q.get("judge") or None,
+        status=q.get("status") or None,
+        q=q.get("q") or None,
+        sort=q.get("sort") or "row",
+        page=int_param(request, "page", 1),
+        per=int_param(request, "per", 50),
+    )
+    return JSONResponse(page)
+
+
+def row(state: ViewState, request: Request) -> Response:
+    """GET /api/runs/{rid}/row/{row}: the row's results, each judge's label (or null), its history."""
+    run = state.run_of(request)
+    ri = int(request.path_params["row"])
+    results = run.results_of_row(ri)
+    if not results:
+        raise KeyError(f"row {ri}")
+    labels = run.labels()
+    return JSONResponse(
+        {
+            "results": [r.model_dump(mode="json") for r in results],
+            "labels": {
+                r.judge: (labels[(ri, r.judge)].model_dump(mode="json") if (ri, r.judge) in labels else None) for r in results
+            },
+            "history": [h.model_dump(mode="json") for h in run.history(ri)],
+        }
+    )
+
+
+def agreement(state: ViewState, request: Request) -> Response:
+    """GET /api/runs/{rid}/agreement?judge=J: the live agreement figures."""
+    from ..stats import agreement
+
+    return JSONResponse(agreement(state.run_of(request), request.query_params.get("judge", "")))
