@@ -29,6 +29,7 @@ def from_mlflow_store(
     import mlflow
     from mlflow import MlflowClient
 
+    mlflow.flush_trace_async_logging()  # traces this process logged are written before they are read
     client = MlflowClient(tracking_uri=tracking_uri)
     if experiment_ids is None:
         experiment_ids = [e.experiment_id for e in client.search_experiments()]
