@@ -35,7 +35,9 @@ CHAT = [
     {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"venue": "Chez Léa", "people": 2}'}}],
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"venue": "Chez Léa", "people": 2}'}}
+        ],
     },
     {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true, "time": "20:00"}'},
     {"role": "assistant", "content": "Booked for 2 at 8pm. They have vegan options."},

@@ -44,7 +44,11 @@ CASES = [
     ("duplicate_calls_expected_twice", [S, S], [S, S]),
     ("duplicate_called_once_expected_twice", [S], [S, S]),
     ("called_twice_expected_once", [S, S], [S]),
-    ("same_name_different_args_swapped", [tc("weather", city="Rome"), tc("weather", city="Oslo")], [tc("weather", city="Oslo"), tc("weather", city="Rome")]),
+    (
+        "same_name_different_args_swapped",
+        [tc("weather", city="Rome"), tc("weather", city="Oslo")],
+        [tc("weather", city="Oslo"), tc("weather", city="Rome")],
+    ),
     ("interleaved_extra_in_middle", [W, tc("log", msg="x"), S], [W, S]),
     ("bool_vs_string_arg", [tc("flag", on=True)], [tc("flag", on="True")]),
     ("none_arg", [tc("flag", on=None)], [tc("flag", on="None")]),
@@ -59,7 +63,10 @@ def ragas_score(called, expected, strict_order):
     from ragas.metrics._tool_call_accuracy import ToolCallAccuracy  # the class ragas.metrics re-exports
 
     sample = MultiTurnSample(
-        user_input=[HumanMessage(content="plan my day"), AIMessage(content="", tool_calls=[RToolCall(name=c.name, args=c.arguments) for c in called])],
+        user_input=[
+            HumanMessage(content="plan my day"),
+            AIMessage(content="", tool_calls=[RToolCall(name=c.name, args=c.arguments) for c in called]),
+        ],
         reference_tool_calls=[RToolCall(name=c.name, args=c.arguments) for c in expected],
     )
     metric = ToolCallAccuracy(strict_order=strict_order)

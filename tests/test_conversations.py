@@ -27,7 +27,11 @@ from localjudge.errors import InputError
 CHAT = [
     {"role": "system", "content": "You are a travel agent."},
     {"role": "user", "content": "Weather in Paris?"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "18C"},
     {"role": "assistant", "content": [{"type": "text", "text": "It is 18C."}]},
 ]
@@ -80,7 +84,10 @@ def test_mlflow_store_sessions_render_byte_for_byte_as_mlflow_session_judges(mlf
             judge = InstructionsJudge(name="j", instructions="Judge {{ conversation }}", model="openai:/x")
             assert conversation_text(conv, include_tool_calls=tools) == judge._safe_json_dumps(expected)
     tool_msgs = [m["content"] for m in mlflow_messages(convs[0], include_tool_calls=True) if m["role"] == "tool"]
-    assert tool_msgs == ["Tool: lookup\nInputs: {'city': 'Paris', 'days': 2}\nOutputs: {'city': 'Paris', 'forecast': ['sun', 'sun']}"] * 2
+    assert (
+        tool_msgs
+        == ["Tool: lookup\nInputs: {'city': 'Paris', 'days': 2}\nOutputs: {'city': 'Paris', 'forecast': ['sun', 'sun']}"] * 2
+    )
 
 
 def test_tool_renderings_equal_mlflow_formatting_functions():
@@ -89,10 +96,21 @@ def test_tool_renderings_equal_mlflow_formatting_functions():
     from mlflow.types.chat import ChatTool
 
     conv = from_messages(CHAT)
-    assert tool_calls_text(conv) == format_tools_called([FunctionCall(name="weather", arguments={"city": "Paris"}, outputs="18C")])
-    spec = {"type": "object", "properties": {"city": {"type": "string", "description": "a city"}, "days": {"type": "integer"}}, "required": ["city"]}
+    assert tool_calls_text(conv) == format_tools_called(
+        [FunctionCall(name="weather", arguments={"city": "Paris"}, outputs="18C")]
+    )
+    spec = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "a city"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    }
     tools = [ToolSpec(name="weather", description="forecast", parameters=spec), ToolSpec(name="now")]
-    theirs = [ChatTool(type="function", function={"name": t.name, "description": t.description or None, "parameters": t.parameters or None}) for t in tools]
+    theirs = [
+        ChatTool(
+            type="function", function={"name": t.name, "description": t.description or None, "parameters": t.parameters or None}
+        )
+        for t in tools
+    ]
     assert available_tools_text(tools) == format_available_tools(theirs)
     assert tool_calls_text(from_messages([])) == "No tools called" and available_tools_text([]) == "No tools available"
 
@@ -110,10 +128,19 @@ def test_openai_messages_read_into_turns_with_tool_calls_and_results():
         ([{"role": "bot", "content": "x"}], "messages[0].role: 'bot' is not one of"),
         ([{"role": "user"}], "messages[0].content: missing"),
         ([{"role": "user", "content": "a"}, {"role": "tool", "content": "r"}], "messages[1].tool_call_id: a tool message needs"),
-        ([{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}]}], "messages[0].tool_calls[0].function.arguments: not valid JSON"),
-        ([{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}], "arguments: a JSON list, not an object"),
+        (
+            [{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}]}],
+            "messages[0].tool_calls[0].function.arguments: not valid JSON",
+        ),
+        (
+            [{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}],
+            "arguments: a JSON list, not an object",
+        ),
         ([{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}], "messages[0].content[0]: a 'image_url' part"),
-        ([{"role": "user", "content": "x", "tool_calls": []}, {"role": "user", "content": "y", "extra": 1}], "messages[1]: unknown field(s) extra"),
+        (
+            [{"role": "user", "content": "x", "tool_calls": []}, {"role": "user", "content": "y", "extra": 1}],
+            "messages[1]: unknown field(s) extra",
+        ),
         ("[1, 2", "messages: not valid JSON"),
     ],
 )
@@ -156,7 +183,17 @@ def test_otel_genai_spans_give_the_last_model_calls_history_and_answer():
     conv = from_otel({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
     assert conv.id == "conv-9" and [t.role for t in conv.turns] == ["user", "assistant", "tool", "assistant"]
     assert conv.tool_calls()[0].name == "weather" and conv.turns[2].tool_call_id == "c1" and conv.turns[3].content == "It is 18C."
-    flat = {"traceId": "t2", "spanId": "b", "name": "llm", "attributes": {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hi", "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "hello"}}
+    flat = {
+        "traceId": "t2",
+        "spanId": "b",
+        "name": "llm",
+        "attributes": {
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": "hi",
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.content": "hello",
+        },
+    }
     assert [t.content for t in from_otel({"spans": [flat]}).turns] == ["hi", "hello"]
     with pytest.raises(InputError, match="no GenAI model-call span"):
         from_otel({"spans": [{"traceId": "t", "spanId": "s", "name": "x"}]})
@@ -171,13 +208,27 @@ def test_deepeval_and_ragas_objects_read_into_the_same_model():
     case = ConversationalTestCase(
         chatbot_role="travel agent",
         expected_outcome="weather given",
-        turns=[Turn(role="user", content="Weather?"), Turn(role="assistant", content="18C", tools_called=[ToolCall(name="weather", input_parameters={"city": "Paris"}, output="18C")])],
+        turns=[
+            Turn(role="user", content="Weather?"),
+            Turn(
+                role="assistant",
+                content="18C",
+                tools_called=[ToolCall(name="weather", input_parameters={"city": "Paris"}, output="18C")],
+            ),
+        ],
     )
     d = from_deepeval(case)
     assert d.persona == "travel agent" and d.expected_outcome == "weather given"
-    assert [t.role for t in d.turns] == ["user", "assistant", "tool", "assistant"] and d.tool_calls()[0].arguments == {"city": "Paris"}
+    assert [t.role for t in d.turns] == ["user", "assistant", "tool", "assistant"] and d.tool_calls()[0].arguments == {
+        "city": "Paris"
+    }
     sample = MultiTurnSample(
-        user_input=[HumanMessage(content="Weather?"), AIMessage(content="", tool_calls=[RToolCall(name="weather", args={"city": "Paris"})]), ToolMessage(content="18C"), AIMessage(content="18C")],
+        user_input=[
+            HumanMessage(content="Weather?"),
+            AIMessage(content="", tool_calls=[RToolCall(name="weather", args={"city": "Paris"})]),
+            ToolMessage(content="18C"),
+            AIMessage(content="18C"),
+        ],
         reference_tool_calls=[RToolCall(name="weather", args={"city": "Paris"})],
     )
     r = from_ragas(sample)
@@ -196,6 +247,9 @@ def test_turn_windows_follow_deepeval_unit_interactions_and_sliding_window(windo
     roles = ["user", "assistant", "assistant", "user", "user", "assistant", "user", "assistant", "user"]
     msgs = [{"role": r, "content": f"{r} {i}"} for i, r in enumerate(roles)]
     conv = from_messages(msgs)
-    theirs = [[t.content for t in itertools.chain(*w)] for w in get_turns_in_sliding_window(get_unit_interactions([Turn(**m) for m in msgs]), window)]
+    theirs = [
+        [t.content for t in itertools.chain(*w)]
+        for w in get_turns_in_sliding_window(get_unit_interactions([Turn(**m) for m in msgs]), window)
+    ]
     ours = [[t.content for t in conv.turns[w.start : w.end]] for w in turn_windows(conv, window)]
     assert ours == theirs and len(ours) == 3

@@ -109,7 +109,7 @@ def _turn(m: Any, i: int) -> Turn:
     name = m.get("name")
     if name is not None and not isinstance(name, str):
         raise InputError(f"{at}.name: a {type(name).__name__}, not a string")
-    return Turn(role=_ROLES[role], content=content, tool_calls=calls, tool_call_id=tool_call_id, name=name)  # type: ignore[arg-type]
+    return Turn(role=_ROLES[role], content=content, tool_calls=calls, tool_call_id=tool_call_id, name=name)
 
 
 def _content(c: Any, at: str, *, allow_none: bool) -> str | None:

@@ -117,23 +117,26 @@ def from_otel(obj: dict[str, Any], *, bounds: Bounds = DEFAULT_BOUNDS) -> Conver
 
 
 def _is_chat(a: dict[str, Any]) -> bool:
-    return "gen_ai.input.messages" in a or "gen_ai.prompt.0.role" in a or a.get("gen_ai.operation.name") in _CHAT_OPS and (
-        "gen_ai.output.messages" in a or "gen_ai.completion.0.role" in a
+    return (
+        "gen_ai.input.messages" in a
+        or "gen_ai.prompt.0.role" in a
+        or a.get("gen_ai.operation.name") in _CHAT_OPS
+        and ("gen_ai.output.messages" in a or "gen_ai.completion.0.role" in a)
     )
 
 
 def _otel_messages(a: dict[str, Any], side: str) -> list[dict[str, Any]]:
     raw = a.get(f"gen_ai.{side}.messages")
     if raw is not None:
-        msgs = json.loads(raw) if isinstance(raw, str) else raw
+        try:
+            msgs = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError as e:
+            raise InputError(f"gen_ai.{side}.messages: not valid JSON ({e.msg} at column {e.colno})") from None
         if not isinstance(msgs, list):
             raise InputError(f"gen_ai.{side}.messages: a {type(msgs).__name__}, not a list")
-        out: list[dict[str, Any]] = []
-        for m in msgs:
-            out += _from_parts(m)
-        return out
+        return [m for msg in msgs for m in _from_parts(msg)]
     prefix = "gen_ai.prompt" if side == "input" else "gen_ai.completion"
-    out = []
+    out: list[dict[str, Any]] = []
     i = 0
     while f"{prefix}.{i}.role" in a or f"{prefix}.{i}.content" in a:
         p = f"{prefix}.{i}"
@@ -141,7 +144,9 @@ def _otel_messages(a: dict[str, Any], side: str) -> list[dict[str, Any]]:
         calls, k = [], 0
         while f"{p}.tool_calls.{k}.name" in a:
             q = f"{p}.tool_calls.{k}"
-            calls.append({"id": a.get(f"{q}.id"), "function": {"name": a[f"{q}.name"], "arguments": a.get(f"{q}.arguments", "{}")}})
+            calls.append(
+                {"id": a.get(f"{q}.id"), "function": {"name": a[f"{q}.name"], "arguments": a.get(f"{q}.arguments", "{}")}}
+            )
             k += 1
         if calls:
             m["tool_calls"] = calls
