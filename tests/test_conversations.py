@@ -253,3 +253,14 @@ def test_turn_windows_follow_deepeval_unit_interactions_and_sliding_window(windo
     ]
     ours = [[t.content for t in conv.turns[w.start : w.end]] for w in turn_windows(conv, window)]
     assert ours == theirs and len(ours) == 3
+
+
+def test_docs_conversations_page_python_snippets_run():
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs/conversations.md").read_text(encoding="utf-8")
+    snippets = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(snippets) == 2
+    for code in snippets:
+        exec(compile(code, "docs/conversations.md", "exec"), {})
