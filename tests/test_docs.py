@@ -28,6 +28,8 @@ RUN_BY = {
     ("docs/reports.md", "localjudge report runs/exp1"): "tests/test_docs.py",
     ("docs/align.md", "localjudge align groundedness"): "tests/test_docs.py",
     ("docs/integrations.md", "mlflow.genai.evaluate"): "tests/test_integrations_readme.py",
+    ("docs/conversations.md", "conv = from_messages('[{"): "tests/test_conversations.py",
+    ("docs/conversations.md", 'get_judge("conversation_completeness")'): "tests/test_conversations.py",
     ("docs/integrations.md", "LocalJudgeLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "LocalJudgeRagasLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "assert_judge"): "tests/test_integrations_readme.py",

@@ -53,6 +53,14 @@ BUILTINS = [
     "flow_judge_rubric",
     "selene_absolute",
     "selene_pairwise",
+    # MLflow's session-level judges (on a conversation; tests/test_conversation_judges_golden.py)
+    "conversation_completeness",
+    "conversational_guidelines",
+    "conversational_role_adherence",
+    "conversational_safety",
+    "conversational_tool_call_efficiency",
+    "knowledge_retention",
+    "user_frustration",
 ]
 
 

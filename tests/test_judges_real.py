@@ -6,6 +6,8 @@ the constraint still closes every output. The second example of each judge is ma
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from localjudge.engine import DecodeOptions
@@ -64,7 +66,25 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             **{f"rubric_score_{i}_description": f"level {i}" for i in range(1, 6)},
         },
         "selene_pairwise": {"user_input": q, "answer_1": a, "answer_2": "I do not know.", "rubric_objective": "Is it correct?"},
+        # MLflow's session-level judges: the conversation as localjudge.conversations.conversation_text renders it
+        **{
+            n: {"conversation": conversation(q, a)}
+            for n in (
+                "conversation_completeness",
+                "conversational_role_adherence",
+                "conversational_safety",
+                "conversational_tool_call_efficiency",
+                "knowledge_retention",
+                "user_frustration",
+            )
+        },
+        "conversational_guidelines": {"conversation": conversation(q, a), "guidelines": ["Answer in one sentence."]},
     }
+
+
+def conversation(q: str, a: str) -> str:
+    turns = [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    return json.dumps(turns, indent=2, ensure_ascii=False)
 
 
 FAST = ("correctness", "groundedness", "relevance", "answer_relevancy", "factuality")  # the fast loop's sample

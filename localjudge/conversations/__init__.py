@@ -1,0 +1,29 @@
+"""Conversations and agents: one conversation model, readers from chat logs, MLflow sessions,
+OpenTelemetry GenAI spans, DeepEval and RAGAS objects, MLflow's renderings of a conversation and its
+tool calls, per-turn windows, and deterministic tool-call metrics (docs/conversations.md)."""
+
+from .model import Conversation, ToolCall, ToolSpec, Turn
+from .readers import Bounds, from_deepeval, from_messages, from_ragas
+from .render import available_tools_text, conversation_text, tool_calls_text, turn_windows
+from .toolcalls import deepeval_tool_correctness, ragas_tool_call_accuracy
+from .traces import from_mlflow_store, from_mlflow_traces, from_otel
+
+__all__ = [
+    "Bounds",
+    "Conversation",
+    "ToolCall",
+    "ToolSpec",
+    "Turn",
+    "available_tools_text",
+    "conversation_text",
+    "deepeval_tool_correctness",
+    "from_deepeval",
+    "from_mlflow_store",
+    "from_mlflow_traces",
+    "from_messages",
+    "from_otel",
+    "from_ragas",
+    "ragas_tool_call_accuracy",
+    "tool_calls_text",
+    "turn_windows",
+]
