@@ -116,8 +116,10 @@ def compare(old: list[str], new: list[str], shown: int = SHOWN) -> list[str]:
             diffs.append(f"line {i + 1} ({where}): only in {'new' if a is None else 'old'}: {(a or b or '')[:300]}")
         else:
             col = next(j for j in range(min(len(a), len(b)) + 1) if j >= min(len(a), len(b)) or a[j] != b[j])
-            diffs.append(f"line {i + 1} ({where}), from character {col}:\n  old: …{a[max(0, col - 80) : col + 160]}\n"
-                         f"  new: …{b[max(0, col - 80) : col + 160]}")
+            diffs.append(
+                f"line {i + 1} ({where}), from character {col}:\n  old: …{a[max(0, col - 80) : col + 160]}\n"
+                f"  new: …{b[max(0, col - 80) : col + 160]}"
+            )
     if len(diffs) > shown:
         return [*diffs[:shown], f"... and {len(diffs) - shown} more differing lines"]
     return diffs
@@ -174,8 +176,13 @@ def workload(work: Path, model: str, interrupt_after: int, attempt: str) -> list
 
         try:
             res = localjudge.evaluate(
-                rows, judges, out=work / name, progress=progress, options={"field_tokens": 24},
-                model_options={} if model.startswith("scripted:") else {"n_threads": 1}, **kw,
+                rows,
+                judges,
+                out=work / name,
+                progress=progress,
+                options={"field_tokens": 24},
+                model_options={} if model.startswith("scripted:") else {"n_threads": 1},
+                **kw,
             )
             outcome: Any = {"returned": _plain(res)}
         except Interrupt as e:
@@ -245,9 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="smollm2-135m", help="model of the workload (one thread; default %(default)s)")
     ap.add_argument("--interrupt-after", type=int, default=7, help="progress events before the interruption")
     ap.add_argument("--work", help="keep the work folder here (default: a temporary one, removed)")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="only compare two dump.jsonl files")
     ap.add_argument("--side", help=argparse.SUPPRESS)  # internal: run one attempt in this folder, write ATTEMPT.jsonl
     ap.add_argument("--attempt", choices=["interrupted", "resumed"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.compare:
+        old_dump, new_dump = (Path(p).read_text(encoding="utf-8").splitlines() for p in args.compare)
+        return report(old_dump, new_dump, f"{args.compare[0]} vs {args.compare[1]}")
     if args.side:
         work = Path(args.side)
         items = workload(work, args.model, args.interrupt_after, args.attempt)
@@ -272,10 +283,14 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old_tree)], check=False)
         if not args.work:
             shutil.rmtree(base, ignore_errors=True)
-    diffs = compare(old, new)
     took = time.perf_counter() - t0
-    print(f"identity check: {args.old} vs {args.new}: {len(old)} / {len(new)} dump lines, model {args.model}, "
-          f"{took:.0f} s")  # fmt: skip
+    return report(old, new, f"{args.old} vs {args.new}, model {args.model}, {took:.0f} s")
+
+
+def report(old: list[str], new: list[str], what: str) -> int:
+    """Print whether two dumps are identical (else their first differences); the exit code, 0 or 1."""
+    diffs = compare(old, new)
+    print(f"identity check: {what}: {len(old)} / {len(new)} dump lines")
     if diffs:
         print("DIFFERENT:\n" + "\n".join(diffs))
         return 1

@@ -40,6 +40,7 @@ def cli(
         timeout=timeout,
     )
 
+
 # The suite runs several model processes at once (a server beside its client, Ray workers): the loaded case, where
 # libgomp's long spin-wait, chosen by an engine that loaded on free cores, collapses llama.cpp's speed
 # (docs/benchmarks.md). The wait changes no output; tests of the choice itself pass their own environment.

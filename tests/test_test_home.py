@@ -43,4 +43,3 @@ def test_a_subprocess_started_without_localjudge_variables_still_stays_out_of_th
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60, check=True)
     for p in json.loads(r.stdout):
         assert _outside_real_home(Path(p)), p
-
