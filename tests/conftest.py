@@ -22,7 +22,7 @@ def cli(
     inherit_env: bool = True,
     stdin: str | bytes | None = None,
     cwd: str | Path | None = None,
-    timeout: float = 300,
+    timeout: float | None = 300,
     text: bool = True,
 ) -> subprocess.CompletedProcess:
     """`python -m localjudge.cli *args` in a subprocess, stdout and stderr captured (str, or bytes with text=False).
