@@ -4,7 +4,8 @@ summarise byte for byte the same. A dev tool (CONTRIBUTING "Before/after a refac
     python scripts/identity_check.py [--old REF] [--new PATH] [--model SPEC] [--interrupt-after N]
 
 REF (default b6efdab) is checked out in a temporary git worktree; PATH (default: this checkout) is used as it is.
-Each side runs in a subprocess of its own (PYTHONPATH = its tree, one thread, one fresh LOCALJUDGE_HOME, the same
+Each side runs in a subprocess of its own (PYTHONPATH = its tree, one thread, a fresh LOCALJUDGE_HOME whose compiled
+constraint indexes, keyed by pattern and vocabulary, the second side reuses from the first; the same
 run directories, so paths agree) the fixed workload below through the public API only (`localjudge.evaluate`
 with catalog judges, `panel=`, `escalate_to=`/`escalate_below=`, `mapping=`, `both_orders=`):
 
@@ -233,6 +234,10 @@ def run_side(tree: Path, work: Path, args: argparse.Namespace) -> list[str]:
     shutil.copy(Path(args.new) / DATA, work / "data.jsonl")  # both sides read the new tree's copy
     env = {**os.environ, "PYTHONPATH": str(tree), "LOCALJUDGE_HOME": str(work / "home")}
     env.pop("LOCALJUDGE_MODELS_HOME", None)
+    # compiled constraint indexes, keyed by (pattern, vocabulary): the second side reuses what the first compiled
+    (work.parent / "fsm-cache").mkdir(exist_ok=True)
+    (work / "home").mkdir()
+    (work / "home" / "fsm").symlink_to(work.parent / "fsm-cache", target_is_directory=True)
     items: list[dict[str, Any]] = []
     for attempt in ("interrupted", "resumed"):  # a process each: the interrupted one is gone, as after Ctrl-C
         cmd = [sys.executable, str(Path(__file__).resolve()), "--side", str(work), "--attempt", attempt,
@@ -267,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     base = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="identity-check-"))
     old_tree = base / "old-tree"
-    for stale in ("old", "new"):
+    for stale in ("old", "new", "fsm-cache"):
         shutil.rmtree(base / stale, ignore_errors=True)
     t0 = time.perf_counter()
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(old_tree), args.old],
