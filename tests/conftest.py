@@ -1,11 +1,45 @@
-"""Shared fixtures: a temporary localjudge home for the whole session (never the user's real cache),
-and the real models, loaded once per session."""
+"""Shared fixtures and the one CLI helper: a temporary localjudge home for every test (never the user's real
+cache), the real models loaded once per session, and `cli()`, the command line in a subprocess."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
+
+# Caches keyed by content (a vocabulary's hash, a file's path, size and mtime, a serve vocabulary's hash): what one
+# test compiles another may reuse without seeing its state, so every test's home links them to the session's.
+SHARED_CACHES = ("fsm", "sha256", "gguf", "serve")
+
+
+def cli(
+    *args: str | bytes,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    stdin: str | bytes | None = None,
+    cwd: str | Path | None = None,
+    timeout: float | None = 300,
+    text: bool = True,
+) -> subprocess.CompletedProcess:
+    """`python -m localjudge.cli *args` in a subprocess, stdout and stderr captured (str, or bytes with text=False).
+
+    `env` is laid over this process's environment (which holds the test's temporary home); with
+    inherit_env=False it is the whole environment, for a test that strips variables on purpose."""
+    full = {**os.environ, **(env or {})} if inherit_env else dict(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=text,
+        env=full,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
 
 # The suite runs several model processes at once (a server beside its client, Ray workers): the loaded case, where
 # libgomp's long spin-wait, chosen by an engine that loaded on free cores, collapses llama.cpp's speed
@@ -15,15 +49,36 @@ os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 @pytest.fixture(scope="session", autouse=True)
 def _localjudge_home(tmp_path_factory):
-    """Every test runs with LOCALJUDGE_HOME in a temp dir (compiled indexes, checksums, models)."""
+    """The session's home: where session- and module-scoped fixtures (engines, servers) run, and the one models
+    home of the whole session (the Gemma file is assembled from its packages once, not once per test)."""
     home = tmp_path_factory.mktemp("localjudge_home")
-    old = os.environ.get("LOCALJUDGE_HOME")
+    names = ("LOCALJUDGE_HOME", "LOCALJUDGE_MODELS_HOME", "XDG_CACHE_HOME")
+    old = {k: os.environ.get(k) for k in names}
     os.environ["LOCALJUDGE_HOME"] = str(home)
+    os.environ["LOCALJUDGE_MODELS_HOME"] = str(home / "models")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg_cache"))
     yield home
-    if old is None:
-        os.environ.pop("LOCALJUDGE_HOME", None)
-    else:
-        os.environ["LOCALJUDGE_HOME"] = old
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(autouse=True)
+def _test_home(_localjudge_home, tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own LOCALJUDGE_HOME (its shared run store, its manifest-free cache) and its own
+    XDG_CACHE_HOME, the fallback localjudge reads before ~ (a subprocess started without LOCALJUDGE_HOME still
+    stays out of the real home). HOME itself is left alone: Ray reads its token from ~/.ray and the real
+    home is read, never written, by the tools that look there. The content-keyed caches (SHARED_CACHES) are
+    links to the session's, so a test recompiles nothing another test compiled."""
+    home = tmp_path_factory.mktemp("home")
+    for name in SHARED_CACHES:
+        (_localjudge_home / name).mkdir(exist_ok=True)
+        (home / name).symlink_to(_localjudge_home / name, target_is_directory=True)
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.engine.base import ScriptedEngine
 from localjudge.labels.agreement import agree
@@ -112,20 +111,20 @@ def test_agree_and_report_print_the_corrected_rate_with_its_interval_or_refuse(t
     evaluate(data, ["relevance_to_query"], engine=engine, out=tmp_path / "run")
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps({"id": f"r{i}", "h": "yes" if truth[i] else "no"}) + "\n" for i in range(100)))
-    cmd = [sys.executable, "-m", "localjudge", "agree", str(tmp_path / "run"), "--label-column", "h"]
-    out = subprocess.run([*cmd, "--labels", str(labels), "-o", str(tmp_path / "a.json")], capture_output=True, text=True)
+    cmd = ["agree", str(tmp_path / "run"), "--label-column", "h"]
+    out = cli(*cmd, "--labels", str(labels), "-o", str(tmp_path / "a.json"))
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if "corrected pass rate" in x)
     assert "[" in line and "TPR" in line, out.stdout
     assert json.loads((tmp_path / "a.json").read_text())["calibrated"]["corrected"] is not None
-    report = [sys.executable, "-m", "localjudge", "report", str(tmp_path / "run"), "--labels", str(labels)]
-    out = subprocess.run([*report, "--label-column", "h", "-o", str(tmp_path / "r.html")], capture_output=True, text=True)
+    report = ["report", str(tmp_path / "run"), "--labels", str(labels)]
+    out = cli(*report, "--label-column", "h", "-o", str(tmp_path / "r.html"))
     assert out.returncode == 0, out.stderr
     html = (tmp_path / "r.html").read_text()
     assert "corrected pass rate" in html and "Rogan–Gladen" in html
     chance = tmp_path / "chance.jsonl"  # labels that contradict the verdicts: TPR + TNR = 0
     chance.write_text("".join(json.dumps({"id": f"r{i}", "h": "no" if verdicts[i] else "yes"}) + "\n" for i in range(100)))
-    out = subprocess.run([*cmd, "--labels", str(chance), "-o", str(tmp_path / "b.json")], capture_output=True, text=True)
+    out = cli(*cmd, "--labels", str(chance), "-o", str(tmp_path / "b.json"))
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if "corrected pass rate" in x)
     assert "refused" in line and "[" not in line, out.stdout
@@ -141,11 +140,9 @@ def test_run_with_labels_adds_the_corrected_pass_rate_to_the_summary(tmp_path: P
     answers.write_text(json.dumps([PREFIX + ("yes" if v else "no") + '"}' for v in verdicts]))
     labels = tmp_path / "labels.csv"
     labels.write_text("id,human\n" + "".join(f"r{i},{'yes' if truth[i] else 'no'}\n" for i in range(60)))
-    out = subprocess.run(
-        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "relevance_to_query", "--model", f"scripted:{answers}"]
-        + ["--out", str(tmp_path / "run"), "--labels", str(labels), "--label-column", "human"],
-        capture_output=True,
-        text=True,
+    out = cli(
+        *["run", str(data), "-j", "relevance_to_query", "--model", f"scripted:{answers}"],
+        *["--out", str(tmp_path / "run"), "--labels", str(labels), "--label-column", "human"],
     )
     assert out.returncode == 0, out.stderr
     assert "relevance_to_query: observed pass rate" in out.stdout and "corrected" in out.stdout

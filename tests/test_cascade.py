@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
@@ -161,12 +162,11 @@ def test_align_target_agreement_chooses_a_threshold_and_reports_held_out_figures
 def test_run_cli_cascade_with_the_two_real_models_reports_the_fraction_escalated(tmp_path: Path):
     """The acceptance command on 2 rows, 1 thread: smollm2-135m first, gemma3-270m below confidence 0.99."""
     data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
-    out = subprocess.run(
-        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "correctness", "--model", "smollm2-135m"]
-        + ["--escalate-to", "gemma3-270m", "--escalate-below", "0.99", "--probs", "--threads", "1", "--limit", "2"]
-        + ["--out", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
+    out = cli(
+        *["run", str(data), "-j", "correctness", "--model", "smollm2-135m"],
+        *["--escalate-to", "gemma3-270m", "--escalate-below", "0.99", "--probs", "--threads", "1", "--limit", "2"],
+        *["--out", str(tmp_path / "run")],
+        timeout=None,  # two real models on one thread
     )
     assert out.returncode in (0, 1), out.stderr
     line = next(x for x in out.stdout.splitlines() if x.strip().startswith("correctness: escalated"))
@@ -236,12 +236,8 @@ def test_judge_cli_escalates_one_example_without_token_probabilities(tmp_path: P
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps([PREFIX + 'yes"}']))
     b.write_text(json.dumps([PREFIX + 'no"}']))
-    cmd = [sys.executable, "-m", "localjudge", "judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
-    out = subprocess.run(
-        [*cmd, "--model", f"scripted:{a}", "--escalate-to", f"scripted:{b}", "--escalate-below", "0.9", "--probs"],
-        capture_output=True,
-        text=True,
-    )
+    cmd = ["judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
+    out = cli(*cmd, "--model", f"scripted:{a}", "--escalate-to", f"scripted:{b}", "--escalate-below", "0.9", "--probs")
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["escalated"] is True and got["confidence"] is None

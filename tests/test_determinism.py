@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from conftest import cli
 
 ARGS = [
     "judge",
@@ -25,13 +23,7 @@ ARGS = [
 
 
 def _run(extra: list[str]) -> dict:
-    r = subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *ARGS, *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-    )
+    r = cli(*ARGS, *extra)
     assert r.returncode in (0, 1), r.stderr
     out = json.loads(r.stdout)
     out.pop("timings")

@@ -18,11 +18,13 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli as conftest_cli
 
 from localjudge.errors import ChatTemplateError, InputError, ModelNotFoundError
 from localjudge.store.db import Store
@@ -30,13 +32,7 @@ from localjudge.store.db import Store
 SCRIPTED = ["-m", "scripted:", "--option", 'response={"rationale": "=1+1", "result": "yes"}']
 
 
-def cli(*args: str | bytes, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *args],
-        capture_output=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+cli = partial(conftest_cli, text=False, timeout=120)  # bytes in and out: arguments and output that are not UTF-8
 
 
 def one_line(r: subprocess.CompletedProcess) -> str:

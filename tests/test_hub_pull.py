@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import cli
 from hub_server import FakeHub
 
 from localjudge.models.registry import resolve_model
@@ -34,12 +35,6 @@ def env_for(home: Path, hub_url: str, **extra: str) -> dict[str, str]:
         **extra,
     )
     return env
-
-
-def cli(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
-    )
 
 
 def local_files(home: Path) -> list[str]:
@@ -82,7 +77,7 @@ def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
     with FakeHub(xet=True) as hub:  # the hub advertises xet; the pull stays on plain HTTP (one GET, no token route)
         hub.add("test/smol", "smol.gguf", SRC)
         env = env_for(home, hub.url, HF_TOKEN="hf_test_token")
-        r = cli(env, "models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol")
+        r = cli("models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol", env=env, inherit_env=False)
         assert r.returncode == 0, r.stderr
         assert "recorded (unpinned" in r.stdout and "pulling test/smol/smol.gguf" in r.stderr
         gets = [x for x in hub.log if x["method"] == "GET"]
@@ -93,13 +88,15 @@ def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
         entry = manifest(home)["smol"]
         assert entry["sha256"] == hub.files[("test/smol", "smol.gguf")].sha256 and entry["pinned"] is False
         assert entry["commit"] and entry["gguf"]["architecture"] == "llama"
-        again = cli(env, "models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol")
+        again = cli("models", "pull", "hf:test/smol/smol.gguf@main", "--name", "smol", env=env, inherit_env=False)
         assert again.returncode == 0 and "already present" in again.stdout
         assert len([x for x in hub.log if x["method"] == "GET"]) == 1  # nothing downloaded twice
     # the hub is gone: the pulled model works by name, offline, and verify calls it unpinned
-    v = cli(env, "models", "verify", "smol")
+    v = cli("models", "verify", "smol", env=env, inherit_env=False)
     assert v.returncode == 0 and "unpinned" in v.stdout and entry["sha256"] in v.stdout
-    j = cli(env, "judge", "yes_no_json", "--prompt", "Is 2+2=4? Answer yes or no.", "--model", "smol", "--fast")
+    j = cli(
+        "judge", "yes_no_json", "--prompt", "Is 2+2=4? Answer yes or no.", "--model", "smol", "--fast", env=env, inherit_env=False
+    )
     assert j.returncode == 0, j.stderr
     assert json.loads(j.stdout)["value"] in ("yes", "no")
 
@@ -132,7 +129,7 @@ def test_a_killed_transfer_resumes_instead_of_restarting(tmp_path):
         assert len(partial) == 1 and 0 < partial[0].stat().st_size <= first
         have = partial[0].stat().st_size
         hub.throttle = None
-        r = cli(env, "models", "pull", "hf:test/smol/smol.gguf", "--name", "smol")
+        r = cli("models", "pull", "hf:test/smol/smol.gguf", "--name", "smol", env=env, inherit_env=False)
         assert r.returncode == 0, r.stderr
         resumed = [x for x in hub.log if x["method"] == "GET"][-1]
         assert resumed["range"] == f"bytes={have}-"  # resumed where the file on disk ended
@@ -157,17 +154,17 @@ def test_a_digest_mismatch_deletes_the_file_and_says_so(tmp_path):
         hub.add("test/small", "small.gguf", small)
         hub.add("test/bad", "small.gguf", small, advertised_sha256="f" * 64)  # the hub's own digest disagrees
         env = env_for(home, hub.url, LOCALJUDGE_MODELS_TOML=str(reg))
-        r = cli(env, "models", "pull", "pinned-small")
+        r = cli("models", "pull", "pinned-small", env=env, inherit_env=False)
         assert r.returncode == 3
         line = last_line(r.stderr)
         assert line.startswith("Error: downloaded small.gguf has sha256") and "expected 0000" in line
         assert "the registry's pin" in line and "deleted" in line and "Traceback" not in r.stderr
-        r2 = cli(env, "models", "pull", "hf:test/bad/small.gguf")
+        r2 = cli("models", "pull", "hf:test/bad/small.gguf", env=env, inherit_env=False)
         assert r2.returncode == 3 and "the hub's LFS digest" in last_line(r2.stderr)
         assert hub.sent() == 2 * small.stat().st_size  # both were downloaded, then refused
     assert local_files(home) == [] and manifest(home) == {}
     assert not [p for p in (home / "models" / ".partial").rglob("*") if p.is_file()]
-    gone = cli(env, "judge", "yes_no_json", "--prompt", "hi", "--model", "pinned-small")
+    gone = cli("judge", "yes_no_json", "--prompt", "hi", "--model", "pinned-small", env=env, inherit_env=False)
     assert gone.returncode == 3 and "is not downloaded" in gone.stderr and "models pull pinned-small" in gone.stderr
 
 
@@ -175,7 +172,7 @@ def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
     home = tmp_path / "home"
     env = env_for(home, f"http://127.0.0.1:{closed_port()}")
     t0 = time.time()
-    r = cli(env, "models", "pull", "hf:test/smol/smol.gguf")
+    r = cli("models", "pull", "hf:test/smol/smol.gguf", env=env, inherit_env=False)
     assert r.returncode == 3 and time.time() - t0 < 60
     assert r.stderr.count("\n") == 1 and "cannot reach the model hub" in r.stderr and "models add PATH" in r.stderr
     assert local_files(home) == [] and manifest(home) == {}
@@ -186,7 +183,7 @@ def test_offline_mode_refuses_to_pull_in_one_line(tmp_path):
     with FakeHub() as hub:
         hub.add("test/smol", "smol.gguf", small_gguf(tmp_path))
         env = env_for(home, hub.url, HF_HUB_OFFLINE="1")
-        r = cli(env, "models", "pull", "hf:test/smol/smol.gguf")
+        r = cli("models", "pull", "hf:test/smol/smol.gguf", env=env, inherit_env=False)
         assert r.returncode == 3 and r.stderr.count("\n") == 1
         assert "HF_HUB_OFFLINE" in r.stderr and "models add PATH" in r.stderr
         assert hub.log == []  # not even a HEAD request
@@ -206,7 +203,7 @@ def test_unknown_repo_file_and_bad_specs_are_one_line(tmp_path):
             (("no-such-model",), 2, "unknown model 'no-such-model' to pull"),
             (("hf:test/smol/smol.gguf", "--name", "Bad Name"), 2, "not valid"),
         ):
-            r = cli(env, "models", "pull", *args)
+            r = cli("models", "pull", *args, env=env, inherit_env=False)
             assert r.returncode == code and text in r.stderr and r.stderr.count("\n") == 1, (args, r.stderr)
     assert local_files(home) == []
 
@@ -232,12 +229,12 @@ def test_unpinned_reasoning_models_are_listed_unverified_and_a_failed_pull_is_on
     home = tmp_path / "home"
     with FakeHub() as hub:
         env = env_for(home, hub.url)
-        rows = {r["name"]: r for r in json.loads(cli(env, "models", "list", "--json").stdout)}
-        text = cli(env, "models", "list").stdout
+        rows = {r["name"]: r for r in json.loads(cli("models", "list", "--json", env=env, inherit_env=False).stdout)}
+        text = cli("models", "list", env=env, inherit_env=False).stdout
         for name in ("qwen3-0.6b", "deepseek-r1-distill-qwen-1.5b"):
             assert rows[name]["verified"] is False and "unverified" in rows[name]["from"]
             assert any(name in line and "unverified" in line for line in text.splitlines())
-            r = cli(env, "models", "pull", name)
+            r = cli("models", "pull", name, env=env, inherit_env=False)
             repo = rows[name]["from"].split()[1]
             assert r.returncode == 3 and r.stderr.count("\n") == 1 and f"repository {repo} not found" in r.stderr, r.stderr
             assert "Traceback" not in r.stderr

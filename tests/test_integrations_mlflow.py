@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from conftest import cli
 from integrations_support import prompt_text, scripted, yes_no
 
 mlflow = pytest.importorskip("mlflow")
@@ -215,13 +214,6 @@ def test_ten_threads_give_the_same_verdicts_as_one(tracking, engine, monkeypatch
 # ------------------------------------------------------------------------------------ run --mlflow
 
 
-def _cli(args, env_extra=None, cwd=None, timeout=300):
-    env = {**os.environ, **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
-    )
-
-
 def test_run_with_mlflow_logs_params_metrics_table_and_report(tmp_path):
     data = tmp_path / "pairs.jsonl"
     rows = [{"input": f"q{i}", "output": f"a{i}", "context": "c", "answer_1": f"x{i}", "answer_2": f"y{i}"} for i in range(3)]
@@ -230,9 +222,9 @@ def test_run_with_mlflow_logs_params_metrics_table_and_report(tmp_path):
     answers.write_text("\n".join([yes_no("yes")] * 3 + ['{"better_response": 1, "explanation": "first"}'] * 6) + "\n")
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     out = tmp_path / "run"
-    res = _cli(
-        ["run", str(data), "-j", "relevance_to_query", "-j", "pairwise", "--both-orders", "--model", f"scripted:{answers}",
-         "--out", str(out), "--mlflow", "--experiment", "lj-test", "--tracking-uri", uri],
+    res = cli(
+        "run", str(data), "-j", "relevance_to_query", "-j", "pairwise", "--both-orders", "--model", f"scripted:{answers}",
+        "--out", str(out), "--mlflow", "--experiment", "lj-test", "--tracking-uri", uri,
         cwd=tmp_path,
     )  # fmt: skip
     assert res.returncode in (0, 1), res.stderr
@@ -267,10 +259,10 @@ def test_unreachable_tracking_server_is_a_warning_and_the_run_is_kept(tmp_path):
     data.write_text(json.dumps({"input": "q", "output": "a"}) + "\n")
     out = tmp_path / "run"
     t0 = time.time()
-    res = _cli(
-        ["run", str(data), "-j", "relevance_to_query", "--model", "scripted:", "--option", f"response={yes_no()}",
-         "--out", str(out), "--mlflow", "--tracking-uri", f"http://127.0.0.1:{_closed_port()}"],
-        env_extra={"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "3"},
+    res = cli(
+        "run", str(data), "-j", "relevance_to_query", "--model", "scripted:", "--option", f"response={yes_no()}",
+        "--out", str(out), "--mlflow", "--tracking-uri", f"http://127.0.0.1:{_closed_port()}",
+        env={"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "3"},
         cwd=tmp_path,
         timeout=120,
     )  # fmt: skip
@@ -283,5 +275,5 @@ def test_unreachable_tracking_server_is_a_warning_and_the_run_is_kept(tmp_path):
 
 
 def test_mlflow_options_need_the_flag(tmp_path):
-    res = _cli(["run", "x.jsonl", "-j", "safety", "--experiment", "e"], cwd=tmp_path)
+    res = cli("run", "x.jsonl", "-j", "safety", "--experiment", "e", cwd=tmp_path)
     assert res.returncode == 2 and "go with --mlflow" in res.stderr

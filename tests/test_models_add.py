@@ -5,12 +5,10 @@ curated pin) and its GGUF metadata read with the `gguf` package; `--model NAME` 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.errors import ChecksumMismatchError, InputError, NotGGUFError
 from localjudge.models.registry import registry, resolve_model, verify_model
@@ -23,16 +21,6 @@ def home(tmp_path, monkeypatch):
     """A fresh models home for each test (the session's compiled-index cache stays shared)."""
     monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
     return tmp_path / "models"
-
-
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.mark.slow

@@ -4,28 +4,17 @@ documented exit code, and no traceback unless --debug."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.errors import ChatTemplateError, ChecksumMismatchError, ModelNotFoundError, NotGGUFError
 from localjudge.models.registry import check_gguf, resolve_model, verify_model
 
 DEFAULT_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-
-
-def cli(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_default_model_resolves_offline_inside_its_package():

@@ -8,17 +8,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 SCRIPTED = ["-m", "scripted:", "--option", 'response={"rationale": "ok", "result": "yes"}']
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localjudge.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")

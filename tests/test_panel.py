@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
@@ -132,8 +131,8 @@ def _answers(path: Path, verdicts: list[str]) -> str:
 
 def test_judge_cli_with_a_panel_prints_each_member_and_the_vote(tmp_path: Path):
     a, b, c = (_answers(tmp_path / f"{n}.json", [v]) for n, v in (("a", "yes"), ("b", "no"), ("c", "yes")))
-    cmd = [sys.executable, "-m", "localjudge", "judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
-    out = subprocess.run([*cmd, "--panel", f"{a},{b},{c}"], capture_output=True, text=True)
+    cmd = ["judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
+    out = cli(*cmd, "--panel", f"{a},{b},{c}")
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["panel"]["value"] == "yes" and {k: v["value"] for k, v in got["members"].items()} == {
@@ -141,18 +140,17 @@ def test_judge_cli_with_a_panel_prints_each_member_and_the_vote(tmp_path: Path):
         "b.json": "no",
         "c.json": "yes",
     }
-    tie = subprocess.run([*cmd, "--panel", f"{a},{b}"], capture_output=True, text=True)
+    tie = cli(*cmd, "--panel", f"{a},{b}")
     assert tie.returncode == 1 and json.loads(tie.stdout)["panel"]["unscored_reason"] == "panel_tie"
 
 
 def test_run_cli_with_the_two_real_models_as_a_panel_stores_and_reports_members_and_panel(tmp_path: Path):
     """The acceptance command, on 2 rows with 1 thread: both installable models, then the panel."""
     data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
-    out = subprocess.run(
-        [sys.executable, "-m", "localjudge", "run", str(data), "-j", "correctness", "--panel", "smollm2-135m,gemma3-270m"]
-        + ["--threads", "1", "--limit", "2", "--out", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
+    out = cli(
+        *["run", str(data), "-j", "correctness", "--panel", "smollm2-135m,gemma3-270m"],
+        *["--threads", "1", "--limit", "2", "--out", str(tmp_path / "run")],
+        timeout=None,  # two real models on one thread
     )
     assert out.returncode in (0, 1), out.stderr
     assert "panel of 2 (smollm2-135m, gemma3-270m), majority" in out.stdout and "Fleiss' kappa" in out.stdout
@@ -190,11 +188,9 @@ def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
 def test_run_cli_refuses_a_model_beside_a_panel(tmp_path: Path):
     data_file = tmp_path / "d.jsonl"
     data_file.write_text(json.dumps({"input": "Q?", "output": "A."}) + "\n")
-    out = subprocess.run(
-        [sys.executable, "-m", "localjudge", "run", str(data_file), "-j", "relevance_to_query", "--model", "smollm2-135m"]
-        + ["--panel", "smollm2-135m,gemma3-270m", "--out", str(tmp_path / "r")],
-        capture_output=True,
-        text=True,
+    out = cli(
+        *["run", str(data_file), "-j", "relevance_to_query", "--model", "smollm2-135m"],
+        *["--panel", "smollm2-135m,gemma3-270m", "--out", str(tmp_path / "r")],
     )
     assert out.returncode == 2 and "--panel names every judge model; drop --model" in out.stderr
 

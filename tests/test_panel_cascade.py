@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
@@ -140,21 +139,17 @@ def test_run_cli_with_a_panel_and_escalation_prints_both_and_judge_cli_escalates
     data_file = tmp_path / "d.jsonl"
     data_file.write_text("".join(json.dumps({"id": f"r{i}", "input": "Q?", "output": f"A{i}."}) + "\n" for i in range(3)))
     panel = f"scripted:{files['yes']},scripted:{files['no']}"
-    cmd = [sys.executable, "-m", "localjudge", "run", str(data_file), "-j", JUDGE, "--panel", panel]
+    cmd = ["run", str(data_file), "-j", JUDGE, "--panel", panel]
     cmd += ["--escalate-to", f"scripted:{files['strong']}", "--escalate-below", "0.5", "--out", str(tmp_path / "run")]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = cli(*cmd)
     assert out.returncode == 1, out.stderr  # 1: the panel's own verdicts (JUDGE@panel) are ties, stored unscored
     final = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert [r["result"]["value"] for r in final if r["judge"] == JUDGE] == ["no"] * 3  # escalated: the strong verdict
     assert "panel of 2 (yes.json, no.json), majority" in out.stdout
     assert "cascade panel -> strong.json below confidence 0.5 (share of member votes" in out.stdout
     assert "escalated 3 of 3 (100.0%); panel agrees with strong.json on n/a of 0 escalated" in out.stdout
-    one = [sys.executable, "-m", "localjudge", "judge", JUDGE, "-f", "input=Q?", "-f", "output=A."]
-    got = subprocess.run(
-        [*one, "--panel", panel, "--escalate-to", f"scripted:{files['strong']}", "--escalate-below", "0.5"],
-        capture_output=True,
-        text=True,
-    )
+    one = ["judge", JUDGE, "-f", "input=Q?", "-f", "output=A."]
+    got = cli(*one, "--panel", panel, "--escalate-to", f"scripted:{files['strong']}", "--escalate-below", "0.5")
     assert got.returncode == 0, got.stderr
     res = json.loads(got.stdout)
     assert res["escalated"] and res["confidence"] == 0.0 and res["panel"]["unscored_reason"] == "panel_tie"

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import cli
 
 from localjudge.cli import main
 from localjudge.engine.backends import get_backend
@@ -77,17 +78,10 @@ def plugin_env(tmp_path_factory, _localjudge_home):
         os.environ["PYTHONPATH"] = old
 
 
-def cli(env: dict[str, str], *args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": env["PYTHONPATH"]}  # what Ray set up since (its auth token) included
-    return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=600,
-    )
+def on_path(env: dict[str, str]) -> dict[str, str]:
+    """The PYTHONPATH of a fixture's environment, for `cli` to lay over the current one (what Ray set up since,
+    its auth token, included)."""
+    return {"PYTHONPATH": env["PYTHONPATH"]}
 
 
 def python(env: dict[str, str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -101,33 +95,58 @@ def python(env: dict[str, str], code: str, cwd: Path) -> subprocess.CompletedPro
 
 
 def test_the_plugin_backend_format_and_judge_work_from_the_cli(plugin_env):
-    up = cli(plugin_env, "judge", "thumbs_keywords", "--model", "keyword:refund", "--field", f"output={REFUND}")
+    up = cli("judge", "thumbs_keywords", "--model", "keyword:refund", "--field", f"output={REFUND}", env=on_path(plugin_env))
     assert up.returncode == 0, up.stderr
     res = json.loads(up.stdout)
     assert res["value"] == "up" and res["passed"] is True and res["rationale"] == "the text mentions 'refund'"
     assert res["format"] == "thumbs(field_tokens=60)" and res["model_id"] == "keyword:refund"
 
-    down = cli(plugin_env, "judge", "thumbs_keywords", "--model", "keyword:refund", "--option", "invert=true", "--probs")
+    down = cli(
+        "judge", "thumbs_keywords", "--model", "keyword:refund", "--option", "invert=true", "--probs", env=on_path(plugin_env)
+    )
     assert down.returncode == 2 and "needs variable 'output'" in down.stderr  # the plugin judge's own variables
-    down = cli(plugin_env, "judge", "thumbs_keywords", "--model", "keyword:refund", "--probs", "--field", "output=Hello.")
+    down = cli(
+        "judge", "thumbs_keywords", "--model", "keyword:refund", "--probs", "--field", "output=Hello.", env=on_path(plugin_env)
+    )
     assert down.returncode == 0 and json.loads(down.stdout)["value"] == "down"
     assert json.loads(down.stdout)["expected_score"] == 0.0  # the backend declares token probabilities and gives them
 
-    fmt = cli(plugin_env, "judge", "thumbs", "--prompt", "Is a refund a good answer?", "--model", "keyword:refund", "--fast")
+    fmt = cli(
+        "judge",
+        "thumbs",
+        "--prompt",
+        "Is a refund a good answer?",
+        "--model",
+        "keyword:refund",
+        "--fast",
+        env=on_path(plugin_env),
+    )
     assert fmt.returncode == 0 and json.loads(fmt.stdout)["raw_text"] == "thumb: up"  # a plugin format by name, fast variant
-    parsed = cli(plugin_env, "parse", "thumbs", stdin="Reason: polite and complete\nThumb: UP\n")
+    parsed = cli("parse", "thumbs", stdin="Reason: polite and complete\nThumb: UP\n", env=on_path(plugin_env))
     assert parsed.returncode == 0 and json.loads(parsed.stdout)["value"] == "up"
 
-    listed = cli(plugin_env, "judges", "list")
+    listed = cli("judges", "list", env=on_path(plugin_env))
     assert listed.returncode == 0 and "thumbs_keywords" in listed.stdout and "localjudge-plugin-example" in listed.stdout
-    options = cli(plugin_env, "models", "options")
+    options = cli("models", "options", env=on_path(plugin_env))
     assert options.returncode == 0 and "keyword:  no model" in options.stdout and "invert" in options.stdout
-    unknown = cli(plugin_env, "judge", "relevance_to_query", "--model", "nope:x", "--field", "input=q", "--field", "output=a")
+    unknown = cli(
+        "judge", "relevance_to_query", "--model", "nope:x", "--field", "input=q", "--field", "output=a", env=on_path(plugin_env)
+    )
     assert unknown.returncode == 2 and "known: llama, scripted, server, keyword" in unknown.stderr
 
 
 def test_the_plugin_format_constrains_the_real_model(plugin_env):
-    r = cli(plugin_env, "judge", "thumbs_keywords", "--threads", "1", "--field", "input=What is 2+2?", "--field", "output=4")
+    r = cli(
+        "judge",
+        "thumbs_keywords",
+        "--threads",
+        "1",
+        "--field",
+        "input=What is 2+2?",
+        "--field",
+        "output=4",
+        env=on_path(plugin_env),
+    )
     assert r.returncode in (0, 1), r.stderr
     res = json.loads(r.stdout)
     assert res["unscored_reason"] is None and res["value"] in ("up", "down")  # the regex held: it always parses
@@ -170,7 +189,18 @@ def test_the_plugin_backend_runs_on_ray_workers(plugin_env, ray_cluster, tmp_pat
     data = tmp_path / "rows.jsonl"
     data.write_text(json.dumps({"output": REFUND}) + "\n" + json.dumps({"output": "Hello."}) + "\n")
     args = ["run", str(data), "-j", "thumbs_keywords", "--model", "keyword:refund", "--engine", "ray"]
-    r = cli(plugin_env, *args, "--ray-address", ray_cluster, "--workers", "1", "--out", str(tmp_path / "run"), "-q")
+    r = cli(
+        *args,
+        "--ray-address",
+        ray_cluster,
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "-q",
+        env=on_path(plugin_env),
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     rows = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert sorted((x["row_index"], x["result"]["value"]) for x in rows) == [(0, "up"), (1, "down")]
@@ -196,23 +226,25 @@ def broken_env(plugin_env, tmp_path):
 
 def test_a_broken_plugin_is_one_line_naming_it_and_other_commands_still_work(broken_env):
     scripted = ["--model", "scripted:", "--option", 'response={"rationale": "ok", "result": "yes"}']
-    asked = cli(broken_env, "judge", "relevance_to_query", "--model", "broken:x", "--field", "input=q", "--field", "output=a")
+    asked = cli(
+        "judge", "relevance_to_query", "--model", "broken:x", "--field", "input=q", "--field", "output=a", env=on_path(broken_env)
+    )
     assert asked.returncode == 2 and asked.stderr.count("\n") == 1 and "Traceback" not in asked.stderr
     assert "plugin 'localjudge-broken' entry point 'broken = no_such_module_xyz:Backend'" in asked.stderr
-    fmt = cli(broken_env, "parse", "broken_fmt", stdin="x")
+    fmt = cli("parse", "broken_fmt", stdin="x", env=on_path(broken_env))
     assert fmt.returncode == 2 and "entry point 'broken_fmt = no_such_module_xyz:Format'" in fmt.stderr
     assert fmt.stderr.count("\n") == 1
 
-    other = cli(broken_env, "judge", "relevance_to_query", *scripted, "--field", "input=q", "--field", "output=a")
+    other = cli("judge", "relevance_to_query", *scripted, "--field", "input=q", "--field", "output=a", env=on_path(broken_env))
     assert other.returncode == 0 and json.loads(other.stdout)["value"] == "yes"  # built-in judge: no plugin read
-    plugin_judge = cli(broken_env, "judge", "thumbs_keywords", "--model", "keyword:x", "--field", "output=x")
+    plugin_judge = cli("judge", "thumbs_keywords", "--model", "keyword:x", "--field", "output=x", env=on_path(broken_env))
     assert plugin_judge.returncode == 0  # the working plugin's judge, with the broken one installed beside it
-    listed = cli(broken_env, "judges", "list")
+    listed = cli("judges", "list", env=on_path(broken_env))
     assert listed.returncode == 0 and "relevance_to_query" in listed.stdout and "thumbs_keywords" in listed.stdout
     assert "warning: plugin 'localjudge-broken' entry point 'broken = no_such_module_xyz.judges'" in listed.stderr
-    options = cli(broken_env, "models", "options")
+    options = cli("models", "options", env=on_path(broken_env))
     assert options.returncode == 0 and "broken:  (unavailable: plugin 'localjudge-broken'" in options.stdout
-    missing = cli(broken_env, "judge", "no_such_judge", *scripted, "--field", "x=y")
+    missing = cli("judge", "no_such_judge", *scripted, "--field", "x=y", env=on_path(broken_env))
     assert missing.returncode == 2 and "unknown judge 'no_such_judge', and plugin 'localjudge-broken'" in missing.stderr
 
 
@@ -229,10 +261,10 @@ def install_plugin(site: Path, name: str, code: str) -> None:
     )
 
 
-def cli_with(site: Path, *args: str, timeout_s: str = "30") -> subprocess.CompletedProcess[str]:
-    """The CLI with the distributions in `site` installed (and no other plugin) and a plugin import bound."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT": timeout_s}
-    return subprocess.run([sys.executable, "-m", "localjudge.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+def plugins_only(site: Path, timeout_s: str = "30") -> dict[str, str]:
+    """The environment of the CLI with the distributions in `site` installed (and no other plugin) and a plugin
+    import bound to `timeout_s` seconds."""
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT": timeout_s}
 
 
 @pytest.mark.parametrize(
@@ -246,20 +278,22 @@ def cli_with(site: Path, *args: str, timeout_s: str = "30") -> subprocess.Comple
 def test_a_plugin_that_exits_or_interrupts_while_importing_is_one_line_and_changes_no_exit_code(tmp_path, code, raised):
     site = tmp_path / "site"
     install_plugin(site, "bad", code)
-    listed = cli_with(site, "judges", "list")
+    listed = cli("judges", "list", env=plugins_only(site))
     assert listed.returncode == 0, listed.stderr
     assert "relevance_to_query" in listed.stdout and "Aborted" not in listed.stderr
     assert (
         listed.stderr
         == f"warning: plugin 'lj-bad' entry point 'bad = lj_bad' (localjudge.judges) failed to load: {raised}; fix or uninstall it\n"
     )
-    options = cli_with(site, "models", "options")
+    options = cli("models", "options", env=plugins_only(site))
     assert options.returncode == 0 and options.stdout.startswith("llama:"), options.stderr
     assert (
         f"bad:  (unavailable: plugin 'lj-bad' entry point 'bad = lj_bad:Backend' (localjudge.backends) failed to load: {raised}"
         in options.stdout
     )
-    asked = cli_with(site, "judge", "relevance_to_query", "--model", "bad:x", "--field", "input=q", "--field", "output=a")
+    asked = cli(
+        "judge", "relevance_to_query", "--model", "bad:x", "--field", "input=q", "--field", "output=a", env=plugins_only(site)
+    )
     assert (
         asked.returncode == 2
         and asked.stderr.count("\n") == 1
@@ -270,7 +304,7 @@ def test_a_plugin_that_exits_or_interrupts_while_importing_is_one_line_and_chang
 def test_a_plugin_whose_import_hangs_is_skipped_at_the_bound_and_a_real_ctrl_c_still_aborts(tmp_path):
     site, started = tmp_path / "site", tmp_path / "started"
     install_plugin(site, "hang", f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(600)\n")
-    listed = cli_with(site, "judges", "list", timeout_s="2")
+    listed = cli("judges", "list", env=plugins_only(site, timeout_s="2"))
     assert listed.returncode == 0 and "relevance_to_query" in listed.stdout, listed.stderr
     assert listed.stderr == (
         "warning: plugin 'lj-hang' entry point 'hang = lj_hang' (localjudge.judges) did not finish importing in 2 s; "
