@@ -43,9 +43,12 @@ def mlflow_store(tmp_path_factory):
     trace outside any session."""
     import mlflow
 
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlruns') / 'mlflow.db'}"
+    root = tmp_path_factory.mktemp("mlruns")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
     mlflow.set_tracking_uri(uri)
-    exp = mlflow.set_experiment("chats")
+    # the artifact root defaults to ./mlruns under the working directory: keep the traces in the temp dir
+    exp = mlflow.get_experiment(mlflow.create_experiment("chats", artifact_location=(root / "artifacts").as_uri()))
+    mlflow.set_experiment(experiment_id=exp.experiment_id)
 
     @mlflow.trace(span_type="TOOL")
     def lookup(city: str, days: int = 1):
