@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..constraints.sandbox import CompileRefused
 from ..engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
 from ..engine.capabilities import Capability, capabilities_of
 from ..engine.worker import EngineWorker, WorkerBusy
@@ -37,7 +38,6 @@ from ..http_limits import BodyError, ClientGone, loads_strict, read_body
 from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .formats import JSON_OBJECT, FormatCache
-from .sandbox import CompileRefused
 from .stream import stream_chunks
 
 log = logging.getLogger("localjudge.serve")
@@ -82,8 +82,8 @@ class ServerState:
     """The engine, its worker, the formats and the counters one app serves."""
 
     def __init__(self, engine: Engine, config: ServeConfig, identity: ModelIdentity | None = None):
+        from ..constraints.sandbox import CompileLimits, save_vocab
         from ..paths import cache_home
-        from .sandbox import CompileLimits, save_vocab
 
         self.engine, self.config = engine, config
         self.identity = identity or engine.identity()

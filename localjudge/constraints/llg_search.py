@@ -24,16 +24,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import ConstraintError
-from .constraint import TokenVocab
+from .automaton import TokenVocab
 
-FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (engine.llg's CLOSE_ORDERS[0])
+FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (llg.py's CLOSE_ORDERS[0])
 RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # bytes in FIRST_ORDER's order first, then by value
 for _i, _b in enumerate(FIRST_ORDER):
     RANK[_b] = _i
 
 
 class LLGVocab(Protocol):
-    """What the search needs of `engine.llg.LLGVocab`: the byte → single-byte-token map, the vocabulary's
+    """What the search needs of `llg.LLGVocab`: the byte → single-byte-token map, the vocabulary's
     pieces, and the allowed-token mask of a matcher."""
 
     byte_tokens: np.ndarray
