@@ -28,6 +28,7 @@ sees plain text).
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 from pydantic import BaseModel
@@ -80,6 +81,11 @@ class GrammarFormat(OutputFormat):
     def constraint(self) -> Lark:
         """The grammar as llguidance's grammar document (it is context-free: no regex)."""
         return Lark(self._llg, source=self.grammar)
+
+    def llg_grammar(self) -> str:
+        """Deprecated (goes in the next release): `constraint().grammar`."""
+        warnings.warn("GrammarFormat.llg_grammar() is deprecated; use constraint().grammar", DeprecationWarning, stacklevel=2)
+        return self._llg
 
     def max_tokens(self) -> int:
         """The whole-output budget."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
 from typing import Any
 
 from pydantic import BaseModel
@@ -122,6 +123,11 @@ class JSONSchemaFormat(OutputFormat):
         if self._grammar is not None:
             return JSONSchema(self._grammar, self.schema)
         return Regex(self._regex)
+
+    def llg_grammar(self) -> str | None:
+        """Deprecated (goes in the next release): `constraint()`, a `JSONSchema` under llguidance."""
+        warnings.warn("JSONSchemaFormat.llg_grammar() is deprecated; use constraint()", DeprecationWarning, stacklevel=2)
+        return self._grammar
 
     def n_free_fields(self) -> int:
         """Free-text fields (strings, unbounded numbers), arrays and free objects counted as several."""
