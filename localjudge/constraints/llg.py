@@ -29,7 +29,7 @@ from ..errors import ConstraintError
 from . import llg_search
 from .base import ConstraintEngine, TokenVocab
 from .llg_search import FIRST_ORDER, RANK
-from .spec import ConstraintSpec, JSONSchema, Lark
+from .spec import ConstraintSpec, JSONSchema, Lark, Regex
 
 # the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
 # grammars, a space and common terminators before separators (a separator can repeat forever)
@@ -339,11 +339,20 @@ class LLGEngine(ConstraintEngine):
     tokenizer (`vocab.tokenizers["llguidance"]`)."""
 
     name = "llguidance"
-    accepts: ClassVar[tuple[type, ...]] = (JSONSchema, Lark)
+    # a Regex too, when asked for by name (the registry gives regexes to the automaton: docs/constraints.md)
+    accepts: ClassVar[tuple[type, ...]] = (JSONSchema, Lark, Regex)
 
     def key(self, spec: ConstraintSpec) -> str:
         """`llg\\0` + the grammar document (the key used before the registry: the LRU's grammar-size bound reads it)."""
-        return "llg\0" + spec.text()
+        return "llg\0" + self.grammar(spec)
+
+    def grammar(self, spec: ConstraintSpec) -> str:
+        """llguidance's grammar document of `spec` (a regex is wrapped in one)."""
+        if isinstance(spec, Regex):
+            from llguidance import LLMatcher
+
+            return LLMatcher.grammar_from_regex(spec.pattern)
+        return spec.text()
 
     def vocab(self, vocab: TokenVocab) -> LLGVocab:
         """llguidance's view of `vocab`, built once per vocabulary."""
@@ -357,4 +366,4 @@ class LLGEngine(ConstraintEngine):
 
     def compile(self, spec: ConstraintSpec, vocab: TokenVocab) -> LLGCompiled:
         """The grammar document compiled by llguidance (`ConstraintError` naming its reason)."""
-        return self.vocab(vocab).compile(spec.text())
+        return self.vocab(vocab).compile(self.grammar(spec))

@@ -269,7 +269,7 @@ class OutputFormat(ABC):
 
     def max_tokens(self) -> int:
         """Whole-output token budget: every free field's budget plus room for the structure."""
-        return self.n_free_fields() * self.field_tokens + 32 + len(self.regex()) // 2
+        return self.n_free_fields() * self.field_tokens + 32 + len(self.constraint().text()) // 2
 
     def params(self) -> dict[str, Any]:
         """The parameters that define this format; with `kind` they make `spec()`."""
