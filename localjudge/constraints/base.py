@@ -125,7 +125,11 @@ class Constraint(Protocol):
 class Compiled(Protocol):
     """A constraint compiled for one vocabulary, shared by every request that uses it (read-only once built)."""
 
-    shortest: int  # fewest tokens of a complete output
+    @property
+    def shortest(self) -> int:
+        """Fewest tokens of a complete output."""
+        ...
+
     compile_ms: float
     from_cache: bool
 
