@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..constraints.automaton import Constraint, TokenVocab
+from ..constraints.base import Constraint, TokenVocab
 from ..formats import OutputFormat
 from .base import DecodeOptions, GenerateOptions, Generation, TokenInfo
 

@@ -11,7 +11,7 @@ import ctypes
 from collections.abc import Sequence
 from typing import Any
 
-from ..constraints.automaton import TokenVocab
+from ..constraints.base import TokenVocab
 from ..errors import ChatTemplateError, InputError
 from ..models.registry import ModelInfo
 from .base import Message

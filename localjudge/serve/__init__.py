@@ -4,7 +4,7 @@
     serve(load_engine(), host="127.0.0.1", port=8000, config=ServeConfig(api_key=None))
 
 Layout: `protocol.py` (requests, plans, responses), `formats.py` (schema formats, LRU, sandboxed
-compile), `sandbox.py` (the child process that builds an automaton under limits), `errors.py`
+compile in `constraints/sandbox.py`, the child process that builds an automaton under limits), `errors.py`
 (OpenAI-shaped errors), `app.py` (the Starlette app), `run.py` (uvicorn, binding, clean shutdown).
 Needs the `serve` extra (starlette, uvicorn); nothing here is imported by `localjudge --help`.
 """
