@@ -80,6 +80,11 @@ _MOVED = {
     "localjudge.agreement": "localjudge.labels.agreement",
     "localjudge.calibration": "localjudge.labels.calibration",
     "localjudge.labels_import": "localjudge.labels.importing",
+    "localjudge.engine.constraint": "localjudge.constraints.automaton",
+    "localjudge.engine.llg": "localjudge.constraints.llg",
+    "localjudge.engine.llg_search": "localjudge.constraints.llg_search",
+    "localjudge.formats.llg_bounds": "localjudge.constraints.llg_bounds",
+    "localjudge.serve.sandbox": "localjudge.constraints.sandbox",
 }
 
 

@@ -2,6 +2,8 @@
 
     localjudge.backends   scheme = "package.module:BackendClass"    a model backend (`--model scheme:...`)
     localjudge.formats    kind   = "package.module:FormatClass"     an output format (`[output] kind = ...`)
+    localjudge.constraint_engines
+                          name   = "package.module:EngineClass"     a constraint engine (constraints/registry.py)
     localjudge.judges     name   = "package.judges"                 a folder of judge TOML files: a package
                                                                    (its folder), or an object giving a path
                                                                    (a str/Path, or a function returning one)
@@ -34,7 +36,8 @@ from .errors import InputError
 BACKENDS = "localjudge.backends"
 FORMATS = "localjudge.formats"
 JUDGES = "localjudge.judges"
-GROUPS = (BACKENDS, FORMATS, JUDGES)
+CONSTRAINT_ENGINES = "localjudge.constraint_engines"
+GROUPS = (BACKENDS, FORMATS, JUDGES, CONSTRAINT_ENGINES)
 IMPORT_TIMEOUT_ENV = "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT"
 IMPORT_TIMEOUT_S = 30.0  # generous: a bound refuses a plugin that hangs, never one that is merely slow to import
 

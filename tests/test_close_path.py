@@ -11,9 +11,9 @@ import re
 import jsonschema
 import pytest
 
+from localjudge.constraints.llg_search import search, witness
 from localjudge.engine import Message
 from localjudge.engine.base import DecodeOptions
-from localjudge.engine.llg_search import search, witness
 from localjudge.errors import ConstraintError
 from localjudge.formats import JSONSchemaFormat, SchemaError
 

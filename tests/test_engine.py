@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pytest
 
+from localjudge.constraints.automaton import TokenVocab, compile_regex
 from localjudge.engine import DecodeOptions, Message
-from localjudge.engine.constraint import TokenVocab, compile_regex
 from localjudge.errors import ConstraintError, PromptTooLongError
 from localjudge.formats import ScoreLines, VerdictList, YesNoJSON
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from localjudge.constraints.automaton import compile_regex
 from localjudge.engine import Message
-from localjudge.engine.constraint import compile_regex
 from localjudge.errors import ParseError
 from localjudge.formats import JSONSchemaFormat, SchemaError, make_format
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_support import assert_openai_error, healthy, post, start_server
 
-from localjudge.formats import llg_bounds
+from localjudge.constraints import llg_bounds
 from localjudge.formats.grammar import GrammarError
 
 MODEL = "smollm2-135m"

@@ -99,7 +99,7 @@ def test_a_schema_the_automaton_could_not_build_is_answered_validly_under_llguid
 
 @pytest.mark.slow
 def test_the_compile_sandbox_refuses_an_automaton_over_its_memory_limit(engine, tmp_path, monkeypatch):
-    from localjudge.serve.sandbox import CompileLimits, CompileRefused, compile_in_child, save_vocab
+    from localjudge.constraints.sandbox import CompileLimits, CompileRefused, compile_in_child, save_vocab
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))  # an empty automaton cache
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..constraints.base import Constraint, TokenVocab
 from ..formats import OutputFormat
 from .base import DecodeOptions, GenerateOptions, Generation, TokenInfo
-from .constraint import Constraint, TokenVocab
 
 
 class DecodeJob:

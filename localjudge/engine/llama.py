@@ -25,19 +25,20 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from .. import constraints
+from ..constraints.base import Compiled
+from ..constraints.llg import LLGCompiled, llama_tokenizer
 from ..errors import ConstraintError, GPUUnavailableError, ModelError, NotGGUFError, PromptTooLongError
 from ..formats import OutputFormat
 from ..models.registry import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
 from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, ModelIdentity, generate_queued
 from .capabilities import ALL
-from .constraint import TokenFSM, compile_regex
 from .job import DecodeJob
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 from .llama_options import LlamaOptions
 from .llama_scheduler import SequenceScheduler
 from .llama_text import LlamaText
-from .llg import LLGCompiled, LLGVocab
 from .threads import default_threads, limit_spin_wait
 
 __all__ = ["LlamaBackend", "LlamaEngine", "LlamaOptions"]
@@ -143,11 +144,12 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._init_sequences()
         self.vocab = self._read_vocab()
+        # llguidance's tokenizer over this vocabulary, built at its first grammar
+        self.vocab.tokenizers["llguidance"] = lambda: llama_tokenizer(self._vocab_p, self.vocab)
         self.model_id = self.info.name
         self._sha256: str | None = None
         self._template_mode, self._template = self._pick_template(chat_template, o.template_timeout, o.template_memory_mb)
-        self._fsm_cache: OrderedDict[str, TokenFSM | LLGCompiled] = OrderedDict()
-        self._llg: LLGVocab | None = None  # llguidance's tokenizer over this vocabulary, built at first use
+        self._fsm_cache: OrderedDict[str, Compiled] = OrderedDict()
         self.n_calls = 0
         self.jump_forward = o.jump_forward  # off only to measure what it saves
         self.reuse_prefix = o.reuse_prefix  # likewise
@@ -173,34 +175,23 @@ class LlamaEngine(LlamaText, SequenceScheduler):
 
     # ------------------------------------------------------------------ constraint
 
-    def compile(self, fmt: OutputFormat) -> TokenFSM | LLGCompiled:
-        """The format's compiled constraint for this vocabulary: llguidance's for a format that gives a grammar
-        (`fmt.llg_grammar()`: client JSON schemas, Lark grammars), else the token automaton (compiled once per
-        regex, cached on disk). The last `FSM_CACHE_SIZE` are kept in memory, with at most `LLG_CACHE_CHARS` of
-        llguidance grammar text among them."""
-        grammar = getattr(fmt, "llg_grammar", lambda: None)()
-        if grammar is not None:
-            key = "llg\0" + grammar
-            hit = self._fsm_cache.get(key)
-            if hit is None:
-                if self._llg is None:
-                    self._llg = LLGVocab.from_llama(self._L, self._vocab_p, self.vocab)
-                hit = self._llg.compile(grammar)
-                self._remember(key, hit)
-            else:
-                self._fsm_cache.move_to_end(key)
-            return hit
-        rx = fmt.regex()
-        fsm = self._fsm_cache.get(rx)
-        if fsm is None:
-            fsm = compile_regex(rx, self.vocab)
-            self._remember(rx, fsm)
+    def compile(self, fmt: OutputFormat) -> Compiled:
+        """The format's constraint (`fmt.constraint()`) compiled for this vocabulary by the engine the constraint
+        registry picks for it (the token automaton for a regex, compiled once per regex and cached on disk;
+        llguidance for a JSON schema or a Lark grammar). The last `FSM_CACHE_SIZE` are kept in memory, with at
+        most `LLG_CACHE_CHARS` of llguidance grammar text among them."""
+        spec = fmt.constraint()
+        engine = constraints.engine_for(spec)
+        key = engine.key(spec)
+        hit = self._fsm_cache.get(key)
+        if hit is None:
+            hit = engine.compile(spec, self.vocab)
+            self._remember(key, hit)
         else:
-            self._fsm_cache.move_to_end(rx)
-        assert isinstance(fsm, TokenFSM)
-        return fsm
+            self._fsm_cache.move_to_end(key)
+        return hit
 
-    def _remember(self, key: str, compiled: TokenFSM | LLGCompiled) -> None:
+    def _remember(self, key: str, compiled: Compiled) -> None:
         """Keep a new compiled constraint: a server sees many schemas, so the least recently used go first
         past `FSM_CACHE_SIZE`, and the least recently used llguidance grammars (never an automaton: a judge's
         is small and reused) while their text passes `LLG_CACHE_CHARS` (the newest always stays)."""

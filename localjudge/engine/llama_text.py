@@ -11,10 +11,10 @@ import ctypes
 from collections.abc import Sequence
 from typing import Any
 
+from ..constraints.base import TokenVocab
 from ..errors import ChatTemplateError, InputError
 from ..models.registry import ModelInfo
 from .base import Message
-from .constraint import TokenVocab
 from .template import ChatTemplate
 
 

@@ -1,7 +1,8 @@
 """Output formats: one object per output contract.
 
 Each `OutputFormat` knows three things:
-  * `regex()` – the decoding constraint (compiled by outlines-core in the engine);
+  * `constraint()` – the decoding constraint as a typed value (`constraints.Regex`, `JSONSchema`, `Lark`; the
+    constraint registry picks the engine that compiles it); `regex()` for a format whose constraint is a regex;
   * `parse(text)` – raw text (constrained or not) → typed pydantic verdict, or `ParseError`;
   * `normalise(verdict)` – the verdict as a score in [0, 1] (None where a format has no score).
 

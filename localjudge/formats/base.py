@@ -1,7 +1,8 @@
 """The `OutputFormat` contract, the verdict models, and the lenient parsing helpers all formats share.
 
 Each `OutputFormat` knows three things:
-  * `regex()` – the decoding constraint (compiled by outlines-core in the engine);
+  * `constraint()` – the decoding constraint as a typed value (`constraints.Regex`, `JSONSchema`, `Lark`; the
+    constraint registry picks the engine that compiles it); `regex()` for a format whose constraint is a regex;
   * `parse(text)` – raw text (constrained or not) → typed pydantic verdict, or `ParseError`;
   * `normalise(verdict)` – the verdict as a score in [0, 1] (None where a format has no score).
 """
@@ -16,7 +17,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from ..errors import InputError, ParseError
+from ..constraints.spec import ConstraintSpec, Regex
+from ..errors import ConstraintError, InputError, ParseError
 
 # A JSON string body: any char but quote, backslash and control chars, or a simple escape.
 JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
@@ -225,9 +227,20 @@ class OutputFormat(ABC):
             raise InputError(f"field_tokens must be >= 1, got {field_tokens}")
         self.field_tokens = field_tokens
 
-    @abstractmethod
+    def constraint(self) -> ConstraintSpec:
+        """The decoding constraint as a typed value: by default the whole output as `Regex(self.regex())`; a format
+        whose output is not a regular language returns another (`JSONSchema`, `Lark`) instead."""
+        if type(self).regex is OutputFormat.regex:
+            raise NotImplementedError(f"{type(self).__name__} defines neither regex() nor constraint()")
+        return Regex(self.regex())
+
     def regex(self) -> str:
-        """The whole output as a regular expression (outlines-core syntax)."""
+        """The whole output as a regular expression (outlines-core syntax): what a regex format defines (its
+        `constraint()` wraps it); `ConstraintError` for a format whose constraint is not a regex."""
+        spec = self.constraint()
+        if isinstance(spec, Regex):
+            return spec.pattern
+        raise ConstraintError(f"the {self.kind} format's constraint is a {spec.name}, not a regex")
 
     @abstractmethod
     def parse(self, text: str) -> BaseModel:
@@ -256,7 +269,7 @@ class OutputFormat(ABC):
 
     def max_tokens(self) -> int:
         """Whole-output token budget: every free field's budget plus room for the structure."""
-        return self.n_free_fields() * self.field_tokens + 32 + len(self.regex()) // 2
+        return self.n_free_fields() * self.field_tokens + 32 + len(self.constraint().text()) // 2
 
     def params(self) -> dict[str, Any]:
         """The parameters that define this format; with `kind` they make `spec()`."""

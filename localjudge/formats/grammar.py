@@ -9,7 +9,7 @@ format is built: an error is one line naming llguidance's reason.
     TABLE: /[a-z_]+/
 
 Budgets, in tokens:
-  * the whole output: `max_tokens` (default 256), by construction (`engine.llg`'s close path): the output
+  * the whole output: `max_tokens` (default 256), by construction (`constraints.llg`'s close path): the output
     always ends valid. A greedy close path longer than 4 tokens is compared with a bounded shortest-first
     search's (`TEXT: /[a-zA-Z ,]+/` then "." closes in 2 tokens, not greedy's 24 filler bytes); a grammar
     whose completion the search cannot find is refused, and so is a `max_tokens` below the shortest
@@ -28,10 +28,12 @@ sees plain text).
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 from pydantic import BaseModel
 
+from ..constraints.spec import Lark
 from ..errors import InputError
 from . import llg_schema
 from .base import OutputFormat
@@ -76,12 +78,13 @@ class GrammarFormat(OutputFormat):
                 f"(llguidance: {str(e).removeprefix('grammar: ')[:120]})"
             ) from None
 
-    def regex(self) -> str:
-        """No regex: the grammar is context-free (`GrammarError` for a caller that needs one)."""
-        raise GrammarError("the grammar format has no regex; it is decoded by llguidance")
+    def constraint(self) -> Lark:
+        """The grammar as llguidance's grammar document (it is context-free: no regex)."""
+        return Lark(self._llg, source=self.grammar)
 
     def llg_grammar(self) -> str:
-        """llguidance's form of the grammar."""
+        """Deprecated (goes in the next release): `constraint().grammar`."""
+        warnings.warn("GrammarFormat.llg_grammar() is deprecated; use constraint().grammar", DeprecationWarning, stacklevel=2)
         return self._llg
 
     def max_tokens(self) -> int:

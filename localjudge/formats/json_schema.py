@@ -1,29 +1,14 @@
 """`json_schema`: any JSON schema as an output format, constrained by construction with token budgets.
 
-Two constraints (`constraint=`): "llguidance" (what client schemas use: serve, the adapters, judge files;
-built in `llg_schema`, decoded by `engine/llg.py`) and "automaton", the regex below for outlines-core's
-automaton, described in the rest of this docstring (kept; its cache keys unchanged).
-
-What a client sends (an OpenAI `response_format` json_schema, a tool's parameters, a DeepEval or RAGAS
-pydantic model's schema) becomes a regex for the same constraint path as the judges' formats, built
-here rather than by outlines-core's schema builder so that:
-
-  * strings are unbounded in the regex and bounded in TOKENS by the decode loop (`field_tokens` per
-    free field, `max_tokens` in all) - `maxLength`/`maxItems` are honoured that way, never as
-    character counts, which explode the automaton (maxLength 1000 -> 373 MB);
-  * integer and number bounds are honoured (outlines-core ignores them): a closed range of up to
-    2000 integers is enumerated, like the judges' score ranges (`multipleOf` 0.1/0.01/0.001 on a
-    bounded number: that many decimals); `maxItems` up to 64 is a counted repetition of items;
-  * every declared property is written, in the schema's order (valid whether or not it is required,
-    and no combinatorial alternatives for optional properties);
-  * what cannot be honoured is refused with `SchemaError` naming the feature and its place
-    (`$ref` cycles, `patternProperties`, `pattern`, `uniqueItems`, `if`/`then`, `not`, ...), never
-    silently dropped; schemas past the size limits (depth, properties, enum values, regex length) are
-    refused before anything is compiled.
+Two ways to constrain it (`constraint=`, part of the format's spec): "llguidance" (what client schemas use:
+serve, the adapters, judge files): `constraint()` is a `constraints.JSONSchema` (llguidance's grammar, built in
+`llg_schema`); "automaton": a `constraints.Regex`, the schema compiled to a regex in `json_schema_regex` (kept;
+its cache keys unchanged). The two differ in what the format is, not only in speed: their size limits and
+their whole-output budgets differ, so the choice stays a parameter of the format (stored in its spec).
 
 `parse` reads the first JSON value of the schema's type in any text (constrained or not, fenced or
-not) and validates it against the schema (types, required, enum/const, bounds, nested), so text from
-another backend gets the same checks.
+not) and validates it against the schema (`json_validate`: types, required, enum/const, bounds, nested), so text
+from another backend gets the same checks.
 """
 
 from __future__ import annotations
@@ -31,443 +16,26 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError, ParseError
+from ..constraints.spec import ConstraintSpec, JSONSchema, Regex
+from ..errors import ParseError
 from . import llg_schema
-from .base import JSON_STR, NumberRange, OutputFormat
+from .base import OutputFormat
+from .json_schema_regex import MAX_ENUM_VALUES, MAX_PROPERTIES, MAX_REGEX_CHARS, MAX_SCHEMA_BYTES, SchemaCompiler, SchemaError
+from .json_validate import validate
 
 CONSTRAINTS = ("automaton", "llguidance")  # this module's regex for outlines-core's automaton, or llguidance
 CLIENT_CONSTRAINT = "llguidance"  # what client schemas use (serve, the adapters, judge files): chosen by measurement
-MAX_SCHEMA_BYTES = 64 * 1024
-MAX_DEPTH = 12
-MAX_PROPERTIES = 256
-MAX_ENUM_VALUES = 1000
-MAX_LITERAL_CHARS = 20_000
-MAX_REGEX_CHARS = 100_000
-MAX_EXPANSION_CHARS = (MAX_DEPTH + 2) * MAX_REGEX_CHARS  # all pieces built while expanding, together (a work bound)
-MAX_REF_EXPANSIONS = 2_000  # $refs followed while expanding one schema
-MAX_BRANCHES = 128  # schemas in one anyOf/oneOf (a tool_choice "required" over MAX_TOOLS tools fits)
-MAX_MIN_ITEMS = 64
-MAX_MAX_ITEMS = 64  # maxItems up to this is a counted repetition of items; above, only the token budget bounds it
-DECIMAL_STEPS = {1: 0.1, 2: 0.01, 3: 0.001}  # multipleOf on a bounded number: that many decimals
-MAX_MIN_LENGTH = 64
-ARRAY_ITEMS_BUDGETED = 8  # free fields an array is budgeted for (the whole-output budget still applies)
-
-UNSUPPORTED = (
-    "patternProperties",
-    "propertyNames",
-    "dependentSchemas",
-    "dependentRequired",
-    "dependencies",
-    "if",
-    "then",
-    "else",
-    "not",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contains",
-    "prefixItems",
-    "uniqueItems",
-    "pattern",
-    "minProperties",
-    "maxProperties",
-    "$dynamicRef",
-    "$recursiveRef",
-)
-STRING_FORMATS = {  # the formats outlines-core spells out too (RFC 3339 date/time, RFC 4122 uuid)
-    "date-time": r'"(-?(?:[1-9][0-9]*)?[0-9]{4})-(1[0-2]|0[1-9])-(3[01]|0[1-9]|[12][0-9])T(2[0-3]|[01][0-9]):([0-5][0-9]):'
-    r'([0-5][0-9])(\.[0-9]{3})?(Z)?"',
-    "date": r'"(?:\d{4})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[1-2][0-9]|3[0-1])"',
-    "time": r'"(2[0-3]|[01][0-9]):([0-5][0-9]):([0-5][0-9])(\.[0-9]+)?(Z)?"',
-    "uuid": r'"[a-fA-F0-9]{8}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{12}"',
-}
-INTEGER = r"-?(0|[1-9][0-9]*)"
-NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
-STRING = '"' + JSON_STR + '"'
-SEP = ", "  # between members; ": " between a key and its value (the spacing judges' formats use)
-
-
-class SchemaError(InputError):
-    """A JSON schema that cannot be honoured by construction (the message names the feature and where)."""
 
 
 class SchemaVerdict(BaseModel):
     """The parsed JSON value (an object, array or scalar, as the schema says)."""
 
     value: Any
-
-
-def _lit(value: Any) -> str:
-    return re.escape(json.dumps(value, ensure_ascii=False))
-
-
-class _Compiler:
-    """Schema -> regex, with the limits; counts the free fields for the token budget."""
-
-    def __init__(self, root: dict[str, Any]):
-        self.root = root
-        self.free = 0
-        self.props = 0
-        self.enum_values = 0
-        self.literal_chars = 0
-        self.expanded = 0  # characters of every piece built so far (bounded while growing, never after)
-        self.ref_expansions = 0
-
-    def grow(self, n: int, where: str) -> None:
-        """Count `n` more characters built at `where`; `SchemaError` once a bound is passed."""
-        self.check(n, where)
-        self.expanded += n
-        if self.expanded > MAX_EXPANSION_CHARS:
-            raise self.fail(where, f"expanding it builds more than {MAX_EXPANSION_CHARS} characters; fewer branches or $refs")
-
-    def check(self, n: int, where: str) -> None:
-        """`SchemaError` when a piece of `n` characters would pass the regex limit (checked before it is built)."""
-        if n > MAX_REGEX_CHARS:
-            raise self.fail(
-                where,
-                f"expands to a constraint of more than {MAX_REGEX_CHARS} characters; fewer enum values, branches or "
-                "$refs, or a flatter schema",
-            )
-
-    def join(self, parts: list[str], sep: str, where: str, extra: int = 0) -> str:
-        """`sep.join(parts)`, refused before it is built when it would pass the regex limit."""
-        self.check(sum(map(len, parts)) + len(sep) * max(0, len(parts) - 1) + extra, where)
-        return sep.join(parts)
-
-    def fail(self, where: str, what: str) -> SchemaError:
-        return SchemaError(f"response schema at {where}: {what}")
-
-    def resolve(self, ref: str, where: str) -> dict[str, Any]:
-        if not ref.startswith("#/"):
-            raise self.fail(where, f"$ref {ref!r} is not a local reference (#/$defs/NAME); inline it")
-        node: Any = self.root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(node, dict) or part not in node:
-                raise self.fail(where, f"$ref {ref!r} points nowhere; define it under $defs")
-            node = node[part]
-        if not isinstance(node, dict):
-            raise self.fail(where, f"$ref {ref!r} is not a schema object")
-        return node
-
-    def regex(self, s: Any, where: str = "$", depth: int = 0, refs: tuple[str, ...] = (), mult: int = 1) -> str:
-        out = self._regex(s, where, depth, refs, mult)
-        self.grow(len(out), where)
-        return out
-
-    def _regex(self, s: Any, where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
-        if depth > MAX_DEPTH:
-            raise self.fail(where, f"nesting deeper than {MAX_DEPTH} levels; flatten the schema")
-        if s is True or s == {}:
-            return self.any_value(where, depth, mult)
-        if not isinstance(s, dict):
-            raise self.fail(where, f"expected a schema object, got {json.dumps(s)[:60]}")
-        bad = next((k for k in UNSUPPORTED if k in s), None)
-        if bad is not None:
-            raise self.fail(where, f"'{bad}' cannot be honoured by constrained decoding; remove it from the schema")
-        if "$ref" in s:
-            ref = s["$ref"]
-            if not isinstance(ref, str):
-                raise self.fail(where, f"$ref must be a string (#/$defs/NAME), got {json.dumps(ref)[:60]}")
-            if ref in refs:
-                raise self.fail(where, f"$ref cycle through {ref!r} (a recursive schema) cannot be constrained")
-            self.ref_expansions += 1
-            if self.ref_expansions > MAX_REF_EXPANSIONS:
-                raise self.fail(where, f"more than {MAX_REF_EXPANSIONS} $ref expansions; reference fewer definitions")
-            return self.regex(self.resolve(ref, where), where, depth + 1, (*refs, ref), mult)
-        if "const" in s:
-            return self.literal([s["const"]], where)
-        if "enum" in s:
-            if not isinstance(s["enum"], list) or not s["enum"]:
-                raise self.fail(where, "enum must be a non-empty list")
-            return self.literal(s["enum"], where)
-        for key in ("anyOf", "oneOf"):
-            if key in s:
-                subs = s[key]
-                if not isinstance(subs, list) or not subs:
-                    raise self.fail(where, f"{key} must be a non-empty list")
-                if len(subs) > MAX_BRANCHES:
-                    raise self.fail(where, f"{key} has {len(subs)} schemas, more than {MAX_BRANCHES}; merge some")
-                branches: list[str] = []
-                size = 0
-                for i, x in enumerate(subs):
-                    branches.append(self.regex(x, f"{where}.{key}[{i}]", depth + 1, refs, mult))
-                    size += len(branches[-1]) + 1
-                    if size > MAX_REGEX_CHARS:
-                        self.check(size, where)  # refused now, before the other branches are built
-                return "(" + self.join(branches, "|", where, 2) + ")"
-        if "allOf" in s:
-            subs = s["allOf"]
-            if not isinstance(subs, list) or len(subs) != 1:
-                raise self.fail(where, "allOf with more than one schema cannot be constrained; merge them into one")
-            return self.regex(subs[0], f"{where}.allOf[0]", depth + 1, refs, mult)
-        t = s.get("type")
-        if isinstance(t, list):
-            if not t:
-                raise self.fail(where, "type must not be an empty list")
-            if len(t) > 8:
-                raise self.fail(where, "type lists at most the 7 JSON types")
-            return "(" + self.join([self.regex({**s, "type": x}, where, depth, refs, mult) for x in t], "|", where, 2) + ")"
-        if t is None:
-            if "properties" in s:
-                t = "object"
-            elif "items" in s:
-                t = "array"
-            elif "multipleOf" not in s:
-                return self.any_value(where, depth, mult)
-        if "multipleOf" in s and t not in ("number", "integer"):
-            raise self.fail(where, f"multipleOf on a {t} cannot be constrained; remove it")
-        if t == "object":
-            return self.object(s, where, depth, refs, mult)
-        if t == "array":
-            return self.array(s, where, depth, refs, mult)
-        if t == "string":
-            return self.string(s, where, mult)
-        if t == "integer":
-            return self.integer(s, where, mult)
-        if t == "number":
-            return self.number(s, where, mult)
-        if t == "boolean":
-            return "(true|false)"
-        if t == "null":
-            return "null"
-        raise self.fail(where, f"unknown type {t!r}")
-
-    def literal(self, values: list[Any], where: str) -> str:
-        self.enum_values += len(values)
-        if self.enum_values > MAX_ENUM_VALUES:
-            raise self.fail(where, f"more than {MAX_ENUM_VALUES} enum/const values in the schema")
-        lits = [_lit(v) for v in values]
-        self.literal_chars += sum(map(len, lits))
-        if self.literal_chars > MAX_LITERAL_CHARS:
-            raise self.fail(where, f"enum/const values longer than {MAX_LITERAL_CHARS} characters in all")
-        if all(isinstance(v, str) for v in values):  # "(yes|no)": the quotes once, as the judges' formats write it
-            return '"(' + "|".join(re.escape(json.dumps(v, ensure_ascii=False)[1:-1]) for v in values) + ')"'
-        return "(" + "|".join(lits) + ")"
-
-    def object(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
-        props = s.get("properties") or {}
-        if not isinstance(props, dict):
-            raise self.fail(where, "properties must be an object")
-        required = s.get("required") or []
-        missing = [r for r in required if r not in props]
-        if missing and s.get("additionalProperties") is False:
-            raise self.fail(where, f"required {missing[0]!r} is not among the properties")
-        if not props:
-            extra = s.get("additionalProperties", True)
-            if extra is False:  # no properties and nothing else allowed: the empty object
-                return r"\{\}"
-            value = (
-                self.any_value(where + ".*", depth + 1, mult * ARRAY_ITEMS_BUDGETED)
-                if extra in (True, None)
-                else self.regex(extra, where + ".*", depth + 1, refs, mult * ARRAY_ITEMS_BUDGETED)
-            )
-            self.free += mult * ARRAY_ITEMS_BUDGETED  # the keys
-            member = STRING + ": " + value
-            return r"\{(" + member + "(" + SEP + member + ")*)?" + r"\}"
-        self.props += len(props)
-        if self.props > MAX_PROPERTIES:
-            raise self.fail(where, f"more than {MAX_PROPERTIES} properties in the schema")
-        parts: list[str] = []
-        size = 0
-        for k, v in props.items():
-            parts.append(_lit(str(k)) + ": " + self.regex(v, f"{where}.{k}", depth + 1, refs, mult))
-            size += len(parts[-1]) + len(SEP)
-            if size > MAX_REGEX_CHARS:
-                self.check(size, where)
-        return r"\{" + self.join(parts, SEP, where, 4) + r"\}"
-
-    def array(self, s: dict[str, Any], where: str, depth: int, refs: tuple[str, ...], mult: int) -> str:
-        items = s.get("items", True)
-        lo = int(s.get("minItems", 0) or 0)
-        if lo > MAX_MIN_ITEMS:
-            raise self.fail(where, f"minItems {lo} > {MAX_MIN_ITEMS} cannot be constrained compactly; lower it")
-        hi = s.get("maxItems")
-        if hi is not None and (not isinstance(hi, int) or isinstance(hi, bool) or hi < lo):
-            raise self.fail(where, f"maxItems {hi!r} must be an integer >= minItems ({lo})")
-        if hi is not None and hi > MAX_MAX_ITEMS:
-            hi = None  # a long list is bounded by the output's token budget alone
-        if hi == 0:
-            return r"\[\]"
-        item = self.regex(items, where + "[]", depth + 1, refs, mult * (hi or ARRAY_ITEMS_BUDGETED))
-        more = "*" if hi is None else "{0," + str(hi - max(lo, 1)) + "}"
-        self.check((len(item) + len(SEP)) * (max(lo, 1) + 1), where)  # before the items are repeated
-        if lo == 0:
-            return r"\[(" + item + "(" + SEP + item + ")" + more + ")?" + r"\]"
-        tail = "" if hi == lo else "(" + SEP + item + ")" + more
-        return r"\[" + SEP.join([item] * lo) + tail + r"\]"
-
-    def string(self, s: dict[str, Any], where: str, mult: int) -> str:
-        fmt = s.get("format")
-        if fmt is not None:
-            if fmt in STRING_FORMATS:
-                return STRING_FORMATS[fmt]
-            # other formats (email, uri, ...) are annotations in JSON Schema; the text stays free
-        lo = int(s.get("minLength", 0) or 0)
-        if lo > MAX_MIN_LENGTH:
-            raise self.fail(where, f"minLength {lo} > {MAX_MIN_LENGTH} cannot be constrained compactly; lower it")
-        self.free += mult
-        if lo == 0:
-            return STRING
-        char = JSON_STR[1:-2]  # one JSON string character (JSON_STR is "(...)*")
-        return '"' + "(" + char + "){" + str(lo) + ",}" + '"'
-
-    def integer(self, s: dict[str, Any], where: str, mult: int) -> str:
-        if s.get("multipleOf") not in (None, 1):
-            raise self.fail(where, "multipleOf on an integer cannot be constrained (only 1); remove it")
-        lo, hi = _bounds(s, True, where)
-        if lo is None and hi is None:
-            self.free += mult
-            return INTEGER
-        if hi is None and lo in (0, 1):
-            self.free += mult
-            return "(0|[1-9][0-9]*)" if lo == 0 else "[1-9][0-9]*"
-        if lo is None or hi is None:
-            raise self.fail(
-                where,
-                "an integer bound on one side only (other than minimum 0 or 1) cannot be constrained; give minimum and maximum",
-            )
-        try:
-            return NumberRange(lo, hi, 0).regex()
-        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
-            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
-
-    def number(self, s: dict[str, Any], where: str, mult: int) -> str:
-        lo, hi = _bounds(s, False, where)
-        step = s.get("multipleOf")
-        decimals = 3
-        if step is not None:
-            decimals = next((d for d, v in DECIMAL_STEPS.items() if _is_num(step) and abs(step - v) < 1e-12), -1)
-            if _is_num(step) and step == 1:
-                decimals = 0
-            if decimals < 0 or lo is None or hi is None:
-                raise self.fail(
-                    where, "multipleOf on a number is honoured only as 1, 0.1, 0.01 or 0.001 with minimum and maximum; change it"
-                )
-        if lo is None and hi is None:
-            self.free += mult
-            return NUMBER
-        if lo is None or hi is None or lo != int(lo) or hi != int(hi):
-            raise self.fail(where, "number bounds must be whole numbers on both sides (minimum and maximum) to be constrained")
-        try:
-            return NumberRange(lo, hi, decimals).regex()
-        except InputError as e:  # NumberRange speaks of judges' score ranges; here it is the schema's bounds
-            raise self.fail(where, str(e).replace("score range", "minimum..maximum range", 1)) from None
-
-    def any_value(self, where: str, depth: int, mult: int) -> str:
-        """Any JSON value, nested at most two levels (arbitrary objects and arrays)."""
-        self.free += mult * ARRAY_ITEMS_BUDGETED
-        scalar = "(" + "|".join((STRING, NUMBER, "true", "false", "null")) + ")"
-        value = scalar
-        for _ in range(2):
-            member = STRING + ": " + value
-            obj = r"\{(" + member + "(" + SEP + member + ")*)?" + r"\}"
-            arr = r"\[(" + value + "(" + SEP + value + ")*)?" + r"\]"
-            value = "(" + "|".join((scalar, obj, arr)) + ")"
-        return value
-
-
-def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _bounds(s: dict[str, Any], integer: bool, where: str) -> tuple[float | None, float | None]:
-    """(minimum, maximum) with integer exclusive bounds made inclusive; exclusive number bounds are refused."""
-    lo, hi = s.get("minimum"), s.get("maximum")
-    for key in ("exclusiveMinimum", "exclusiveMaximum"):
-        if s.get(key) is not None and not integer:
-            raise SchemaError(
-                f"response schema at {where}: {key} on a number cannot be constrained; use "
-                f"{'minimum' if key == 'exclusiveMinimum' else 'maximum'}"
-            )
-    if s.get("exclusiveMinimum") is not None:
-        lo = s["exclusiveMinimum"] + 1
-    if s.get("exclusiveMaximum") is not None:
-        hi = s["exclusiveMaximum"] - 1
-    return lo, hi
-
-
-# ---------------------------------------------------------------------------------------- validation
-
-
-def _type_ok(v: Any, t: str) -> bool:
-    return {
-        "object": isinstance(v, dict),
-        "array": isinstance(v, list),
-        "string": isinstance(v, str),
-        "integer": isinstance(v, int) and not isinstance(v, bool) or (isinstance(v, float) and v.is_integer()),
-        "number": isinstance(v, (int, float)) and not isinstance(v, bool),
-        "boolean": isinstance(v, bool),
-        "null": v is None,
-    }.get(t, True)
-
-
-def validate(value: Any, s: Any, root: dict[str, Any], where: str = "$") -> str | None:
-    """The first way `value` breaks schema `s` ("at $.a[2]: ..."), or None when it conforms."""
-    if s is True or not isinstance(s, dict) or s == {}:
-        return None
-    if "$ref" in s:
-        node: Any = root
-        for part in str(s["$ref"])[2:].split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(node, dict) else {}
-        return validate(value, node, root, where)
-    if "const" in s and value != s["const"]:
-        return f"at {where}: expected {json.dumps(s['const'])}, got {json.dumps(value)[:60]}"
-    if "enum" in s and value not in s["enum"]:
-        return f"at {where}: expected one of {json.dumps(s['enum'])[:120]}, got {json.dumps(value)[:60]}"
-    for key in ("anyOf", "oneOf"):
-        if key in s and all(validate(value, x, root, where) is not None for x in s[key]):
-            return f"at {where}: matches none of the {key} schemas"
-    for x in s.get("allOf", []):
-        err = validate(value, x, root, where)
-        if err:
-            return err
-    t = s.get("type")
-    types = t if isinstance(t, list) else [t] if t else []
-    if types and not any(_type_ok(value, x) for x in types):
-        return f"at {where}: expected {' or '.join(types)}, got {type(value).__name__}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if s.get("minimum") is not None and value < s["minimum"]:
-            return f"at {where}: {value} is below the minimum {s['minimum']}"
-        if s.get("maximum") is not None and value > s["maximum"]:
-            return f"at {where}: {value} is above the maximum {s['maximum']}"
-        step = s.get("multipleOf")
-        if (
-            isinstance(step, (int, float))
-            and not isinstance(step, bool)
-            and step > 0
-            and abs(value / step - round(value / step)) > 1e-9
-        ):
-            return f"at {where}: {value} is not a multiple of {step}"
-    if isinstance(value, dict):
-        props = s.get("properties") or {}
-        for r in s.get("required") or []:
-            if r not in value:
-                return f"at {where}: required property {r!r} is missing"
-        for k, v in value.items():
-            if k in props:
-                err = validate(v, props[k], root, f"{where}.{k}")
-            elif isinstance(s.get("additionalProperties"), dict):
-                err = validate(v, s["additionalProperties"], root, f"{where}.{k}")
-            elif s.get("additionalProperties") is False:
-                err = f"at {where}: property {k!r} is not allowed"
-            else:
-                err = None
-            if err:
-                return err
-    if isinstance(value, list):
-        if s.get("minItems") is not None and len(value) < s["minItems"]:
-            return f"at {where}: {len(value)} items, at least {s['minItems']} required"
-        if s.get("maxItems") is not None and len(value) > s["maxItems"]:
-            return f"at {where}: {len(value)} items, at most {s['maxItems']} allowed"
-        for i, v in enumerate(value):
-            err = validate(v, s.get("items", True), root, f"{where}[{i}]")
-            if err:
-                return err
-    return None
 
 
 def _json_values(text: str) -> list[Any]:
@@ -511,7 +79,7 @@ class JSONSchemaFormat(OutputFormat):
         super().__init__(field_tokens)
         if constraint not in CONSTRAINTS:
             raise SchemaError(f"constraint: {constraint!r} is not one of {', '.join(CONSTRAINTS)}")
-        self.constraint = constraint
+        self.expressed = constraint  # how the schema is constrained: "automaton" (a regex) or "llguidance"
         if isinstance(schema, str):
             try:
                 schema = json.loads(schema)
@@ -533,7 +101,7 @@ class JSONSchemaFormat(OutputFormat):
             self._grammar = llg_schema.grammar(schema, SchemaError)
             self._regex = ""
             return
-        c = _Compiler(schema)
+        c = SchemaCompiler(schema)
         self._regex = c.regex(schema)
         if len(self._regex) > MAX_REGEX_CHARS:
             raise SchemaError(
@@ -546,12 +114,19 @@ class JSONSchemaFormat(OutputFormat):
         """The schema as a regex: every property in order, strings unbounded (budgeted in tokens); built on demand
         under llguidance (`SchemaError` when the automaton path cannot express it)."""
         if not self._regex:
-            c = _Compiler(self.schema)
+            c = SchemaCompiler(self.schema)
             self._regex = c.regex(self.schema)
         return self._regex
 
+    def constraint(self) -> ConstraintSpec:
+        """`JSONSchema` (llguidance's grammar of the schema) under llguidance, else the schema's `Regex`."""
+        if self._grammar is not None:
+            return JSONSchema(self._grammar, self.schema)
+        return Regex(self._regex)
+
     def llg_grammar(self) -> str | None:
-        """llguidance's grammar of the schema (the engine compiles it with llguidance), or None on the automaton path."""
+        """Deprecated (goes in the next release): `constraint()`, a `JSONSchema` under llguidance."""
+        warnings.warn("JSONSchemaFormat.llg_grammar() is deprecated; use constraint()", DeprecationWarning, stacklevel=2)
         return self._grammar
 
     def n_free_fields(self) -> int:
@@ -593,10 +168,13 @@ class JSONSchemaFormat(OutputFormat):
         p: dict[str, Any] = {"schema": self.schema, "field_tokens": self.field_tokens}
         if self._max_tokens is not None:
             p["max_tokens"] = self._max_tokens
-        if self.constraint != "automaton":  # the automaton's keys are as they always were
-            p["constraint"] = self.constraint
+        if self.expressed != "automaton":  # the automaton's keys are as they always were
+            p["constraint"] = self.expressed
         return p
 
     def describe(self) -> str:
         """`json_schema(<title or digest>, field_tokens=N)`: short, unlike the schema."""
         return f"json_schema({self.name or self.digest}, field_tokens={self.field_tokens})"
+
+
+__all__ = ["CLIENT_CONSTRAINT", "CONSTRAINTS", "JSONSchemaFormat", "SchemaError", "SchemaVerdict", "validate"]

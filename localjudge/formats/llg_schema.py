@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..constraints import llg_bounds
 from ..errors import InputError
-from . import llg_bounds
 
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 FREE_TYPES = ("string", "number", "integer", "array", "object")

@@ -130,8 +130,7 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])
     for i, f in enumerate(plan.formats):
         if f is not None:  # a format that cannot be written as a constraint fails here, at load time
-            if getattr(f, "llg_grammar", lambda: None)() is None:  # llguidance's formats were checked when built
-                _at("output" if len(plan.formats) == 1 else f"stages.{i}.output", f.regex)
+            _at("output" if len(plan.formats) == 1 else f"stages.{i}.output", f.constraint)
     declared = {v.name for v in plan.variables} | plan.derived
     for si, stage in enumerate(plan.stages):
         for mi, m in enumerate(stage):

@@ -6,7 +6,7 @@
 Layout: `wire.py` (request and answer bodies as pydantic models), `protocol.py` (a request as a plan),
 `answer.py` (a generation as the answer), `routes.py` (the endpoints: handlers and their table),
 `openapi.py` (the document, generated from that table and the models), `formats.py` (schema formats, LRU,
-sandboxed compile), `sandbox.py` (the child process that builds an automaton under limits), `errors.py`
+sandboxed compile), the sandboxed compile in `constraints/sandbox.py` (the child process that builds an automaton under limits), `errors.py`
 (OpenAI-shaped errors), `app.py` (the server's state, the Starlette app), `run.py` (uvicorn, binding,
 clean shutdown).
 Needs the `serve` extra (starlette, uvicorn); nothing here is imported by `localjudge --help`.

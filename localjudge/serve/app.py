@@ -81,8 +81,8 @@ class ServerState:
     """The engine, its worker, the formats and the counters one app serves."""
 
     def __init__(self, engine: Engine, config: ServeConfig, identity: ModelIdentity | None = None):
+        from ..constraints.sandbox import CompileLimits, save_vocab
         from ..paths import cache_home
-        from .sandbox import CompileLimits, save_vocab
 
         self.engine, self.config = engine, config
         self.identity = identity or engine.identity()

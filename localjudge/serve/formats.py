@@ -26,10 +26,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ..engine.constraint import cache_path
+from .. import constraints
+from ..constraints.automaton import cache_path
+from ..constraints.sandbox import CompileLimits, CompileRefused, compile_in_child
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
 from ..formats.json_schema import CLIENT_CONSTRAINT
-from .sandbox import CompileLimits, CompileRefused, compile_in_child
 
 JSON_OBJECT: dict[str, Any] = {"type": "object"}
 LARGE_REGEX = 4_000  # characters: a regex this long takes the one large-compile slot
@@ -113,9 +114,10 @@ class FormatCache:
         `trusted`); `CompileRefused` when it cannot be built within them."""
         if not fmt.constrained or self.vocab_path is None or self.vocab_hash is None:
             return
-        if getattr(fmt, "llg_grammar", lambda: None)() is not None:
-            return  # llguidance compiles in milliseconds, bounded by its own parser limits, on the engine thread
-        rx = fmt.regex()
+        spec = fmt.constraint()
+        if not constraints.engine_for(spec).sandboxed:
+            return  # e.g. llguidance: compiles in milliseconds, bounded by its own parser limits, on the engine thread
+        rx = spec.text()
         key = hashlib.sha256(rx.encode()).hexdigest()
         if key in self._refused:
             raise CompileRefused(self._refused[key])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from ..constraints.sandbox import CompileRefused
 from ..engine.base import TokenInfo
 from ..engine.worker import WorkerBusy
 from ..formats import OutputFormat, SchemaError
@@ -27,7 +28,6 @@ from . import protocol
 from .answer import completion, completion_id
 from .errors import APIError, bad_request, from_exception
 from .openapi import COMMON, Endpoint
-from .sandbox import CompileRefused
 from .stream import stream_chunks
 from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy, Wire
 

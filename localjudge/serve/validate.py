@@ -11,7 +11,7 @@ compiler (the regex builder or llguidance) builds it later:
     counts that are non-negative integers, `$ref` a string), whatever the draft allows;
   * for `$ref` chains that loop without descending into a value (`{"$ref": "#"}`, an `anyOf` that
     refers to itself), which no validator can walk;
-  * for chains of subschemas and `$ref`s longer than `formats.llg_bounds.MAX_REF_DEPTH` (first, so the
+  * for chains of subschemas and `$ref`s longer than `constraints.llg_bounds.MAX_REF_DEPTH` (first, so the
     recursive walks here and llguidance's never see one).
 
 A lone surrogate (`"\\ud800"`, which JSON allows and UTF-8 cannot encode) anywhere in the body is
@@ -27,7 +27,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from ..formats import llg_bounds
+from ..constraints import llg_bounds
+from ..constraints.pointer import resolve as _resolve
 from ..formats.json_schema import SchemaError
 from .errors import APIError, bad_request
 
@@ -172,20 +173,6 @@ def _types(s: Any, where: str) -> str | None:
             if k in node:
                 stack.append((node[k], f"{at}.{k}"))
     return None
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node = root
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _refs(s: Any) -> set[str]:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InputError
+from .pointer import resolve as _resolve
 
 MAX_REF_DEPTH = 200  # steps in the longest chain of references (native crash: about 2,050 and more)
 MAX_RULES = 10_000  # rules and terminals of one Lark grammar (102,400 validated without harm)
@@ -163,23 +164,6 @@ def schema_depth(schema: Any) -> int:
             edges[at].append(id(target))
     depth, _ = longest_chain(edges, lambda _n: 1)
     return max(0, depth - 1)  # steps between subschemas: a flat schema is 0
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node = root
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
 
 
 def check_schema(schema: Any, error: type[InputError], where: str = "response schema") -> None:

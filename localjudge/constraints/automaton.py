@@ -13,10 +13,10 @@ remaining budget, and once a free-text field has used its own budget only tokens
 `dist` are allowed (that closes the field). `forced_bytes(s)` finds the literal the format forces
 next (JSON keys, closing braces), which the decode loop feeds in one batch (jump-forward).
 
-The decode loop (`job.DecodeJob`) sees a format only through the `Constraint` protocol below: the
+The decode loop (`engine.job.DecodeJob`) sees a format only through the `base.Constraint` protocol: the
 tokens allowed now within the budget, advance, the forced tokens next, the distance to the shortest
 completion. `AutomatonConstraint` is this module's automaton behind it; `llg.LLGConstraint` is
-llguidance's (client JSON schemas and Lark grammars).
+llguidance's. `AutomatonEngine` is the registry's "automaton" engine: it compiles `spec.Regex` values.
 """
 
 from __future__ import annotations
@@ -26,78 +26,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import ConstraintError
 from ..paths import cache_home
 from ..store.atomic import replacing
+from .base import Constraint, ConstraintEngine, TokenVocab
+from .spec import ConstraintSpec, Regex
+
+__all__ = ["Constraint", "TokenVocab", "TokenFSM", "AutomatonConstraint", "AutomatonEngine", "compile_regex", "cache_path"]
 
 FSM_CACHE_VERSION = "fsm-v2"
 INF = np.iinfo(np.int32).max
-
-
-@dataclass
-class TokenVocab:
-    """The model's tokens as raw bytes, with the ids that end generation."""
-
-    pieces: list[bytes]
-    eos_ids: list[int]
-    _hash: str = ""
-    _first_byte: np.ndarray | None = None
-    _byte_token: dict[int, int] = field(default_factory=dict)
-    _outlines_vocab: object = None
-
-    @property
-    def n(self) -> int:
-        """The vocabulary size (number of token pieces)."""
-        return len(self.pieces)
-
-    @property
-    def hash(self) -> str:
-        """A 24-hex-digit SHA-256 of the pieces and EOS ids, computed once; keys the on-disk FSM cache."""
-        if not self._hash:
-            h = hashlib.sha256()
-            for p in self.pieces:
-                h.update(len(p).to_bytes(2, "little"))
-                h.update(p)
-            h.update(repr(self.eos_ids).encode())
-            self._hash = h.hexdigest()[:24]
-        return self._hash
-
-    @property
-    def first_byte(self) -> np.ndarray:
-        """Each token's first byte (int16 array, -1 for an empty piece), computed once; also fills the
-        single-byte token map that `byte_token` reads."""
-        if self._first_byte is None:
-            fb = np.full(self.n, -1, dtype=np.int16)
-            for i, p in enumerate(self.pieces):
-                if p:
-                    fb[i] = p[0]
-                    if len(p) == 1 and p[0] not in self._byte_token:
-                        self._byte_token[p[0]] = i
-            self._first_byte = fb
-        return self._first_byte
-
-    def byte_token(self, b: int) -> int | None:
-        """The lowest id of a token whose piece is exactly byte `b`, or None when there is none."""
-        self.first_byte  # noqa: B018 - fills _byte_token
-        return self._byte_token.get(b)
-
-    def outlines_vocabulary(self):
-        """The pieces as an outlines-core `Vocabulary` (EOS and empty pieces left out, `eos_ids[0]` as its EOS),
-        built once."""
-        if self._outlines_vocab is None:
-            from outlines_core import Vocabulary
-
-            mapping: dict[bytes, list[int]] = {}
-            eos = set(self.eos_ids)
-            for i, p in enumerate(self.pieces):
-                if p and i not in eos:
-                    mapping.setdefault(p, []).append(i)
-            self._outlines_vocab = Vocabulary(self.eos_ids[0], mapping)
-        return self._outlines_vocab
 
 
 @dataclass
@@ -280,43 +222,6 @@ def compile_regex(regex: str, vocab: TokenVocab, use_cache: bool = True) -> Toke
     return fsm
 
 
-class Constraint(Protocol):
-    """What the decode loop asks a format's constraint, one request at a time (a cursor, not the compiled
-    format: `start()` of a compiled format makes one)."""
-
-    def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
-        """(token ids allowed now such that a complete output still fits in `remaining` tokens, whether the
-        output may end here, whether `closing` - a free field spent its budget - removed some)."""
-        ...
-
-    def settle(self, token: int, remaining: int) -> int:
-        """The token to emit for the model's choice `token`: itself, or one that keeps the rest within
-        `remaining` tokens (an engine whose `choices` is exact returns it unchanged); -1 when the output is
-        complete as it stands and no token fits (the decode loop ends the output there)."""
-        ...
-
-    def advance(self, token: int) -> bool:
-        """Take `token`; True when it brought the output closer to its end (free-field budgets count the others)."""
-        ...
-
-    def jump(self, remaining: int) -> list[int]:
-        """The tokens the format forces next (jump-forward), taken already; [] when nothing is forced or they
-        would not leave room to finish within `remaining`."""
-        ...
-
-    def distance(self) -> int:
-        """Fewest tokens from here to a complete output (the budget guarantee)."""
-        ...
-
-    def can_end(self) -> bool:
-        """Whether the output is complete here (it may still go on)."""
-        ...
-
-    def terminal(self) -> bool:
-        """Whether the output is complete here and nothing may follow."""
-        ...
-
-
 class AutomatonConstraint:
     """`Constraint` over a `TokenFSM`: exact distances, so every budget holds by filtering alone."""
 
@@ -384,3 +289,21 @@ class AutomatonConstraint:
         """A final state with no transition out."""
         fsm, s = self.fsm, self.state
         return bool(fsm.final[s]) and fsm.offsets[s] == fsm.offsets[s + 1]
+
+
+class AutomatonEngine(ConstraintEngine):
+    """outlines-core's token automaton: exact distances, cached on disk per (vocabulary, regex); a compile's cost
+    is only known by compiling, so serve builds a client's in a bounded child first (`sandbox.py`)."""
+
+    name = "automaton"
+    accepts: ClassVar[tuple[type, ...]] = (Regex,)
+    sandboxed = True
+
+    def key(self, spec: ConstraintSpec) -> str:
+        """The pattern itself (the key engines used before the registry, kept so caches read the same)."""
+        return spec.text()
+
+    def compile(self, spec: ConstraintSpec, vocab: TokenVocab) -> TokenFSM:
+        """`compile_regex` of the pattern (disk-cached)."""
+        assert isinstance(spec, Regex)
+        return compile_regex(spec.pattern, vocab)

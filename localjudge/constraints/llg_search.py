@@ -1,4 +1,4 @@
-"""The close path's search, for what llguidance's matcher cannot close greedily (engine/llg.py).
+"""The close path's search, for what llguidance's matcher cannot close greedily (llg.py).
 
 llguidance has no distance to the end, and a greedy walk over its allowed bytes loops (`aaaa...` inside
 a `pattern`) or never writes the needle a pattern wants (`wifi` inside `.*wifi.*`). `search` walks the
@@ -24,16 +24,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import ConstraintError
-from .constraint import TokenVocab
+from .base import TokenVocab
 
-FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (engine.llg's CLOSE_ORDERS[0])
+FIRST_ORDER = b'"}]0,1ntf{[ a'  # the close path's first greedy order (llg.py's CLOSE_ORDERS[0])
 RANK = np.full(256, 100, dtype=np.int64) + np.arange(256)  # bytes in FIRST_ORDER's order first, then by value
 for _i, _b in enumerate(FIRST_ORDER):
     RANK[_b] = _i
 
 
 class LLGVocab(Protocol):
-    """What the search needs of `engine.llg.LLGVocab`: the byte → single-byte-token map, the vocabulary's
+    """What the search needs of `llg.LLGVocab`: the byte → single-byte-token map, the vocabulary's
     pieces, and the allowed-token mask of a matcher."""
 
     byte_tokens: np.ndarray

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import ConstraintError
 from . import llg_search
-from .constraint import TokenVocab
+from .base import ConstraintEngine, TokenVocab
 from .llg_search import FIRST_ORDER, RANK
+from .spec import ConstraintSpec, JSONSchema, Lark, Regex
 
 # the bytes the close path tries first, in order: JSON closers first (most close a value at once), then, for
 # grammars, a space and common terminators before separators (a separator can repeat forever)
@@ -62,13 +64,7 @@ class LLGVocab:
     @classmethod
     def from_llama(cls, llama_cpp: Any, vocab_p: Any, vocab: TokenVocab) -> LLGVocab:
         """Build it from a loaded llama.cpp vocabulary (about 0.2 s for a 49k vocabulary)."""
-        import warnings
-
-        from llguidance.llamacpp import lltokenizer_from_vocab
-
-        with warnings.catch_warnings():  # it calls llama_token_get_attr once per token, deprecated in llama-cpp-python
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return cls(lltokenizer_from_vocab(vocab_p, eos_token=list(vocab.eos_ids)), vocab)
+        return cls(llama_tokenizer(vocab_p, vocab), vocab)
 
     def compile(self, grammar: str) -> LLGCompiled:
         """The grammar checked against this vocabulary (`ConstraintError` naming llguidance's reason), with
@@ -80,10 +76,11 @@ class LLGVocab:
         if m.is_error():
             raise ConstraintError(f"the format cannot be compiled: {one_line(m.get_error())}")
         c = LLGCompiled(self, grammar, m)
-        path = c.close_path(m, shorten=True)
+        state = CloseState()
+        path = c.close_path(m, state, shorten=True)
         if path is None:
             raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
-        c.shortest, c.path = len(path), path
+        c.shortest, c.path, c.initial = len(path), path, state
         c.compile_ms = (time.perf_counter() - t0) * 1000
         return c
 
@@ -98,21 +95,35 @@ def one_line(msg: str) -> str:
     return " ".join(msg.split())[:400]
 
 
+@dataclass
+class CloseState:
+    """What the close path learns while one request decodes: the order that closed last (tried first next time)
+    and whether the search ever beat greedy closing (then probes may search too). Per request (each cursor copies
+    the compile's), so one request's history never changes another's output."""
+
+    order: bytes = CLOSE_ORDERS[0]
+    searched: bool = False
+
+    def copy(self) -> CloseState:
+        """An independent copy."""
+        return CloseState(self.order, self.searched)
+
+
 class LLGCompiled:
-    """A grammar compiled for one vocabulary; `start()` gives each request its own matcher."""
+    """A grammar compiled for one vocabulary, read-only once built; `start()` gives each request its own matcher
+    and close-path state."""
 
     def __init__(self, lv: LLGVocab, grammar: str, matcher: Any):
         self.lv, self.grammar, self._proto = lv, grammar, matcher
         self.shortest = 0
         self.path: list[int] = []  # the close path from the start, found once here (a search can take a while)
-        self.searched = False  # the search beat greedy closing once: probes may search too (else they never do)
+        self.initial = CloseState()  # the close-path state the compile left: every request starts from it
         self.literals = llg_search.literals(grammar)
         # a Lark grammar (the `grammar` format): its greedy close path can wander through a free lexeme byte by
         # byte (`,,,,nnnn...` where `a.` closes), so any greedy path longer than LARK_SHORT is compared with
         # the search's; JSON schemas keep greedy paths (their long ones are required properties, and compile
         # time matters more there)
         self.lark = not grammar.lstrip().startswith("{")  # llguidance's JSON-schema grammars are JSON documents
-        self._order = CLOSE_ORDERS[0]
         self.compile_ms = 0.0
         self.from_cache = False
 
@@ -120,9 +131,15 @@ class LLGCompiled:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
         return LLGConstraint(self, self._proto.deep_copy(), jump=tokenize is not None)
 
+    @property
+    def searched(self) -> bool:
+        """Whether the search beat greedy closing at compile (every request's probes may search)."""
+        return self.initial.searched
+
     def close_path(
         self,
         m: Any,
+        state: CloseState,
         limit: int = CLOSE_LIMIT,
         budget: int | None = None,
         probe: bool = False,
@@ -136,23 +153,23 @@ class LLGCompiled:
         too, and the shorter path wins (at compile a search still running after `llg_search.SEARCH_SECONDS` refuses
         the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
-        nothing closes."""
+        nothing closes. `state` (the request's) is read and updated."""
         greedy = None
-        for order in sorted(CLOSE_ORDERS, key=lambda o: o != self._order):  # the order that closed last time first
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != state.order):  # the order that closed last time first
             greedy = self._close(m, order, limit)
             if greedy is not None:
-                self._order = order
+                state.order = order
                 if len(greedy) <= (LARK_SHORT if self.lark else SHORT_PATH) or (order != VARY and not self.lark):
                     return greedy
                 break
-        if (probe and not self.searched) or (greedy is not None and not shorten):
+        if (probe and not state.searched) or (greedy is not None and not shorten):
             return greedy
         if budget is None:
             budget = llg_search.PROBE_BUDGET if probe or greedy else llg_search.SEARCH_BUDGET
         seconds = llg_search.SEARCH_SECONDS if shorten else None  # at compile a slow search is refused, never cut short
         found = llg_search.search(self.lv, m, limit, budget, self.literals, in_string, seconds)
         if found is not None and (greedy is None or len(found) < len(greedy)):
-            self.searched = True
+            state.searched = True
             return found
         return greedy
 
@@ -203,6 +220,7 @@ class LLGConstraint:
         self._esc = False
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
         self._cutting = False  # a field budget ran out inside this string: its close path is followed out of it
+        self.close = compiled.initial.copy()  # this request's own close-path state
 
     def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
         """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token, and
@@ -225,9 +243,9 @@ class LLGConstraint:
         if remaining >= 1 and probe.consume_token(token):  # a close path longer than remaining - 1 is of no use
             # past greedy closing, a close path far longer than the current one is not looked for: the token is replaced
             limit = CLOSE_LIMIT  # a grammar greedy closing never failed on keeps its probe (one order, mostly)
-            if self.c.searched:
+            if self.close.searched:
                 limit = min(limit, remaining, PROBE_SLACK + 2 * len(self._path or []))
-            path = self.c.close_path(probe, limit, probe=True, in_string=self._in_string_after(token))
+            path = self.c.close_path(probe, self.close, limit, probe=True, in_string=self._in_string_after(token))
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -244,7 +262,7 @@ class LLGConstraint:
         nxt, self._next_path = self._next_path, None
         if nxt is None and self._path and self._path[0] == token:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
-        self._path = nxt if nxt is not None else self.c.close_path(self.m)
+        self._path = nxt if nxt is not None else self.c.close_path(self.m, self.close)
         stayed = self._track(token)
         self._cutting = self._cutting and self.in_string
         return stayed
@@ -287,7 +305,7 @@ class LLGConstraint:
         for t in ff:
             self._track(t)
         old = self._path
-        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m)
+        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m, self.close)
         return ff
 
     def distance(self) -> int:
@@ -301,3 +319,51 @@ class LLGConstraint:
     def terminal(self) -> bool:
         """Accepting, and the grammar allows nothing but the end."""
         return bool(self.m.is_stopped())
+
+
+def llama_tokenizer(vocab_p: Any, vocab: TokenVocab) -> Any:
+    """llguidance's tokenizer over a loaded llama.cpp vocabulary (about 0.2 s for a 49k vocabulary): what the
+    llama.cpp backend registers as `vocab.tokenizers["llguidance"]`."""
+    import warnings
+
+    from llguidance.llamacpp import lltokenizer_from_vocab
+
+    with warnings.catch_warnings():  # it calls llama_token_get_attr once per token, deprecated in llama-cpp-python
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return lltokenizer_from_vocab(vocab_p, eos_token=list(vocab.eos_ids))
+
+
+class LLGEngine(ConstraintEngine):
+    """llguidance: compiles JSON schemas and Lark grammars in milliseconds (bounded by its parser limits and the
+    checks in `llg_bounds`), with the close path as the budget guarantee. Needs the backend's llguidance
+    tokenizer (`vocab.tokenizers["llguidance"]`)."""
+
+    name = "llguidance"
+    # a Regex too, when asked for by name (the registry gives regexes to the automaton: docs/constraints.md)
+    accepts: ClassVar[tuple[type, ...]] = (JSONSchema, Lark, Regex)
+
+    def key(self, spec: ConstraintSpec) -> str:
+        """`llg\\0` + the grammar document (the key used before the registry: the LRU's grammar-size bound reads it)."""
+        return "llg\0" + self.grammar(spec)
+
+    def grammar(self, spec: ConstraintSpec) -> str:
+        """llguidance's grammar document of `spec` (a regex is wrapped in one)."""
+        if isinstance(spec, Regex):
+            from llguidance import LLMatcher
+
+            return LLMatcher.grammar_from_regex(spec.pattern)
+        return spec.text()
+
+    def vocab(self, vocab: TokenVocab) -> LLGVocab:
+        """llguidance's view of `vocab`, built once per vocabulary."""
+        lv = vocab.derived.get(self.name)
+        if lv is None:
+            make = vocab.tokenizers.get(self.name)
+            if make is None:
+                raise ConstraintError("this backend gives llguidance no tokenizer; use a regex format or the llama backend")
+            lv = vocab.derived[self.name] = LLGVocab(make(), vocab)
+        return lv
+
+    def compile(self, spec: ConstraintSpec, vocab: TokenVocab) -> LLGCompiled:
+        """The grammar document compiled by llguidance (`ConstraintError` naming its reason)."""
+        return self.vocab(vocab).compile(self.grammar(spec))

@@ -3,8 +3,8 @@
 The static limits of `JSONSchemaFormat` (size, depth, properties, enum values, regex length) refuse
 most pathological schemas at once, but what an automaton costs to build is only known by building
 it. So the server never compiles a client's schema in its own process: a child process
-(`python -m localjudge.serve.sandbox`) loads the model's vocabulary from a file, sets `RLIMIT_AS`
-(address space) and `RLIMIT_CPU`, compiles with `engine.constraint.compile_regex` — which writes the
+(`python -m localjudge.constraints.sandbox`) loads the model's vocabulary from a file, sets `RLIMIT_AS`
+(address space) and `RLIMIT_CPU`, compiles with `automaton.compile_regex` — which writes the
 disk cache — and exits; the parent kills it when the wall-clock limit passes. The engine then loads
 the automaton from the disk cache. A schema over either limit is refused (HTTP 400) and the
 server's own memory never sees it.
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.constraint import TokenVocab, cache_path
+from .automaton import TokenVocab, cache_path
 
 EXIT_MEMORY = 3
 EXIT_CONSTRAINT = 4
@@ -71,7 +71,7 @@ async def compile_in_child(regex: str, vocab_path: Path, vocab_hash: str, limits
     target = cache_path(regex, vocab_hash)
     if target.exists():
         return 0.0
-    args = [sys.executable, "-m", "localjudge.serve.sandbox", str(vocab_path), vocab_hash]
+    args = [sys.executable, "-m", "localjudge.constraints.sandbox", str(vocab_path), vocab_hash]
     args += [str(limits.memory_bytes or 0), str(int(limits.seconds or 0))]
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -117,8 +117,8 @@ def _child(argv: list[str]) -> int:
         resource.setrlimit(resource.RLIMIT_CPU, (secs + 1, secs + 2))
     regex = sys.stdin.buffer.read().decode("utf-8")
     try:
-        from ..engine.constraint import compile_regex
         from ..errors import ConstraintError
+        from .automaton import compile_regex
 
         vocab = load_vocab(Path(vocab_path))
         if vocab.hash != vocab_hash:
