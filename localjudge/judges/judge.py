@@ -312,7 +312,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "verdicts": [x.model_dump() for x in verdict.verdicts],
         }
         return self._scored(
-            self._base(gens, f2.describe()),
+            self._base(gens, f2),
             f2.value(verdict),
             f2.normalise(verdict),
             f2.rationale(verdict),

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError, StorageError
+from .format_spec import FormatSpec, legacy_format_spec_json
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -104,6 +105,15 @@ MIGRATIONS: list[tuple[str, str]] = [
                              AND r.judge = labels.judge)
         """,
     ),
+    (  # each result's format typed, kind + parameters as JSON (format_spec.py), beside the `describe()` string the
+        # result JSON keeps; rows already stored get it read from that string (legacy_format_spec, the one reader)
+        "004_format_spec",
+        """
+        ALTER TABLE results ADD COLUMN format_spec TEXT;
+        UPDATE results SET format_spec =
+            CASE WHEN json_valid(result) THEN legacy_format_spec(json_extract(result, '$.format')) END
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -123,7 +133,7 @@ def storage_error(path: str | Path, e: BaseException) -> StorageError | None:
     )
 
 
-_COLUMNS = "run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error"
+_COLUMNS = "run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error, format_spec"
 # SQLite primary result codes that mean the file itself is damaged: CORRUPT, NOTADB
 _CORRUPT_CODES = {11, 26}
 
@@ -176,6 +186,7 @@ def connect(path: str | Path, timeout_s: float = 30.0) -> sqlite3.Connection:
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> int:
     """Apply the migrations not yet applied, each in its own locked transaction; returns the version."""
+    conn.create_function("legacy_format_spec", 1, legacy_format_spec_json, deterministic=True)
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     names = [n for n, _ in migrations]
     for i, (name, sql) in enumerate(migrations):
@@ -298,13 +309,13 @@ class Store:
         with self._transaction():
             self.conn.execute(
                 """INSERT INTO results (run_id, row_index, judge, row_id, source, inputs, cache_key, record, result,
-                                        error, scored, passed, updated)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                        error, scored, passed, updated, format_spec)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (run_id, row_index, judge) DO UPDATE SET
                      row_id = excluded.row_id, source = excluded.source, inputs = excluded.inputs,
                      cache_key = excluded.cache_key, record = excluded.record, result = excluded.result,
                      error = excluded.error, scored = excluded.scored, passed = excluded.passed,
-                     updated = excluded.updated""",
+                     updated = excluded.updated, format_spec = excluded.format_spec""",
                 (
                     row.run_id,
                     row.row_index,
@@ -319,6 +330,7 @@ class Store:
                     int(res.scored),
                     None if res.passed is None else int(res.passed),
                     _now(),
+                    res.format_spec.to_json() if res.format_spec is not None else None,
                 ),
             )
             if cache and row.cache_key and record_json:
@@ -337,7 +349,7 @@ class Store:
             ).fetchone()
         if r is None or self._row(r).result.unscored_reason == "foreign_row":
             return None
-        return r[6], bool(r[10]), None if r[11] is None else bool(r[11])
+        return r[6], bool(r[11]), None if r[12] is None else bool(r[12])
 
     def cached(self, cache_key: str) -> JudgeResult | None:
         """The cached result of a judgement by its cache key, or None when there is none (or it has a foreign shape)."""
@@ -402,6 +414,9 @@ class Store:
         except (ValidationError, TypeError, ValueError):
             pass
         if result is not None and isinstance(inputs, dict):
+            spec = FormatSpec.from_json(r[10]) if len(r) > 10 else None
+            if spec is not None:
+                result.format_spec = spec
             return ResultRow(
                 run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=inputs,
                 cache_key=r[6], record=record, result=result, error=r[9],
