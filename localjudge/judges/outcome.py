@@ -128,9 +128,7 @@ class JudgeOutcomes:
                 return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
         if not is_list:
             v = verdicts[0]
-            return self._scored(
-                self._base(gens, fmt), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump()
-            )
+            return self._scored(self._base(gens, fmt), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())
         scores = [fmt.normalise(v) or 0.0 for v in verdicts]
         items = [{"index": i, "value": fmt.value(v), "rationale": fmt.rationale(v)} for i, v in enumerate(verdicts)]
         rationale = "\n".join(f"[{i}] {fmt.value(v)}: {fmt.rationale(v)}" for i, v in enumerate(verdicts))
