@@ -15,6 +15,7 @@ from ..errors import ParseError
 from ..formats import FourLine, OutputFormat
 from ..store.results import JudgeResult, Timings, Usage
 from .builders import Plan
+from .kinds import KINDS
 from .spec import JudgeSpec
 from .values import empty_value
 
@@ -99,7 +100,7 @@ class JudgeOutcomes:
         except ParseError as e:
             return self._unscored(gens, "", "parse_error", str(e))
         details: dict[str, Any] = {}
-        if self.spec.kind == "four_line" and isinstance(fmt, FourLine):
+        if KINDS[self.spec.kind].four_line_rules and isinstance(fmt, FourLine):
             has_context = not empty_value(raw.get(self.spec.context_variable or ""))
             rules = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
             details = {
