@@ -181,3 +181,37 @@ def test_readers_of_format_facts_neither_parse_format_strings_nor_test_format_cl
     text = (ROOT / path).read_text()
     assert not re.search(r'split\("\("\)|mode=relative|min=\(', text)
     assert not re.search(rf"isinstance\(\w+, \(?({classes})\b", text)
+
+
+RATINGS = [
+    ("yes/no", "Yes", '"(yes|no)"', 5, "Literal['yes', 'no']", 'the evaluation rating: "yes" or "no"', '"yes"', "yes", 1.0),
+    ("bool", "false", "(true|false)", 5, "bool", "the evaluation rating: true or false", "true", False, 0.0),
+    ("int:1-5", "4", "(5|4|3|2|1)", 2, "int", "the evaluation rating: an integer from 1 to 5", "5", 4, 0.75),
+    (
+        "float:0-1:2", 0.25, "(1(\\.0{1,2})?|0(\\.[0-9]{1,2})?)", 4, "float",
+        "the evaluation rating: a number from 0 to 1 with at most 2 decimals", "1", 0.25, 0.25,
+    ),
+    (
+        "labels:good=1,bad=0", "BAD", '"(good|bad)"', 6, "Literal['good', 'bad']",
+        'the evaluation rating: one of "good", "bad"', '"good"', "bad", 0.0,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", RATINGS, ids=lambda c: c[0])
+def test_each_trace_rating_kind_is_one_behaviour_that_constrains_describes_checks_and_scores_as_before(case):
+    from localjudge.agent.rating import RatingType
+
+    spec, raw, regex, chars, type_name, described, example, checked, score = case
+    r = RatingType.parse(spec)
+    got = r.check(raw, "f", "t")
+    assert (r.value_regex(), r.value_chars(), r.type_name(), r.describe(), r.example()) == (
+        regex, chars, type_name, described, example,
+    )  # fmt: skip
+    assert (got, r.normalise(got)) == (checked, score) and type(got) is type(checked)
+
+
+def test_the_rating_behaviours_never_test_the_rating_kind_by_name():
+    text = (ROOT / "localjudge/agent/rating.py").read_text()
+    behaviours = text[text.index("# ----") :]
+    assert not re.search(r"\.kind\s*(==|!=|in)", behaviours)
