@@ -1,6 +1,6 @@
 """What the trace judge may say: one JSON action per turn, a tool call or the final rating.
 
-`RatingType` is the user's result type (yes/no, bool, an int or float range, labels) and knows how
+`RatingType` (rating.py) is the user's result type (yes/no, bool, an int or float range, labels) and knows how
 the `result` field is constrained, described in the prompt, checked and normalised.
 `ActionFormat` is an `OutputFormat` whose regex is the union of every tool call (with its typed
 arguments) and the rating object, so the decoder can emit nothing else:
@@ -17,194 +17,16 @@ per-field token budget (`field_tokens`).
 
 from __future__ import annotations
 
-import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..errors import InputError, ParseError
-from ..formats import JSON_STR, NumberRange, OutputFormat
+from ..formats import JSON_STR, OutputFormat
 from ..formats.base import as_number, as_text, json_objects, literal, lower_keys
+from .rating import RatingKind as RatingKind  # kept importable from here
+from .rating import RatingType
 from .tools import TOOL_SPECS, ToolSpec
-
-RatingKind = Literal["yes_no", "bool", "int", "float", "labels"]
-
-
-class RatingType(BaseModel):
-    """The type of the `result` field of the final rating."""
-
-    kind: RatingKind
-    lo: float | None = None
-    hi: float | None = None
-    decimals: int = 0
-    labels: list[str] | None = None
-    values: dict[str, float] | None = None  # label → score in [0, 1]
-
-    @classmethod
-    def parse(cls, spec: Any) -> RatingType:
-        """`yes/no`, `bool`, `int:1-5`, `float:0-1` (`float:0-1:2` = 2 decimals), `labels:a,b,c`
-        (`labels:good=1,bad=0` with scores), the Python types `bool`, `int`, `float`, or the judge
-        catalog's result spec (`{"type", "min", "max", "decimals", "labels", "label_values"}`)."""
-        if isinstance(spec, RatingType):
-            return spec
-        if isinstance(spec, BaseModel):
-            spec = spec.model_dump()
-        if isinstance(spec, dict):
-            return cls._from_dict(spec)
-        if spec is bool:
-            return cls(kind="bool")
-        if spec is int:
-            return cls(kind="int", lo=1, hi=5)
-        if spec is float:
-            return cls(kind="float", lo=0, hi=1, decimals=2)
-        s = str(spec).strip()
-        low = s.lower().replace(" ", "")
-        if low in ("yes/no", "yes_no", "yesno", "yes|no"):
-            return cls(kind="yes_no")
-        if low in ("bool", "boolean", "true/false", "true|false"):
-            return cls(kind="bool")
-        m = re.fullmatch(r"(int|float)?:?([+-]?\d+)(?:-|\.\.)([+-]?\d+)(?::(\d))?", low)
-        if m:
-            kind = m.group(1) or "int"
-            decimals = int(m.group(4)) if m.group(4) else (2 if kind == "float" else 0)
-            if kind == "int" and m.group(4):
-                raise InputError(
-                    f"result type {s!r}: an int range takes no decimals; use float:{m.group(2)}-{m.group(3)}:{m.group(4)}"
-                )
-            rt = cls(kind=kind, lo=float(m.group(2)), hi=float(m.group(3)), decimals=decimals)
-            rt.range()  # validates bounds
-            return rt
-        if low.startswith("labels:") or "|" in s or "," in s:
-            body = s.split(":", 1)[1] if low.startswith("labels:") else s
-            items = [x.strip() for x in re.split(r"[,|]", body) if x.strip()]
-            labels, values = [], {}
-            for it in items:
-                name, _, val = it.partition("=")
-                labels.append(name.strip())
-                if val:
-                    try:
-                        values[name.strip()] = float(val)
-                    except ValueError:
-                        raise InputError(f"result type {s!r}: score of label {name!r} must be a number, got {val!r}") from None
-            if values and len(values) != len(labels):
-                raise InputError(f"result type {s!r}: give a score to every label or to none")
-            from ..formats import Choice
-
-            Choice(labels, values or None)  # same label rules as the choice format
-            return cls(kind="labels", labels=labels, values=values or None)
-        raise InputError(f"unknown result type {s!r}; use yes/no, bool, int:1-5, float:0-1 or labels:a,b,c")
-
-    @classmethod
-    def _from_dict(cls, d: dict) -> RatingType:
-        kind = str(d.get("type", "yes_no"))
-        if kind in ("yes_no", "bool"):
-            return cls(kind=kind)
-        if kind in ("int", "float"):
-            default = (1, 5) if kind == "int" else (0, 1)
-            lo: Any = d.get("min") if d.get("min") is not None else default[0]
-            hi: Any = d.get("max") if d.get("max") is not None else default[1]
-            rt = cls(kind=kind, lo=float(lo), hi=float(hi), decimals=0 if kind == "int" else int(d.get("decimals", 2)))
-            rt.range()
-            return rt
-        if kind == "labels":
-            from ..formats import Choice
-
-            labels = [str(x) for x in d.get("labels") or []]
-            values = d.get("label_values") or None
-            Choice(labels, values)
-            return cls(kind="labels", labels=labels, values={k: float(v) for k, v in values.items()} if values else None)
-        raise InputError(f"unknown result type {kind!r}; use yes_no, bool, int, float or labels")
-
-    def range(self) -> NumberRange:
-        """The `NumberRange` of an int or float rating (unset bounds: 0..1); `InputError` for invalid bounds."""
-        return NumberRange(self.lo if self.lo is not None else 0, self.hi if self.hi is not None else 1, self.decimals)
-
-    def value_regex(self) -> str:
-        """The regex of the `result` value: quoted yes/no or a quoted label, `true|false`, or the number range."""
-        if self.kind == "yes_no":
-            return '"(yes|no)"'
-        if self.kind == "bool":
-            return "(true|false)"
-        if self.kind == "labels":
-            return '"(' + "|".join(literal(x) for x in sorted(self.labels or [], key=len, reverse=True)) + ')"'
-        return self.range().regex()
-
-    def value_chars(self) -> int:
-        """About how many characters the longest `result` value takes (for the action's token budget)."""
-        if self.kind == "labels":
-            return max(len(x) for x in self.labels or ["x"]) + 2
-        if self.kind in ("int", "float"):
-            return max(len(str(int(self.lo or 0))), len(str(int(self.hi or 0)))) + 1 + self.decimals
-        return 5
-
-    def type_name(self) -> str:
-        """The field type as the prompt shows it (MLflow style)."""
-        if self.kind == "yes_no":
-            return "Literal['yes', 'no']"
-        if self.kind == "bool":
-            return "bool"
-        if self.kind == "labels":
-            return "Literal[" + ", ".join(repr(x) for x in self.labels or []) + "]"
-        return self.kind
-
-    def describe(self) -> str:
-        """The `result` field as the prompt describes it, e.g. `the evaluation rating: an integer from 1 to 5`."""
-        if self.kind == "yes_no":
-            return 'the evaluation rating: "yes" or "no"'
-        if self.kind == "bool":
-            return "the evaluation rating: true or false"
-        if self.kind == "labels":
-            return "the evaluation rating: one of " + ", ".join(f'"{x}"' for x in self.labels or [])
-        r = self.range()
-        if self.kind == "int":
-            return f"the evaluation rating: an integer from {r.lo:g} to {r.hi:g}"
-        return f"the evaluation rating: a number from {r.lo:g} to {r.hi:g} with at most {r.decimals} decimals"
-
-    def example(self) -> str:
-        """An example `result` value as JSON: `"yes"`, `true`, the first label (quoted) or the range's maximum."""
-        if self.kind == "yes_no":
-            return '"yes"'
-        if self.kind == "bool":
-            return "true"
-        if self.kind == "labels":
-            return f'"{(self.labels or ["?"])[0]}"'
-        return f"{self.range().hi:g}"
-
-    def check(self, value: Any, fmt: str, text: str) -> str | bool | int | float:
-        """A raw `result` value → the typed rating, or `ParseError`."""
-        if self.kind == "yes_no":
-            if not isinstance(value, str) or value.strip().lower() not in ("yes", "no"):
-                raise ParseError(fmt, f"result must be 'yes' or 'no', got {value!r}", text)
-            return value.strip().lower()
-        if self.kind == "bool":
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-                return value.strip().lower() == "true"
-            raise ParseError(fmt, f"result must be true or false, got {value!r}", text)
-        if self.kind == "labels":
-            s = as_text(value, fmt, "result", text).strip()
-            for lab in self.labels or []:
-                if s.lower() == lab.lower():
-                    return lab
-            raise ParseError(fmt, f"result must be one of {self.labels}, got {value!r}", text)
-        x = self.range().check(as_number(value, fmt, "result", text), fmt, text)
-        return int(x) if self.kind == "int" else x
-
-    def normalise(self, value: Any) -> float | None:
-        """A checked rating as a score in [0, 1]: yes/true 1.0, no/false 0.0, numbers scaled over the range,
-        labels by their values (None when the labels carry none)."""
-        if self.kind == "yes_no":
-            return 1.0 if value == "yes" else 0.0
-        if self.kind == "bool":
-            return 1.0 if value else 0.0
-        if self.kind == "labels":
-            return self.values[value] if self.values else None
-        return self.range().normalise(float(value))
-
-    def spec(self) -> dict[str, Any]:
-        """The rating type as a dict without its unset fields (for specs and cache keys)."""
-        return self.model_dump(exclude_none=True)
 
 
 class ToolAction(BaseModel):

@@ -154,7 +154,7 @@ def align(
     kept in `out/runs/` (re-running resumes them)."""
     t0 = time.time()
     j = judge if isinstance(judge, Judge) else get_judge(judge, judges_dir)
-    if not isinstance(j, Judge) or j.kind in ("per_item", "two_stage"):
+    if not isinstance(j, Judge) or not j.traits.single_call:
         raise InputError(f"judge {j.name!r} makes several calls per row; align works on single-call judges")
     fmt = j.format
     if fmt is None or not fmt.value_scores():

@@ -47,37 +47,9 @@ def binary_labels(values: Sequence[Any], positive: str | None) -> tuple[list[boo
 
 def example_output(fmt: OutputFormat, positive: bool, rationale: str | None) -> str:
     """The answer a few-shot example shows: the verdict its label implies, in the judge's own format
-    (yes/no, the top or bottom score, the first or second answer, a labelled choice), with `rationale` where the
-    format has a free-text field ("" when the labels give none)."""
-    import json
-
-    from ..formats import Choice, FeedbackFormat, PairwiseJSON, ScoreJSON, ScoreLines, YesNoJSON
-
-    why = rationale or ""
-    if isinstance(fmt, YesNoJSON):
-        res = "yes" if positive else "no"
-        return json.dumps({"rationale": why, "result": res}) if fmt.with_rationale else json.dumps({"result": res})
-    if isinstance(fmt, ScoreJSON):
-        x = int(fmt.range.hi if positive else fmt.range.lo)
-        return json.dumps({"eval_score": x, "explanation": why}) if fmt.with_explanation else json.dumps({"eval_score": x})
-    if isinstance(fmt, ScoreLines):
-        x = int(fmt.range.hi if positive else fmt.range.lo)
-        return f"score: {x}\njustification: {why or '-'}" if fmt.with_justification else f"score: {x}"
-    if isinstance(fmt, PairwiseJSON):
-        return json.dumps({"better_response": 1 if positive else 2, "explanation": why})
-    if isinstance(fmt, Choice) and fmt.values:
-        vals = fmt.values
-        lab = max(vals, key=lambda k: vals[k]) if positive else min(vals, key=lambda k: vals[k])
-        return json.dumps({"rationale": why, "result": lab}) if fmt.with_rationale else lab
-    if isinstance(fmt, FeedbackFormat):
-        value = ("A" if positive else "B") if fmt.mode == "relative" else str(int(fmt.range.hi if positive else fmt.range.lo))
-        fb = why or "-"
-        if fmt.kind == "prometheus":
-            return f"{fb} [RESULT] {value}" if fmt.with_feedback else f"[RESULT] {value}"
-        if fmt.kind == "flow_judge":
-            return f"<feedback>\n{fb}\n</feedback>\n<score>\n{value}\n</score>"
-        return f"**Reasoning:** {fb}\n\n**Result:** {value}"
-    raise InputError(f"few-shot examples are not supported for format {fmt.kind!r}; use --examples 0")
+    (`OutputFormat.example_output`), with `rationale` where the format has a free-text field ("" when the labels
+    give none); `InputError` for a format that has no such verdict."""
+    return fmt.example_output(positive, rationale or "")
 
 
 def example_variables(j: Judge, row: dict[str, Any], mapping: Any) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InputError
+from ..store.format_spec import FormatSpec
 from .base import (
     JSON_STR,
     ChoiceVerdict,
@@ -96,8 +97,12 @@ def format_kinds() -> list[str]:
     return list(FORMATS) + [k for k in plugins.names(plugins.FORMATS) if k not in FORMATS]
 
 
-def make_format(kind: str, **params: Any) -> OutputFormat:
-    """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters."""
+def make_format(kind: str | FormatSpec, **params: Any) -> OutputFormat:
+    """Build a format by its kind name (`yes_no_json`, `score_json`, ...) with its parameters, or from a typed
+    `FormatSpec` (a stored result's format: `make_format(spec)`)."""
+    if isinstance(kind, FormatSpec):
+        params = {**kind.params, **params}
+        kind = kind.kind
     cls = format_class(kind)
     if cls is None:
         raise InputError(f"unknown output format {kind!r}; known: {', '.join(format_kinds())}")
@@ -111,6 +116,7 @@ def make_format(kind: str, **params: Any) -> OutputFormat:
 
 __all__ = [
     "FORMATS",
+    "FormatSpec",
     "JSON_STR",
     "Choice",
     "ChoiceVerdict",

@@ -19,11 +19,13 @@ from pydantic import BaseModel
 
 from ..constraints.spec import ConstraintSpec, Regex
 from ..errors import ConstraintError, InputError, ParseError
+from ..store.format_spec import FormatSpec
 
 # A JSON string body: any char but quote, backslash and control chars, or a simple escape.
 JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
 FREE_LINE = r"[^\n]+"
-# how a format's results compare with human labels (agreement.py); "none": they cannot (a statement list)
+# how a format's results compare with human labels (labels/agreement.py, trust/, the labelling view); the one
+# "kind" type of results; "none": they cannot be compared (a statement list)
 LabelKind = Literal["categorical", "numeric", "pairwise", "none"]
 
 
@@ -323,6 +325,10 @@ class OutputFormat(ABC):
         """A short readable form, `kind(param=value, ...)`."""
         return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
 
+    def format_spec(self) -> FormatSpec:
+        """This format as typed data (what a result carries and the store keeps); `make_format` builds it back."""
+        return FormatSpec(kind=self.kind, params=self.params())
+
     # -- facts about the format's results that reports, agreement and integrations read -------------
     # Class methods take the parameters of a stored spec (a record's format), so no format is built.
 
@@ -342,6 +348,12 @@ class OutputFormat(ABC):
         """The closed numeric range the verdict's value lies in, for integrations that rescale a value
         (MLflow's pass rule); None (the default) for a format whose value is not a number in a range."""
         return None
+
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """The output a few-shot example shows for a positive or negative label: the verdict the label implies
+        (yes/no, the top or bottom score, the first or second answer, a labelled choice) with `rationale` in the
+        free-text field where there is one; `InputError` (the default) for a format that has no such verdict."""
+        raise InputError(f"few-shot examples are not supported for format {self.kind!r}; use --examples 0")
 
 
 # --------------------------------------------------------------------------------- numeric ranges

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -116,6 +117,11 @@ class YesNoJSON(OutputFormat):
         """The same format without the rationale field."""
         return YesNoJSON(self.field_tokens, rationale=False)
 
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """`yes` (positive) or `no`, with the rationale unless this is the verdict-only variant."""
+        res = "yes" if positive else "no"
+        return json.dumps({"rationale": rationale, "result": res}) if self.with_rationale else json.dumps({"result": res})
+
     def params(self) -> dict[str, Any]:
         """`field_tokens`, plus `rationale: False` for the verdict-only variant."""
         return {**super().params(), **({} if self.with_rationale else {"rationale": False})}
@@ -187,6 +193,11 @@ class ScoreJSON(OutputFormat):
         """The same range without the explanation field."""
         return ScoreJSON(self.range.lo, self.range.hi, self.range.decimals, self.field_tokens, explanation=False)
 
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """The top score (positive) or the bottom one, as an integer, with the explanation unless verdict-only."""
+        x = int(self.range.hi if positive else self.range.lo)
+        return json.dumps({"eval_score": x, "explanation": rationale}) if self.with_explanation else json.dumps({"eval_score": x})
+
     def params(self) -> dict[str, Any]:
         """min, max, decimals and field_tokens, plus `explanation: False` without the explanation."""
         extra = {} if self.with_explanation else {"explanation": False}
@@ -250,6 +261,10 @@ class PairwiseJSON(OutputFormat):
     def value_scores(self) -> dict[str, float]:
         """`1` → 1.0; `2` and `0` (both: the second response) → 0.0."""
         return {"1": 1.0, "2": 0.0, "0": 0.0}
+
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """The first response (positive) or the second one, with the explanation."""
+        return json.dumps({"better_response": 1 if positive else 2, "explanation": rationale})
 
 
 class Statements(OutputFormat):

@@ -57,6 +57,16 @@ class FeedbackFormat(OutputFormat):
         """The score's range in absolute mode; None in relative mode (the value is 1 or 2, not a score)."""
         return self.range if self.mode == "absolute" else None
 
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """The verdict (A or B in relative mode, the top or bottom score in absolute mode) after the feedback
+        (`-` when empty), laid out as the model writes it (`_example`)."""
+        value = ("A" if positive else "B") if self.mode == "relative" else str(int(self.range.hi if positive else self.range.lo))
+        return self._example(rationale or "-", value)
+
+    def _example(self, feedback: str, value: str) -> str:
+        """`feedback` and the verdict `value` in this model's layout (Selene's by default)."""
+        return f"**Reasoning:** {feedback}\n\n**Result:** {value}"
+
     def __init__(self, mode: Mode = "absolute", min: int = 1, max: int = 5, field_tokens: int = 200, feedback: bool = True):
         super().__init__(field_tokens)
         if mode not in ("absolute", "relative"):
@@ -148,6 +158,10 @@ class Prometheus(FeedbackFormat):
         head = r"[^\[]+" if self.with_feedback else ""
         return head + r"\[RESULT\] " + self._value_regex()
 
+    def _example(self, feedback: str, value: str) -> str:
+        """`feedback [RESULT] value`; `[RESULT] value` alone without feedback."""
+        return f"{feedback} [RESULT] {value}" if self.with_feedback else f"[RESULT] {value}"
+
     _ABS = re.compile(
         r"(?:\[RESULT\]|\[SCORE\]|score\s+of|score|result)\s*:?\s*[(\[\s]*(\d+(?:\.\d+)?)\s*[)\]]*"
         r"\s*(?:/\s*5|out\s+of\s+5)?\s*$",
@@ -185,6 +199,10 @@ class FlowJudge(FeedbackFormat):
 
     kind = "flow_judge"
     verdict_before = re.compile(r"<score>\n?$")
+
+    def _example(self, feedback: str, value: str) -> str:
+        """The feedback and the score in their tags, each on its own lines."""
+        return f"<feedback>\n{feedback}\n</feedback>\n<score>\n{value}\n</score>"
 
     @classmethod
     def is_pairwise(cls, params: Mapping[str, Any]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -105,6 +106,12 @@ class ScoreLines(OutputFormat):
     def fast(self) -> ScoreLines:
         """The same range without the justification line."""
         return ScoreLines(int(self.range.lo), int(self.range.hi), self.field_tokens, justification=False)
+
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """`score: ` the top score (positive) or the bottom one, and the justification line (`-` when empty)
+        unless verdict-only."""
+        x = int(self.range.hi if positive else self.range.lo)
+        return f"score: {x}\njustification: {rationale or '-'}" if self.with_justification else f"score: {x}"
 
     def params(self) -> dict[str, Any]:
         """min, max and field_tokens, plus `justification: False` without the justification."""
@@ -314,6 +321,15 @@ class Choice(OutputFormat):
     def fast(self) -> Choice:
         """The same labels and values as a bare label (no rationale)."""
         return Choice(self.labels, self.values, rationale=False, field_tokens=self.field_tokens)
+
+    def example_output(self, positive: bool, rationale: str) -> str:
+        """The label of the highest value (positive) or the lowest, with the rationale unless a bare label;
+        `InputError` when the labels carry no values (no label is the positive one)."""
+        if not self.values:
+            return super().example_output(positive, rationale)
+        vals = self.values
+        lab = max(vals, key=lambda k: vals[k]) if positive else min(vals, key=lambda k: vals[k])
+        return json.dumps({"rationale": rationale, "result": lab}) if self.with_rationale else lab
 
     def params(self) -> dict[str, Any]:
         """labels, values, rationale and field_tokens."""

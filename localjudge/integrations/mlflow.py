@@ -228,7 +228,7 @@ def run_metrics(run: Any) -> dict[str, float]:
     for row in run.results:
         by_judge.setdefault(row.judge, []).append(row.result)
     for judge, results in by_judge.items():
-        if results and is_pairwise_format(results[0].format):
+        if results and is_pairwise_format(results[0].format_spec):
             st = pairwise_stats(judge, results)
             if st.consistency_rate is not None:
                 out[f"{judge}/position_consistency"] = st.consistency_rate

@@ -22,12 +22,14 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from ..errors import InputError
 from ..formats import OutputFormat, ResultJSON, make_format
+from .kinds import KINDS
 from .render import Style, TemplateError, placeholders, render, tags_in
 from .spec import JudgeSpec, MessageTemplate, Variable
 
@@ -101,14 +103,10 @@ def compile_spec(spec: JudgeSpec) -> Plan:
 
     Problems raise `SpecKeyError` naming the spec key they come from.
     """
-    k = spec.kind
-    if k == "v1_metric":
-        plan = _at("metric", _v1, spec)
-    elif k == "instructions":
-        plan = _at("instructions", _instructions, spec)
-    elif k == "custom_prompt":
-        plan = _at("prompt_template", _custom, spec)
-    elif k == "two_stage":
+    traits = KINDS[spec.kind]
+    if traits.built_from is not None:
+        plan = _at(traits.built_from, BUILDERS[traits.built_from], spec)
+    elif traits.calls == "two_stage":
         f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
         plan = Plan(
             spec.template_style,
@@ -136,7 +134,7 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         for mi, m in enumerate(stage):
             if m.literal:
                 continue
-            key = f"stages.{si}.messages.{mi}.template" if k == "two_stage" else f"messages.{mi}.template"
+            key = f"stages.{si}.messages.{mi}.template" if traits.calls == "two_stage" else f"messages.{mi}.template"
             for name in _at(key, placeholders, m.template, plan.style, spec.expressions):
                 if name not in declared:
                     raise SpecKeyError(key, f"placeholder {name!r} is not a declared variable; add it to [[variables]]")
@@ -319,3 +317,7 @@ def _custom(spec: JudgeSpec) -> Plan:
         labels=labels,
         numeric_values=dict(nv) if nv else None,
     )
+
+
+# the prompt builder of each kind whose prompt is built from one spec key (`KindTraits.built_from`)
+BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {"metric": _v1, "instructions": _instructions, "prompt_template": _custom}

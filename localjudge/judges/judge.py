@@ -22,6 +22,7 @@ from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError
 from ..formats import OutputFormat, VerdictList
 from ..store.results import JudgeResult
 from .builders import Plan, build_format, compile_spec
+from .kinds import KINDS, KindTraits
 from .outcome import JudgeOutcomes
 from .render import TemplateError, format_value, neutralise, render
 from .spec import JudgeSpec, Variable, spec_from_dict
@@ -83,6 +84,11 @@ class Judge(VariableValues, JudgeOutcomes):
         return self.spec.kind
 
     @property
+    def traits(self) -> KindTraits:
+        """What the judge's kind is (`kinds.KINDS`): how a row is judged, what the kind adds."""
+        return KINDS[self.spec.kind]
+
+    @property
     def pass_threshold(self) -> float:
         """passed = score >= pass_threshold."""
         return self.spec.pass_threshold
@@ -90,7 +96,7 @@ class Judge(VariableValues, JudgeOutcomes):
     @property
     def format(self) -> OutputFormat | None:
         """The output format of each call; None for two_stage judges (see `formats`)."""
-        return None if self.kind == "two_stage" else self._plan.formats[0]
+        return None if self.traits.calls == "two_stage" else self._plan.formats[0]
 
     @property
     def formats(self) -> list[OutputFormat | None]:
@@ -192,7 +198,7 @@ class Judge(VariableValues, JudgeOutcomes):
     def requests(self, **variables: Any) -> list[list[Message]]:
         """The messages of every call known before any output (two_stage: only the first stage)."""
         raw, text = self._values(variables)
-        if self.kind == "per_item":
+        if self.traits.calls == "per_item":
             return [self._messages(0, raw, t) for _, t in self._item_texts(raw, text)]
         return [self._messages(0, raw, text)]
 
@@ -259,13 +265,13 @@ class Judge(VariableValues, JudgeOutcomes):
         """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
         gens: list[Generation] = []
         try:
-            if self.kind == "per_item":
+            if self.traits.calls == "per_item":
                 items = self._item_texts(raw, text)
                 fmt = self._plan.formats[0]
                 assert fmt is not None
                 gens += yield [(self._messages(0, raw, t), fmt) for _, t in items]
                 return self._per_item(gens, fmt, isinstance(raw.get(self.spec.item_variable or ""), list | tuple))
-            if self.kind == "two_stage":
+            if self.traits.calls == "two_stage":
                 return (yield from self._two_stage(raw, text, gens, model_id))
             fmt = self._plan.formats[0]
             assert fmt is not None
@@ -283,7 +289,7 @@ class Judge(VariableValues, JudgeOutcomes):
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""
-        if self.kind in ("two_stage", "per_item"):
+        if not self.traits.single_call:
             raise InputError(f"judge '{self.name}' makes several calls; score_text takes one output of a single-call judge")
         raw, _ = self._values(variables)
         fmt = self._plan.formats[0]
@@ -312,7 +318,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "verdicts": [x.model_dump() for x in verdict.verdicts],
         }
         return self._scored(
-            self._base(gens, f2.describe()),
+            self._base(gens, f2),
             f2.value(verdict),
             f2.normalise(verdict),
             f2.rationale(verdict),

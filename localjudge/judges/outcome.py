@@ -15,6 +15,7 @@ from ..errors import ParseError
 from ..formats import FourLine, OutputFormat
 from ..store.results import JudgeResult, Timings, Usage
 from .builders import Plan
+from .kinds import KINDS
 from .spec import JudgeSpec
 from .values import empty_value
 
@@ -56,13 +57,16 @@ class JudgeOutcomes:
         }
         return res.model_copy(update={"value": value, "score": res.expected_score, "passed": passed, "details": details})
 
-    def _base(self, gens: Sequence[Generation], fmt_name: str, model_id: str = "") -> dict[str, Any]:
+    def _base(self, gens: Sequence[Generation], fmt: OutputFormat | None, model_id: str = "") -> dict[str, Any]:
+        """What every result of this judge shares: who judged, with which format (its `describe()` and its typed
+        spec), on which model, at what cost, and the raw text."""
         usage, timings = Usage.of(gens), Timings.of(gens)
         mid = next((g.model_id for g in gens if g.model_id), model_id)
         return {
             "judge": self.spec.name,
             "judge_version": self.version,
-            "format": fmt_name,
+            "format": fmt.describe() if fmt is not None else "",
+            "format_spec": fmt.format_spec() if fmt is not None else None,
             "model_id": mid,
             "usage": usage,
             "timings": timings,
@@ -87,7 +91,7 @@ class JudgeOutcomes:
         self, gens: Sequence[Generation], model_id: str, reason: str, error: str, details: dict[str, Any] | None = None
     ) -> JudgeResult:
         fmt = self._plan.formats[-1] or self._plan.formats[0]
-        base = self._base(gens, fmt.describe() if fmt else "", model_id)
+        base = self._base(gens, fmt, model_id)
         return JudgeResult(**base, unscored_reason=reason, error=error, details=details or {})
 
     def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult:
@@ -96,7 +100,7 @@ class JudgeOutcomes:
         except ParseError as e:
             return self._unscored(gens, "", "parse_error", str(e))
         details: dict[str, Any] = {}
-        if self.spec.kind == "four_line" and isinstance(fmt, FourLine):
+        if KINDS[self.spec.kind].four_line_rules and isinstance(fmt, FourLine):
             has_context = not empty_value(raw.get(self.spec.context_variable or ""))
             rules = fmt.apply_rules(verdict, has_context=has_context)  # type: ignore[arg-type]
             details = {
@@ -108,7 +112,7 @@ class JudgeOutcomes:
         if self._plan.numeric_values:
             details["numeric_value"] = self._plan.numeric_values[fmt.value(verdict)]
         return self._scored(
-            self._base(gens, fmt.describe()),
+            self._base(gens, fmt),
             fmt.value(verdict),
             fmt.normalise(verdict),
             fmt.rationale(verdict),
@@ -125,15 +129,13 @@ class JudgeOutcomes:
                 return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
         if not is_list:
             v = verdicts[0]
-            return self._scored(
-                self._base(gens, fmt.describe()), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump()
-            )
+            return self._scored(self._base(gens, fmt), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())
         scores = [fmt.normalise(v) or 0.0 for v in verdicts]
         items = [{"index": i, "value": fmt.value(v), "rationale": fmt.rationale(v)} for i, v in enumerate(verdicts)]
         rationale = "\n".join(f"[{i}] {fmt.value(v)}: {fmt.rationale(v)}" for i, v in enumerate(verdicts))
         details = {"items": items, "n_items": len(items), "n_relevant": int(sum(scores))}
         return self._scored(
-            self._base(gens, fmt.describe()),
+            self._base(gens, fmt),
             [fmt.value(v) for v in verdicts],
             sum(scores) / len(scores),
             rationale,

@@ -307,14 +307,10 @@ def pairwise_stats(judge: str, results: Iterable[JudgeResult]) -> PairwiseStats:
 
 
 def is_pairwise_format(fmt: Any) -> bool:
-    """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a result's
-    `format` string or a record's format spec."""
-    from ..formats import format_class
+    """True for a pairwise format (`pairwise_json`, or a dedicated judge format in relative mode), given a format,
+    its typed spec (a result's `format_spec`), a record's flat spec dict, or a result's `format` string (read by
+    the store's legacy reader); the format says (`OutputFormat.is_pairwise`)."""
+    from ..formats.facts import is_pairwise
+    from ..store.format_spec import legacy_format_spec
 
-    if isinstance(fmt, dict):
-        kind, params = str(fmt.get("kind") or ""), {k: v for k, v in fmt.items() if k != "kind"}
-    else:
-        text = str(fmt or "")
-        kind, params = text.split("(")[0], {"mode": "relative"} if "mode=relative" in text else {}
-    cls = format_class(kind) if kind else None
-    return cls is not None and cls.is_pairwise(params)
+    return is_pairwise(legacy_format_spec(fmt) if isinstance(fmt, str) else fmt)

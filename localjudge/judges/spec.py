@@ -51,9 +51,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import JudgeSpecError
+from .kinds import KINDS, Kind
 from .render import DictFormat, ListFormat, Style
 
-Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt"]
 NAME_RE = r"[a-z][a-z0-9_]*"
 
 
@@ -224,20 +224,12 @@ class JudgeSpec(_Strict):
 
     @model_validator(mode="after")
     def _kind_fields(self) -> JudgeSpec:
-        k = self.kind
-        need: dict[str, list[str]] = {
-            "single": ["messages", "output"],
-            "per_item": ["messages", "output", "item_variable"],
-            "four_line": ["messages", "output", "context_variable"],
-            "two_stage": ["stages"],
-            "v1_metric": ["metric"],
-            "instructions": ["instructions"],
-            "custom_prompt": ["prompt_template"],
-        }
-        for key in need[k]:
-            if not getattr(self, key):
+        k, traits = self.kind, KINDS[self.kind]
+        given = self.model_dump(include=set(traits.needs))
+        for key in traits.needs:
+            if not given[key]:
                 raise ValueError(f"kind {k!r} needs key {key!r}")
-        if k == "two_stage" and len(self.stages) != 2:
+        if traits.calls == "two_stage" and len(self.stages) != 2:
             raise ValueError("kind 'two_stage' needs exactly 2 stages")
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
@@ -249,7 +241,7 @@ class JudgeSpec(_Strict):
         for s in self.suffixes:
             if s.when_list not in names:
                 raise ValueError(f"suffix refers to undeclared variable {s.when_list!r}")
-        if self.examples and k in ("per_item", "two_stage"):
+        if self.examples and not traits.examples:
             raise ValueError(f"few-shot examples apply to single-call judges, not kind {k!r}")
         return self
 

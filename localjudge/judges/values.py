@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import InputError, MissingVariableError
 from .builders import Plan, grading_context_text, instruction_fields_text
+from .kinds import KINDS
 from .render import format_value, neutralise
 from .spec import JudgeSpec, Variable
 
@@ -76,12 +77,13 @@ class VariableValues:
                 text[v.name] = format_value(neutralise(val, tags, pairs), v.list_format, v.dict_format, v.item_tag)
                 if empty_value(val) and v.empty_text is not None:
                     text[v.name] = v.empty_text
-        if self.spec.kind == "v1_metric":
+        extra = KINDS[self.spec.kind].extra_text
+        if extra == "grading_context":
             m = self.spec.metric
             assert m is not None
             safe = {c: neutralise(raw[c], tags, pairs) for c in m.grading_context_columns}
             text["grading_context_columns"] = grading_context_text(m.grading_context_columns, safe)
-        elif self.spec.kind == "instructions":
+        elif extra == "instruction_fields":
             text["__fields__"] = instruction_fields_text([v.name for v in self._plan.variables if raw[v.name] is not None], text)
         return raw, text
 

@@ -21,11 +21,13 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from ..errors import InputError
+from ..formats.base import LabelKind
+from ..formats.facts import label_kind
 from ..stats import (
     Correlation,
     PairwiseAccuracy,
@@ -40,39 +42,40 @@ from ..stats import (
     spearman,
     wilson_interval,
 )
+from ..store.format_spec import FormatSpec, legacy_format_spec
 from .calibration import CalibratedRate, binary_pairs, calibrate
 
 if TYPE_CHECKING:
     from ..store.results import ResultRow
 
-Kind = Literal["categorical", "numeric", "pairwise"]
+# The one "kind" type of results (how they compare with labels): the formats' own; "none" (a statement list)
+# never reaches the statistics (`judge_kind` refuses it).
+Kind = LabelKind
 # ----------------------------------------------------------------------------------- judge kinds
 # Each format says how its results compare with labels (`OutputFormat.label_kind`); formats that do not say,
 # and results whose format is not installed, are judged by their values.
 
 
-def format_kind(fmt: Any) -> tuple[str, dict[str, Any]]:
-    """(kind, params) from a result's `format` string ("yes_no_json" or "choice(...)") or a spec dict."""
-    if isinstance(fmt, dict):
-        return str(fmt.get("kind", "")), {k: v for k, v in fmt.items() if k != "kind"}
-    text = str(fmt or "")
-    return text.split("(")[0].strip(), {"mode": "relative"} if "mode=relative" in text else {}
+def row_format(row: ResultRow) -> FormatSpec | list[Any] | None:
+    """The format a row was judged with, typed: its record's (a list for a judge with several formats), else
+    its result's; None when neither names one. A record from before the typed spec (a `describe()` string) is
+    read by the store's legacy reader."""
+    rec = row.record_fields().get("format")
+    if isinstance(rec, list):
+        return rec
+    spec = FormatSpec.from_flat(rec) if isinstance(rec, dict) else legacy_format_spec(rec) if isinstance(rec, str) else None
+    return spec or row.result.format_spec
 
 
 def judge_kind(rows: Sequence[ResultRow]) -> tuple[Kind, list[Any] | None]:
     """How a judge's results compare with labels, and the values it can produce (None: not known)."""
-    kind, params = "", {}  # type: str, dict[str, Any]
+    fmt: FormatSpec | list[Any] | None = None
     for r in rows:
-        kind, params = format_kind(r.record_fields().get("format"))
-        if not kind:
-            kind, params = format_kind(r.result.format)
-        if kind:
+        fmt = row_format(r)
+        if fmt is not None:
             break
     name = rows[0].judge if rows else "?"
-    from ..formats import format_class
-
-    cls = format_class(kind) if kind else None
-    fact = cls.label_kind(params) if cls is not None else None
+    fact = label_kind(fmt) if isinstance(fmt, FormatSpec) else None
     if fact is not None:
         if fact[0] == "none":
             raise InputError(

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InputError
+from ..formats.facts import score_range
+from ..store.format_spec import FormatSpec, legacy_format_spec
 
 if TYPE_CHECKING:
     from ..store.results import ResultRow
@@ -188,18 +189,16 @@ class Domain(BaseModel):
     keys: list[str]
 
 
-_RANGE = re.compile(r"min=(-?[\d.]+).*?max=(-?[\d.]+)(?:.*?decimals=(\d+))?")
-
-
-def value_domain(fmt: str, kind: str, allowed: list[Any] | None, seen: Sequence[Any] = ()) -> Domain:
-    """The label domain of a judge from its format string (`score_json(min=1, max=5, ...)`), the kind and values
-    agreement.judge_kind found, and values seen in its results (for a choice judge whose labels are not known)."""
+def value_domain(fmt: FormatSpec | str | None, kind: str, allowed: list[Any] | None, seen: Sequence[Any] = ()) -> Domain:
+    """The label domain of a judge from its format (a typed spec; a `describe()` string from before it is read by
+    the store's legacy reader), the kind and values agreement.judge_kind found, and values seen in its results
+    (for a choice judge whose labels are not known). A numeric judge's range is its format's (1..5 when unknown)."""
     if kind == "pairwise":
         return Domain(kind="pairwise", values=[1, 2, "tie"], keys=["1", "2", "t"])
     if kind == "numeric":
-        m = _RANGE.search(fmt)
-        lo, hi = (float(m.group(1)), float(m.group(2))) if m else (1.0, 5.0)
-        decimals = int(m.group(3) or 0) if m else 0
+        rng = score_range(legacy_format_spec(fmt) if isinstance(fmt, str) else fmt)
+        lo, hi = (float(rng.lo), float(rng.hi)) if rng else (1.0, 5.0)
+        decimals = rng.decimals if rng else 0
         if decimals == 0 and lo.is_integer() and hi.is_integer() and 0 < hi - lo + 1 <= 10:
             ints = list(range(int(lo), int(hi) + 1))
             keys = [str(v) for v in ints] if 0 <= lo and hi <= 9 else list("1234567890"[: len(ints)])
@@ -216,7 +215,7 @@ def value_domain(fmt: str, kind: str, allowed: list[Any] | None, seen: Sequence[
 def judge_domain(rows: Sequence[ResultRow]) -> Domain | None:
     """The label domain of a judge from some of its stored results (the view reads the first 20), None when its
     results cannot be compared with labels (a statement list) or there are none."""
-    from .agreement import format_kind, judge_kind
+    from .agreement import judge_kind
 
     if not rows:
         return None
@@ -224,10 +223,8 @@ def judge_domain(rows: Sequence[ResultRow]) -> Domain | None:
         kind, allowed = judge_kind(rows)
     except InputError:
         return None
-    fmt = str(rows[0].result.format)
     rec = rows[0].record_fields().get("format")
-    if format_kind(rec)[0] and isinstance(rec, str):
-        fmt = rec
+    fmt = legacy_format_spec(rec) if isinstance(rec, str) and rec.strip() else rows[0].result.format_spec
     return value_domain(fmt, kind, allowed, [r.result.value for r in rows])
 
 

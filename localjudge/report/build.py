@@ -91,7 +91,7 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
     ci = (float(ci[0]), float(ci[1])) if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci else None
     unscored = int(s.get("n_unscored") or 0)
     fmt = rows[0].record_fields().get("format") if rows else None
-    fmt = fmt if fmt else (rows[0].result.format if rows else "")
+    fmt = fmt if fmt else (rows[0].result.format_spec if rows else None)
     pw = pairwise_stats(judge, [r.result for r in rows]) if rows and is_pairwise_format(fmt) else None
     return {
         "name": judge,

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError, StorageError
+from .format_spec import FormatSpec, legacy_format_spec_json
 from .results import JudgeResult, Record, ResultRow
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -104,8 +105,18 @@ MIGRATIONS: list[tuple[str, str]] = [
                              AND r.judge = labels.judge)
         """,
     ),
+    (  # each result's format typed, kind + parameters as JSON (format_spec.py), beside the `describe()` string the
+        # result JSON keeps; rows already stored get it read from that string (legacy_format_spec, the one reader)
+        "004_format_spec",
+        """
+        ALTER TABLE results ADD COLUMN format_spec TEXT;
+        UPDATE results SET format_spec =
+            CASE WHEN json_valid(result) THEN legacy_format_spec(json_extract(result, '$.format')) END
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+_SPEC_VERSION = [n for n, _ in MIGRATIONS].index("004_format_spec") + 1  # the schema that has results.format_spec
 
 
 # SQLite primary result codes that mean "cannot write here", not "bad file": PERM, READONLY, IOERR, FULL, CANTOPEN
@@ -176,6 +187,7 @@ def connect(path: str | Path, timeout_s: float = 30.0) -> sqlite3.Connection:
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MIGRATIONS) -> int:
     """Apply the migrations not yet applied, each in its own locked transaction; returns the version."""
+    conn.create_function("legacy_format_spec", 1, legacy_format_spec_json, deterministic=True)
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     names = [n for n, _ in migrations]
     for i, (name, sql) in enumerate(migrations):
@@ -199,8 +211,28 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MI
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
+def _put_sql(spec_column: bool) -> str:
+    """The upsert of one result row; with the typed format column where the schema has it."""
+    cols = "run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error, scored, passed, updated"
+    cols += ", format_spec" if spec_column else ""
+    names = [c.strip() for c in cols.split(",")]
+    update = ", ".join(f"{c} = excluded.{c}" for c in names[3:])
+    return (
+        f"INSERT INTO results ({cols}) VALUES ({', '.join('?' * len(names))}) "
+        f"ON CONFLICT (run_id, row_index, judge) DO UPDATE SET {update}"
+    )
+
+
 class Store:
     """Results and cache of runs in one SQLite file (safe for several processes at once)."""
+
+    # the schema the file is at, set when opened; a Store made without opening (a test's store at an older
+    # schema) reads and writes the columns that schema has
+    schema_version: int = 0
+
+    def _columns(self) -> str:
+        """The results columns a row is read from: the first ten, then the typed format where the schema has it."""
+        return _COLUMNS + (", format_spec" if self.schema_version >= _SPEC_VERSION else ", NULL")
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -295,32 +327,16 @@ class Store:
         res = row.result
         result_json = res.model_dump_json()
         record_json = row.record.model_dump_json() if row.record else None
+        spec_column = self.schema_version >= _SPEC_VERSION
+        values = [
+            row.run_id, row.row_index, row.judge, row.row_id, row.source, json.dumps(row.inputs, ensure_ascii=False),
+            row.cache_key, record_json, result_json, row.error, int(res.scored),
+            None if res.passed is None else int(res.passed), _now(),
+        ]  # fmt: skip
+        if spec_column:
+            values.append(res.format_spec.to_json() if res.format_spec is not None else None)
         with self._transaction():
-            self.conn.execute(
-                """INSERT INTO results (run_id, row_index, judge, row_id, source, inputs, cache_key, record, result,
-                                        error, scored, passed, updated)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (run_id, row_index, judge) DO UPDATE SET
-                     row_id = excluded.row_id, source = excluded.source, inputs = excluded.inputs,
-                     cache_key = excluded.cache_key, record = excluded.record, result = excluded.result,
-                     error = excluded.error, scored = excluded.scored, passed = excluded.passed,
-                     updated = excluded.updated""",
-                (
-                    row.run_id,
-                    row.row_index,
-                    row.judge,
-                    row.row_id,
-                    row.source,
-                    json.dumps(row.inputs, ensure_ascii=False),
-                    row.cache_key,
-                    record_json,
-                    result_json,
-                    row.error,
-                    int(res.scored),
-                    None if res.passed is None else int(res.passed),
-                    _now(),
-                ),
-            )
+            self.conn.execute(_put_sql(spec_column), values)
             if cache and row.cache_key and record_json:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
@@ -332,12 +348,12 @@ class Store:
         foreign shape, which is then judged again)."""
         with self._reading():
             r = self.conn.execute(
-                f"SELECT {_COLUMNS}, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
+                f"SELECT {self._columns()}, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
                 (run_id, row_index, judge),
             ).fetchone()
         if r is None or self._row(r).result.unscored_reason == "foreign_row":
             return None
-        return r[6], bool(r[10]), None if r[11] is None else bool(r[11])
+        return r[6], bool(r[11]), None if r[12] is None else bool(r[12])
 
     def cached(self, cache_key: str) -> JudgeResult | None:
         """The cached result of a judgement by its cache key, or None when there is none (or it has a foreign shape)."""
@@ -386,7 +402,7 @@ class Store:
             args += list(judges)
         with self._reading():
             cur = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM results" + where + " ORDER BY " + order,
+                f"SELECT {self._columns()} FROM results" + where + " ORDER BY " + order,
                 args,
             )
             for r in cur:
@@ -402,6 +418,9 @@ class Store:
         except (ValidationError, TypeError, ValueError):
             pass
         if result is not None and isinstance(inputs, dict):
+            spec = FormatSpec.from_json(r[10])
+            if spec is not None:
+                result.format_spec = spec
             return ResultRow(
                 run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=inputs,
                 cache_key=r[6], record=record, result=result, error=r[9],

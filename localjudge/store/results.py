@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from .format_spec import FormatSpec, legacy_format_spec
 
 
 class Usage(BaseModel):
@@ -72,6 +74,17 @@ class JudgeResult(BaseModel):
     timings: Timings = Field(default_factory=Timings)
     expected_score: float | None = None  # probability-weighted score, when asked
     details: dict[str, Any] = Field(default_factory=dict)  # judge-specific extras (per-doc verdicts, tool calls)
+    # the format typed (kind + parameters): what reports, agreement and labels ask about the results; never part
+    # of the result's JSON (stored rows and results.jsonl stay as they were), kept in the store's own column
+    format_spec: FormatSpec | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _legacy_spec(self) -> JudgeResult:
+        """A result made without a typed spec (read from an old results.jsonl, or made by a judge that names its
+        format only) carries the one its `format` string names (the legacy reader)."""
+        if self.format_spec is None and self.format:
+            self.format_spec = legacy_format_spec(self.format)
+        return self
 
     @property
     def scored(self) -> bool:
