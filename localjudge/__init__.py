@@ -74,8 +74,8 @@ _MOVED = {
     "localjudge.align_text": "localjudge.align.text",
     "localjudge.results": "localjudge.store.results",
     "localjudge.atomic": "localjudge.store.atomic",
-    "localjudge.exports": "localjudge.batch.exports",
-    "localjudge.aggregate": "localjudge.batch.aggregate",
+    "localjudge.exports": "localjudge.run.exports",
+    "localjudge.aggregate": "localjudge.run.aggregate",
     "localjudge.pairwise": "localjudge.judges.pairwise",
     "localjudge.agreement": "localjudge.labels.agreement",
     "localjudge.calibration": "localjudge.labels.calibration",
@@ -85,6 +85,15 @@ _MOVED = {
     "localjudge.engine.llg_search": "localjudge.constraints.llg_search",
     "localjudge.formats.llg_bounds": "localjudge.constraints.llg_bounds",
     "localjudge.serve.sandbox": "localjudge.constraints.sandbox",
+    "localjudge.batch": "localjudge.run",
+    "localjudge.batch.run": "localjudge.run.plain",
+    "localjudge.batch.spec": "localjudge.run.spec",
+    "localjudge.batch.plan": "localjudge.run.plan",
+    "localjudge.batch.loop": "localjudge.run.loop",
+    "localjudge.batch.aggregate": "localjudge.run.aggregate",
+    "localjudge.batch.exports": "localjudge.run.exports",
+    "localjudge.batch.samedata": "localjudge.run.samedata",
+    "localjudge.batch.types": "localjudge.run.types",
 }
 
 

@@ -52,9 +52,9 @@ def to_frame(run: Any, data: Any = None) -> Any:
 def evaluate(data: Any, judges: Sequence[Any], *, progress: Any = None, **keywords: Any) -> Any:
     """`localjudge.evaluate`: run `judges` over every row of `data`; a DataFrame in gives a DataFrame out (see the
     module docstring), anything else the `RunResult`. The keywords (model, model_options, out, mapping, options,
-    panel, escalate_to, executor, ...) are `RunSpec.build`'s (localjudge/batch/spec.py), where each is described;
+    panel, escalate_to, executor, ...) are `RunSpec.build`'s (localjudge/run/spec.py), where each is described;
     `progress`: called with a `Progress` as cells finish."""
-    from .batch.spec import RunSpec
+    from .run.spec import RunSpec
     from .runner import execute
 
     run = execute(RunSpec.build(data, judges, **keywords), progress)

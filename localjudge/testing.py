@@ -69,7 +69,7 @@ def judge_cached(
     **variables: Any,
 ) -> tuple[JudgeResult, str | None]:
     """One judgement through the runner's store and cache: (result, the row's error or None)."""
-    from .batch.spec import RunSpec
+    from .run.spec import RunSpec
     from .runner import execute
 
     if engine is None and model is None:

@@ -163,7 +163,7 @@ def test_report_to_a_path_that_cannot_be_written_is_one_line_exit_5(tmp_path):
 
 
 def test_csv_export_neutralises_formulas_and_csv_raw_keeps_them(tmp_path):
-    from localjudge.batch.exports import neutralise
+    from localjudge.run.exports import neutralise
 
     ids = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=x", "\r=x", "plain"]
     data = write_jsonl(tmp_path / "inj.jsonl", [{"id": i, "input": "q", "output": "a"} for i in ids])

@@ -75,7 +75,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("integrations/common.py", "getattr(engine, 'model_id'", "TODO r30-runspec: Engine.model_id is on the protocol"),
     ("trust/members.py", 'getattr(eng, "close"', "TODO r30-runspec: close() on the Engine contract"),
     ("trust/parallel.py", 'getattr(probe, "_n_workers"', "TODO r30-runspec: a typed worker count"),
-    ("batch/plan.py", 'getattr(j, "key_name"', "TODO r30-runspec: the judge's key on its contract"),
+    ("run/plan.py", 'getattr(j, "key_name"', "TODO r30-runspec: the judge's key on its contract"),
     ("view/queue.py", 'getattr(get_judge(judge), "pass_threshold"', "TODO r30-facts: a judge fact on its contract"),
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.batch.aggregate import format_table, summarise
+from localjudge.run.aggregate import format_table, summarise
 from localjudge.stats import wilson_interval
 from localjudge.store.results import JudgeResult
 

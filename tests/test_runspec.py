@@ -1,4 +1,4 @@
-"""The run bundle is declared once (localjudge/batch/spec.py `RunSpec`): every run option of `localjudge run` lands in
+"""The run bundle is declared once (localjudge/run/spec.py `RunSpec`): every run option of `localjudge run` lands in
 exactly one of its fields, it survives the pickle Ray workers get and JSON, and the model's `ModelRef` is built once."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge.batch.spec import RunSpec
 from localjudge.cli import main
+from localjudge.run.spec import RunSpec
 
 # a run option of `localjudge run` -> the one RunSpec field it sets (the others are the command's own: output,
 # labels, MLflow logging)

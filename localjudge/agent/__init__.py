@@ -6,7 +6,7 @@
 `TraceJudge` holds a configured judge (instructions, result type, iteration cap, limits) and judges
 one trace (`judge`), one row's trace value (`judge_value`, bad traces become unscored results) or a
 whole column (`judge_column`). It implements the judge
-contract, so `localjudge.runner.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column.
+contract, so `localjudge.evaluate(data, judges=[TraceJudge(...)])` judges a `trace` column.
 See docs/traces.md for the two trace formats read.
 """
 

@@ -67,7 +67,7 @@ JUDGE_VERSION = "1"
 class TraceJudge(SequentialJudge):
     """MLflow's trace-based instructions judge on a local engine; configure once, judge many traces.
 
-    It implements the judge contract (one variable, `trace`), so `runner.evaluate(data, [TraceJudge(...)])`
+    It implements the judge contract (one variable, `trace`), so `localjudge.evaluate(data, [TraceJudge(...)])`
     judges a column of traces, one row at a time."""
 
     def __init__(

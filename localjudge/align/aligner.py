@@ -41,14 +41,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..batch.run import run_plain  # a plain run: align never needs a panel or a cascade
-from ..batch.spec import RunSpec
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError, StorageError
 from ..judges import Judge, get_judge
 from ..judges.spec import spec_from_dict
 from ..judges.writer import dump_judge_toml
 from ..labels.agreement import read_labels
+from ..run.plain import run_plain  # a plain run: align never needs a panel or a cascade
+from ..run.spec import RunSpec
 from ..stats import cohen_kappa, roc_auc
 from ..store.atomic import write_atomic, write_json_atomic
 from .examples import NEGATIVE_GUESSES, POSITIVE_GUESSES, binary_labels, example_output, example_variables

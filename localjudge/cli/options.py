@@ -285,12 +285,12 @@ class TrustChoice:
 
     def spec(self) -> Any:
         """The run's `TrustSpec` (checked as `kwargs` checks)."""
-        from ..batch.spec import TrustSpec
+        from ..run.spec import TrustSpec
 
         return TrustSpec(**self.kwargs())
 
     def kwargs(self) -> dict[str, Any]:
-        """The keywords for `runner.evaluate` (empty when none was given, so plain runs stay as they were)."""
+        """The keywords for `RunSpec.build` (empty when none was given, so plain runs stay as they were)."""
         kw: dict[str, Any] = {}
         if self.panel is not None:
             kw.update(panel=self.panel, aggregation=self.aggregation, weights=self.weights)

@@ -190,7 +190,7 @@ def run_cmd(
     tracking_uri: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
-    from ..batch.spec import RunSpec
+    from ..run.spec import RunSpec
     from ..runner import execute
 
     todo: list[Any] = list(judges)
@@ -261,7 +261,7 @@ def run_cmd(
         bar.close()
         signal.signal(signal.SIGTERM, old)
     if not quiet:
-        from ..batch.aggregate import format_table
+        from ..run.aggregate import format_table
 
         c = run.counts
         click.echo(format_table(run.summary.judges))
@@ -304,8 +304,8 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
     directory when it has any: printed, and added to summary.json as "calibrated"."""
     import json
 
-    from ..batch.exports import write_json_atomic
     from ..labels.store import is_run_dir, stale_line
+    from ..run.exports import write_json_atomic
     from ..trust.rates import corrected_rates, rate_line, stored_labels
 
     if labels_file is None or is_run_dir(labels_file):

@@ -1,7 +1,7 @@
 """`ModelSpec`: which model judges, as data (a spec and its backend's options), and the one `ModelRef` built from it.
 
 A run's model travels as this value: from the command line or the Python API into the run's spec
-(batch/spec.py), to panels and cascades, and pickled to Ray workers. Its `ref()` is built once per process, at
+(run/spec.py), to panels and cascades, and pickled to Ray workers. Its `ref()` is built once per process, at
 first use, and kept; a worker unpickles the data alone and builds its own. An engine already loaded (`engine=`)
 stays in the process that loaded it: it is not data, so it is left out of pickles and JSON.
 """

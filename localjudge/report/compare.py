@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..batch.aggregate import value_key
+from ..run.aggregate import value_key
 from ..store.results import ResultRow
 from .rundir import Run
 

@@ -121,8 +121,8 @@ def read_results(path: Path) -> list[ResultRow]:
 
 def summarise(rows: list[ResultRow]) -> dict[str, Any]:
     """A summary in summary.json's shape, computed from results (used when summary.json is missing)."""
-    from ..batch.aggregate import summarise as _summarise
-    from ..batch.aggregate import to_jsonable
+    from ..run.aggregate import summarise as _summarise
+    from ..run.aggregate import to_jsonable
 
     return {"judges": to_jsonable(_summarise(r.result for r in rows))}
 

@@ -1,18 +1,18 @@
-"""`execute`: the batch runner's one entry point, given a `RunSpec` (batch/spec.py) built at the edge: a panel or
+"""`execute`: the batch runner's one entry point, given a `RunSpec` (run/spec.py) built at the edge: a panel or
 a cascade goes to localjudge/trust, which builds it out of plain runs; everything else is one plain run
-(localjudge/batch/run.py). The public entry point is `localjudge.evaluate`.
+(localjudge/run/run.py). The public entry point is `localjudge.evaluate`.
 
 How a run goes:
   1. Before any inference: the data's columns and row count are read, every judge's variables are
-     mapped onto columns (a missing column is an `InputError` listing the columns that exist) (batch/plan.py).
+     mapped onto columns (a missing column is an `InputError` listing the columns that exist) (run/plan.py).
   2. Rows stream in chunks; inside a chunk each judge runs over every row (consecutive prompts share
-     the judge's prefix in the KV cache). Every finished result is committed to the store at once (batch/loop.py).
+     the judge's prefix in the KV cache). Every finished result is committed to the store at once (run/loop.py).
   3. Each judgement's reproducibility record (model sha256, judge version, format, rendered-prompt
      hash, decode options, seed, localjudge version) hashed with `canonical_hash` is its cache key.
      A cell whose stored key matches is skipped; a key found in the cache is copied without
      inference; only what changed runs. The model is loaded on the first cache miss, never before.
   4. Exports (results.jsonl, results.csv, summary.json, run.json) are written atomically from the
-     store at the end, and also when the run is interrupted (batch/run.py).
+     store at the end, and also when the run is interrupted (run/plain.py).
 
 Row problems are data: a malformed line, a missing/empty/wrong-type value, a prompt too long for
 the context window or a judgement that raised gets an unscored result naming file, line/row,
@@ -27,9 +27,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..batch.run import run_plain
-from ..batch.spec import RunSpec
-from ..batch.types import Progress, RunResult
+from ..run.plain import run_plain
+from ..run.spec import RunSpec
+from ..run.types import Progress, RunResult
 
 
 def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -> RunResult:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..batch.spec import RunSpec
-    from ..batch.types import RunResult
+    from ..run.spec import RunSpec
+    from ..run.types import RunResult
 
 
 def dispatch(spec: RunSpec, progress: Callable[[Any], None] | None = None) -> RunResult:

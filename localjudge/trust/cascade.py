@@ -39,10 +39,10 @@ from .members import (
 )
 
 if TYPE_CHECKING:
-    from ..batch.spec import RunSpec
-    from ..batch.types import RunResult
     from ..engine.model_spec import ModelSpec
     from ..judges.protocol import JudgeProtocol
+    from ..run.spec import RunSpec
+    from ..run.types import RunResult
 
 
 def confidence(r: JudgeResult) -> float | None:

@@ -159,11 +159,11 @@ def align_escalation(
     from pathlib import Path
 
     from ..align.aligner import binary_labels, stratified_split
-    from ..batch.run import run_plain
-    from ..batch.spec import RunSpec
     from ..engine.base import DecodeOptions
     from ..errors import InputError
     from ..labels.agreement import read_labels
+    from ..run.plain import run_plain
+    from ..run.spec import RunSpec
     from .cascade import confidence as conf_of
 
     rows = read_labels(labels)

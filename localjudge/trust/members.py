@@ -4,7 +4,7 @@ same-family warning, and reading one run's results back by judge.
 A member's results are ordinary results of the run under the judge name `JUDGE@MEMBER` (no schema change: the
 store keys results by (run, row, judge)); the panel's or cascade's own result is stored under `JUDGE`. A member's
 cache key is the key a solo run of `JUDGE` on that member's model gives the cell (`RenamedJudge.key_name`, see
-batch/plan.py), so running the same panel again reuses every member's results, adding a member runs only the new
+run/plan.py), so running the same panel again reuses every member's results, adding a member runs only the new
 one, and a panel reuses an earlier solo run of one of its models in the same store (and a solo run a panel's).
 Stores written before keyed members with `JUDGE@MEMBER`; those keys are still found, so they resume too.
 """
@@ -23,9 +23,9 @@ from ..store.db import Store
 from ..store.results import JudgeResult, ResultRow
 
 if TYPE_CHECKING:
-    from ..batch.spec import RunSpec
-    from ..batch.types import RunCounts, RunResult
     from ..engine.model_spec import ModelSpec
+    from ..run.spec import RunSpec
+    from ..run.types import RunCounts, RunResult
 
 MEMBER_SEP = "@"
 # the data columns that may name the model under test (first found wins), for the same-family warning
@@ -68,7 +68,7 @@ class RenamedJudge:
     def __init__(self, inner: JudgeProtocol, name: str):
         self.inner = inner
         self.name = name
-        self.key_name = inner.name  # cache keys are the renamed judge's (batch/plan.py), shared with solo runs
+        self.key_name = inner.name  # cache keys are the renamed judge's (run/plan.py), shared with solo runs
 
     def __getattr__(self, attr: str) -> Any:
         if attr == "inner":  # during unpickling, before __dict__ is set
@@ -107,7 +107,7 @@ def run_as_member(
 ) -> RunResult:
     """A plain run of `spec` with `judges` (resolved already) under the names `JUDGE@label`, on `model`, into the
     store's run `run_id` (None: a new one), only `rows` when given, on `executor`."""
-    from ..batch.run import run_plain
+    from ..run.plain import run_plain
 
     renamed = [cast("JudgeProtocol", RenamedJudge(j, member_judge(j.name, label))) for j in judges]
     stage = spec.model_copy(
@@ -187,7 +187,7 @@ def results_by_judge(store: Store, run_id: str, judges: Sequence[str], n_rows: i
 
 def sum_counts(results: Sequence[RunResult]) -> RunCounts:
     """The counts of several runs into one run (members or stages): cells and outcomes added, rows the largest."""
-    from ..batch.types import RunCounts
+    from ..run.types import RunCounts
 
     c = RunCounts(rows=max(r.counts.rows for r in results))
     for r in results:
@@ -210,8 +210,8 @@ def finish_run(
     """The combined run of a panel or a cascade: `meta` (the base run's, with the panel's or cascade's own
     fields) gains every stored judge name with its judge's version and the summed counts, is saved as the
     run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
-    from ..batch.exports import export
-    from ..batch.types import RunResult, RunSummary
+    from ..run.exports import export
+    from ..run.types import RunResult, RunSummary
 
     meta.update(
         judges=[{"name": n, "version": next((j.version for j in judges if n.split(MEMBER_SEP)[0] == j.name), "")} for n in names],

@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..batch.aggregate import value_key
 from ..engine.base import Engine
 from ..errors import InputError
 from ..labels.agreement import Kind, judge_kind, judge_value
+from ..run.aggregate import value_key
 from ..store.db import Store
 from ..store.results import JudgeResult, ResultRow, Timings, Usage
 from .members import (
@@ -48,9 +48,9 @@ from .members import (
 )
 
 if TYPE_CHECKING:
-    from ..batch.spec import RunSpec
-    from ..batch.types import RunCounts, RunResult
     from ..judges.protocol import JudgeProtocol
+    from ..run.spec import RunSpec
+    from ..run.types import RunCounts, RunResult
 
 AGGREGATIONS = ("majority", "mean", "median")
 

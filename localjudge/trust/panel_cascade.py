@@ -47,8 +47,8 @@ from .members import (
 from .panel import judge_with_panel
 
 if TYPE_CHECKING:
-    from ..batch.spec import RunSpec
-    from ..batch.types import RunResult
+    from ..run.spec import RunSpec
+    from ..run.types import RunResult
 
 PANEL = "panel"  # the panel's own verdict is stored under JUDGE@panel
 

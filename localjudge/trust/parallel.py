@@ -16,8 +16,8 @@ from ..errors import InputError, StorageError
 from ..store.db import Store
 
 if TYPE_CHECKING:
-    from ..batch.types import RunResult
     from ..engine.model_spec import ModelSpec
+    from ..run.types import RunResult
 
 
 def new_run_id(out: Any) -> str:
