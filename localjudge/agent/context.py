@@ -62,7 +62,7 @@ def fit_context(
     engine: Engine, head: list[Message], turns: list[Turn], reserve: int, at_action: int, log: list[dict]
 ) -> list[Message]:
     """Messages that leave `reserve` tokens free in the context window: older results shrink first."""
-    n_ctx = int(getattr(engine, "n_ctx", 0) or 0)
+    n_ctx = int(engine.n_ctx or 0)  # 0: an engine that does not know its window
     msgs = render_turns(head, turns)
     if not n_ctx:
         return msgs

@@ -206,7 +206,7 @@ class TraceJudge(SequentialJudge):
                 invalid,
                 compactions,
                 time.perf_counter() - t0,
-                model_id=str(getattr(engine, "model_id", "")),
+                model_id=str(engine.model_id),
                 **kw,
             )
 
@@ -368,7 +368,7 @@ class TraceJudge(SequentialJudge):
                 format=self.fmt.kind,
                 unscored_reason="invalid_trace",
                 error=str(e),
-                model_id=getattr(engine, "model_id", ""),
+                model_id=engine.model_id,
             )
         return self.judge(tr, engine, options)
 

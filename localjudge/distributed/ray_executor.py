@@ -126,6 +126,7 @@ class RayExecutor:
         self._keys: dict[int, str] = {}  # id(judge) -> its key in this run
         self._refs: dict[str, Any] = {}  # key -> object ref of the pickled judge
         self._model: tuple[ModelSpec, str, str] | None = None
+        self._n_workers = 1  # sized by open()
 
     # ------------------------------------------------------------------------------- configuration
 
@@ -175,6 +176,11 @@ class RayExecutor:
         if self.batch_size is None:
             self.batch_size = max(4, 2 * res.parallel)
         self._model = (ModelSpec(spec=model.spec, options=res.options), identity.digest, identity.model_id)
+
+    @property
+    def n_workers(self) -> int:
+        """How many actors judge for this executor: sized by `open` from the cluster's CPUs (1 before)."""
+        return self._n_workers
 
     def _start(self) -> None:
         """Start the actors (the model loads on each one's first batch) and learn where they run."""

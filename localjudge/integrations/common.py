@@ -54,7 +54,7 @@ def shared_worker(engine: Engine) -> EngineWorker:
     with _LOCK:
         w = _WORKERS.get(id(engine))
         if w is None or w.engine is not engine:
-            w = _WORKERS[id(engine)] = EngineWorker(engine, name=f"localjudge-engine-{getattr(engine, 'model_id', '')}")
+            w = _WORKERS[id(engine)] = EngineWorker(engine, name=f"localjudge-engine-{engine.model_id}")
         return w
 
 

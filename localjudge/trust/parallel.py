@@ -56,7 +56,7 @@ def run_members_on_ray(
     probe = RayExecutor(address=address, workers=workers)
     ref = first.ref()
     probe.open(ref, ref.identity())  # joins (or starts) the cluster here, in the main thread, and sizes the workers
-    total = int(getattr(probe, "_n_workers", 1) or 1)
+    total = probe.n_workers
     probe.close()
     together = max(1, min(n_members, total))
     share = max(1, total // together)

@@ -35,7 +35,7 @@ def pass_threshold(judge: str) -> float:
     try:
         from ..judges import get_judge
 
-        return float(getattr(get_judge(judge), "pass_threshold", 0.5))
+        return float(get_judge(judge).pass_threshold)
     except Exception:  # a user judge file not on this machine: the default threshold
         return 0.5
 
