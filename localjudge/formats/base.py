@@ -1,4 +1,4 @@
-"""The `OutputFormat` contract, the verdict models, and the lenient parsing helpers all formats share.
+"""The `OutputFormat` contract and the lenient parsing helpers all formats share (the verdict models: verdicts.py).
 
 Each `OutputFormat` knows three things:
   * `constraint()` – the decoding constraint as a typed value (`constraints.Regex`, `JSONSchema`, `Lark`; the
@@ -20,6 +20,17 @@ from pydantic import BaseModel
 from ..constraints.spec import ConstraintSpec, Regex
 from ..errors import ConstraintError, InputError, ParseError
 from ..store.format_spec import FormatSpec
+from .verdicts import (  # noqa: F401  (the verdict models stay importable from here)
+    ChoiceVerdict,
+    FourLineVerdict,
+    PairwiseVerdict,
+    ScoreLinesVerdict,
+    ScoreVerdict,
+    StatementsVerdict,
+    StatementVerdict,
+    VerdictListVerdict,
+    YesNoVerdict,
+)
 
 # A JSON string body: any char but quote, backslash and control chars, or a simple escape.
 JSON_STR = r'([^"\\\x00-\x1F]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
@@ -45,76 +56,6 @@ def number_schema(lo: float, hi: float, decimals: int) -> dict[str, Any]:
     if decimals == 0:
         return {"type": "integer", "minimum": lo_, "maximum": hi_}
     return {"type": "number", "minimum": lo_, "maximum": hi_, "multipleOf": 10**-decimals}
-
-
-# ---------------------------------------------------------------------------------------- verdicts
-
-
-class YesNoVerdict(BaseModel):
-    """A yes/no result with its rationale (`yes_no_json`)."""
-
-    rationale: str
-    result: Literal["yes", "no"]
-
-
-class ScoreVerdict(BaseModel):
-    """A numeric `eval_score` with its explanation (`score_json`)."""
-
-    eval_score: float
-    explanation: str
-
-
-class PairwiseVerdict(BaseModel):
-    """The better response (1 or 2), `raw_value` as the model wrote it (0, 1 or 2), and why (`pairwise_json`)."""
-
-    better_response: Literal[1, 2]
-    raw_value: int
-    explanation: str
-
-
-class ScoreLinesVerdict(BaseModel):
-    """An integer score with its justification (`score_lines`)."""
-
-    score: int
-    justification: str
-
-
-class FourLineVerdict(BaseModel):
-    """The four-line rubric: three 0–10 criteria, `final` recomputed in [0, 1], the model's own
-    `final_reported` (None when absent), and the capping rules applied (`four_line`)."""
-
-    accuracy: int
-    comprehensiveness: int
-    context_precision: int
-    final: float
-    final_reported: float | None = None
-    rules_applied: list[str] = []
-
-
-class ChoiceVerdict(BaseModel):
-    """The chosen label, with the rationale when one was given (`choice`)."""
-
-    label: str
-    rationale: str | None = None
-
-
-class StatementsVerdict(BaseModel):
-    """The statements extracted from a text (`statements`)."""
-
-    statements: list[str]
-
-
-class StatementVerdict(BaseModel):
-    """One statement's verdict (yes, no or unsure) and the reason for it."""
-
-    verdict: Literal["yes", "no", "unsure"]
-    reason: str
-
-
-class VerdictListVerdict(BaseModel):
-    """One `StatementVerdict` per statement, in order (`verdict_list`)."""
-
-    verdicts: list[StatementVerdict]
 
 
 # ------------------------------------------------------------------------------------- text helpers
