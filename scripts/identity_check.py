@@ -104,21 +104,61 @@ def sqlite_items(db: Path, label: str) -> list[dict[str, Any]]:
         conn.close()
 
 
+def _keyed(lines: list[str]) -> dict[str, str]:
+    """Each dump line under its key: (item, row) and its occurrence, so one inserted line shifts nothing."""
+    out: dict[str, str] = {}
+    for line in lines:
+        base = _where(line)
+        n = 0
+        while f"{base} #{n}" in out:
+            n += 1
+        out[f"{base} #{n}"] = line
+    return out
+
+
+_SCHEMA_VERSION = re.compile(r'(\\?"store_schema_version\\?": )\d+')
+
+
+def grown(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """The two dumps with what an append-only store migration adds taken out of the comparison (`--schema-grew`):
+    `_migrations` rows only the new side has, columns only the new side's rows have, and the store schema
+    version. Nothing the old side has is dropped: a changed or missing old value still differs."""
+    old_by, new_by = _keyed(old), _keyed(new)
+    kept: list[str] = []
+    for key, line in new_by.items():
+        d = json.loads(line)
+        if key not in old_by and str(d.get("item", "")).endswith("/_migrations"):
+            continue  # a migration the old code did not have
+        if key in old_by and isinstance(d.get("values"), dict):
+            before = json.loads(old_by[key]).get("values")
+            if isinstance(before, dict):  # columns the new schema added
+                d["values"] = {k: v for k, v in d["values"].items() if k in before}
+                line = json.dumps(d, ensure_ascii=False, sort_keys=True)
+                old_by[key] = json.dumps(json.loads(old_by[key]), ensure_ascii=False, sort_keys=True)
+        kept.append(line)
+    return [_SCHEMA_VERSION.sub(r"\1N", x) for x in old_by.values()], [_SCHEMA_VERSION.sub(r"\1N", x) for x in kept]
+
+
 def compare(old: list[str], new: list[str], shown: int = SHOWN) -> list[str]:
-    """The differences between two dumps, each naming the item and row it is in (at most `shown`, then a count)."""
+    """The differences between two dumps, line by line under each line's (item, row) key (one inserted line is one
+    difference, not a shift of all after it), each naming its line number, item and row (at most `shown`, then a
+    count)."""
+    old_by, new_by = _keyed(old), _keyed(new)
+    old_at = {k: i for i, k in enumerate(old_by)}
+    new_at = {k: i for i, k in enumerate(new_by)}
     diffs: list[str] = []
-    for i in range(max(len(old), len(new))):
-        a = old[i] if i < len(old) else None
-        b = new[i] if i < len(new) else None
+    for key in [*old_by, *(k for k in new_by if k not in old_by)]:
+        a, b = old_by.get(key), new_by.get(key)
         if a == b:
             continue
-        where = _where(b if b is not None else a)
+        where = key.rsplit(" #", 1)[0]
+        n = (new_at[key] if b is not None else old_at[key]) + 1
         if a is None or b is None:
-            diffs.append(f"line {i + 1} ({where}): only in {'new' if a is None else 'old'}: {(a or b or '')[:300]}")
+            diffs.append(f"line {n} ({where}): only in {'new' if a is None else 'old'}: {(a or b or '')[:300]}")
         else:
             col = next(j for j in range(min(len(a), len(b)) + 1) if j >= min(len(a), len(b)) or a[j] != b[j])
             diffs.append(
-                f"line {i + 1} ({where}), from character {col}:\n  old: …{a[max(0, col - 80) : col + 160]}\n"
+                f"line {n} ({where}), from character {col}:\n  old: …{a[max(0, col - 80) : col + 160]}\n"
                 f"  new: …{b[max(0, col - 80) : col + 160]}"
             )
     if len(diffs) > shown:
@@ -258,12 +298,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interrupt-after", type=int, default=7, help="progress events before the interruption")
     ap.add_argument("--work", help="keep the work folder here (default: a temporary one, removed)")
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="only compare two dump.jsonl files")
+    ap.add_argument(
+        "--schema-grew",
+        action="store_true",
+        help="allow what an append-only store migration adds (new _migrations rows, new columns, the schema version)",
+    )
     ap.add_argument("--side", help=argparse.SUPPRESS)  # internal: run one attempt in this folder, write ATTEMPT.jsonl
     ap.add_argument("--attempt", choices=["interrupted", "resumed"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.compare:
         old_dump, new_dump = (Path(p).read_text(encoding="utf-8").splitlines() for p in args.compare)
-        return report(old_dump, new_dump, f"{args.compare[0]} vs {args.compare[1]}")
+        return report(old_dump, new_dump, f"{args.compare[0]} vs {args.compare[1]}", args.schema_grew)
     if args.side:
         work = Path(args.side)
         items = workload(work, args.model, args.interrupt_after, args.attempt)
@@ -289,17 +334,17 @@ def main(argv: list[str] | None = None) -> int:
         if not args.work:
             shutil.rmtree(base, ignore_errors=True)
     took = time.perf_counter() - t0
-    return report(old, new, f"{args.old} vs {args.new}, model {args.model}, {took:.0f} s")
+    return report(old, new, f"{args.old} vs {args.new}, model {args.model}, {took:.0f} s", args.schema_grew)
 
 
-def report(old: list[str], new: list[str], what: str) -> int:
+def report(old: list[str], new: list[str], what: str, schema_grew: bool = False) -> int:
     """Print whether two dumps are identical (else their first differences); the exit code, 0 or 1."""
-    diffs = compare(old, new)
+    diffs = compare(*grown(old, new)) if schema_grew else compare(old, new)
     print(f"identity check: {what}: {len(old)} / {len(new)} dump lines")
     if diffs:
         print("DIFFERENT:\n" + "\n".join(diffs))
         return 1
-    print("identical")
+    print("identical" + (" (beside what append-only store migrations added)" if schema_grew else ""))
     return 0
 
 

@@ -73,3 +73,33 @@ def test_one_byte_changed_in_a_stored_cell_exits_1_naming_the_table_and_the_row(
 def test_a_line_only_one_side_has_is_a_difference():
     assert ic.compare(['{"item": "a", "row": 0}'], []) == ['line 1 (a 0): only in old: {"item": "a", "row": 0}']
     assert ic.compare([], []) == []
+
+
+def _line(item: str, row, values) -> str:
+    return json.dumps({"item": item, "row": row, "values": values}, sort_keys=True)
+
+
+def test_an_append_only_migration_is_allowed_only_when_asked_and_never_hides_a_changed_old_value():
+    old = [
+        _line("plain/results.sqlite/_migrations", {"name": "003_x"}, {"name": "003_x"}),
+        _line("plain/results.sqlite/results", {"row_index": 0}, {"value": "yes"}),
+        _line("plain/run.json", 3, '  "store_schema_version": 3,'),
+    ]
+    grew = [
+        old[0],
+        _line("plain/results.sqlite/_migrations", {"name": "004_y"}, {"name": "004_y"}),
+        _line("plain/results.sqlite/results", {"row_index": 0}, {"value": "yes", "format_spec": {"kind": "k"}}),
+        _line("plain/run.json", 3, '  "store_schema_version": 4,'),
+    ]
+    assert ic.compare(old, grew)  # without --schema-grew every addition is a difference
+    assert ic.compare(*ic.grown(old, grew)) == []
+    changed = [*grew[:2], _line("plain/results.sqlite/results", {"row_index": 0}, {"value": "no", "format_spec": {}}), grew[3]]
+    diffs = ic.compare(*ic.grown(old, changed))
+    assert len(diffs) == 1 and "results" in diffs[0] and '"no"' in diffs[0]
+
+
+def test_one_inserted_line_is_one_difference_not_a_shift_of_every_line_after_it():
+    old = [_line("plain/results.sqlite/cache", {"k": i}, {"k": i}) for i in range(5)]
+    new = [old[0], _line("plain/results.sqlite/extra", {"k": 9}, {}), *old[1:]]
+    diffs = ic.compare(old, new)
+    assert len(diffs) == 1 and "only in new" in diffs[0]
