@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..engine.base import Generation
-from .answer import FINISH, finish_reason, tool_calls
+from .answer import FINISH, answer_tokens, finish_reason, tool_calls
 from .answer import logprobs as chat_logprobs
 from .errors import APIError, bad_request
 from .protocol import Plan
@@ -258,7 +258,7 @@ def output(p: Plan, gen: Generation, reasoning: str | None, text: str, pieces: l
             for c in calls
         ]
     else:
-        part = OutputText(text=text, logprobs=token_logprobs(p, gen.tokens, pieces) if not p.options.think_tokens else [])
+        part = OutputText(text=text, logprobs=token_logprobs(p, answer_tokens(gen, text, pieces), pieces))
         items.append(MessageOut(id=item_id("msg"), status=done, content=[part]))
     return items
 
