@@ -211,3 +211,32 @@ def test_max_output_tokens_too_few_for_the_schema_names_max_output_tokens(server
     assert (
         status == 400 and out["error"]["param"] == "max_output_tokens" and out["error"]["message"].startswith("max_output_tokens")
     )
+
+
+def test_a_streamed_reasoning_request_sends_the_reasoning_item_then_the_message(client, server):
+    body = {"model": MODEL, "input": "Rate: 2+2=4.", "text": RATING_FORMAT, "reasoning": {"effort": "low"}}
+    whole = client.responses.create(**body)
+    with client.responses.stream(**body) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    kinds = [e.type for e in events]
+    assert kinds.index("response.reasoning_text.done") < kinds.index("response.content_part.added")
+    thought = "".join(e.delta for e in events if e.type == "response.reasoning_text.delta")
+    said = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert thought == final.output[0].content[0].text == whole.output[0].content[0].text
+    assert said == final.output_text == whole.output_text and [o.id for o in final.output] == [
+        e.item.id for e in events if e.type == "response.output_item.done"
+    ]
+
+
+def test_a_streamed_function_call_comes_whole_at_the_end(client):
+    tool = {"type": "function", "name": "grade", "parameters": RATING}
+    with client.responses.stream(
+        model=MODEL, input="Grade: 2+2=4.", tools=[tool], tool_choice={"type": "function", "name": "grade"}
+    ) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    kinds = [e.type for e in events]
+    assert "response.function_call_arguments.done" in kinds and "response.output_text.delta" not in kinds
+    call = final.output[0]
+    assert call.type == "function_call" and validate(json.loads(call.arguments), RATING, RATING) is None
