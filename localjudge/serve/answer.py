@@ -92,6 +92,19 @@ def logprobs(tokens: list[Any], pieces: list[bytes] | None, with_top: int) -> Ch
     return ChoiceLogprobs(content=[token_logprob(t, pieces, with_top) for t in tokens])
 
 
+def answer_tokens(gen: Generation, content: str, pieces: list[bytes] | None) -> list[Any]:
+    """The tokens of `gen` that wrote `content` (the answer after a think block): the think block's tokens
+    are not the answer's, as OpenAI's logprobs cover the content only. All tokens when there is no block."""
+    if content == gen.text or not gen.text.endswith(content):
+        return list(gen.tokens)
+    start, at, out = len(gen.text[: len(gen.text) - len(content)].encode()), 0, []
+    for t in gen.tokens:
+        at += len(pieces[t.id] if pieces is not None else t.text.encode())
+        if at > start:
+            out.append(t)
+    return out
+
+
 def usage(gen: Generation) -> Usage:
     """Token counts, as OpenAI reports them for reasoning models: prompt (cached part too), completion (the
     think block and the answer: never more than max_tokens), of which reasoning (the think block, markers
@@ -124,7 +137,7 @@ def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str,
         choices=[
             Choice(
                 message=message,
-                logprobs=logprobs(gen.tokens, pieces, p.top_logprobs) if p.logprobs else None,
+                logprobs=logprobs(answer_tokens(gen, text, pieces), pieces, p.top_logprobs) if p.logprobs else None,
                 finish_reason=finish_reason(gen, calls),
             )
         ],

@@ -7,7 +7,11 @@ What a request asks for decides the output format:
   * else `response_format` `json_schema`: the client's schema; `json_object`: any JSON object;
   * else free text (`text`): no constraint, at most `max_tokens` (default: the server's text cap).
 With `tool_choice` "auto" (or absent) the answer is free text; text that spells a call of one of the
-tools (`{"name": ..., "arguments": {...}}`, arguments valid) is answered as a tool call.
+tools (`{"name": ..., "arguments": {...}}`, arguments valid) is answered as a tool call. With `tools` (auto)
+and a `json_schema` response_format together, the answer is constrained to either: a call of one of the
+tools (its arguments by the tool's schema) or content valid for the response schema.
+`strict` (response_format's or a tool's) must be a boolean; true and false compile the schema alike and
+exactly (a keyword that cannot be honoured is a 400, never dropped): localjudge has no looser mode.
 
 Tools are shown to the model in a system message (its chat template need not know about tools).
 """
@@ -134,8 +138,11 @@ def _hoist(params: dict[str, Any], prefix: str, at: str, defs: dict[str, Any]) -
     return rewrite({k: v for k, v in params.items() if k not in ("$defs", "definitions")})
 
 
-def _tool_schema(tools: dict[str, FunctionDef], names: list[str]) -> dict[str, Any]:
+def _tool_schema(tools: dict[str, FunctionDef], names: list[str], answer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A call of one of `names` (`{"name", "arguments"}`, the arguments valid for that tool's parameters); with
+    `answer` (tool_choice auto and a response_format schema) that schema is one more branch of the `anyOf`."""
     defs: dict[str, Any] = {}
+    n_branches = len(names) + (answer is not None)
 
     def params(n: str, at: str) -> dict[str, Any]:
         p = tools[n].parameters or {"type": "object", "properties": {}, "additionalProperties": False}
@@ -146,13 +153,15 @@ def _tool_schema(tools: dict[str, FunctionDef], names: list[str]) -> dict[str, A
             "type": "object",
             "properties": {
                 "name": {"const": n},
-                "arguments": params(n, "#/properties/arguments" if len(names) == 1 else f"#/anyOf/{i}/properties/arguments"),
+                "arguments": params(n, "#/properties/arguments" if n_branches == 1 else f"#/anyOf/{i}/properties/arguments"),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,
         }
         for i, n in enumerate(names)
     ]
+    if answer is not None:
+        calls.append(_hoist(answer, "response__", f"#/anyOf/{len(calls)}", defs))
     out: dict[str, Any] = calls[0] if len(calls) == 1 else {"anyOf": calls}
     return {**out, "$defs": defs} if defs else out
 
@@ -282,8 +291,14 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
         if not isinstance(schema, dict):
             raise bad_request("response_format.json_schema.schema: must be a JSON schema object", param="response_format")
         check_schema(schema, "response_format")
+        strict = js.get("strict")
+        if strict is not None and not isinstance(strict, bool):
+            raise bad_request("response_format.json_schema.strict: must be true or false", param="response_format")
         name = js.get("name")
         p.schema, p.schema_name = schema, name if isinstance(name, str) else None
+        if p.tool_mode == "auto":  # tools too: a call of one of them, or content valid for the schema
+            p.schema = _tool_schema(p.tools, list(p.tools), answer=schema)
+            p.schema_name = f"tool_call_or_{p.schema_name or 'response'}"
         return
     if (
         kind == "grammar"

@@ -28,8 +28,11 @@ from . import protocol
 from .answer import completion, completion_id
 from .errors import APIError, bad_request, from_exception
 from .openapi import COMMON, Endpoint
+from .responses_route import create_response
 from .stream import stream_chunks
 from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy, Wire
+from .wire_responses import Response as Response_
+from .wire_responses import ResponseEvent, ResponsesRequest
 
 if TYPE_CHECKING:
     from .app import ServerState
@@ -149,6 +152,18 @@ ENDPOINTS = (
         request=ChatRequest,
         stream=ChatCompletionChunk,
         aliases=("/chat/completions",),
+    ),
+    Endpoint(
+        "POST",
+        "/v1/responses",
+        create_response,
+        "createResponse",
+        "A response (OpenAI's Responses API): free text, text.format json_schema, or a function call",
+        Response_,
+        (*COMMON, 401, 404, 408, 413, 415, 429),
+        request=ResponsesRequest,
+        stream=ResponseEvent,
+        aliases=("/responses",),
     ),
 )
 

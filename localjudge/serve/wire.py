@@ -58,6 +58,7 @@ class FunctionDef(_Lenient):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     description: str | None = None
     parameters: dict[str, Any] | None = None
+    strict: bool | None = None  # true or false: compiled alike, exactly (see protocol.py)
 
 
 class Tool(_Lenient):

@@ -1,0 +1,129 @@
+"""Chat completions on `localjudge serve` beyond one schema: `tools` and `response_format` in one request
+(the answer is a call of a tool or content valid for the schema), `strict` checked, `logprobs` /
+`top_logprobs` as DeepEval's G-Eval requests them, and logprobs that cover only the answer of a reasoning
+request; on the real default model (one thread) behind a real server on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from serve_support import post
+
+from localjudge.formats.json_schema import validate
+from localjudge.serve import protocol
+from localjudge.serve.wire import ChatRequest
+
+openai = pytest.importorskip("openai")
+
+MODEL = "smollm2-135m"
+RATING = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}, "verdict": {"enum": ["pass", "fail"]}},
+    "required": ["score", "verdict"],
+    "additionalProperties": False,
+}
+LOOKUP = {
+    "type": "object",
+    "properties": {"query": {"type": "string", "maxLength": 20}},
+    "required": ["query"],
+    "additionalProperties": False,
+}
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Search the docs.", "parameters": LOOKUP}}]
+RF = {"type": "json_schema", "json_schema": {"name": "rating", "schema": RATING, "strict": True}}
+
+
+@pytest.fixture(scope="module")
+def server(_localjudge_home):
+    from serve_support import start_server
+
+    s = start_server("--option", "n_threads=1", "--compile-timeout", "20")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0)
+
+
+def test_tools_and_a_response_format_constrain_to_a_call_or_the_schema():
+    req = ChatRequest.model_validate(
+        {"model": MODEL, "messages": [{"role": "user", "content": "x"}], "tools": TOOLS, "response_format": RF}
+    )
+    p = protocol.plan(req, field_tokens=80)
+    call, answer = p.schema["anyOf"]
+    assert call["properties"]["name"] == {"const": "lookup"} and call["properties"]["arguments"] == LOOKUP
+    assert answer == RATING and p.tool_mode == "auto"
+
+
+def test_tools_and_a_response_format_answer_a_valid_call_or_valid_content(client):
+    ask = [{"role": "user", "content": "Look up 'capital of France' with the lookup function."}]
+    r = client.chat.completions.create(model=MODEL, messages=ask, tools=TOOLS, response_format=RF)
+    msg = r.choices[0].message  # the schema alone (before) left no way to call the tool
+    assert r.choices[0].finish_reason == "tool_calls" and msg.content is None and msg.tool_calls[0].function.name == "lookup"
+    assert validate(json.loads(msg.tool_calls[0].function.arguments), LOOKUP, LOOKUP) is None
+    r = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "Rate: 2+2=4."}], tools=TOOLS, response_format=RF
+    )
+    msg = r.choices[0].message
+    if msg.tool_calls:
+        assert validate(json.loads(msg.tool_calls[0].function.arguments), LOOKUP, LOOKUP) is None
+    else:
+        assert validate(json.loads(msg.content), RATING, RATING) is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "param"),
+    [
+        (
+            {"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": RATING, "strict": "yes please"}}},
+            "response_format",
+        ),
+        (
+            {"tools": [{"type": "function", "function": {"name": "f", "parameters": LOOKUP, "strict": "maybe"}}]},
+            "tools[0].function.strict",
+        ),
+    ],
+)
+def test_strict_that_is_not_a_boolean_is_a_400_naming_it(server, extra, param):
+    status, body, _ = post(server.url, {"model": MODEL, "messages": [{"role": "user", "content": "x"}], **extra})
+    assert status == 400 and body["error"]["param"] == param and "strict" in body["error"]["message"]
+
+
+def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(server):
+    deepeval = pytest.importorskip("deepeval")
+    from deepeval.metrics.g_eval.utils import calculate_weighted_summed_score
+    from deepeval.models import GPTModel
+
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 9}, "reason": {"type": "string", "maxLength": 60}},
+        "required": ["score", "reason"],
+        "additionalProperties": False,
+    }
+    rf = {"type": "json_schema", "json_schema": {"name": "geval", "schema": schema, "strict": True}}
+    model = GPTModel(model=MODEL, base_url=server.url, api_key="unused", generation_kwargs={"response_format": rf})
+    prompt = (
+        "Evaluation steps: check the answer against the context.\nContext: Paris is in France.\nAnswer: Paris.\nGive a score 0-9."
+    )
+    completion, _ = model.generate_raw_response(prompt, top_logprobs=20)
+    raw = json.loads(completion.choices[0].message.content)
+    weighted = calculate_weighted_summed_score(raw["score"], completion)
+    assert deepeval and 0 <= weighted <= 9
+    digit = next(t for t in reversed(completion.choices[0].logprobs.content) if t.token == str(raw["score"]))
+    assert len(digit.top_logprobs) == 20 and digit.logprob < 0
+
+
+def test_a_reasoning_request_s_logprobs_cover_the_answer_only(client):
+    r = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": "Rate: 2+2=4."}],
+        response_format=RF,
+        logprobs=True,
+        top_logprobs=2,
+        extra_body={"think_tokens": 16},
+    )
+    msg = r.choices[0].message
+    assert msg.model_extra["reasoning_content"] is not None
+    assert "".join(t.token for t in r.choices[0].logprobs.content) == msg.content
