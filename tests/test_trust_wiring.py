@@ -140,3 +140,16 @@ def test_report_flags_a_judge_scripted_to_prefer_longer_answers_with_its_length_
     line = next(x for x in out.stdout.splitlines() if "Length bias" in x)
     assert "coefficient" in line and "length-controlled pass rate" in line, line
     assert "Length bias" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_estimators_are_public_names_of_localjudge(tmp_path: Path) -> None:
+    import localjudge
+
+    truth, verdicts = _truth_and_verdicts(9, 200)
+    run = load_run(_run(tmp_path, "run", verdicts))
+    labels = {r.row_index: float(truth[r.row_index]) for r in run.rows if r.row_index < 60}
+    trust = localjudge.judge_trust(run.rows, "relevance_to_query", labels, target_half_width=0.05)
+    assert isinstance(trust, localjudge.JudgeTrust) and trust.estimates is not None
+    same = localjudge.estimates([float(v) for v in verdicts], labels)
+    assert trust.estimates.ppi == same.ppi and isinstance(same, localjudge.Estimates)
+    assert {"estimates", "judge_trust", "label_budget", "ppi_difference"} <= set(localjudge.__all__)
