@@ -153,3 +153,18 @@ def test_the_estimators_are_public_names_of_localjudge(tmp_path: Path) -> None:
     same = localjudge.estimates([float(v) for v in verdicts], labels)
     assert trust.estimates.ppi == same.ppi and isinstance(same, localjudge.Estimates)
     assert {"estimates", "judge_trust", "label_budget", "ppi_difference"} <= set(localjudge.__all__)
+
+
+def test_bench_py_runs_the_trust_estimators_section() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "trust-estimators", "--trials", "3", "--seed", "7"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "3 trials per cell, seed 7" in out.stdout and "Active vs random labelling" in out.stdout
