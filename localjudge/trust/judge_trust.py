@@ -9,7 +9,8 @@ sample of the rows (the stored labels of `localjudge view`'s random queue are: t
 
 The bias report needs no labels: the first-position win rate of a pairwise judge run in both orders, the length
 coefficient and length-controlled pass rate on the answer column (`ANSWER_COLUMNS`, or the two answers of a pairwise
-judge), and self-preference when a generator column (`GENERATOR_COLUMNS`) names the judge's model.
+judge), and self-preference when a generator column (`GENERATOR_COLUMNS`) names the judge's model: a stored result keeps
+only the judge's own inputs, so the column must be one of them.
 """
 
 from __future__ import annotations
