@@ -50,6 +50,14 @@ _EXPORTS = {
     "ModelError": "errors",
     "PromptTooLongError": "errors",
     "StorageError": "errors",
+    # trust with fewer labels (issue 33): PPI++ beside labels-only and Rogan–Gladen, the label budget, the bias report
+    "estimates": "trust.estimates",
+    "ppi_difference": "trust.estimates",
+    "label_budget": "trust.estimates",
+    "judge_trust": "trust.estimates",
+    "Estimate": "trust.estimates",
+    "Estimates": "trust.estimates",
+    "JudgeTrust": "trust.estimates",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -17,6 +17,9 @@
     python scripts/bench.py cascade  [--rows 20] [--below 0.8]  smollm2-135m escalating to gemma3-270m (--probs) vs
                                                  gemma3-270m on every row: wall time, ratio, fraction escalated, and
                                                  how often the cascade's verdict equals the strong model's
+    python scripts/bench.py trust-estimators [--trials 500] [--seed 2026]  seeded simulation, no model: coverage and
+                                                 width of PPI++ / labels-only / Rogan-Gladen, active vs random
+                                                 labelling (scripts/bench_trust_estimators.py)
     python scripts/bench.py panel-reuse [--rows 6]  a panel reusing an earlier solo run of a member vs a fresh panel
                                                  (scripts/bench_trust.py)
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
@@ -955,6 +958,7 @@ def main() -> None:
             "schemas-e2e",
             "defaults",
             "_defaults",
+            "trust-estimators",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -973,6 +977,8 @@ def main() -> None:
     ap.add_argument("--below", type=float, default=0.8, help="the cascade section's --escalate-below")
     ap.add_argument("--load", type=int, default=0, help="`defaults`: busy-loop processes beside a second run of each")
     ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
+    ap.add_argument("--trials", type=int, default=500, help="`trust-estimators`: seeded trials per cell")
+    ap.add_argument("--seed", type=int, default=2026, help="`trust-estimators`: the simulation's seed")
     a = ap.parse_args()
     if a.section == "_ray":
         print(json.dumps(ray_mode(a.mode, a.rows, a.work)))
@@ -1008,6 +1014,10 @@ def main() -> None:
         section_view(a.n if "--n" in sys.argv else 5)
     if a.section == "cascade":
         section_cascade(a.rows, a.below)
+    if a.section == "trust-estimators":  # issue 33: scripts/bench_trust_estimators.py (no model, seeded)
+        import bench_trust_estimators
+
+        bench_trust_estimators.main(["--trials", str(a.trials), "--seed", str(a.seed)])
     if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
         import bench_trust
 

@@ -88,6 +88,8 @@ NOT_RUN = {
     ): "a benchmark that times the real models (minutes); benchmarks are not tests",
     ("docs/serve.md", "server:http://gpu-box:8000"): "needs a server on another machine (gpu-box); "
     "tests/test_server_backend.py runs the server: backend against a loopback server",
+    ("docs/trust.md", "--target-width 0.05"): "needs run directories with labels; tests/test_trust_wiring.py runs agree "
+    "--target-width, run --labels and report --compare on scripted runs with imported labels",
 }
 LANGS = ("python", "bash", "sh", "shell", "console")
 

@@ -18,6 +18,8 @@ import click
 if TYPE_CHECKING:
     from ..labels.agreement import AgreementReport
     from ..labels.calibration import CalibratedRate
+    from ..report import Run, TrustSection
+    from ..trust.judge_trust import JudgeTrust
 
 
 def _f(x: float | None, pct: bool = False) -> str:
@@ -83,6 +85,19 @@ def render_table(rep: AgreementReport) -> str:
     return "\n".join(lines)
 
 
+def trust_text(trust: JudgeTrust) -> str:
+    """The judge's trust figures (PPI++ beside labels-only and Rogan–Gladen, the label budget, biases) as indented lines."""
+    return "\n".join(f"  {line}" for line in trust.lines())
+
+
+def agreement_json(rep: AgreementReport, trust: JudgeTrust) -> bytes:
+    """The agreement report as written by `agree -o`, with the trust figures under "trust"."""
+    import json
+
+    doc = {**rep.model_dump(mode="json"), "trust": trust.model_dump(mode="json")}
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+
+
 @click.command(name="report")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--compare", "compare_dir", type=click.Path(path_type=Path), help="Another run to compare with (the base).")
@@ -136,7 +151,8 @@ def report_cmd(
         reports, skipped = stored_agreements(run.rows, stored, list(judges) or None, where=str(stored_dir))
     elif labels is not None and label_column is not None:
         reports, skipped = agreements_for_run(run, labels, label_column, list(judges) or None, key)
-    path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows)
+    trusts = report_trust(run, base, stored_dir, compare_dir, reports)
+    path = build_report(run, output, compare=base, agreements=reports, max_rows=max_rows, trust=trusts)
     for judge, why in skipped:
         click.echo(f"agreement skipped for judge {judge}: {why}", err=True)
     for rep in reports:
@@ -144,7 +160,38 @@ def report_cmd(
             click.echo(rate_line(rep.judge, rep.calibrated))
             if rep.calibrated.warning:
                 click.echo(f"warning: {rep.calibrated.warning}", err=True)
+    for section in trusts:
+        for line in section.lines:
+            if line.startswith(("pass rate by PPI++", "this run − base")) or line in section.flagged:
+                click.echo(f"{section.judge}: {line}")
     click.echo(f"wrote {path} ({path.stat().st_size // 1024} KiB, {len(run.rows)} results)")
+
+
+def report_trust(
+    run: Run, base: Run | None, stored_dir: Path | None, compare_dir: Path | None, reports: list[AgreementReport]
+) -> list[TrustSection]:
+    """Each judge's trust section: PPI++ beside the other estimates where labels exist (the run directory's stored
+    ones, else a labels file's, as joined in `reports`), the bias report, and with a base run that has labels of its
+    own, the PPI++ difference of the pass rate (this run − base)."""
+    from ..trust.judge_trust import difference_text, judge_trust, run_difference, stored_pass_labels
+    from ..trust.rates import stored_labels
+
+    stored = stored_labels(stored_dir) if stored_dir is not None else []
+    from_file = {rep.judge: rep.pass_labels for rep in reports}
+    base_stored = stored_labels(compare_dir) if compare_dir is not None else []
+    out: list[TrustSection] = []
+    for judge in run.judges():
+        labels = stored_pass_labels(run.rows, stored, judge)[0] if stored else from_file.get(judge)
+        section = judge_trust(run.rows, judge, labels).section()
+        if base is not None and labels and base_stored and judge in base.judges():
+            base_labels = stored_pass_labels(base.rows, base_stored, judge)[0]
+            mine = [r for r in run.rows if r.judge == judge]
+            theirs = [r for r in base.rows if r.judge == judge]
+            diff = run_difference(mine, labels, theirs, base_labels or {})
+            if diff is not None:
+                section.lines.append(f"this run − base, human pass rate by PPI++: {difference_text(diff)}")
+        out.append(section)
+    return out
 
 
 @click.command(name="agree")
@@ -164,6 +211,11 @@ def report_cmd(
 )
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="JSON file to write [default: agreement-JUDGE.json].")
 @click.option("--max-disagreements", type=click.IntRange(0), default=200, show_default=True)
+@click.option(
+    "--target-width",
+    type=click.FloatRange(0, 1, min_open=True),
+    help="Say how many more random-sample labels bring the pass rate's 95% interval to ±W (PPI++ and labels alone).",
+)
 def agree_cmd(
     run_dir: Path,
     labels: Path,
@@ -172,6 +224,7 @@ def agree_cmd(
     key: str | None,
     output: Path | None,
     max_disagreements: int,
+    target_width: float | None,
 ) -> None:
     """Agreement of a judge in RUN_DIR with human labels: prints a table, writes JSON."""
     from ..labels.agreement import agree, pick_judge, read_labels
@@ -202,9 +255,13 @@ def agree_cmd(
 
                 # the corrected rate from random-sample labels when there are enough (see trust/rates.py)
                 rep.calibrated = corrected(run.rows, found, name, where=str(labels)) or rep.calibrated
+            from ..trust.judge_trust import stored_trust
+
+            trust = stored_trust(run.rows, found, name, target_half_width=target_width)
             out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
-            write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
+            write_output(out, agreement_json(rep, trust), "agreement")
             click.echo(render_table(rep))
+            click.echo(trust_text(trust))
             if rep.calibrated is not None and rep.calibrated.warning:
                 click.echo(f"warning: {rep.calibrated.warning}", err=True)
             click.echo(f"wrote {out}")
@@ -220,7 +277,11 @@ def agree_cmd(
         # a `labels export` file of several judges: this judge's labels
         label_list = [lab for lab in label_list if lab["judge"] == judge] or label_list
     rep = agree(run.rows, label_list, label_column, judge=judge, key=key, max_disagreements=max_disagreements)
+    from ..trust.judge_trust import judge_trust
+
+    trust = judge_trust(run.rows, rep.judge, rep.pass_labels, target_half_width=target_width)
     out = output or Path(f"agreement-{rep.judge}.json")
-    write_output(out, (rep.model_dump_json(indent=2) + "\n").encode(), "agreement")
+    write_output(out, agreement_json(rep, trust), "agreement")
     click.echo(render_table(rep))
+    click.echo(trust_text(trust))
     click.echo(f"wrote {out}")

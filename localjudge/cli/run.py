@@ -306,6 +306,7 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
 
     from ..labels.store import is_run_dir, stale_line
     from ..run.exports import write_json_atomic
+    from ..trust.judge_trust import estimate_text, run_trust
     from ..trust.rates import corrected_rates, rate_line, stored_labels
 
     if labels_file is None or is_run_dir(labels_file):
@@ -319,13 +320,16 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
                 click.echo(f"--labels {labels_file}: no labels stored there yet; label rows with `localjudge view`", err=True)
             return
         rates = corrected_rates(list(run.results), stored, where=str(src))
+        trusts = run_trust(list(run.results), stored=stored)
         missing = f"the labels stored in {src} fit no pass/fail judge of this run; no corrected rate"
     elif Path(labels_file).is_dir():
         raise InputError(f"--labels {labels_file} is a directory without results.sqlite; give a labels file or a run directory")
     else:
         from ..labels.agreement import calibrated_rates, read_labels
 
-        rates = calibrated_rates(list(run.results), read_labels(labels_file), label_column)
+        label_list = read_labels(labels_file)
+        rates = calibrated_rates(list(run.results), label_list, label_column)
+        trusts = run_trust(list(run.results), labels=label_list, label_column=label_column)
         missing = f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate"
     if not rates:
         click.echo(missing, err=True)
@@ -333,9 +337,14 @@ def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: P
     path = out_dir / "summary.json"
     summary = json.loads(path.read_text(encoding="utf-8"))
     summary["calibrated"] = {j: c.model_dump() for j, c in rates.items()}
+    if trusts:  # PPI++ beside labels-only and Rogan–Gladen (trust/judge_trust.py)
+        summary["estimates"] = {j: t.estimates.model_dump(mode="json") for j, t in trusts.items() if t.estimates}
     write_json_atomic(path, summary)
     for j, c in rates.items():
         if not quiet:
             click.echo(rate_line(j, c))
+            est = trusts[j].estimates if j in trusts else None
+            if est is not None:
+                click.echo(f"{j}: pass rate by PPI++ {estimate_text(est.ppi)}")
         if c.warning:
             click.echo(f"warning: {c.warning}", err=True)

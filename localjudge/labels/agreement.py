@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from ..formats.base import LabelKind
@@ -313,6 +313,9 @@ class AgreementReport(BaseModel):
     disagreements: list[Disagreement] = []
     # the run's pass rate corrected for the judge's TPR/TNR on these labels (pass/fail judges; see calibration.py)
     calibrated: CalibratedRate | None = None
+    # pass/fail judges: each labelled row's human verdict (1.0 pass, 0.0 fail) keyed by its row_index, for the
+    # prediction-powered estimates (trust/judge_trust.py); not part of the agreement JSON
+    pass_labels: dict[int, float] | None = Field(default=None, exclude=True)
 
 
 def pick_judge(judges: Sequence[str], judge: str | None) -> str:
@@ -408,6 +411,8 @@ def agree(
         if pairs_pf is not None:
             verdicts = [bool(r.result.passed) for r in rows if r.result.scored and r.result.passed is not None]
             rep.calibrated = calibrate(verdicts, pairs_pf)
+            judged = [u[0].row_index for u in used if u[0].result.passed is not None]  # binary_pairs' rows, in order
+            rep.pass_labels = {i: float(human) for i, (human, _) in zip(judged, pairs_pf, strict=True)}
     rep.auc, rep.auc_ci, rep.auc_score, rep.n_auc = label_auc(kind, [(u[0], u[1]) for u in used])
     rep.n_disagreements = len(worst)
     rep.disagreements = [

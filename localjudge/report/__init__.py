@@ -6,8 +6,18 @@ writes the report atomically. Jinja2 is imported on first render, not here.
 
 from __future__ import annotations
 
-from .build import build_report, render_report
+from .build import TrustSection, build_report, render_report
 from .compare import Comparison, compare_runs
 from .rundir import SCHEMA_VERSION, Run, RunDirError, load_run
 
-__all__ = ["SCHEMA_VERSION", "Comparison", "Run", "RunDirError", "build_report", "compare_runs", "load_run", "render_report"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Comparison",
+    "Run",
+    "RunDirError",
+    "TrustSection",
+    "build_report",
+    "compare_runs",
+    "load_run",
+    "render_report",
+]

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..errors import StorageError
 from ..formats.base import think_text
 from ..judges.pairwise import is_pairwise_format, pairwise_stats
@@ -163,6 +165,15 @@ def _fmt_value(x: Any) -> str:
     return _canon(x) if isinstance(x, (dict, list)) else "" if x is None else str(x)
 
 
+class TrustSection(BaseModel):
+    """One judge's trust figures as sentences (made by localjudge.trust.judge_trust, which sits above the report):
+    `lines` are shown as they are, `flagged` ones (a significant bias) stand out."""
+
+    judge: str
+    lines: list[str]
+    flagged: list[str] = []
+
+
 def render_report(
     run: Run | str | Path,
     compare: Run | str | Path | None = None,
@@ -170,8 +181,9 @@ def render_report(
     max_rows: int = 20000,
     max_chars: int = 4000,
     title: str | None = None,
+    trust: Sequence[TrustSection] = (),
 ) -> str:
-    """The report as an HTML string."""
+    """The report as an HTML string; `trust` adds the "How far to trust the numbers" section."""
     import jinja2
 
     cur = run if isinstance(run, Run) else load_run(run)
@@ -203,6 +215,7 @@ def render_report(
         statuses=[s for s in ("pass", "fail", "n/a", "unscored") if any(r["status"] == s for r in rows)],
         comparison=comparison,
         agreements=list(agreements),
+        trust=list(trust),
         pairwise=[j for j in judges if j["pairwise"]],
         css=Markup((HERE / "templates" / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "templates" / "report.js").read_text(encoding="utf-8")),
@@ -218,12 +231,13 @@ def build_report(
     max_rows: int = 20000,
     max_chars: int = 4000,
     title: str | None = None,
+    trust: Sequence[TrustSection] = (),
 ) -> Path:
     """Render the report and write it atomically to `out`; returns the path written.
 
     A path that cannot be written raises `StorageError` (exit 5) naming it; text that is not valid
     Unicode (a lone surrogate read from a foreign results file) is written backslash-escaped."""
-    html = render_report(run, compare, agreements, max_rows=max_rows, max_chars=max_chars, title=title)
+    html = render_report(run, compare, agreements, max_rows=max_rows, max_chars=max_chars, title=title, trust=trust)
     return write_output(out, html.encode("utf-8", errors="backslashreplace"), "report")
 
 

@@ -3,9 +3,10 @@
 The standard error of a mean falls as 1 / sqrt(n), so the labels so far predict the labels needed:
 
   * labels-only: z * sd(Y) / sqrt(n') <= W, so n' = ceil((z sd(Y) / W)^2);
-  * PPI++ (trust/ppi.py): z * sqrt(sd(Y - lam f)^2 / n' + lam^2 sd(f)^2 / (N - n')) <= W, the smallest n' <= N,
-    with lam and the two standard deviations as measured now (labelling a row moves it from the second term to the
-    first, which the formula follows).
+  * PPI++ (trust/ppi.py): z * sqrt((var(Y) - 2 lam cov(Y, f) + lam^2 var(f)) / n' + lam^2 var(f) / (N - n')) <= W,
+    the smallest n' < N, with var(Y), cov(Y, f) and var(f) as measured now and lam retuned for each n' as PPI++ will
+    tune it then (cov / (var(f) (1 + n'/(N - n'))), clipped to [0, 1]); a lam held at today's value would make PPI++
+    look worse than labels alone as n' nears N. Never more than labels alone need (PPI++ falls back to lam = 0).
 
 With fewer than 2 labels, or labels that are all equal so far, sd(Y) is unknown: 0.5 (the largest a label in [0, 1]
 can have) is assumed and the answer says so. A target below what labelling every row would give is `reachable=False`.
@@ -20,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
-from .ppi import tuned_lambda, z_value
+from .ppi import z_value
 
 WORST_SD = 0.5  # the largest standard deviation of values in [0, 1]
 
@@ -84,14 +85,16 @@ def label_budget(
     ppi = None
     if len(unlabelled) >= 2 and len(predictions) == n:
         f, u = np.asarray(predictions, dtype=float), np.asarray(unlabelled, dtype=float)
-        lam = tuned_lambda(y, f, u) if n >= 2 else 0.0
-        sd_r = _sd(y - lam * f) if not worst else None
-        var_r = (WORST_SD if sd_r is None else sd_r) ** 2
-        var_f = float(np.var(u)) * lam * lam  # the unlabelled rows, as ppi_mean's standard error
-        cand = np.arange(max(n, 2), n_rows)  # at least one row stays unlabelled
-        half = z * np.sqrt(var_r / cand + var_f / (n_rows - cand))
+        var_y = (WORST_SD if sd_y is None else sd_y) ** 2
+        cov = float(np.mean((y - y.mean()) * (f - f.mean()))) if not worst else 0.0
+        var_f = float(np.var(np.concatenate([f, u])))
+        cand = np.arange(max(n, 2), n_rows).astype(float)  # at least one row stays unlabelled
+        # lam retuned at each label count, as PPI++ will tune it then (it falls towards 0 as the labels cover the rows)
+        lam = np.clip(cov / (var_f * (1 + cand / (n_rows - cand))), 0.0, 1.0) if var_f > 0 else np.zeros_like(cand)
+        var = (var_y - 2 * lam * cov + lam * lam * var_f) / cand + lam * lam * var_f / (n_rows - cand)
+        half = z * np.sqrt(np.minimum(var, var_y / cand))  # never worse than labels alone (lam = 0)
         ok = np.flatnonzero(half <= w)
-        ppi = _answer("ppi++", w, n, int(cand[ok[0]]) if ok.size else None, sd_r is None)
+        ppi = _answer("ppi++", w, n, int(cand[ok[0]]) if ok.size else None, worst)
     return LabelBudget(ppi=ppi, labels_only=lab, text=_text(ppi, lab, w))
 
 

@@ -5,6 +5,12 @@ the label budget (budget.py) and the bias report (bias.py).
     out = estimates(predictions, {row: label, ...})      # PPI++, labels-only and Rogan–Gladen side by side
     print(out.ppi.estimate, out.ppi.interval, out.ppi.note)
 
+    from localjudge import judge_trust                   # the same, and the bias report, from a run's rows
+    print("\n".join(judge_trust(run.rows, "correctness", pass_labels, target_half_width=0.05).lines()))
+
+This is the public home of the estimators (`localjudge.estimates`, `localjudge.judge_trust`, ... re-export it);
+`localjudge.calibration` stays the deprecated alias of labels/calibration.py (Rogan–Gladen alone).
+
 These modules need numpy (a base dependency) and nothing from an extra.
 """
 
@@ -29,12 +35,14 @@ from .bias import (
     self_preference,
 )
 from .budget import BudgetAnswer, LabelBudget, label_budget
+from .judge_trust import JudgeTrust, judge_trust, run_difference, run_trust, stored_trust
 from .ppi import Estimate, Estimates, estimates, labels_only, ppi_difference, ppi_mean, ppi_rows, split_rows
 
 __all__ = [
     "BudgetAnswer",
     "Estimate",
     "Estimates",
+    "JudgeTrust",
     "LabelBudget",
     "LengthBias",
     "PositionBias",
@@ -44,6 +52,7 @@ __all__ = [
     "binary_uncertainty",
     "draw",
     "estimates",
+    "judge_trust",
     "label_budget",
     "labels_only",
     "length_bias",
@@ -52,9 +61,12 @@ __all__ = [
     "ppi_difference",
     "ppi_mean",
     "ppi_rows",
+    "run_difference",
+    "run_trust",
     "same_model",
     "sampling_probabilities",
     "self_preference",
     "split_rows",
+    "stored_trust",
     "uniform_probabilities",
 ]
