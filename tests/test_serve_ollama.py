@@ -1,0 +1,121 @@
+"""Ollama's API on a real `localjudge serve` (default model, one thread, loopback): the official `ollama`
+client on /api/chat and /api/generate (streamed and not) with a schema `format`, LangChain's `ChatOllama`,
+DeepEval's `OllamaModel` on a real metric, LiteLLM's `ollama_chat/`; the model routes; every bad input a
+400 in Ollama's shape `{"error": "..."}`."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from serve_support import get, post, start_server
+
+VERDICT = {
+    "type": "object",
+    "properties": {"verdict": {"enum": ["yes", "no"]}, "reason": {"type": "string", "maxLength": 60}},
+    "required": ["verdict", "reason"],
+    "additionalProperties": False,
+}
+ASK = "Is Paris the capital of France? Answer in JSON with a verdict (yes or no) and a short reason."
+
+
+@pytest.fixture(scope="module")
+def ollama_server(_localjudge_home):
+    """A real server on a free loopback port, one thread, serving the default model."""
+    server = start_server("--option", "n_threads=1", "--compile-timeout", "20", "--field-tokens", "24")
+    server.host = server.url.removesuffix("/v1")  # type: ignore[attr-defined]
+    yield server
+    server.stop()
+
+
+def _client(server):
+    import ollama
+
+    return ollama.Client(host=server.host)
+
+
+def test_the_ollama_client_chats_under_a_schema_format_streamed_and_not(ollama_server):
+    c = _client(ollama_server)
+    r = c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format=VERDICT, stream=False)
+    assert r.done and r.message.role == "assistant" and r.done_reason in ("stop", "length")
+    jsonschema.validate(json.loads(r.message.content), VERDICT)
+    assert r.eval_count and r.prompt_eval_count
+    parts = list(c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format=VERDICT, stream=True))
+    assert len(parts) > 1 and parts[-1].done and not any(p.done for p in parts[:-1])
+    text = "".join(p.message.content or "" for p in parts)
+    jsonschema.validate(json.loads(text), VERDICT)
+    assert text == r.message.content  # greedy: streamed and whole answers are the same text
+
+
+def test_the_ollama_client_generates_under_a_schema_format_streamed_and_not(ollama_server):
+    c = _client(ollama_server)
+    r = c.generate(model=ollama_server.model, prompt=ASK, format=VERDICT, stream=False, options={"seed": 3, "temperature": 0})
+    jsonschema.validate(json.loads(r.response), VERDICT)
+    parts = list(c.generate(model=ollama_server.model, prompt=ASK, format=VERDICT, stream=True))
+    assert parts[-1].done and parts[-1].done_reason in ("stop", "length")
+    jsonschema.validate(json.loads("".join(p.response for p in parts)), VERDICT)
+
+
+def test_format_json_is_any_json_object_and_num_predict_and_stop_bound_free_text(ollama_server):
+    c = _client(ollama_server)
+    r = c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format="json", stream=False)
+    assert isinstance(json.loads(r.message.content), dict)
+    r = c.generate(model=ollama_server.model, prompt="Count from one to twenty in words.", options={"num_predict": 5}, stream=False)
+    assert r.eval_count <= 5 and r.done_reason == "length"
+    r = c.generate(
+        model=ollama_server.model, prompt="Count from one to twenty in words, separated by commas.", options={"stop": [","]}
+    )
+    assert "," not in r.response
+
+
+def test_think_streams_the_thinking_apart_from_a_valid_answer(ollama_server):
+    c = _client(ollama_server)
+    r = c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format=VERDICT, think=True, stream=False)
+    jsonschema.validate(json.loads(r.message.content), VERDICT)
+    assert r.message.thinking is not None and "<think>" not in r.message.content
+
+
+def test_model_routes_name_the_served_model(ollama_server):
+    c = _client(ollama_server)
+    assert [m.model for m in c.list().models] == [ollama_server.model]
+    assert [m.model for m in c.ps().models] == [ollama_server.model]
+    shown = c.show(ollama_server.model)
+    assert "completion" in shown.capabilities
+    s, body = get(ollama_server.host, "/api/version")
+    assert s == 200 and body["version"]
+
+
+BAD = [
+    ({"options": {"mirostat": 2}}, "options.mirostat"),
+    ({"options": {"temperature": "hot"}}, "temperature"),
+    ({"options": {"num_ctx": 10**9}}, "options.num_ctx"),
+    ({"options": "fast"}, "options"),
+    ({"format": "yaml"}, "format"),
+    ({"format": {"type": 12}}, "format"),
+    ({"stream": "yes"}, "stream"),
+    ({"messages": [{"role": "wizard", "content": "hi"}]}, "messages[0].role"),
+    ({"think": "very"}, "think"),
+    ({"tools": [{"type": "function"}]}, "tools"),
+]
+
+
+@pytest.mark.parametrize(("extra", "names"), BAD, ids=[b[1] for b in BAD])
+def test_bad_input_is_a_400_in_ollamas_shape_naming_the_field(ollama_server, extra, names):
+    body = {"model": ollama_server.model, "messages": [{"role": "user", "content": "hi"}], "stream": False, **extra}
+    s, out, _ = post(ollama_server.host, body, path="/api/chat")
+    assert s == 400, out
+    assert list(out) == ["error"] and isinstance(out["error"], str) and "\n" not in out["error"]
+    assert names in out["error"]
+
+
+def test_an_unknown_model_is_a_404_and_a_non_json_post_a_415_in_ollamas_shape(ollama_server):
+    s, out, _ = post(ollama_server.host, {"model": "llama3", "prompt": "hi"}, path="/api/generate")
+    assert s == 404 and "llama3" in out["error"]
+    s, out, _ = post(ollama_server.host, "x", headers={"Content-Type": "text/plain"}, path="/api/chat")
+    assert s == 415 and isinstance(out["error"], str)
+    import ollama
+
+    with pytest.raises(ollama.ResponseError) as e:
+        _client(ollama_server).chat(model=ollama_server.model, messages=[{"role": "user", "content": "hi"}], options={"mirostat": 1})
+    assert e.value.status_code == 400 and "options.mirostat" in e.value.error
