@@ -119,3 +119,59 @@ def test_an_unknown_model_is_a_404_and_a_non_json_post_a_415_in_ollamas_shape(ol
     with pytest.raises(ollama.ResponseError) as e:
         _client(ollama_server).chat(model=ollama_server.model, messages=[{"role": "user", "content": "hi"}], options={"mirostat": 1})
     assert e.value.status_code == 400 and "options.mirostat" in e.value.error
+
+
+# ------------------------------------------------------------------------------------------ clients
+
+RAG = [
+    ("What is the capital of France?", "Paris is the capital of France.", ["Paris is the capital and largest city of France."]),
+    ("Who wrote Hamlet?", "Hamlet was written by William Shakespeare.", ["Hamlet is a tragedy written by William Shakespeare."]),
+    ("What is water made of?", "Water is made of hydrogen and oxygen.", ["A water molecule has two hydrogen atoms and one oxygen atom."]),
+    ("When did the Berlin Wall fall?", "The Berlin Wall fell in 1989.", ["The Berlin Wall fell on 9 November 1989."]),
+    ("What is the largest planet?", "Jupiter is the largest planet.", ["Jupiter is the largest planet in the Solar System."]),
+]
+
+
+def test_langchain_chat_ollama_structured_output_parses(ollama_server):
+    from langchain_ollama import ChatOllama
+    from pydantic import BaseModel, Field
+
+    class Grade(BaseModel):
+        verdict: bool = Field(description="whether the answer is supported by the context")
+        reason: str = Field(max_length=60)
+
+    llm = ChatOllama(model=ollama_server.model, base_url=ollama_server.host, temperature=0, num_predict=120)
+    out = llm.with_structured_output(Grade).invoke(f"Context: {RAG[0][2][0]}\nAnswer: {RAG[0][1]}\nIs the answer supported?")
+    assert isinstance(out, Grade)
+    assert llm.invoke("Say hi.").content  # plain text too
+
+
+@pytest.mark.slow
+def test_deepeval_ollama_model_runs_a_real_metric_on_five_rag_cases(ollama_server, tmp_path, monkeypatch):
+    pytest.importorskip("deepeval")
+    monkeypatch.chdir(tmp_path)
+    from deepeval.metrics import FaithfulnessMetric
+    from deepeval.models import OllamaModel
+    from deepeval.test_case import LLMTestCase
+
+    llm = OllamaModel(model=ollama_server.model, base_url=ollama_server.host, temperature=0)
+    scores = []
+    for q, a, ctx in RAG:
+        metric = FaithfulnessMetric(model=llm, async_mode=False, include_reason=False)
+        metric.measure(LLMTestCase(input=q, actual_output=a, retrieval_context=ctx))  # a parse failure raises
+        assert metric.error is None
+        scores.append(metric.score)
+    assert all(0 <= s <= 1 for s in scores)
+
+
+def test_litellm_ollama_chat_one_call_without_a_content_type_parses(ollama_server):
+    import litellm
+
+    r = litellm.completion(
+        model=f"ollama_chat/{ollama_server.model}",
+        api_base=ollama_server.host,
+        messages=[{"role": "user", "content": ASK}],
+        response_format={"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT}},
+        max_tokens=80,
+    )
+    jsonschema.validate(json.loads(r.choices[0].message.content), VERDICT)

@@ -7,7 +7,8 @@ header, the `Origin` and the `Content-Type` before any route (or API key check) 
     a web page cannot drive the server, even with the content types that need no CORS preflight.
     Without `--cors-origin` no CORS header is ever sent; with it, those origins get
     `Access-Control-Allow-Origin` and their preflight (`OPTIONS`) is answered.
-  * A POST must be `application/json` (415 otherwise): form and `text/plain` posts are refused.
+  * A POST must be `application/json` (415 otherwise): form and `text/plain` posts are refused (on
+    Ollama's `/api/` routes a POST without any Content-Type is read as JSON, as Ollama does).
 
 Every refusal is an OpenAI-shaped JSON error (on Ollama's `/api/` routes, Ollama's `{"error": "..."}`).
 """
@@ -81,7 +82,9 @@ class Guard:
             return
         if scope["method"] == "POST":
             ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if ctype != "application/json":
+            # Ollama's clients (LiteLLM's ollama_chat) may send no Content-Type, as Ollama accepts; a browser
+            # cannot send one without an Origin, refused above
+            if ctype != "application/json" and not (ollama and not ctype):
                 await _refuse(
                     send,
                     415,
