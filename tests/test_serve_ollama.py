@@ -61,7 +61,9 @@ def test_format_json_is_any_json_object_and_num_predict_and_stop_bound_free_text
     c = _client(ollama_server)
     r = c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format="json", stream=False)
     assert isinstance(json.loads(r.message.content), dict)
-    r = c.generate(model=ollama_server.model, prompt="Count from one to twenty in words.", options={"num_predict": 5}, stream=False)
+    r = c.generate(
+        model=ollama_server.model, prompt="Count from one to twenty in words.", options={"num_predict": 5}, stream=False
+    )
     assert r.eval_count <= 5 and r.done_reason == "length"
     r = c.generate(
         model=ollama_server.model, prompt="Count from one to twenty in words, separated by commas.", options={"stop": [","]}
@@ -117,7 +119,9 @@ def test_an_unknown_model_is_a_404_and_a_non_json_post_a_415_in_ollamas_shape(ol
     import ollama
 
     with pytest.raises(ollama.ResponseError) as e:
-        _client(ollama_server).chat(model=ollama_server.model, messages=[{"role": "user", "content": "hi"}], options={"mirostat": 1})
+        _client(ollama_server).chat(
+            model=ollama_server.model, messages=[{"role": "user", "content": "hi"}], options={"mirostat": 1}
+        )
     assert e.value.status_code == 400 and "options.mirostat" in e.value.error
 
 
@@ -126,7 +130,11 @@ def test_an_unknown_model_is_a_404_and_a_non_json_post_a_415_in_ollamas_shape(ol
 RAG = [
     ("What is the capital of France?", "Paris is the capital of France.", ["Paris is the capital and largest city of France."]),
     ("Who wrote Hamlet?", "Hamlet was written by William Shakespeare.", ["Hamlet is a tragedy written by William Shakespeare."]),
-    ("What is water made of?", "Water is made of hydrogen and oxygen.", ["A water molecule has two hydrogen atoms and one oxygen atom."]),
+    (
+        "What is water made of?",
+        "Water is made of hydrogen and oxygen.",
+        ["A water molecule has two hydrogen atoms and one oxygen atom."],
+    ),
     ("When did the Berlin Wall fall?", "The Berlin Wall fell in 1989.", ["The Berlin Wall fell on 9 November 1989."]),
     ("What is the largest planet?", "Jupiter is the largest planet.", ["Jupiter is the largest planet in the Solar System."]),
 ]

@@ -37,21 +37,21 @@ from .wire_ollama import (
     OPTIONS,
     RUNTIME_OPTIONS,
     THINK_TOKENS,
-    ModelDetails,
     OllamaChatRequest,
     OllamaChatResponse,
     OllamaError,
     OllamaGenerateRequest,
     OllamaGenerateResponse,
     OllamaMessageOut,
+    OllamaModelDetails,
+    OllamaOptions,
+    OllamaRunning,
+    OllamaRunningModel,
     OllamaShowRequest,
-    Options,
-    Running,
-    RunningModel,
-    ShowResponse,
-    TagModel,
-    Tags,
-    Version,
+    OllamaShowResponse,
+    OllamaTagModel,
+    OllamaTags,
+    OllamaVersion,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _check_model(state: ServerState, name: str | None) -> None:
 # ------------------------------------------------------------------------------------------ the plan
 
 
-def check_options(raw: dict[str, Any] | None, n_ctx: int) -> Options:
+def check_options(raw: dict[str, Any] | None, n_ctx: int) -> OllamaOptions:
     """`options` checked: the implemented ones typed, the runtime ones ignored, any other a 400 naming it."""
     raw = raw or {}
     for key in raw:
@@ -108,7 +108,7 @@ def check_options(raw: dict[str, Any] | None, n_ctx: int) -> Options:
                 f"options.{key}: not supported by this server (it implements {', '.join(sorted(OPTIONS))}); leave it out",
                 param=f"options.{key}",
             )
-    opts: Options = _validate(Options, {k: v for k, v in raw.items() if k in OPTIONS})
+    opts: OllamaOptions = _validate(OllamaOptions, {k: v for k, v in raw.items() if k in OPTIONS})
     if opts.num_ctx is not None and opts.num_ctx > n_ctx:
         raise bad_request(
             f"options.num_ctx: {opts.num_ctx} is more than this server's context of {n_ctx} tokens; send at most "
@@ -388,9 +388,9 @@ async def generate(state: ServerState, request: Request) -> Response:
     return await _guarded(state, request, chat=False)
 
 
-def _details(state: ServerState) -> ModelDetails:
+def _details(state: ServerState) -> OllamaModelDetails:
     family = state.identity.model_id.split("/")[-1].split("-")[0].lower() or "gguf"
-    return ModelDetails(family=family, families=[family], parameter_size="", quantization_level="")
+    return OllamaModelDetails(family=family, families=[family], parameter_size="", quantization_level="")
 
 
 def _tag(state: ServerState) -> dict[str, Any]:
@@ -419,15 +419,15 @@ async def tags(state: ServerState, request: Request) -> Response:
     """GET /api/tags: the served model."""
     if e := await _keyed(state, request):
         return error(e)
-    return _answer(Tags(models=[TagModel(**_tag(state))]))
+    return _answer(OllamaTags(models=[OllamaTagModel(**_tag(state))]))
 
 
 async def ps(state: ServerState, request: Request) -> Response:
     """GET /api/ps: the served model, always loaded (it never expires)."""
     if e := await _keyed(state, request):
         return error(e)
-    m = RunningModel(**_tag(state), expires_at="9999-12-31T23:59:59Z", size_vram=0, context_length=state.engine.n_ctx)
-    return _answer(Running(models=[m]))
+    m = OllamaRunningModel(**_tag(state), expires_at="9999-12-31T23:59:59Z", size_vram=0, context_length=state.engine.n_ctx)
+    return _answer(OllamaRunning(models=[m]))
 
 
 async def show(state: ServerState, request: Request) -> Response:
@@ -442,7 +442,7 @@ async def show(state: ServerState, request: Request) -> Response:
     ident = state.identity
     info = {"general.name": ident.model_id, "general.architecture": _details(state).family, "localjudge.backend": ident.backend}
     return _answer(
-        ShowResponse(
+        OllamaShowResponse(
             modelfile=f"FROM {ident.model_id}",
             parameters=f"num_ctx {state.engine.n_ctx}",
             template="",
@@ -458,4 +458,4 @@ async def version(state: ServerState, request: Request) -> Response:
     """GET /api/version: localjudge's version."""
     from .. import __version__
 
-    return _answer(Version(version=__version__))
+    return _answer(OllamaVersion(version=__version__))

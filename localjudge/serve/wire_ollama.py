@@ -29,7 +29,7 @@ MAX_KEEP_ALIVE = 64  # characters of a keep_alive duration string (accepted, not
 # ------------------------------------------------------------------------------------------ requests
 
 
-class Options(_Lenient):
+class OllamaOptions(_Lenient):
     """`options`: the sampling settings localjudge maps (checked by `ollama.check_options` for the rest)."""
 
     temperature: float | None = Field(None, ge=0, le=2)
@@ -167,7 +167,7 @@ class OllamaGenerateResponse(_Done):
     thinking: str | None = None
 
 
-class ModelDetails(Wire):
+class OllamaModelDetails(Wire):
     """What Ollama says about a model's files."""
 
     parent_model: str = ""
@@ -178,7 +178,7 @@ class ModelDetails(Wire):
     quantization_level: str
 
 
-class TagModel(Wire):
+class OllamaTagModel(Wire):
     """The served model in `/api/tags` (and `/api/ps`)."""
 
     name: str
@@ -186,16 +186,16 @@ class TagModel(Wire):
     modified_at: str
     size: int
     digest: str
-    details: ModelDetails
+    details: OllamaModelDetails
 
 
-class Tags(Wire):
+class OllamaTags(Wire):
     """GET /api/tags: the one served model."""
 
-    models: list[TagModel]
+    models: list[OllamaTagModel]
 
 
-class RunningModel(TagModel):
+class OllamaRunningModel(OllamaTagModel):
     """The served model in `/api/ps`: always loaded."""
 
     expires_at: str
@@ -203,26 +203,26 @@ class RunningModel(TagModel):
     context_length: int
 
 
-class Running(Wire):
+class OllamaRunning(Wire):
     """GET /api/ps: the one served model, loaded."""
 
-    models: list[RunningModel]
+    models: list[OllamaRunningModel]
 
 
-class ShowResponse(Wire):
+class OllamaShowResponse(Wire):
     """POST /api/show: the served model's details, parameters and what it can do."""
 
     license: str = ""
     modelfile: str
     parameters: str
     template: str
-    details: ModelDetails
+    details: OllamaModelDetails
     model_info: dict[str, Any]
     capabilities: list[str]
     modified_at: str
 
 
-class Version(Wire):
+class OllamaVersion(Wire):
     """GET /api/version: the localjudge version (Ollama clients read it as the server's version)."""
 
     version: str
