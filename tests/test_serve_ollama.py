@@ -183,3 +183,13 @@ def test_litellm_ollama_chat_one_call_without_a_content_type_parses(ollama_serve
         max_tokens=80,
     )
     jsonschema.validate(json.loads(r.choices[0].message.content), VERDICT)
+
+
+def test_the_docs_ollama_snippet_runs_against_a_real_server(ollama_server, capsys):
+    from docs_snippets import section_snippets
+
+    (code,) = section_snippets("docs/serve.md", "Ollama API")
+    exec(compile(code.replace("http://127.0.0.1:8000", ollama_server.host), "docs/serve.md", "exec"), {})  # noqa: S102
+    import ast
+
+    assert ast.literal_eval(capsys.readouterr().out)["verdict"] in ("yes", "no")

@@ -294,6 +294,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
 # Ollama's API (serve/ollama.py): the same table, so the OpenAPI document and the fuzzing cover it
 def _ollama_endpoints() -> tuple[Endpoint, ...]:
     from . import ollama as o
+    from . import ollama_models as om
     from . import wire_ollama as w
 
     common = (*COMMON, 401, 404, 408, 413, 415)
@@ -325,7 +326,7 @@ def _ollama_endpoints() -> tuple[Endpoint, ...]:
         Endpoint(
             "GET",
             "/api/tags",
-            o.tags,
+            om.tags,
             "ollamaTags",
             "the served model (Ollama)",
             w.OllamaTags,
@@ -335,7 +336,7 @@ def _ollama_endpoints() -> tuple[Endpoint, ...]:
         Endpoint(
             "GET",
             "/api/ps",
-            o.ps,
+            om.ps,
             "ollamaPs",
             "the served model, loaded (Ollama)",
             w.OllamaRunning,
@@ -345,7 +346,7 @@ def _ollama_endpoints() -> tuple[Endpoint, ...]:
         Endpoint(
             "POST",
             "/api/show",
-            o.show,
+            om.show,
             "ollamaShow",
             "the served model's details (Ollama)",
             w.OllamaShowResponse,
@@ -356,7 +357,7 @@ def _ollama_endpoints() -> tuple[Endpoint, ...]:
         Endpoint(
             "GET",
             "/api/version",
-            o.version,
+            om.version,
             "ollamaVersion",
             "the server's version (Ollama)",
             w.OllamaVersion,
