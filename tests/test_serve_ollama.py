@@ -193,3 +193,12 @@ def test_the_docs_ollama_snippet_runs_against_a_real_server(ollama_server, capsy
     import ast
 
     assert ast.literal_eval(capsys.readouterr().out)["verdict"] in ("yes", "no")
+
+
+def test_the_openapi_document_lists_the_ollama_routes_with_ollamas_error_body(ollama_server):
+    s, doc = get(ollama_server.host, "/openapi.json")
+    assert s == 200
+    for path, method in [("/api/chat", "post"), ("/api/generate", "post"), ("/api/tags", "get"), ("/api/show", "post")]:
+        op = doc["paths"][path][method]
+        assert op["responses"]["400"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/OllamaError"}
+    assert "application/x-ndjson" in doc["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
