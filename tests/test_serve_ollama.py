@@ -76,6 +76,11 @@ def test_think_streams_the_thinking_apart_from_a_valid_answer(ollama_server):
     r = c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format=VERDICT, think=True, stream=False)
     jsonschema.validate(json.loads(r.message.content), VERDICT)
     assert r.message.thinking is not None and "<think>" not in r.message.content
+    parts = list(
+        c.chat(model=ollama_server.model, messages=[{"role": "user", "content": ASK}], format=VERDICT, think=True, stream=True)
+    )
+    assert "".join(p.message.thinking or "" for p in parts) == r.message.thinking
+    assert "".join(p.message.content or "" for p in parts) == r.message.content
 
 
 def test_model_routes_name_the_served_model(ollama_server):
@@ -202,3 +207,50 @@ def test_the_openapi_document_lists_the_ollama_routes_with_ollamas_error_body(ol
         op = doc["paths"][path][method]
         assert op["responses"]["400"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/OllamaError"}
     assert "application/x-ndjson" in doc["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
+
+
+def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answer_conforms(ollama_server, tmp_path):
+    """Fuzz the /api/ operations of GET /openapi.json (the OpenAI routes are fuzzed by test_hostile_serve):
+    no 5xx, every status, content type and body as the document says."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = Path(sys.executable).parent / "schemathesis"
+    proc = subprocess.run(
+        [
+            str(cli),
+            "run",
+            ollama_server.host + "/openapi.json",
+            "--url",
+            ollama_server.host,
+            "--include-path-regex",
+            "^/api/",
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+            "--max-examples",
+            "20",
+            "--max-time",
+            "60",
+            "--workers",
+            "1",
+            "--seed",
+            "32",
+            "--request-timeout",
+            "240",
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--suppress-health-check",
+            "all",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "Selected: 6/" in proc.stdout, proc.stdout[-2000:]
+    print(proc.stdout[-1500:])
+    s, health = get(ollama_server.url, "/health")
+    assert s == 200 and health["errors"] == 0
