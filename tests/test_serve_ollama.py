@@ -254,3 +254,18 @@ def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answe
     print(proc.stdout[-1500:])
     s, health = get(ollama_server.url, "/health")
     assert s == 200 and health["errors"] == 0
+
+
+def test_the_key_and_the_body_limit_apply_to_the_ollama_routes_in_ollamas_shape(ollama_server, keyed_server):
+    import ollama
+
+    body = {"model": keyed_server.model, "messages": [{"role": "user", "content": "hi"}], "stream": False}
+    s, out, _ = post(keyed_server.url.removesuffix("/v1"), body, path="/api/chat")
+    assert s == 401 and "API key" in out["error"]
+    s, _ = get(keyed_server.url.removesuffix("/v1"), "/api/tags")
+    assert s == 401
+    keyed = ollama.Client(host=keyed_server.url.removesuffix("/v1"), headers={"Authorization": "Bearer s3cret-key"})
+    assert [m.model for m in keyed.list().models] == [keyed_server.model]
+    huge = {"model": ollama_server.model, "prompt": "x" * (5 << 20), "stream": False}
+    s, out, _ = post(ollama_server.host, huge, path="/api/generate")
+    assert s == 413 and isinstance(out["error"], str)
