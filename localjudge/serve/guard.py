@@ -7,9 +7,10 @@ header, the `Origin` and the `Content-Type` before any route (or API key check) 
     a web page cannot drive the server, even with the content types that need no CORS preflight.
     Without `--cors-origin` no CORS header is ever sent; with it, those origins get
     `Access-Control-Allow-Origin` and their preflight (`OPTIONS`) is answered.
-  * A POST must be `application/json` (415 otherwise): form and `text/plain` posts are refused.
+  * A POST must be `application/json` (415 otherwise): form and `text/plain` posts are refused (on
+    Ollama's `/api/` routes a POST without any Content-Type is read as JSON, as Ollama does).
 
-Every refusal is an OpenAI-shaped JSON error.
+Every refusal is an OpenAI-shaped JSON error (on Ollama's `/api/` routes, Ollama's `{"error": "..."}`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        ollama = str(scope.get("path", "")).startswith("/api/")
         host = headers.get("host", "")
         name = host_name(host)
         if not self.any_host and name not in self.hosts and not name.startswith("127."):
@@ -59,6 +61,7 @@ class Guard:
                 f"the Host header {host[:80]!r} is not one this server answers to; start it with --allowed-host "
                 f"{name[:80] or 'NAME'} to allow it",
                 "host_not_allowed",
+                ollama,
             )
             return
         origin = headers.get("origin")
@@ -70,6 +73,7 @@ class Guard:
                 f"requests from the web origin {origin[:80]!r} are refused; start the server with --cors-origin "
                 f"{origin[:80]} to allow that page",
                 "origin_not_allowed",
+                ollama,
             )
             return
         if allowed and scope["method"] == "OPTIONS":  # a CORS preflight from an allowed origin
@@ -78,13 +82,16 @@ class Guard:
             return
         if scope["method"] == "POST":
             ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if ctype != "application/json":
+            # Ollama's clients (LiteLLM's ollama_chat) may send no Content-Type, as Ollama accepts; a browser
+            # cannot send one without an Origin, refused above
+            if ctype != "application/json" and not (ollama and not ctype):
                 await _refuse(
                     send,
                     415,
                     f"Content-Type {ctype[:60] or '(none)'!r} is not accepted; send the body as JSON with "
                     "'Content-Type: application/json'",
                     "unsupported_media_type",
+                    ollama,
                 )
                 return
         if not allowed:
@@ -110,8 +117,11 @@ def _cors(origin: str, preflight: bool = False) -> list[tuple[bytes, bytes]]:
     return out
 
 
-async def _refuse(send: Send, status: int, message: str, code: str) -> None:
-    body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}})
+async def _refuse(send: Send, status: int, message: str, code: str, ollama: bool = False) -> None:
+    if ollama:  # Ollama's routes answer errors in Ollama's shape
+        body = json.dumps({"error": message})
+    else:
+        body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}})
     await send(
         {
             "type": "http.response.start",

@@ -29,6 +29,7 @@ ERRORS = {
     503: "shutting down, or too many connections",
 }
 REF = "#/components/schemas/{model}"
+example_messages = [{"role": "user", "content": "Hi"}]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Endpoint:
     stream: type[BaseModel] | None = None  # the chunk of `text/event-stream` answers (the request's `stream`)
     path_param: str | None = None  # a {name} in `path` that may hold slashes (a model name)
     aliases: tuple[str, ...] = ()  # the same route without /v1 (clients that add it themselves)
+    error: type[BaseModel] = ErrorBody  # the body of its errors (Ollama's routes: `{"error": "..."}`)
+    ndjson: bool = False  # streams NDJSON lines of `answer` (Ollama) rather than SSE chunks of `stream`
 
     def route(self, path: str) -> str:
         """Starlette's template of `path`: a path parameter may span segments."""
@@ -57,7 +60,7 @@ def schemas(endpoints: Iterable[Endpoint]) -> tuple[dict[Any, Any], dict[str, An
     """The `$ref` of each model the endpoints use, and the component schemas they point to."""
     models: list[type[BaseModel]] = [ErrorBody]
     for e in endpoints:
-        models += [m for m in (e.answer, e.request, e.stream) if m is not None and m not in models]
+        models += [m for m in (e.answer, e.request, e.stream, e.error) if m is not None and m not in models]
     refs, defs = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     return refs, defs.get("$defs", {})
 
@@ -73,17 +76,26 @@ def _operation(e: Endpoint, refs: dict[Any, Any], model_name: str) -> dict[str, 
         ok["content"]["text/event-stream"] = {
             "schema": {"type": "string", "description": f"`data: <{e.stream.__name__}>` events, then `data: [DONE]`"}
         }
+    if e.ndjson:
+        ok["content"]["application/x-ndjson"] = {
+            "schema": {"type": "string", "description": f"one <{e.answer.__name__}> per line, the last with done true"}
+        }
     op: dict[str, Any] = {"operationId": e.operation_id, "summary": e.summary}
     if e.path_param:
         op["parameters"] = [{"name": e.path_param, "in": "path", "required": True, "schema": {"type": "string"}}]
     if e.request is not None:
-        example = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+        example: dict[str, Any] = {"model": model_name, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+        if e.ndjson:
+            example = {"model": model_name, "stream": False, "options": {"num_predict": 2}}
+            example.update({"messages": example_messages} if "messages" in e.request.model_fields else {"prompt": "Hi"})
         op["requestBody"] = {
             "required": True,
             "content": {"application/json": {"schema": refs[e.request, "validation"], "example": example}},
         }
-    error = refs[ErrorBody, "validation"]
-    op["responses"] = {"200": ok, **{str(s): _json(error, ERRORS[s]) for s in e.errors}}
+    error = refs[e.error, "validation"]
+    # the connection limit answers before any route: the OpenAI shape on every path
+    busy = error if e.error is ErrorBody else {"anyOf": [error, refs[ErrorBody, "validation"]]}
+    op["responses"] = {"200": ok, **{str(s): _json(busy if s == 503 else error, ERRORS[s]) for s in e.errors}}
     return op
 
 

@@ -135,7 +135,7 @@ async def chat(state: ServerState, request: Request) -> Response:
         return error(APIError(500, f"internal error ({type(e).__name__}); see the server log", type="server_error"))
 
 
-ENDPOINTS = (
+ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/health", health, "health", "liveness (counters too, with the key)", Health, COMMON),
     Endpoint("GET", "/v1/models", models, "listModels", "the served model", ModelList, (*COMMON, 401), aliases=("/models",)),
     Endpoint(
@@ -304,3 +304,82 @@ async def _chat(state: ServerState, request: Request) -> Response:
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+# Ollama's API (serve/ollama.py): the same table, so the OpenAPI document and the fuzzing cover it
+def _ollama_endpoints() -> tuple[Endpoint, ...]:
+    from . import ollama as o
+    from . import ollama_models as om
+    from . import wire_ollama as w
+
+    common = (*COMMON, 401, 404, 408, 413, 415)
+    return (
+        Endpoint(
+            "POST",
+            "/api/chat",
+            o.chat,
+            "ollamaChat",
+            "Ollama chat: NDJSON lines unless stream is false",
+            w.OllamaChatResponse,
+            (*common, 429),
+            request=w.OllamaChatRequest,
+            error=w.OllamaError,
+            ndjson=True,
+        ),
+        Endpoint(
+            "POST",
+            "/api/generate",
+            o.generate,
+            "ollamaGenerate",
+            "Ollama generate: NDJSON lines unless stream is false",
+            w.OllamaGenerateResponse,
+            (*common, 429),
+            request=w.OllamaGenerateRequest,
+            error=w.OllamaError,
+            ndjson=True,
+        ),
+        Endpoint(
+            "GET",
+            "/api/tags",
+            om.tags,
+            "ollamaTags",
+            "the served model (Ollama)",
+            w.OllamaTags,
+            (*COMMON, 401),
+            error=w.OllamaError,
+        ),
+        Endpoint(
+            "GET",
+            "/api/ps",
+            om.ps,
+            "ollamaPs",
+            "the served model, loaded (Ollama)",
+            w.OllamaRunning,
+            (*COMMON, 401),
+            error=w.OllamaError,
+        ),
+        Endpoint(
+            "POST",
+            "/api/show",
+            om.show,
+            "ollamaShow",
+            "the served model's details (Ollama)",
+            w.OllamaShowResponse,
+            common,
+            request=w.OllamaShowRequest,
+            error=w.OllamaError,
+        ),
+        Endpoint(
+            "GET",
+            "/api/version",
+            om.version,
+            "ollamaVersion",
+            "the server's version (Ollama)",
+            w.OllamaVersion,
+            COMMON,
+            error=w.OllamaError,
+        ),
+    )
+
+
+ENDPOINTS = (*ENDPOINTS, *_ollama_endpoints())

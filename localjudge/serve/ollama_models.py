@@ -1,0 +1,100 @@
+"""Ollama's model routes on `localjudge serve`: `/api/tags`, `/api/ps` (the one served model, always
+loaded), `/api/show` (its details; 404 for any other name), `/api/version` (localjudge's version)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..http_limits import ClientGone
+from .errors import APIError
+from .ollama import _answer, _check_model, _read, error
+from .wire_ollama import (
+    OllamaModelDetails,
+    OllamaRunning,
+    OllamaRunningModel,
+    OllamaShowRequest,
+    OllamaShowResponse,
+    OllamaTagModel,
+    OllamaTags,
+    OllamaVersion,
+)
+
+if TYPE_CHECKING:
+    from .app import ServerState
+
+
+def _details(state: ServerState) -> OllamaModelDetails:
+    family = state.identity.model_id.split("/")[-1].split("-")[0].lower() or "gguf"
+    return OllamaModelDetails(family=family, families=[family], parameter_size="", quantization_level="")
+
+
+def _tag(state: ServerState) -> dict[str, Any]:
+    modified = datetime.fromtimestamp(state.counters.started, UTC).isoformat().replace("+00:00", "Z")
+    return {
+        "name": state.model_name,
+        "model": state.model_name,
+        "modified_at": modified,
+        "size": 0,
+        "digest": state.identity.digest,
+        "details": _details(state),
+    }
+
+
+async def _keyed(state: ServerState, request: Request) -> APIError | None:
+    from .routes import _check_key
+
+    try:
+        _check_key(state, request)
+    except APIError as e:
+        return e
+    return None
+
+
+async def tags(state: ServerState, request: Request) -> Response:
+    """GET /api/tags: the served model."""
+    if e := await _keyed(state, request):
+        return error(e)
+    return _answer(OllamaTags(models=[OllamaTagModel(**_tag(state))]))
+
+
+async def ps(state: ServerState, request: Request) -> Response:
+    """GET /api/ps: the served model, always loaded (it never expires)."""
+    if e := await _keyed(state, request):
+        return error(e)
+    m = OllamaRunningModel(**_tag(state), expires_at="9999-12-31T23:59:59Z", size_vram=0, context_length=state.engine.n_ctx)
+    return _answer(OllamaRunning(models=[m]))
+
+
+async def show(state: ServerState, request: Request) -> Response:
+    """POST /api/show: the served model's details (404 for any other name)."""
+    try:
+        req = await _read(state, request, OllamaShowRequest)
+        _check_model(state, req.model or req.name)
+    except APIError as e:
+        return error(e)
+    except ClientGone:
+        return Response(status_code=499)
+    ident = state.identity
+    info = {"general.name": ident.model_id, "general.architecture": _details(state).family, "localjudge.backend": ident.backend}
+    return _answer(
+        OllamaShowResponse(
+            modelfile=f"FROM {ident.model_id}",
+            parameters=f"num_ctx {state.engine.n_ctx}",
+            template="",
+            details=_details(state),
+            model_info={**info, "localjudge.context_length": state.engine.n_ctx},
+            capabilities=["completion", "thinking"],
+            modified_at=_tag(state)["modified_at"],
+        )
+    )
+
+
+async def version(state: ServerState, request: Request) -> Response:
+    """GET /api/version: localjudge's version."""
+    from .. import __version__
+
+    return _answer(OllamaVersion(version=__version__))
