@@ -83,7 +83,9 @@ def test_a_messages_column_is_judged_session_level_by_default_for_a_conversation
 
 def test_single_turn_rows_store_no_conversation_and_write_results_as_before(tmp_path):
     engine = ScriptedEngine([json.dumps({"rationale": "fine", "result": "yes"})])
-    run = localjudge.evaluate([{"messages": "not used", "input": "q", "output": "a"}], ["relevance_to_query"], engine=engine, out=tmp_path / "r")
+    run = localjudge.evaluate(
+        [{"messages": "not used", "input": "q", "output": "a"}], ["relevance_to_query"], engine=engine, out=tmp_path / "r"
+    )
     (row,) = run.results
     assert row.conversation_id is None and "conversation" not in run.summary.run
     line = json.loads((tmp_path / "r" / "results.jsonl").read_text())
@@ -188,7 +190,11 @@ def test_acceptance_mlflow_sessions_judged_session_level_and_per_turn_and_logged
         by_session.setdefault(t.info.trace_metadata["mlflow.trace.session"], []).append(t)
     for s, ts in by_session.items():
         counts = [
-            [a for a in t.info.assessments if a.name == "conversation_completeness" and a.source.source_id.startswith("localjudge:")]
+            [
+                a
+                for a in t.info.assessments
+                if a.name == "conversation_completeness" and a.source.source_id.startswith("localjudge:")
+            ]
             for t in ts
         ]
         assert [len(c) for c in counts] == [2, 1, 1, 1], s  # the first trace: its session's and its turn's

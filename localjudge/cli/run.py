@@ -129,7 +129,9 @@ class ProgressLine:
     "leading ' so that a spreadsheet cannot run it as a formula.",
 )
 @click.option("--mlflow", "mlflow_log", is_flag=True, help="Log the finished run to MLflow tracking (needs localjudge[mlflow]).")
-@click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name (with --mlflow-sessions: the one read).")
+@click.option(
+    "--experiment", default=None, help="With --mlflow: the MLflow experiment name (with --mlflow-sessions: the one read)."
+)
 @click.option(
     "--granularity",
     type=click.Choice(["session", "turn"]),
@@ -137,9 +139,7 @@ class ProgressLine:
     help="Judge conversations (a `messages` column, or --mlflow-sessions): one result per conversation, or one per "
     "turn with the turns before it (--window). Default: session, for judges taking `conversation`.",
 )
-@click.option(
-    "--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees."
-)
+@click.option("--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees.")
 @click.option(
     "--mlflow-sessions",
     default=None,

@@ -131,7 +131,9 @@ class ConversationDataset(Dataset):
 
     def _values(self, row: Row, conv: Conversation, row_id: str) -> dict[str, Any]:
         values = {k: v for k, v in row.values.items() if k != self.options.messages_column}
-        values.update({"id": row_id, CONVERSATION: conversation_text(conv), WITH_TOOLS: conversation_text(conv, include_tool_calls=True)})
+        values.update(
+            {"id": row_id, CONVERSATION: conversation_text(conv), WITH_TOOLS: conversation_text(conv, include_tool_calls=True)}
+        )
         values.setdefault("tools_called", tool_calls_text(conv))
         values.setdefault("available_tools", available_tools_text(conv.available_tools))
         return values

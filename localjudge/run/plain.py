@@ -23,8 +23,8 @@ from .exports import export, write_json_atomic
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data
-from .turns import per_conversation, takes_conversation
 from .spec import RunSpec
+from .turns import per_conversation, takes_conversation
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
