@@ -200,3 +200,19 @@ def test_acceptance_mlflow_sessions_judged_session_level_and_per_turn_and_logged
         assert [len(c) for c in counts] == [2, 1, 1, 1], s  # the first trace: its session's and its turn's
         turns = sorted(json.loads(a.metadata["turn_index"]) for c in counts for a in c if "turn_index" in a.metadata)
         assert turns == [0, 1, 2, 3]
+
+
+def test_evaluate_a_dataframe_of_conversations_gives_one_row_per_conversation_or_per_turn(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame(CHATS, index=["a", "b"])
+    engine = _verdicts({"4.": "yes", "12.": "no", "10.": "yes", "Paris.": "yes"})
+    sessions = localjudge.evaluate(df, ["conversation_completeness"], engine=engine, out=tmp_path / "s")
+    assert list(sessions.index) == ["a", "b"] and list(sessions["conversation_completeness/value"]) == ["yes", "yes"]
+    turns = localjudge.evaluate(df, ["conversation_completeness"], engine=engine, out=tmp_path / "t", conversation="turn")
+    assert list(zip(turns["conversation_id"], turns["turn_index"], turns["conversation_completeness/value"], strict=True)) == [
+        ("c1", 0, "yes"),
+        ("c1", 1, "no"),
+        ("c1", 2, "yes"),
+        ("c2", 0, "yes"),
+    ]
