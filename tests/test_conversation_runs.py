@@ -132,6 +132,24 @@ def test_a_session_that_does_not_fit_the_context_is_unscored_naming_tokens_and_c
     assert len(json.loads(row.inputs["conversation"])) == 20  # never cut
 
 
+def test_truncate_conversation_keeps_the_last_turns_that_fit_and_records_the_cut(tmp_path, _localjudge_home):
+    long = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "words " * 60} for i in range(20)]
+    run = localjudge.evaluate(
+        [{"id": "long", "messages": long}],
+        ["conversation_completeness"],
+        out=tmp_path / "r",
+        model_options={"n_ctx": 1024, "n_threads": 1},
+        conversation={"truncate": True},
+    )
+    (row,) = run.results
+    kept = json.loads(row.inputs["conversation"])
+    assert row.result.unscored_reason != "prompt_too_long" and row.error is None
+    assert 0 < len(kept) < 20 and row.truncated_turns == 20 - len(kept)
+    assert kept[-1]["content"] == long[-1]["content"]  # the last turns are the ones kept
+    line = json.loads((tmp_path / "r" / "results.jsonl").read_text())
+    assert line["truncated_turns"] == row.truncated_turns
+
+
 @pytest.fixture(scope="module")
 def sessions_store(tmp_path_factory):
     """A real sqlite tracking store: 3 sessions x 4 turns logged by a traced function."""

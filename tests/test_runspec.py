@@ -46,6 +46,7 @@ RUN_OPTIONS: dict[tuple[str, ...], str] = {
     ("--engine", "ray", "--ray-address", "auto", "--workers", "2"): "executor",
     ("--granularity", "turn"): "conversation",
     ("--window", "3"): "conversation",
+    ("--truncate-conversation",): "conversation",
 }
 # --mlflow-sessions replaces DATA (test_mlflow_sessions_option_sets_the_data below); --log-assessments acts after the run
 NOT_RUN_OPTIONS = {"quiet", "mlflow_log", "experiment", "tracking_uri", "labels_file", "label_column", "help"}

@@ -141,6 +141,12 @@ class ProgressLine:
 )
 @click.option("--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees.")
 @click.option(
+    "--truncate-conversation",
+    is_flag=True,
+    help="A conversation whose prompt does not fit the context keeps its last turns that fit (the number cut is "
+    "recorded on its results); default: it is an unscored prompt_too_long result naming the tokens needed.",
+)
+@click.option(
     "--mlflow-sessions",
     default=None,
     metavar="TRACKING_URI",
@@ -212,6 +218,7 @@ def run_cmd(
     tracking_uri: str | None = None,
     granularity: str | None = None,
     window: int = 10,
+    truncate_conversation: bool = False,
     mlflow_sessions: str | None = None,
     log_assessments: bool = False,
 ) -> None:
@@ -249,10 +256,10 @@ def run_cmd(
 
         source = MlflowSessions(tracking_uri=mlflow_sessions, experiment=experiment)
     conversation: Any = None
-    if granularity is not None or window != 10:
+    if granularity is not None or window != 10 or truncate_conversation:
         from ..conversations.dataset import ConversationOptions
 
-        conversation = ConversationOptions(granularity=granularity or "session", window=window)
+        conversation = ConversationOptions(granularity=granularity or "session", window=window, truncate=truncate_conversation)
     out_dir = Path(out) if out else Path("runs") / (Path(data).stem if data else "mlflow-sessions")
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)

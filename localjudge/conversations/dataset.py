@@ -20,7 +20,7 @@ one row with the error (naming its source row and the field), so the other conve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,13 +38,16 @@ CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
 class ConversationOptions(BaseModel):
     """How a run judges conversations: `granularity` (`session`: one result per conversation; `turn`: one per
     unit interaction), `window` (units a per-turn row sees, the judged one included; DeepEval's default 10),
-    `messages_column` (where a dataset row holds its conversation)."""
+    `messages_column` (where a dataset row holds its conversation), `truncate` (a row whose prompt does not fit the
+    model's context keeps its last turns that fit, the number left out recorded on its results; without it, such a
+    row is an unscored `prompt_too_long` result naming the tokens needed and the context)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     granularity: Granularity = "session"
     window: int = Field(default=10, ge=1)
     messages_column: str = "messages"
+    truncate: bool = False
 
 
 class MlflowSessions(BaseModel):
@@ -80,6 +83,9 @@ class ConversationDataset(Dataset):
     def __init__(self, source: Dataset | list[Conversation], options: ConversationOptions, label: str | None = None):
         super().__init__()
         self.source, self.options = source, options
+        # with options.truncate: whether a row's values fit the model's context (set by the run, which knows the
+        # model and the judges' prompts)
+        self.fits: Callable[[dict[str, Any]], bool] | None = None
         if isinstance(source, Dataset):
             self.label, self.path = source.label, source.path
             if options.messages_column not in source.columns:
@@ -120,14 +126,33 @@ class ConversationDataset(Dataset):
                 continue
             cid = conv.id or row.row_id
             if self.options.granularity == "session":
-                yield Row(index, row.source, self._values(row, conv, cid), position=Position(cid))
+                values, cut = self._fitted(row, conv, cid)
+                yield Row(index, row.source, values, position=Position(cid, truncated_turns=cut))
                 index += 1
                 continue
             for w in turn_windows(conv, self.options.window):
                 part = conv.model_copy(update={"turns": conv.turns[w.start : w.end]})
-                values = self._values(row, part, f"{cid}:{w.unit}")
-                yield Row(index, f"{row.source} turn {w.unit}", values, position=Position(cid, w.unit))
+                values, cut = self._fitted(row, part, f"{cid}:{w.unit}")
+                yield Row(index, f"{row.source} turn {w.unit}", values, position=Position(cid, w.unit, truncated_turns=cut))
                 index += 1
+
+    def _fitted(self, row: Row, conv: Conversation, row_id: str) -> tuple[dict[str, Any], int | None]:
+        """A row's values, and with `truncate` the fewest leading turns to leave out so that it fits (None when
+        none were; the last turn is always kept: a row that does not fit even so is left whole, to be unscored)."""
+        values = self._values(row, conv, row_id)
+        fits = self.fits
+        if not self.options.truncate or fits is None or fits(values) or len(conv.turns) < 2:
+            return values, None
+        lo, hi = 1, len(conv.turns) - 1  # the smallest cut that fits, by bisection (fitting grows with the cut)
+        if not fits(self._values(row, conv.model_copy(update={"turns": conv.turns[hi:]}), row_id)):
+            return values, None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(self._values(row, conv.model_copy(update={"turns": conv.turns[mid:]}), row_id)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._values(row, conv.model_copy(update={"turns": conv.turns[lo:]}), row_id), lo
 
     def _values(self, row: Row, conv: Conversation, row_id: str) -> dict[str, Any]:
         values = {k: v for k, v in row.values.items() if k != self.options.messages_column}
@@ -155,7 +180,7 @@ def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, 
     return columns
 
 
-def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> Dataset | None:
+def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:
     """The conversation rows of a run's data, or None when the run is not about conversations: data read from
     MLflow sessions, or `options` given, or a dataset with a `messages` column and no `conversation` column
     judged by a judge that takes `conversation` (then session-level)."""

@@ -12,11 +12,13 @@ from typing import Any
 @dataclass(frozen=True)
 class Position:
     """Where a row sits in a conversation (a row that judges a conversation, localjudge/conversations/dataset.py):
-    the conversation's id, and for a per-turn row the 0-based unit interaction it ends with."""
+    the conversation's id, for a per-turn row the 0-based unit interaction it ends with, and how many leading turns
+    were left out to fit the model's context (only with `--truncate-conversation`)."""
 
     conversation_id: str
     turn_index: int | None = None
     tool_call_index: int | None = None
+    truncated_turns: int | None = None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data
 from .spec import RunSpec
-from .turns import per_conversation, takes_conversation
+from .turns import context_fit, per_conversation, takes_conversation
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
@@ -54,6 +54,8 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     if conv_ds is not None:
         for p in plans:
             p.columns = route_columns(p.name, p.columns)
+        if conv_ds.options.truncate:  # measuring what fits needs the model's tokenizer: it loads now
+            conv_ds.fits = context_fit(plans, spec.model.ref().engine(), spec.decode)
     n_data = ds.count()
     n_rows = n_export = n_data if limit is None else min(n_data, limit)
     if n_rows == 0:

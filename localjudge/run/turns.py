@@ -9,11 +9,14 @@ conversation) are not aggregated: they are already per conversation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..datasets import Row, extract
+from ..engine.base import DecodeOptions, Engine
 from ..judges.protocol import JudgeProtocol
 from ..store.results import ResultRow
+from .plan import JudgePlan
 
 RULE = "per judge and conversation, over scored per-turn results: mean score, min score, fraction of turns passing"
 
@@ -32,6 +35,25 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
         if any(v.name == "conversation" for v in j.variables):
             return True
     return False
+
+
+def context_fit(plans: Sequence[JudgePlan], engine: Engine, opts: DecodeOptions) -> Callable[[dict[str, Any]], bool]:
+    """Whether a conversation row's values fit `engine`'s context for every judge: each judge's prompt in tokens (the
+    model's chat template) plus its output budget (`max_tokens`, else its format's) within `n_ctx`, as the engine
+    checks before decoding (think tokens are not counted)."""
+
+    def fits(values: dict[str, Any]) -> bool:
+        row = Row(0, "conversation", values)
+        for p in plans:
+            vals, problem = extract(row, p.columns, p.required, p.allow_empty)
+            if problem is not None:
+                continue
+            budget = opts.max_tokens or max((f.max_tokens() for f in p.judge.output_formats), default=0)
+            if engine.count_tokens(p.judge.render(**vals)) + budget > engine.n_ctx:
+                return False
+        return True
+
+    return fits
 
 
 def _stats(rows: list[ResultRow]) -> dict[str, Any]:

@@ -123,6 +123,7 @@ class ResultRow(BaseModel):
     conversation_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     turn_index: int | None = Field(default=None, exclude_if=lambda v: v is None)
     tool_call_index: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    truncated_turns: int | None = Field(default=None, exclude_if=lambda v: v is None)  # leading turns cut to fit
 
     @property
     def key(self) -> tuple[str, str]:
