@@ -234,3 +234,23 @@ def test_evaluate_a_dataframe_of_conversations_gives_one_row_per_conversation_or
         ("c1", 2, "yes"),
         ("c2", 0, "yes"),
     ]
+
+
+@pytest.mark.slow  # every command of the page on the real model (about a minute on an idle core)
+def test_docs_conversations_page_bash_snippet_runs(sessions_store, tmp_path, monkeypatch, _localjudge_home):
+    import re
+    import shlex
+    from pathlib import Path
+
+    from localjudge.cli import main
+
+    page = (Path(__file__).resolve().parent.parent / "docs/conversations.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```bash\n(.*?)```", page, re.S)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chats.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CHATS), encoding="utf-8")
+    for line in block.strip().splitlines():
+        argv = shlex.split(line.replace("sqlite:///mlflow.db", sessions_store[0]))
+        assert argv[0] == "localjudge"
+        r = CliRunner().invoke(main, [*argv[1:], "--threads", "1", "--quiet"])
+        assert r.exit_code in (0, 1), (line, r.output)
+    assert len((tmp_path / "runs/chats-turns/results.jsonl").read_text().splitlines()) == 4
