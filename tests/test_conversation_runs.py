@@ -254,3 +254,12 @@ def test_docs_conversations_page_bash_snippet_runs(sessions_store, tmp_path, mon
         r = CliRunner().invoke(main, [*argv[1:], "--threads", "1", "--quiet"])
         assert r.exit_code in (0, 1), (line, r.output)
     assert len((tmp_path / "runs/chats-turns/results.jsonl").read_text().splitlines()) == 4
+
+
+def test_report_shows_the_per_conversation_aggregation(tmp_path):
+    from localjudge.report import build_report
+
+    engine = _verdicts({"4.": "yes", "12.": "no", "10.": "yes", "Paris.": "yes"})
+    localjudge.evaluate(CHATS, ["conversation_completeness"], engine=engine, out=tmp_path / "r", conversation="turn")
+    html = build_report(tmp_path / "r", tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="conversations"' in html and "<td>c1</td><td>3 / 3</td>" in html
