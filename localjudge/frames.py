@@ -57,5 +57,32 @@ def evaluate(data: Any, judges: Sequence[Any], *, progress: Any = None, **keywor
     from .run.spec import RunSpec
     from .runner import execute
 
-    run = execute(RunSpec.build(data, judges, **keywords), progress)
-    return to_frame(run, data) if is_dataframe(data) else run
+    spec = RunSpec.build(data, judges, **keywords)
+    run = execute(spec, progress)
+    if not is_dataframe(data):
+        return run
+    per_turn = spec.conversation is not None and spec.conversation.granularity == "turn"
+    return turn_frame(run) if per_turn else to_frame(run, data)
+
+
+def turn_frame(run: Any) -> Any:
+    """A per-turn conversation run (`conversation="turn"`) as a wide DataFrame: one row per judged turn,
+    `conversation_id`, `turn_index`, `row_id`, then `<judge>/<field>` columns (the input's rows are conversations,
+    not turns, so its columns are not repeated)."""
+    import pandas as pd
+
+    n = run.n_rows
+    base: dict[str, list[Any]] = {"conversation_id": [None] * n, "turn_index": [None] * n, "row_id": [None] * n}
+    cols: dict[str, list[Any]] = {f"{j}/{f}": [None] * n for j in run.judges for f in FIELDS}
+    for row in run.results:
+        if row.row_index >= n:
+            continue
+        i, r = row.row_index, row.result
+        base["conversation_id"][i], base["turn_index"][i], base["row_id"][i] = row.conversation_id, row.turn_index, row.row_id
+        for f, v in zip(FIELDS, (r.value, r.score, r.passed, r.rationale, r.unscored_reason, row.error or r.error), strict=True):
+            cols[f"{row.judge}/{f}"][i] = v
+    judged = pd.DataFrame({**base, **cols})
+    for j in run.judges:
+        judged[f"{j}/score"] = judged[f"{j}/score"].astype("float64")
+    judged.attrs = {"localjudge_run_id": run.run_id, "localjudge_store": str(run.store_path)}
+    return judged

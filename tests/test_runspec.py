@@ -44,8 +44,13 @@ RUN_OPTIONS: dict[tuple[str, ...], str] = {
     ("--escalate-to", "big.gguf", "--escalate-below", "0.5"): "trust",
     ("--engine", "ray"): "executor",
     ("--engine", "ray", "--ray-address", "auto", "--workers", "2"): "executor",
+    ("--granularity", "turn"): "conversation",
+    ("--window", "3"): "conversation",
+    ("--truncate-conversation",): "conversation",
 }
+# --mlflow-sessions replaces DATA (test_mlflow_sessions_option_sets_the_data below); --log-assessments acts after the run
 NOT_RUN_OPTIONS = {"quiet", "mlflow_log", "experiment", "tracking_uri", "labels_file", "label_column", "help"}
+NOT_RUN_OPTIONS |= {"mlflow_sessions", "log_assessments"}
 
 
 class _Stop(Exception):
@@ -149,3 +154,22 @@ def test_a_cli_run_builds_the_model_reference_once(monkeypatch, tmp_path):
     )
     assert r.exit_code in (0, 1), r.output
     assert built == ["scripted:"]
+
+
+def test_mlflow_sessions_option_sets_the_data_and_nothing_else(monkeypatch, tmp_path):
+    import localjudge.runner as runner
+    from localjudge.conversations.dataset import MlflowSessions
+
+    got: list[RunSpec] = []
+
+    def fake_execute(spec: RunSpec, progress=None):
+        got.append(spec)
+        raise _Stop
+
+    monkeypatch.setattr(runner, "execute", fake_execute)
+    argv = ["run", "--mlflow-sessions", "sqlite:///x.db", "--experiment", "chats", "-j", "correctness"]
+    r = CliRunner().invoke(main, [*argv, "--out", str(tmp_path / "out")])
+    assert isinstance(r.exception, _Stop), r.output
+    assert got[0].data == MlflowSessions(tracking_uri="sqlite:///x.db", experiment="chats")
+    both = CliRunner().invoke(main, ["run", str(tmp_path / "d.jsonl"), *argv[1:]])
+    assert both.exit_code == 2 and "give DATA or --mlflow-sessions" in both.output

@@ -93,7 +93,7 @@ class ProgressLine:
     "inference; 3 model error; 5 cannot write the run directory (disk full, read-only); 130/143 interrupted "
     "(run again to resume).",
 )
-@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("data", type=click.Path(dir_okay=False), required=False)
 @click.option("--judge", "-j", "judges", multiple=True, help="A judge to run (repeatable).")
 @click.option(
     "--trace-instructions",
@@ -129,7 +129,35 @@ class ProgressLine:
     "leading ' so that a spreadsheet cannot run it as a formula.",
 )
 @click.option("--mlflow", "mlflow_log", is_flag=True, help="Log the finished run to MLflow tracking (needs localjudge[mlflow]).")
-@click.option("--experiment", default=None, help="With --mlflow: the MLflow experiment name.")
+@click.option(
+    "--experiment", default=None, help="With --mlflow: the MLflow experiment name (with --mlflow-sessions: the one read)."
+)
+@click.option(
+    "--granularity",
+    type=click.Choice(["session", "turn"]),
+    default=None,
+    help="Judge conversations (a `messages` column, or --mlflow-sessions): one result per conversation, or one per "
+    "turn with the turns before it (--window). Default: session, for judges taking `conversation`.",
+)
+@click.option("--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees.")
+@click.option(
+    "--truncate-conversation",
+    is_flag=True,
+    help="A conversation whose prompt does not fit the context keeps its last turns that fit (the number cut is "
+    "recorded on its results); default: it is an unscored prompt_too_long result naming the tokens needed.",
+)
+@click.option(
+    "--mlflow-sessions",
+    default=None,
+    metavar="TRACKING_URI",
+    help="Judge the sessions of this MLflow tracking store (e.g. sqlite:///mlflow.db) instead of DATA; --experiment "
+    "names the experiment (default: all).",
+)
+@click.option(
+    "--log-assessments",
+    is_flag=True,
+    help="With --mlflow-sessions: log each result on its session's traces as an MLflow assessment (feedback).",
+)
 @click.option("--tracking-uri", default=None, help="With --mlflow: the MLflow tracking URI (default: MLflow's own).")
 @model_options(parallel=True)
 @trust_options()
@@ -188,6 +216,11 @@ def run_cmd(
     mlflow_log: bool = False,
     experiment: str | None = None,
     tracking_uri: str | None = None,
+    granularity: str | None = None,
+    window: int = 10,
+    truncate_conversation: bool = False,
+    mlflow_sessions: str | None = None,
+    log_assessments: bool = False,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..run.spec import RunSpec
@@ -207,13 +240,27 @@ def run_cmd(
         executor = RayExecutor(address=ray_address, workers=workers)
     elif ray_address is not None or workers is not None:
         raise InputError("--ray-address and --workers need --engine ray")
-    if (experiment or tracking_uri) and not mlflow_log:
-        raise click.UsageError("--experiment and --tracking-uri go with --mlflow")
-    if mlflow_log:  # a missing extra stops here, before any inference
+    if (data is None) == (mlflow_sessions is None):
+        raise click.UsageError("give DATA or --mlflow-sessions TRACKING_URI (one of them)")
+    if (experiment and not (mlflow_log or mlflow_sessions)) or (tracking_uri and not mlflow_log):
+        raise click.UsageError("--experiment and --tracking-uri go with --mlflow (--experiment also with --mlflow-sessions)")
+    if log_assessments and not mlflow_sessions:
+        raise click.UsageError("--log-assessments goes with --mlflow-sessions")
+    if mlflow_log or mlflow_sessions:  # a missing extra stops here, before any inference
         from ..integrations.common import require
 
         require("mlflow", "mlflow", "MLflow")
-    out_dir = Path(out) if out else Path("runs") / Path(data).stem
+    source: Any = data
+    if mlflow_sessions is not None:
+        from ..conversations.dataset import MlflowSessions
+
+        source = MlflowSessions(tracking_uri=mlflow_sessions, experiment=experiment)
+    conversation: Any = None
+    if granularity is not None or window != 10 or truncate_conversation:
+        from ..conversations.dataset import ConversationOptions
+
+        conversation = ConversationOptions(granularity=granularity or "session", window=window, truncate=truncate_conversation)
+    out_dir = Path(out) if out else Path("runs") / (Path(data).stem if data else "mlflow-sessions")
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
     old = signal.getsignal(signal.SIGTERM)
@@ -239,7 +286,8 @@ def run_cmd(
 
             require_capability(ref.backend, Capability.TOKEN_PROBS, for_what="--probs (the expected score at the verdict)")
         spec = RunSpec(
-            data=data,
+            data=source,
+            conversation=conversation,
             judges=todo,
             judges_dir=judges_dir,
             mapping=list(mapping),
@@ -272,10 +320,22 @@ def run_cmd(
         )
         for line in _trust_lines(run.summary.run):
             click.echo(line)
+        if run.summary.run.get("conversations"):
+            from ..run.turns import conversation_lines
+
+            click.echo("")
+            for line in conversation_lines(run.summary.run["conversations"]):
+                click.echo(line)
     elif run.summary.run.get("panel"):
         for w in run.summary.run["panel"].get("warnings") or []:
             click.echo(f"warning: {w}", err=True)
     _calibrated(run, labels_file, label_column, out_dir, quiet)
+    if log_assessments and mlflow_sessions is not None:
+        from ..integrations.mlflow_sessions import log_assessments as log_to_traces
+
+        n = log_to_traces(run, mlflow_sessions)
+        if not quiet:
+            click.echo(f"Logged {n} assessments to the traces of {mlflow_sessions}")
     if mlflow_log:
         from ..integrations.mlflow import log_run_or_warn
 

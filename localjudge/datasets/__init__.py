@@ -14,7 +14,7 @@ from .readers import (
     RecordsDataset,
     open_dataset,
 )
-from .row import Row, unencodable
+from .row import Position, Row, unencodable
 from .variables import Problem, coerce, extract
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "JSONLDataset",
     "Kind",
     "ParquetDataset",
+    "Position",
     "Problem",
     "RecordsDataset",
     "Row",

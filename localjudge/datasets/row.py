@@ -10,6 +10,18 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Position:
+    """Where a row sits in a conversation (a row that judges a conversation, localjudge/conversations/dataset.py):
+    the conversation's id, for a per-turn row the 0-based unit interaction it ends with, and how many leading turns
+    were left out to fit the model's context (only with `--truncate-conversation`)."""
+
+    conversation_id: str
+    turn_index: int | None = None
+    tool_call_index: int | None = None
+    truncated_turns: int | None = None
+
+
+@dataclass(frozen=True)
 class Row:
     """One data row: its position, where it came from, its values, or why it cannot be read."""
 
@@ -18,6 +30,7 @@ class Row:
     values: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the whole row is unreadable (malformed line, misaligned record)
     missing: tuple[str, ...] = ()  # columns this record lacks (a short CSV record)
+    position: Position | None = None  # in a conversation (None: a single-turn row)
 
     @property
     def row_id(self) -> str:

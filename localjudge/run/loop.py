@@ -87,6 +87,14 @@ class CellLoop:
         else return what its judgement needs."""
         values, problem = extract(row, plan.columns, plan.required, plan.allow_empty)
         base = dict(run_id=self.run_id, row_index=row.index, row_id=row.row_id, source=row.source, judge=plan.name, inputs=values)
+        if row.position is not None:  # a row of a conversation (conversations/dataset.py)
+            pos = row.position
+            base.update(
+                conversation_id=pos.conversation_id,
+                turn_index=pos.turn_index,
+                tool_call_index=pos.tool_call_index,
+                truncated_turns=pos.truncated_turns,
+            )
         record = key = None
         if problem is None:
             try:

@@ -12,6 +12,7 @@ import functools
 import time
 from collections.abc import Callable
 
+from ..conversations.dataset import conversation_rows, route_columns
 from ..datasets import open_dataset, parse_mapping
 from ..distributed.base import Executor
 from ..engine.base import Engine
@@ -23,6 +24,7 @@ from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data
 from .spec import RunSpec
+from .turns import context_fit, per_conversation, takes_conversation
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
@@ -46,8 +48,14 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     t0 = time.time()
     ref = spec.model.ref()
     engine, limit, rows, run_id = spec.model.engine, spec.limit, spec.rows, spec.run_id
-    ds = open_dataset(spec.data)
+    conv_ds = conversation_rows(spec.data, spec.conversation, takes_conversation(spec.judges, spec.judges_dir))
+    ds = conv_ds or open_dataset(spec.data)
     plans = plan_judges(spec.judges, spec.judges_dir, ds, parse_mapping(spec.mapping), spec.both_orders)
+    if conv_ds is not None:
+        for p in plans:
+            p.columns = route_columns(p.name, p.columns)
+        if conv_ds.options.truncate:  # measuring what fits needs the model's tokenizer: it loads now
+            conv_ds.fits = context_fit(plans, spec.model.ref().engine(), spec.decode)
     n_data = ds.count()
     n_rows = n_export = n_data if limit is None else min(n_data, limit)
     if n_rows == 0:
@@ -141,10 +149,12 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
         st.counts.engine_loaded = ref.loaded and engine is None
         meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
         try:
-            store.set_run_meta(run_id, meta)
             # exports cover every row of the data this run has results for: a later `--limit 10` must not
             # shrink the exports of an earlier full run (the store keeps them all)
             n_export = n_rows if limit is None else min(n_data, max(n_rows, store.rows_with_results(run_id)))
+            if conv_ds is not None:  # results aggregated to their conversation (run/turns.py)
+                meta["conversations"] = per_conversation(store.iter_results(run_id, [p.name for p in plans], n_export))
+            store.set_run_meta(run_id, meta)
             summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts, spec.csv_raw)
         except StorageError:
             if status == "finished":

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..conversations.dataset import ConversationOptions
 from ..distributed.base import Executor
 from ..engine.backends import BackendOptions
 from ..engine.base import DecodeOptions, Engine
@@ -77,6 +78,9 @@ class RunSpec(BaseModel):
     rows: set[int] | None = None  # only these row indexes (a cascade's escalated rows)
     chunk_size: int = 16
     both_orders: bool = False
+    # conversations (data with a `messages` column, or MlflowSessions): session-level or per-turn rows; None: the
+    # data's rows as they are, or session-level for a `messages` column judged by a judge taking `conversation`
+    conversation: ConversationOptions | None = None
     # model and decoding
     model: ModelSpec = Field(default_factory=ModelSpec)
     decode: DecodeOptions = Field(default_factory=DecodeOptions)
@@ -126,9 +130,11 @@ class RunSpec(BaseModel):
         rows: Collection[int] | None = None,
         aggregation: str = "majority",
         weights: Sequence[float] | None = None,
+        conversation: ConversationOptions | Mapping[str, Any] | str | None = None,
     ) -> RunSpec:
         """The spec of `localjudge.evaluate`'s keywords (the Python API's edge; see `localjudge.evaluate`).
-        `engine_kwargs`, the former name of `model_options`, still works for one release, with a DeprecationWarning."""
+        `engine_kwargs`, the former name of `model_options`, still works for one release, with a DeprecationWarning.
+        `conversation`: `ConversationOptions`, its fields as a dict, or a granularity (`"session"`, `"turn"`)."""
         given: Mapping[str, Any] | BackendOptions | None = model_options
         if engine_kwargs is not None:
             warnings.warn(
@@ -147,6 +153,7 @@ class RunSpec(BaseModel):
             rows=None if rows is None else set(rows),
             chunk_size=chunk_size,
             both_orders=both_orders,
+            conversation=ConversationOptions(granularity=conversation) if isinstance(conversation, str) else conversation,
             model=ModelSpec.given(model, given, engine),
             decode=options if isinstance(options, DecodeOptions) else DecodeOptions(**(options or {})),
             out=None if out is None else Path(out),

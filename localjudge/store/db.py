@@ -114,9 +114,20 @@ MIGRATIONS: list[tuple[str, str]] = [
             CASE WHEN json_valid(result) THEN legacy_format_spec(json_extract(result, '$.format')) END
         """,
     ),
+    (  # where a result sits in a conversation (localjudge/conversations/dataset.py): null for single-turn rows
+        "005_conversations",
+        """
+        ALTER TABLE results ADD COLUMN conversation_id TEXT;
+        ALTER TABLE results ADD COLUMN turn_index INTEGER;
+        ALTER TABLE results ADD COLUMN tool_call_index INTEGER;
+        ALTER TABLE results ADD COLUMN truncated_turns INTEGER
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _SPEC_VERSION = [n for n, _ in MIGRATIONS].index("004_format_spec") + 1  # the schema that has results.format_spec
+_CONV_VERSION = [n for n, _ in MIGRATIONS].index("005_conversations") + 1  # the schema with a result's conversation
+_CONV_COLUMNS = ("conversation_id", "turn_index", "tool_call_index", "truncated_turns")
 
 
 # SQLite primary result codes that mean "cannot write here", not "bad file": PERM, READONLY, IOERR, FULL, CANTOPEN
@@ -211,10 +222,12 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MI
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def _put_sql(spec_column: bool) -> str:
-    """The upsert of one result row; with the typed format column where the schema has it."""
+def _put_sql(spec_column: bool, conv_columns: bool = False) -> str:
+    """The upsert of one result row; with the typed format column and the conversation columns where the schema
+    has them."""
     cols = "run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error, scored, passed, updated"
     cols += ", format_spec" if spec_column else ""
+    cols += "".join(f", {c}" for c in _CONV_COLUMNS) if conv_columns else ""
     names = [c.strip() for c in cols.split(",")]
     update = ", ".join(f"{c} = excluded.{c}" for c in names[3:])
     return (
@@ -231,8 +244,10 @@ class Store:
     schema_version: int = 0
 
     def _columns(self) -> str:
-        """The results columns a row is read from: the first ten, then the typed format where the schema has it."""
-        return _COLUMNS + (", format_spec" if self.schema_version >= _SPEC_VERSION else ", NULL")
+        """The results columns a row is read from: the first ten, then the typed format and the conversation
+        columns where the schema has them (NULL where it does not)."""
+        cols = _COLUMNS + (", format_spec" if self.schema_version >= _SPEC_VERSION else ", NULL")
+        return cols + (", " + ", ".join(_CONV_COLUMNS) if self.schema_version >= _CONV_VERSION else ", NULL, NULL, NULL, NULL")
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -335,8 +350,11 @@ class Store:
         ]  # fmt: skip
         if spec_column:
             values.append(res.format_spec.to_json() if res.format_spec is not None else None)
+        conv_columns = self.schema_version >= _CONV_VERSION
+        if conv_columns:
+            values += [row.conversation_id, row.turn_index, row.tool_call_index, row.truncated_turns]
         with self._transaction():
-            self.conn.execute(_put_sql(spec_column), values)
+            self.conn.execute(_put_sql(spec_column, conv_columns), values)
             if cache and row.cache_key and record_json:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO cache (cache_key, record, result, created) VALUES (?, ?, ?, ?)",
@@ -353,7 +371,7 @@ class Store:
             ).fetchone()
         if r is None or self._row(r).result.unscored_reason == "foreign_row":
             return None
-        return r[6], bool(r[11]), None if r[12] is None else bool(r[12])
+        return r[6], bool(r[15]), None if r[16] is None else bool(r[16])
 
     def cached(self, cache_key: str) -> JudgeResult | None:
         """The cached result of a judgement by its cache key, or None when there is none (or it has a foreign shape)."""
@@ -424,6 +442,7 @@ class Store:
             return ResultRow(
                 run_id=r[0], row_index=r[1], judge=r[2], row_id=r[3], source=r[4], inputs=inputs,
                 cache_key=r[6], record=record, result=result, error=r[9],
+                conversation_id=r[11], turn_index=r[12], tool_call_index=r[13], truncated_turns=r[14],
             )  # fmt: skip
         judge, where = str(r[2]), f"{self.path}: row {r[1]!r}, judge {str(r[2])!r}"
         msg = f"{where}: the stored result has a foreign shape (not written by this localjudge); run again to judge it afresh"

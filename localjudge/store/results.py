@@ -118,6 +118,12 @@ class ResultRow(BaseModel):
     record: Record | None = None  # None when the row failed before its prompt could be rendered
     result: JudgeResult
     error: str | None = None
+    # where the row sits in a conversation (store migration 005_conversations); left out of the JSON when None, so
+    # single-turn rows are written exactly as before
+    conversation_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    turn_index: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    tool_call_index: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    truncated_turns: int | None = Field(default=None, exclude_if=lambda v: v is None)  # leading turns cut to fit
 
     @property
     def key(self) -> tuple[str, str]:

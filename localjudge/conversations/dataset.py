@@ -1,0 +1,197 @@
+"""Conversations as rows of a run: each conversation becomes the rows its judges see.
+
+A run is told how (`ConversationOptions`, the `conversation` field of the `RunSpec`), and reads its conversations
+from a `messages` column of any dataset (JSONL / CSV / Parquet / DataFrame / records: an OpenAI-style list, or
+it as JSON text) or from the sessions of an MLflow tracking store (`MlflowSessions`). The granularity decides
+the rows:
+
+* `session`: one row per conversation, whose `conversation` column is the whole conversation as MLflow renders
+  it (`conversation_text`);
+* `turn`: one row per unit interaction (DeepEval's turns: a user turn and what answers it), whose `conversation`
+  is that unit and up to `window - 1` units before it (`turn_windows`), so a per-turn judge sees the turn it
+  judges last.
+
+Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges read that one: `route_columns`),
+`tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`) unless the data
+has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
+index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
+one row with the error (naming its source row and the field), so the other conversations still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..datasets import ColumnSpec, Dataset, Position, Row
+from ..errors import InputError
+from .model import Conversation
+from .readers import from_messages
+from .render import TOOL_CALL_JUDGES, available_tools_text, conversation_text, tool_calls_text, turn_windows
+
+Granularity = Literal["session", "turn"]
+CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
+
+
+class ConversationOptions(BaseModel):
+    """How a run judges conversations: `granularity` (`session`: one result per conversation; `turn`: one per
+    unit interaction), `window` (units a per-turn row sees, the judged one included; DeepEval's default 10),
+    `messages_column` (where a dataset row holds its conversation), `truncate` (a row whose prompt does not fit the
+    model's context keeps its last turns that fit, the number left out recorded on its results; without it, such a
+    row is an unscored `prompt_too_long` result naming the tokens needed and the context)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    granularity: Granularity = "session"
+    window: int = Field(default=10, ge=1)
+    messages_column: str = "messages"
+    truncate: bool = False
+
+
+class MlflowSessions(BaseModel):
+    """A run's data read from an MLflow tracking store: one conversation per session (`mlflow.trace.session`)
+    of `experiment` (every experiment when None)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tracking_uri: str
+    experiment: str | None = None
+
+    def conversations(self) -> list[Conversation]:
+        """The sessions, read with `from_mlflow_store`; an unknown experiment is one InputError line."""
+        from mlflow import MlflowClient
+
+        from .traces import from_mlflow_store
+
+        ids = None
+        if self.experiment is not None:
+            exp = MlflowClient(tracking_uri=self.tracking_uri).get_experiment_by_name(self.experiment)
+            if exp is None:
+                raise InputError(f"--experiment {self.experiment!r}: no such experiment in {self.tracking_uri}; check the name")
+            ids = [exp.experiment_id]
+        convs = from_mlflow_store(self.tracking_uri, ids)
+        if not convs:
+            raise InputError(f"{self.tracking_uri}: no traces with a session (mlflow.trace.session) to judge")
+        return convs
+
+
+class ConversationDataset(Dataset):
+    """The rows a run's judges see for conversations (see the module docstring); re-iterable like any dataset."""
+
+    def __init__(self, source: Dataset | list[Conversation], options: ConversationOptions, label: str | None = None):
+        super().__init__()
+        self.source, self.options = source, options
+        # with options.truncate: whether a row's values fit the model's context (set by the run, which knows the
+        # model and the judges' prompts)
+        self.fits: Callable[[dict[str, Any]], bool] | None = None
+        if isinstance(source, Dataset):
+            self.label, self.path = source.label, source.path
+            if options.messages_column not in source.columns:
+                raise InputError(
+                    f"{source.label}: no {options.messages_column!r} column to read conversations from; it has "
+                    f"{', '.join(source.columns) or 'no columns'}"
+                )
+        else:
+            self.label = label or "conversations"
+
+    def _conversations(self) -> Iterator[tuple[Row, Conversation | None]]:
+        """(the source row, its conversation or None when the row has an error)."""
+        if not isinstance(self.source, Dataset):
+            for i, conv in enumerate(self.source):
+                yield Row(i, f"{self.label}:session {conv.id or i}", {"id": conv.id or str(i)}), conv
+            return
+        col = self.options.messages_column
+        for row in self.source:
+            if row.error is not None:
+                yield row, None
+                continue
+            try:
+                value = row.values.get(col)
+                if value is None:
+                    raise InputError("missing; give each row an OpenAI-style messages list")
+                conv = from_messages(value, id=row.row_id)
+            except InputError as e:
+                yield Row(row.index, row.source, row.values, f"{row.source}: column {col!r}: {e}"), None
+                continue
+            yield row, conv
+
+    def _rows(self) -> Iterator[Row]:
+        index = 0
+        for row, conv in self._conversations():
+            if conv is None:
+                yield Row(index, row.source, row.values, row.error, position=Position(row.row_id))
+                index += 1
+                continue
+            cid = conv.id or row.row_id
+            if self.options.granularity == "session":
+                values, cut = self._fitted(row, conv, cid)
+                yield Row(index, row.source, values, position=Position(cid, truncated_turns=cut))
+                index += 1
+                continue
+            for w in turn_windows(conv, self.options.window):
+                part = conv.model_copy(update={"turns": conv.turns[w.start : w.end]})
+                values, cut = self._fitted(row, part, f"{cid}:{w.unit}")
+                yield Row(index, f"{row.source} turn {w.unit}", values, position=Position(cid, w.unit, truncated_turns=cut))
+                index += 1
+
+    def _fitted(self, row: Row, conv: Conversation, row_id: str) -> tuple[dict[str, Any], int | None]:
+        """A row's values, and with `truncate` the fewest leading turns to leave out so that it fits (None when
+        none were; the last turn is always kept: a row that does not fit even so is left whole, to be unscored)."""
+        values = self._values(row, conv, row_id)
+        fits = self.fits
+        if not self.options.truncate or fits is None or fits(values) or len(conv.turns) < 2:
+            return values, None
+        lo, hi = 1, len(conv.turns) - 1  # the smallest cut that fits, by bisection (fitting grows with the cut)
+        if not fits(self._values(row, conv.model_copy(update={"turns": conv.turns[hi:]}), row_id)):
+            return values, None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(self._values(row, conv.model_copy(update={"turns": conv.turns[mid:]}), row_id)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._values(row, conv.model_copy(update={"turns": conv.turns[lo:]}), row_id), lo
+
+    def _values(self, row: Row, conv: Conversation, row_id: str) -> dict[str, Any]:
+        values = {k: v for k, v in row.values.items() if k != self.options.messages_column}
+        values.update(
+            {"id": row_id, CONVERSATION: conversation_text(conv), WITH_TOOLS: conversation_text(conv, include_tool_calls=True)}
+        )
+        values.setdefault("tools_called", tool_calls_text(conv))
+        values.setdefault("available_tools", available_tools_text(conv.available_tools))
+        return values
+
+    def _scan(self) -> None:
+        cols: dict[str, None] = dict.fromkeys(["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools"])
+        if isinstance(self.source, Dataset):
+            cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
+        self._columns = list(cols)
+        self._count = sum(1 for _ in self._rows())
+
+
+def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+    """A judge's column mapping with MLflow's tool-call judges reading the conversation with its tool calls
+    (as MLflow renders it for them); a mapping the user gave (another column) is kept."""
+    spec = columns.get(CONVERSATION)
+    if judge_name in TOOL_CALL_JUDGES and spec is not None and spec.column == CONVERSATION:
+        return {**columns, CONVERSATION: ColumnSpec(WITH_TOOLS, spec.kind)}
+    return columns
+
+
+def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:
+    """The conversation rows of a run's data, or None when the run is not about conversations: data read from
+    MLflow sessions, or `options` given, or a dataset with a `messages` column and no `conversation` column
+    judged by a judge that takes `conversation` (then session-level)."""
+    from ..datasets import open_dataset
+
+    if isinstance(data, MlflowSessions):
+        return ConversationDataset(data.conversations(), options or ConversationOptions(), label="mlflow")
+    if options is None and not wants_conversation:
+        return None
+    ds = open_dataset(data)
+    opts = options or ConversationOptions()
+    if options is None and (opts.messages_column not in ds.columns or CONVERSATION in ds.columns):
+        return None
+    return ConversationDataset(ds, opts)
