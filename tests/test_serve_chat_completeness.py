@@ -113,17 +113,3 @@ def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(server
     assert deepeval and 0 <= weighted <= 9
     digit = next(t for t in reversed(completion.choices[0].logprobs.content) if t.token == str(raw["score"]))
     assert len(digit.top_logprobs) == 20 and digit.logprob < 0
-
-
-def test_a_reasoning_request_s_logprobs_cover_the_answer_only(client):
-    r = client.chat.completions.create(
-        model=MODEL,
-        messages=[{"role": "user", "content": "Rate: 2+2=4."}],
-        response_format=RF,
-        logprobs=True,
-        top_logprobs=2,
-        extra_body={"think_tokens": 16},
-    )
-    msg = r.choices[0].message
-    assert msg.model_extra["reasoning_content"] is not None
-    assert "".join(t.token for t in r.choices[0].logprobs.content) == msg.content

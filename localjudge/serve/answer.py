@@ -93,8 +93,8 @@ def logprobs(tokens: list[Any], pieces: list[bytes] | None, with_top: int) -> Ch
 
 
 def answer_tokens(gen: Generation, content: str, pieces: list[bytes] | None) -> list[Any]:
-    """The tokens of `gen` that wrote `content` (the answer after a think block): the think block's tokens
-    are not the answer's, as OpenAI's logprobs cover the content only. All tokens when there is no block."""
+    """The tokens of `gen` that wrote `content` (the answer after a think block), for /v1/responses, whose
+    reasoning is an item of its own. All tokens when there is no block. (Chat completions keep every token.)"""
     if content == gen.text or not gen.text.endswith(content):
         return list(gen.tokens)
     start, at, out = len(gen.text[: len(gen.text) - len(content)].encode()), 0, []
@@ -137,7 +137,7 @@ def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str,
         choices=[
             Choice(
                 message=message,
-                logprobs=logprobs(answer_tokens(gen, text, pieces), pieces, p.top_logprobs) if p.logprobs else None,
+                logprobs=logprobs(gen.tokens, pieces, p.top_logprobs) if p.logprobs else None,  # think block too, as streamed
                 finish_reason=finish_reason(gen, calls),
             )
         ],
