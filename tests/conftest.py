@@ -81,6 +81,18 @@ def _test_home(_localjudge_home, tmp_path_factory, monkeypatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _no_mlflow_experiment_leak():
+    """MLflow's `set_experiment` leaves a process-wide active experiment (a module global and MLFLOW_EXPERIMENT_ID)
+    behind; a later test on another tracking store then fails with "No Experiment with id=1 exists". After
+    each test that imported MLflow, forget it (the tracking URI each test sets is its own business)."""
+    yield
+    fluent = sys.modules.get("mlflow.tracking.fluent")
+    if fluent is not None:
+        fluent._active_experiment_id = None  # type: ignore[attr-defined]
+        os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
+
+
 @pytest.fixture(scope="session")
 def engine(_localjudge_home):
     """The embedded default model (SmolLM2-135M-Instruct Q4_1), loaded once."""
