@@ -130,7 +130,7 @@ def assert_one_line_storage_error(e: StorageError, names: str) -> None:
 
 def test_full_disk_mid_run_is_one_storage_error_and_the_run_resumes_once_space_is_freed(tmp_path):
     data = make_data(tmp_path / "d.jsonl")
-    with tmpfs(tmp_path / "disk", "192k") as disk:
+    with tmpfs(tmp_path / "disk", "256k") as disk:
         out = disk / "run"
         with pytest.raises(StorageError) as e:
             evaluate(data, tiny_judges(), engine=scripted_engine(), out=out)
