@@ -189,10 +189,19 @@ def _serve(engine: Any, cases: list[tuple[str, str, str, Any]]) -> dict[str, dic
 
 def answers() -> dict[str, dict[str, Any]]:
     """Every case's status, content type and body bytes (varying parts fixed)."""
-    from localjudge.engine import load_engine
+    from localjudge.engine import backends, load_engine
 
-    real = load_engine(None, n_threads=1)
-    out = _serve(real, _cases(real.model_id))
+    # a fresh engine: the process's cached one may hold earlier tests' prompts in its KV cache, and
+    # `cached_tokens` in the answers must be what a fresh server reports (as when the goldens were captured)
+    saved = dict(backends._ENGINES)
+    backends._ENGINES.clear()
+    try:
+        real = load_engine(None, n_threads=1)
+        out = _serve(real, _cases(real.model_id))
+        real.close()
+    finally:
+        backends._ENGINES.clear()
+        backends._ENGINES.update(saved)
     call = json.dumps({"name": "get_weather", "arguments": {"city": "Oslo"}})
     scripted = load_engine("scripted:", response=f"Let me check. {call}")
     out.update(_serve(scripted, _scripted_cases(scripted.model_id)))

@@ -243,3 +243,11 @@ def test_bench_script_prints_the_coverage_and_the_active_tables(
     out = capsys.readouterr().out
     assert out.count("| labels | PPI++ cover") == 4 and "**Active vs random labelling**" in out
     assert "3/3" in out  # PPI++ never wider than labels-only, trial by trial
+
+
+def test_length_bias_of_verdicts_that_are_all_the_same_is_an_input_error_not_a_crash():
+    from localjudge.errors import InputError
+    from localjudge.trust.bias import length_bias
+
+    with pytest.raises(InputError, match="all 12 verdicts are the same"):
+        length_bias([1.0] * 12, [float(10 + i) for i in range(12)])

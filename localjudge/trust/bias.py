@@ -173,10 +173,15 @@ def length_bias(
         raise InputError(f"length bias needs at least 10 rows with a value and a length each, got {v.size}")
     if ((v < 0) | (v > 1)).any():
         raise InputError("values must be verdicts or normalised scores in [0, 1]")
+    if float(v.min()) == float(v.max()):
+        raise InputError(f"length bias cannot be measured: all {v.size} verdicts are the same ({float(v[0]):g})")
     z = z_value(level)
     sd = float(np.std(x))
     xs = x / sd if sd > 0 else x
-    beta, cov = _logistic(xs, v)
+    try:
+        beta, cov = _logistic(xs, v)
+    except np.linalg.LinAlgError:  # the verdicts are (nearly) separated: no finite fit
+        raise InputError("length bias cannot be measured: the verdicts leave the logistic fit singular") from None
     se = np.sqrt(np.diag(cov))
     b_int = (float(beta[1] - z * se[1]), float(beta[1] + z * se[1]))
     lc = 1 / (1 + math.exp(-beta[0]))
