@@ -36,7 +36,9 @@ MLFLOW_SCHEMA = {  # what MLflow 3.17's judges send as response_format (captured
 def _grounded_prompt(question: str, answer: str, context: str) -> str:
     from mlflow.genai.judges.prompts.groundedness import GROUNDEDNESS_PROMPT
 
-    return GROUNDEDNESS_PROMPT.replace("{{input}}", question).replace("{{output}}", answer).replace("{{retrieval_context}}", context)
+    return (
+        GROUNDEDNESS_PROMPT.replace("{{input}}", question).replace("{{output}}", answer).replace("{{retrieval_context}}", context)
+    )
 
 
 def _body(prompt: str, model: str) -> dict:

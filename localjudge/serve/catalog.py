@@ -197,6 +197,6 @@ def _narrow(have: Any, want: dict[str, Any]) -> dict[str, Any] | None:
 def _type_ok(t: Any, v: Any) -> bool:
     if t is None:
         return True
-    kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+    kinds: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
     k = kinds.get(t) if isinstance(t, str) else None
     return k is not None and isinstance(v, k) and (t == "boolean" or not isinstance(v, bool))

@@ -33,6 +33,8 @@ class ServerState(Protocol):
     pieces: list[bytes] | None
     counters: Any
 
+    def fingerprint_of(self, p: protocol.Plan) -> str: ...
+
 
 log = logging.getLogger("localjudge.serve")
 
