@@ -158,3 +158,12 @@ def test_no_catalog_formats_answers_under_the_client_schema_only(_localjudge_hom
     assert status == 200, body
     assert "x-localjudge-contract" not in headers and "+" not in body["system_fingerprint"]
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), MLFLOW_SCHEMA)
+
+
+def test_docs_serve_lists_exactly_the_catalog():
+    from pathlib import Path
+
+    from localjudge.serve.catalog import markdown_table
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text("utf-8")
+    assert markdown_table(Catalog.builtin()) in page

@@ -17,6 +17,7 @@ differs by one character from the template's fixed text is not a match.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -143,6 +144,23 @@ class Catalog:
             return Tightened(c, c.schema)
         merged, why = intersect(client, c.schema)
         return Tightened(c, merged, why)
+
+
+def markdown_table(catalog: Catalog) -> str:
+    """The catalog as the markdown table docs/serve.md shows (a test checks the page holds exactly this)."""
+    lines = ["| judge (built-in) | fingerprint | contract (JSON schema properties) |", "|---|---|---|"]
+    for c in catalog.contracts:
+        props = ", ".join(f"`{k}`{_values(v)}" for k, v in c.schema.get("properties", {}).items())
+        lines.append(f"| {c.judge.replace(',', ', ')} | `{c.fingerprint}` | {props} |")
+    return "\n".join(lines)
+
+
+def _values(prop: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return ": " + " \\| ".join(json.dumps(v) for v in prop["enum"])
+    if "minimum" in prop and "maximum" in prop:
+        return f": {prop.get('type', 'number')} {prop['minimum']}..{prop['maximum']}"
+    return ""
 
 
 def _key(text: str) -> str:
