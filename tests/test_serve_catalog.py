@@ -167,3 +167,10 @@ def test_docs_serve_lists_exactly_the_catalog():
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text("utf-8")
     assert markdown_table(Catalog.builtin()) in page
+
+
+def test_free_text_request_with_a_catalog_prompt_gets_the_judge_contract():
+    pytest.importorskip("mlflow")
+    hit = Catalog.builtin().tighten([Message(role="user", content=_grounded_prompt(*CASES[2]))], None)
+    assert hit is not None and hit.schema is not None
+    assert hit.schema["properties"]["result"]["enum"] == ["yes", "no"] and "not applied" not in hit.header

@@ -140,8 +140,10 @@ class Catalog:
         c = self.match(messages)
         if c is None:
             return None
-        if client is None or client == {"type": "object"}:
-            return Tightened(c, c.schema)
+        if client is None or client == {"type": "object"}:  # free text or any object: the contract itself, if plain
+            props = c.schema.get("properties", {}).values()
+            plain = all(isinstance(v, dict) and v.keys() <= _PLAIN for v in props)
+            return Tightened(c, c.schema) if plain else Tightened(c, None, "the contract uses keywords beyond enum and bounds")
         merged, why = intersect(client, c.schema)
         return Tightened(c, merged, why)
 
