@@ -26,6 +26,8 @@
                                                  constraints [--rows 12]: judges' formats under each constraint
                                                  (scripts/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
+    python scripts/bench.py clients                    evaluation clients (MLflow ...) x path: usable verdicts, our serve vs
+                                                 llama-cpp-python's server, one thread (scripts/bench_clients.py)
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
                                     [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
@@ -995,6 +997,7 @@ def main() -> None:
             "_defaults",
             "trust-estimators",
             "gpu",
+            "clients",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -1084,6 +1087,10 @@ def main() -> None:
         bench_schemas_e2e.section_schemas_e2e(
             a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out, resume=a.resume
         )
+    if a.section == "clients":  # issue 32: scripts/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
+        import bench_clients
+
+        bench_clients.section_clients(threads=1)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,12 @@ from .options import ModelChoice, http_limit_options, model_options
     help="The engine that constrains client JSON schemas: llguidance (lazy, millisecond compiles), or "
     "outlines-core's automaton (the judges' engine; built out of process under --compile-timeout, cached on disk).",
 )
+@click.option(
+    "--no-catalog-formats",
+    is_flag=True,
+    help="Answer known judge prompts (docs/serve.md, the catalog list) under the client's schema only, not "
+    "tightened to their judge's own output contract.",
+)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 @model_options(parallel=True)
 def serve_cmd(
@@ -107,6 +113,7 @@ def serve_cmd(
     shutdown_timeout: float,
     cache_max_mb: float,
     schema_constraint: str,
+    no_catalog_formats: bool,
     log_level: str,
     model: ModelChoice,
 ) -> None:
@@ -144,5 +151,6 @@ def serve_cmd(
         shutdown_timeout=shutdown_timeout,
         cache_max_mb=cache_max_mb,
         schema_constraint=schema_constraint,
+        catalog_formats=not no_catalog_formats,
     )
     serve(ref.engine(), host, port, config, identity=ref.identity(), log_level=log_level)
