@@ -61,6 +61,12 @@ BUILTINS = [
     "conversational_tool_call_efficiency",
     "knowledge_retention",
     "user_frustration",
+    # MLflow's trace tool-call judges and remaining single-turn judges (tests/test_mlflow_builtin_judges_golden.py)
+    "tool_call_correctness",
+    "tool_call_efficiency",
+    "completeness",
+    "fluency",
+    "summarization",
 ]
 
 

@@ -79,6 +79,18 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             )
         },
         "conversational_guidelines": {"conversation": conversation(q, a), "guidelines": ["Answer in one sentence."]},
+        # MLflow's tool-call judges: one call, rendered as MLflow renders it (conversations.render.tool_calls_text)
+        **{
+            n: {
+                "request": q,
+                "tools_called": f"Tool Call 1: search\n  Input Arguments: {{'query': {q!r}}}\n  Output: {ctx}",
+                "available_tools": "- search: Search the web",
+            }
+            for n in ("tool_call_correctness", "tool_call_efficiency")
+        },
+        "completeness": {"inputs": q, "outputs": a},
+        "fluency": {"outputs": a},
+        "summarization": {"inputs": ctx, "outputs": a},
     }
 
 
