@@ -67,6 +67,10 @@ BUILTINS = [
     "completeness",
     "fluency",
     "summarization",
+    # model-free judges of one tool call (tests/test_tool_call_granularity.py)
+    "tool_call_exact",
+    "tool_call_ordered",
+    "tool_call_subset",
 ]
 
 

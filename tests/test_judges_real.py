@@ -90,6 +90,15 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         },
         "completeness": {"inputs": q, "outputs": a},
         "fluency": {"outputs": a},
+        # model-free: the model is given and not called
+        **{
+            f"tool_call_{m}": {
+                "tool_call": '{"name": "search", "arguments": {"q": "x"}}',
+                "tool_call_index": "0",
+                "expected_tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+            }
+            for m in ("exact", "ordered", "subset")
+        },
         "summarization": {"inputs": ctx, "outputs": a},
     }
 
