@@ -265,7 +265,7 @@ class Judge(VariableValues, JudgeOutcomes):
         """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
         gens: list[Generation] = []
         if not self.traits.needs_model:
-            return self._matched(raw)
+            return self._matched(raw, model_id)
         try:
             if self.traits.calls == "per_item":
                 items = self._item_texts(raw, text)
@@ -289,12 +289,13 @@ class Judge(VariableValues, JudgeOutcomes):
         except PromptTooLongError as e:
             return self._unscored(gens, model_id, "prompt_too_long", str(e))
 
-    def judge_without_model(self, **variables: Any) -> JudgeResult:
-        """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises."""
+    def judge_without_model(self, model_id: str = "", /, **variables: Any) -> JudgeResult:
+        """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises.
+        `model_id` is recorded on the result as for any judge of the run (the run's model, not called)."""
         raw, _ = self._values(variables)
-        return self._matched(raw)
+        return self._matched(raw, model_id)
 
-    def _matched(self, raw: dict[str, Any]) -> JudgeResult:
+    def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult:
         """A tool_call_match judge's result (judges/toolmatch.py)."""
         from .toolmatch import match_score
 
@@ -305,7 +306,7 @@ class Judge(VariableValues, JudgeOutcomes):
         score = match_score(self.spec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
         fmt = self._plan.formats[0]
         details = {"match": self.spec.match, "tool_call_index": int(index)}
-        return self._scored(self._base([], fmt), score, score, None, None, details)
+        return self._scored(self._base([], fmt, model_id), score, score, None, None, details)
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""

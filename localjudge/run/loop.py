@@ -229,7 +229,7 @@ def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: Mod
             continue
         if not plan.needs_model:  # a model-free judge: judged here, the model not loaded for it
             for cell in cells:
-                loop.judged(cell, _without_model(cell))
+                loop.judged(cell, _without_model(cell, loop.keys.model_id))
             continue
         if batch is None:
             engine: Engine = ref.engine()
@@ -240,13 +240,13 @@ def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: Mod
         batch.drain(fatal=(ModelError, ConstraintError, StorageError))
 
 
-def _without_model(cell: Cell) -> JudgeResult | Exception:
+def _without_model(cell: Cell, model_id: str) -> JudgeResult | Exception:
     """A model-free judge's result for a cell, or the exception it raised (bad input: stored as such)."""
     from ..judges.judge import Judge
 
     assert isinstance(cell.judge, Judge)
     try:
-        return cell.judge.judge_without_model(**cell.values)
+        return cell.judge.judge_without_model(model_id, **cell.values)
     except Exception as e:
         return e
 
