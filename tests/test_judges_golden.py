@@ -44,5 +44,6 @@ def test_rendered_prompt_is_byte_identical_to_source(case):
 
 
 def test_every_builtin_judge_has_a_golden_file():
-    missing = [j.name for j in list_judges(plugins=False) if not (GOLDEN / f"{j.name}.txt").exists()]
+    # a model-free judge (tool-call matching) sends no prompt: there is nothing to render
+    missing = [j.name for j in list_judges(plugins=False) if j.traits.needs_model and not (GOLDEN / f"{j.name}.txt").exists()]
     assert missing == []

@@ -92,3 +92,27 @@ def test_single_turn_judge_sends_mlflows_instructions_judge_messages(name, outpu
 def test_judge_files_are_what_the_script_writes_from_the_installed_package():
     for name, text in make.files().items():
         assert (ROOT / "localjudge/judges/builtin" / f"{name}.toml").read_text(encoding="utf-8") == text, name
+
+
+def _serialise(messages) -> str:
+    return "".join(f"===== {m.role} =====\n{m.content}\n" for m in messages)
+
+
+def golden_render(name: str) -> str:
+    """The judge's messages on this file's conversation, as tests/golden/ stores them."""
+    if name.startswith("tool_call"):
+        conv = from_messages(CHAT)
+        values = {"request": CHAT[0]["content"], "tools_called": tool_calls_text(conv)}
+        values["available_tools"] = available_tools_text(TOOLS)
+    elif name == "fluency":
+        values = {"outputs": CHAT[-1]["content"]}
+    else:
+        values = {"inputs": {"question": CHAT[0]["content"]}, "outputs": CHAT[-1]["content"]}
+    return _serialise(get_judge(name).render(**values))
+
+
+@pytest.mark.parametrize("name", ["tool_call_correctness", "tool_call_efficiency", "completeness", "fluency", "summarization"])
+def test_golden_file_is_the_judges_rendering_checked_against_mlflow_above(name):
+    """tests/golden/NAME.txt (which test_judges_golden requires of every built-in judge) holds the rendering the
+    tests above compare with the installed package, so a change of the judge file shows as a golden diff too."""
+    assert (ROOT / "tests/golden" / f"{name}.txt").read_text(encoding="utf-8") == golden_render(name)
