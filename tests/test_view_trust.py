@@ -69,7 +69,10 @@ def test_the_active_queue_serves_the_most_uncertain_row_first_and_its_stored_pro
         most = min(es, key=lambda r: (abs(es[r] - 0.5), r))
         assert every["n"] == 40 and every["item"]["row_index"] == most and every["item"]["probability"] == 1.0
         _, q, _ = server.request("/api/runs/r/queue?judge=polite&order=active&budget=12&seed=3")
-        drawn = [server.request(f"/api/runs/r/queue?judge=polite&order=active&budget=12&seed=3&pos={k}")[1]["item"] for k in range(q["n"])]
+        drawn = [
+            server.request(f"/api/runs/r/queue?judge=polite&order=active&budget=12&seed=3&pos={k}")[1]["item"]
+            for k in range(q["n"])
+        ]
         gaps = [abs(it["expected_score"] - 0.5) for it in drawn]
         assert gaps == sorted(gaps) and 0 < len(drawn) < 40
         probs = {it["row_index"]: it["probability"] for it in drawn}

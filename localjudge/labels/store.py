@@ -319,7 +319,9 @@ def validate_label_fields(fields: Mapping[str, Any], domain: Domain | None, judg
     if prob is not None and (
         isinstance(prob, bool) or not isinstance(prob, (int, float)) or not math.isfinite(prob) or not 0 < prob <= 1
     ):
-        raise InputError(f"field probability must be a number in (0, 1] (the row's sampling probability) or null, got {str(prob)[:40]!r}")
+        raise InputError(
+            f"field probability must be a number in (0, 1] (the row's sampling probability) or null, got {str(prob)[:40]!r}"
+        )
     if prob is not None and sample != "active":
         raise InputError(f"field probability is for sample 'active' labels only, not {sample!r}; leave it out")
     if sample == "active" and prob is None:
@@ -333,7 +335,13 @@ def validate_label_fields(fields: Mapping[str, Any], domain: Domain | None, judg
             datetime.fromisoformat(when)
         except ValueError:
             raise InputError(f"field labelled_at={when!r} is not an ISO 8601 time (like 2025-01-31T12:00:00+0000)") from None
-    return LabelFields(row_index=ri, value=value, comment=comment, labeller=labeller, sample=sample, labelled_at=when,
+    return LabelFields(
+        row_index=ri,
+        value=value,
+        comment=comment,
+        labeller=labeller,
+        sample=sample,
+        labelled_at=when,
         probability=None if prob is None else float(prob),
     )
 

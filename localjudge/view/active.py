@@ -46,7 +46,7 @@ def active_plan(run: RunHandle, judge: str, seed: int = 0, budget: int | None = 
     key = ("active", judge, seed, budget)
     hit = run._cache.get(key)
     if hit is not None and hit[0] == n:
-        return hit[2]  # type: ignore[no-any-return]
+        return hit[2]
     with run.conn() as c:
         every = [r[0] for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ?", (run.run_id(), judge))]
     got = predictions(run.results_of_cells(judge, sorted(every)))
