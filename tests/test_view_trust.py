@@ -82,6 +82,9 @@ def test_the_active_queue_serves_the_most_uncertain_row_first_and_its_stored_pro
         bad = _label(server, tok, 1, "yes", "active")
         assert bad[0] == 400 and "probability" in bad[1]["error"] and "\n" not in bad[1]["error"]
         assert _label(server, tok, 1, "yes", "random", 0.5)[0] == 400
+        for bad_query in ("budget=-3", "budget=41", "budget=99999999999999999999", "seed=-1", "budget=x"):
+            got = server.request(f"/api/runs/r/queue?judge=polite&order=active&{bad_query}")
+            assert got[0] == 400 and "parameter" in got[1]["error"], bad_query
         assert _label(server, tok, 1, "yes", "active", 1.5)[0] == 400
         _, panel, _ = server.request("/api/runs/r/trust?judge=polite")
     finally:

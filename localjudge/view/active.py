@@ -41,6 +41,8 @@ def default_budget(n_rows: int) -> int:
 def active_plan(run: RunHandle, judge: str, seed: int = 0, budget: int | None = None) -> ActivePlan:
     """The active queue of `judge` (cached while the run's result count is unchanged). InputError for a judge without
     a pass/fail verdict or a budget outside 1..rows."""
+    if not 0 <= seed < 2**63:  # numpy's generator takes a non-negative seed
+        raise InputError(f"parameter seed={seed} must be a non-negative integer below 2**63")
     with run.conn() as c:
         n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
     key = ("active", judge, seed, budget)
