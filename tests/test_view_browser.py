@@ -402,3 +402,51 @@ def test_the_align_button_runs_align_on_the_labels_so_far_and_shows_held_out_fig
     finally:
         leave(driver)
         server.stop()
+
+
+def test_labelling_by_keyboard_shrinks_the_pass_rate_interval_and_says_how_many_more_labels_reach_the_width(driver, tmp_path):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    from localjudge.labels.store import label_rows
+
+    run = make_run(tmp_path / "r", 60)
+    server = ViewServer(str(run))
+    half = re.compile(r"±(\d+\.\d) points, n=(\d+) labels")
+    try:
+        driver.get(server.url + "/runs/r/label")
+        wait(driver, lambda d: "of 60" in text_of(d, "l-pos"))
+        assert "no PPI++ estimate" in text_of(driver, "t-ppi")
+        width = driver.find_element("id", "l-width")
+        width.click()
+        width.send_keys(Keys.END, *[Keys.BACKSPACE] * 10, "0.15", Keys.TAB)
+        set_labeller(driver, "ann")
+        press(driver, "o")  # the random order: the sample the PPI++ interval is made from
+        wait(driver, lambda d: "random sample" in text_of(d, "active-order"))
+        seen: list[tuple[int, float]] = []
+        for n in (4, 8, 16):
+            label_with_keys(driver, list("yynyynynyyynnyny"[seen[-1][0] if seen else 0 : n]))
+            got = wait(driver, lambda d, n=n: (m := half.search(text_of(d, "t-ppi"))) and int(m.group(2)) == n and m)
+            seen.append((n, float(got.group(1))))
+        assert seen[0][1] > seen[1][1] > seen[2][1]
+        assert re.search(r"\d+ more labels to reach ±0\.15 \(PPI\+\+; labels alone: \d+ more\)", text_of(driver, "t-budget"))
+        assert "pass rate by labels only" in text_of(driver, "t-lines")
+
+        act(driver, lambda d: Select(d.find_element("id", "l-order")).select_by_value("active"))
+        wait(driver, lambda d: "active" in text_of(d, "active-order"))
+        press(driver, Keys.ESCAPE)  # leave the order menu: keys label again
+        wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") != "l-order")
+        _, first, _ = server.request("/api/runs/r/queue?judge=polite&order=active")  # its first unlabelled row
+        wait(driver, lambda d: text_of(d, "c-head").startswith(f"row {first['item']['row_index']} "))
+        items = [server.request(f"/api/runs/r/queue?judge=polite&order=active&pos={k}")[1]["item"] for k in range(first["n"])]
+        gaps = [abs(it["expected_score"] - 0.5) for it in items]
+        assert gaps == sorted(gaps)  # the most uncertain drawn row first
+        label_with_keys(driver, ["y", "n", "y"])
+        active = {r["row_index"]: r["probability"] for r in label_rows(run, "polite") if r["sample"] == "active"}
+        probs = {it["row_index"]: it["probability"] for it in items}
+        assert len(active) == 3 and all(active[r] == probs[r] for r in active)
+        wait(driver, lambda d: "pass rate by active labels (Horvitz–Thompson)" in text_of(d, "t-lines"))
+        assert console_errors(driver) == []
+    finally:
+        leave(driver)
+        server.stop()

@@ -157,6 +157,7 @@ def _label(
         "labeller": labeller or rec.get("labeller") or "import",
         "sample": rec.get("sample") or "browse",
         "labelled_at": rec.get("labelled_at"),
+        "probability": rec.get("probability"),
     }
     f = validate_label_fields(fields, dom, judge)
     if (f.row_index, judge) not in cells:
@@ -171,4 +172,5 @@ def _label(
         labeller=f.labeller,
         sample=f.sample,
         created=f.labelled_at,
+        probability=f.probability,
     )

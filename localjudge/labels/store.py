@@ -8,6 +8,9 @@ NULL withdraws the cell's label. So every label keeps its history, labeller and 
 Each label also records how its row was picked (`sample`):
     random     from the seeded random queue: an unbiased sample of the run
     uncertain  from the uncertainty-first queue: biased toward hard rows
+    active     from the active queue (localjudge/view/active.py): rows drawn with a known probability, larger where
+               the judge is unsure; the label stores that `probability` (migration 006), and the estimates weight the
+               label by 1 / probability (Horvitz–Thompson, trust/active.py) so they stay unbiased
     browse     labelled while browsing rows (or imported without a sample kind)
 Pass-rate estimates use `random` labels only; agreement is reported on all labels and on the random
 ones alone (localjudge/view/stats.py), so the bias of the uncertainty queue is never hidden.
@@ -48,8 +51,8 @@ from ..store.format_spec import FormatSpec, legacy_format_spec
 if TYPE_CHECKING:
     from ..store.results import ResultRow
 
-SampleKind = Literal["random", "uncertain", "browse"]
-SAMPLE_KINDS: tuple[str, ...] = ("random", "uncertain", "browse")
+SampleKind = Literal["random", "uncertain", "browse", "active"]
+SAMPLE_KINDS: tuple[str, ...] = ("random", "uncertain", "browse", "active")
 
 
 class Label(BaseModel):
@@ -67,6 +70,7 @@ class Label(BaseModel):
     created: str = ""
     prompt_hash: str | None = None  # what the label judged (set by add_label from the cell); None: the cell had no prompt
     judge_version: str | None = None
+    probability: float | None = None  # of the row being picked (`active` labels); None: uniform or not a sample
     stale: bool = False  # the cell has changed since (another row, other inputs, another judge version): not used
 
 
@@ -74,7 +78,7 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-_COLS = "id, run_id, row_index, judge, row_id, value, comment, labeller, sample, created, prompt_hash, judge_version"
+_COLS = "id, run_id, row_index, judge, row_id, value, comment, labeller, sample, created, prompt_hash, judge_version, probability"
 # the binding of a results row: its row id, the prompt hash of its record, its judge version (NULL when the JSON is foreign)
 _CELL_BINDING = (
     "r.row_id, CASE WHEN json_valid(r.record) THEN json_extract(r.record, '$.prompt_hash') END, "
@@ -102,7 +106,8 @@ def _label(r: Sequence[Any]) -> Label:
         created=r[9],
         prompt_hash=r[10],
         judge_version=r[11],
-        stale=bool(r[12]) if len(r) > 12 else False,
+        probability=r[12],
+        stale=bool(r[13]) if len(r) > 13 else False,
     )
 
 
@@ -123,7 +128,7 @@ def add_label(conn: sqlite3.Connection, label: Label) -> Label:
     row_id, prompt_hash, version = cell[0], cell[1], None if cell[2] is None else str(cell[2])
     created = label.created or _now()
     cur = conn.execute(
-        f"INSERT INTO labels ({_COLS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO labels ({_COLS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             label.run_id,
             label.row_index,
@@ -136,6 +141,7 @@ def add_label(conn: sqlite3.Connection, label: Label) -> Label:
             created,
             prompt_hash,
             version,
+            label.probability,
         ),
     )
     update = {"id": int(cur.lastrowid or 0), "created": created, "row_id": row_id, "prompt_hash": prompt_hash}
@@ -245,6 +251,7 @@ class LabelFields(BaseModel):
     labeller: str
     sample: SampleKind = "browse"
     labelled_at: str = ""
+    probability: float | None = None
 
 
 def _text(field: str, v: Any, limit: int) -> str:
@@ -308,6 +315,17 @@ def validate_label_fields(fields: Mapping[str, Any], domain: Domain | None, judg
     sample = fields.get("sample", "browse")
     if sample not in SAMPLE_KINDS:
         raise InputError(f"field sample must be one of {', '.join(SAMPLE_KINDS)}")
+    prob = fields.get("probability")
+    if prob is not None and (
+        isinstance(prob, bool) or not isinstance(prob, (int, float)) or not math.isfinite(prob) or not 0 < prob <= 1
+    ):
+        raise InputError(
+            f"field probability must be a number in (0, 1] (the row's sampling probability) or null, got {str(prob)[:40]!r}"
+        )
+    if prob is not None and sample != "active":
+        raise InputError(f"field probability is for sample 'active' labels only, not {sample!r}; leave it out")
+    if sample == "active" and prob is None:
+        raise InputError("field probability is needed with sample 'active': the row's sampling probability from the active queue")
     when = fields.get("labelled_at")
     if when in (None, ""):
         when = ""
@@ -317,7 +335,15 @@ def validate_label_fields(fields: Mapping[str, Any], domain: Domain | None, judg
             datetime.fromisoformat(when)
         except ValueError:
             raise InputError(f"field labelled_at={when!r} is not an ISO 8601 time (like 2025-01-31T12:00:00+0000)") from None
-    return LabelFields(row_index=ri, value=value, comment=comment, labeller=labeller, sample=sample, labelled_at=when)
+    return LabelFields(
+        row_index=ri,
+        value=value,
+        comment=comment,
+        labeller=labeller,
+        sample=sample,
+        labelled_at=when,
+        probability=None if prob is None else float(prob),
+    )
 
 
 # ----------------------------------------------------------------------------------- run directories
@@ -365,6 +391,7 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
             "labeller": lab.labeller,
             "sample": lab.sample,
             "labelled_at": lab.created,
+            "probability": lab.probability,
             **({"stale": lab.stale} if stale else {}),
         }
         for lab in labels.values()

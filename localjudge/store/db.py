@@ -123,6 +123,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE results ADD COLUMN truncated_turns INTEGER
         """,
     ),
+    (  # the probability the label's row had of being picked (the view's `active` queue, labels/store.py); NULL:
+        # a uniform random sample (the `random` queue) or not a sample (`uncertain`, `browse`)
+        "006_label_sampling",
+        """
+        ALTER TABLE labels ADD COLUMN probability REAL
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _SPEC_VERSION = [n for n, _ in MIGRATIONS].index("004_format_spec") + 1  # the schema that has results.format_spec

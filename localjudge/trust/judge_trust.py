@@ -42,6 +42,7 @@ class JudgeTrust(BaseModel):
     prediction: Prediction | None = None  # what PPI++ used of the judge on each row
     estimates: Estimates | None = None
     refused: str | None = None
+    active: Estimate | None = None  # from the `active` queue's labels, each weighted by 1 / its stored probability
     budget: LabelBudget | None = None
     position: PositionBias | None = None
     length: LengthBias | None = None
@@ -60,6 +61,8 @@ class JudgeTrust(BaseModel):
                 out.append(f"pass rate by Rogan–Gladen: refused ({e.rogan_gladen_refused})")
         elif self.refused:
             out.append(f"no PPI++ estimate: {self.refused}")
+        if self.active is not None:
+            out.append(f"pass rate by active labels (Horvitz–Thompson): {estimate_text(self.active)} ({self.active.note})")
         if self.budget is not None:
             out.append(f"label budget (random-sample labels): {self.budget.text}")
         out += [b.sentence for b in (self.position, self.length, self.self_preference) if b is not None]
@@ -237,10 +240,38 @@ def stored_trust(
 
     pass_labels, warning = stored_pass_labels(rows, labels, judge)
     out = judge_trust(rows, judge, pass_labels, target_half_width=target_half_width)
+    out.active = active_estimate(rows, labels, judge)
     if warning and out.estimates is not None:
         note = out.estimates.ppi.note + "; the labels are not a random sample, so the interval does not cover selection bias"
         out.estimates.ppi = out.estimates.ppi.model_copy(update={"note": note})
     return out
+
+
+def active_estimate(rows: Sequence[ResultRow], labels: Sequence[dict[str, Any]], judge: str) -> Estimate | None:
+    """The pass rate of `judge` from its `active` labels (the view's active queue), each weighted by 1 / the sampling
+    probability stored with it (`trust.active.active_mean`: unbiased whatever the probabilities); None with fewer than
+    2 such labels that fit the judge's pass/fail verdicts. Random and other labels are not used here."""
+    from ..labels.agreement import agree
+    from .active import WeightedLabel, active_mean
+    from .rates import LABEL_COLUMN
+
+    mine = [r for r in rows if r.judge == judge]
+    act = [lab for lab in labels if lab.get("judge") == judge and lab.get("sample") == "active" and lab.get("probability")]
+    got = predictions(mine)
+    if len(act) < 2 or got is None:
+        return None
+    try:
+        passes = agree(mine, act, LABEL_COLUMN, judge=judge, max_disagreements=0).pass_labels
+    except InputError:
+        return None
+    prob = {int(lab["row_index"]): float(lab["probability"]) for lab in act}
+    pred_list, lab = _aligned(got[0], passes or {})
+    pos = {row: i for i, row in enumerate(sorted(got[0]))}
+    weighted = [WeightedLabel(row=i, label=y, probability=prob[r]) for r, i in pos.items() if i in lab for y in [lab[i]]]
+    try:
+        return active_mean(pred_list, weighted)
+    except InputError:
+        return None
 
 
 def run_trust(

@@ -50,7 +50,7 @@ def choose_labels(labels: Sequence[dict[str, Any]], judge: str) -> tuple[list[di
         return mine, f"{len(mine)} random-sample labels", None
     if len(rand) >= MIN_RANDOM and len({str(lab.get(LABEL_COLUMN)) for lab in rand}) >= 2:
         return rand, f"{len(rand)} random-sample labels of {len(mine)} (the others were not picked at random)", None
-    shown = ", ".join(f"{kinds[k]} {k}" for k in ("random", "uncertain", "browse") if kinds[k])
+    shown = ", ".join(f"{kinds[k]} {k}" for k in ("random", "uncertain", "browse", "active") if kinds[k])
     more = (
         f"label {MIN_RANDOM - len(rand)} more rows"
         if len(rand) < MIN_RANDOM

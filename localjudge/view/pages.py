@@ -321,9 +321,10 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
     dom = esc(json.dumps({j: d.model_dump() for j, d in domains.items()}))
     body = f"""
 <div class="filters"><label>judge <select id="l-judge">{opts}</select></label>
-<label>order <select id="l-order"><option value="uncertain">uncertain first</option><option value="random">random sample</option></select></label>
+<label>order <select id="l-order"><option value="uncertain">uncertain first</option><option value="random">random sample</option><option value="active">active (weighted sample)</option></select></label>
 <label>seed <input id="l-seed" type="number" value="0" min="0"></label>
 <label>labeller <input id="labeller" autocomplete="name" placeholder="your name"></label>
+<label>target ± <input id="l-width" type="number" value="0.05" min="0.001" max="0.999" step="0.01"></label>
 <span id="active-order" class="tag"></span> <span id="l-pos"></span></div>
 <div id="domain" data-domains="{dom}"></div>
 <section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-inputs"></div>
@@ -331,9 +332,12 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
 <p>Your label: <strong id="c-label">—</strong> <span id="c-saved" class="note"></span></p>
 <div id="c-keys" class="label-buttons"></div>
 <p><label>comment <input id="comment" size="60" placeholder="press c, type, Enter"></label></p></section>
+<section id="trust" class="card"><h3>Human pass rate (95% interval)</h3><p id="t-ppi"></p><ul id="t-lines"></ul>
+<p><strong id="t-budget"></strong></p></section>
 <p class="note" id="help">Keys: the value keys above label and move on · j / → next · k / ← previous · u undo ·
 c comment (Enter saves, Esc leaves) · l labeller name · o switch order · g next judge. Labels from the random order are the
-unbiased sample: pass-rate estimates use only those.</p>"""
+unbiased sample: pass-rate estimates use only those. Labels from the active order store the probability their row
+was drawn with, and the active estimate weights each by 1 / that probability.</p>"""
     return layout(f"Label {rid}", body, csrf, "label", {"rid": rid})
 
 

@@ -9,6 +9,8 @@
                     rows without an expected score follow, by |score - threshold|;
                  unscored rows come last.
     random     a seeded shuffle of the rows: labels from it are an unbiased sample of the run.
+    active     rows drawn each with its own probability, larger where the judge is unsure (active.py), most
+               uncertain first; each label stores its row's probability so the estimates stay unbiased.
 
 The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
 most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time. Computing it is one
@@ -26,7 +28,7 @@ from typing import Any
 from .panels import MEMBERS_SPLIT
 from .runs import RunHandle
 
-ORDERS = ("uncertain", "random")
+ORDERS = ("uncertain", "random", "active")
 REFRESH_S = 20.0
 
 
@@ -40,8 +42,13 @@ def pass_threshold(judge: str) -> float:
         return 0.5
 
 
-def queue(run: RunHandle, judge: str, order: str, seed: int = 0) -> Sequence[int]:
-    """Row indexes of `judge`'s results in queue order (cached while the run's result count is unchanged)."""
+def queue(run: RunHandle, judge: str, order: str, seed: int = 0, *, budget: int | None = None) -> Sequence[int]:
+    """Row indexes of `judge`'s results in queue order (cached while the run's result count is unchanged);
+    `budget` is the active queue's expected number of labels (active.py)."""
+    if order == "active":
+        from .active import active_plan
+
+        return active_plan(run, judge, seed, budget).rows
     with run.conn() as c:
         n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
     key = ("queue", judge, order, seed)

@@ -309,7 +309,16 @@ class RunHandle:
         with self.conn() as c:
             return label_history(c, self.run_id() or "", row_index)
 
-    def add_label(self, row_index: int, judge: str, value: Any, comment: str | None, labeller: str, sample: str) -> Label:
+    def add_label(
+        self,
+        row_index: int,
+        judge: str,
+        value: Any,
+        comment: str | None,
+        labeller: str,
+        sample: str,
+        probability: float | None = None,
+    ) -> Label:
         """Append a label for a cell that has a result; InputError naming the cell otherwise."""
         rid = self.run_id() or ""
         with self.conn() as c:
@@ -330,6 +339,7 @@ class RunHandle:
                         comment=comment or None,
                         labeller=labeller,
                         sample=sample,
+                        probability=probability,
                     ),
                 )
 

@@ -36,5 +36,6 @@ def routes(state: ViewState) -> list[Route]:
         Route("/api/runs/{rid}/labels", partial(labelling.add_label, state), methods=["POST"]),
         Route("/api/runs/{rid}/agreement", blocking(api.agreement)),
         Route("/api/runs/{rid}/align", partial(labelling.alignment, state), methods=["GET", "POST"]),
+        Route("/api/runs/{rid}/trust", blocking(api.trust)),
         Route("/static/{name}", static),
     ]

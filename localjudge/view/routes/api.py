@@ -60,3 +60,11 @@ def agreement(state: ViewState, request: Request) -> Response:
     from ..stats import agreement
 
     return JSONResponse(agreement(state.run_of(request), request.query_params.get("judge", "")))
+
+
+def trust(state: ViewState, request: Request) -> Response:
+    """GET /api/runs/{rid}/trust?judge=J[&width=W]: the trust panel (PPI++, interval, labels to reach ±W)."""
+    from ..trust import trust_panel, width_param
+
+    q = request.query_params
+    return JSONResponse(trust_panel(state.run_of(request), q.get("judge", ""), width_param(q.get("width"))))

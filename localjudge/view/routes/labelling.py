@@ -14,13 +14,14 @@ from ...errors import InputError
 from ...http_limits import BodyError, ClientGone, loads_bounded, read_body
 from ...labels.store import validate_label_fields
 from .. import pages
+from ..active import active_plan
 from ..queue import ORDERS, queue
 from ..runs import RunHandle
 from ..state import ViewConfig, ViewState, int_param
 from .base import err, handle
 
 MAX_JSON_DEPTH = 32  # a label body is one flat object
-LABEL_FIELDS = "{row_index, judge, value, labeller, sample, comment}"
+LABEL_FIELDS = "{row_index, judge, value, labeller, sample, comment, probability}"
 
 
 def next_item(state: ViewState, request: Request) -> Response:
@@ -33,7 +34,8 @@ def next_item(state: ViewState, request: Request) -> Response:
         raise InputError(f"parameter judge={judge!r} is not a judge of this run ({', '.join(run.judges())})")
     if order not in ORDERS:
         raise InputError(f"parameter order={order!r} is not one of {', '.join(ORDERS)}")
-    order_rows = queue(run, judge, order, int_param(request, "seed", 0))
+    budget = int_param(request, "budget", 0) or None
+    order_rows = queue(run, judge, order, int_param(request, "seed", 0), budget=budget)
     every = run.labels(judge)
     labels = {k: lab for k, lab in every.items() if not lab.stale}  # a stale label's row asks for a new label
     pos = q.get("pos")
@@ -68,6 +70,8 @@ def next_item(state: ViewState, request: Request) -> Response:
 
             with run.conn() as c:
                 item.update(members_of_page(c, run.run_id() or "", members, [(ri, judge)]).get((ri, judge), {}))
+        if order == "active":  # the probability the label stores (the estimates weight it by 1 / probability)
+            item["probability"] = active_plan(run, judge, int_param(request, "seed", 0), budget).probability[ri]
         if isinstance(res.result.details.get("cascade"), dict):
             item["cascade"] = res.result.details["cascade"]
     n_done = len(labels)  # a label needs a result of this judge: every labelled cell is in the queue
@@ -95,7 +99,7 @@ async def add_label(state: ViewState, request: Request) -> Response:
             raise InputError(f"field judge={judge!r} is not a judge of this run")
         f = validate_label_fields(body, state.domains(run).get(judge), judge)
         ri, value, comment, labeller, sample = f.row_index, f.value, f.comment, f.labeller, f.sample
-        lab = run.add_label(ri, judge, value, comment, labeller, sample)
+        lab = run.add_label(ri, judge, value, comment, labeller, sample, f.probability)
         return JSONResponse(lab.model_dump(mode="json"))
 
     return await handle(write)(request)

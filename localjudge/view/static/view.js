@@ -243,7 +243,12 @@ function initLabel() {
     st.pos = q.pos;
     st.n = q.n;
     st.item = q.item;
-    $("active-order").textContent = q.order === "random" ? `random sample (seed ${$("l-seed").value || 0})` : "uncertain first";
+    $("active-order").textContent =
+      q.order === "random"
+        ? `random sample (seed ${$("l-seed").value || 0})`
+        : q.order === "active"
+          ? `active: drawn rows, most uncertain first (seed ${$("l-seed").value || 0})`
+          : "uncertain first";
     $("l-pos").textContent = `${q.n ? q.pos + 1 : 0} of ${q.n} · ${q.n_labelled} labelled`;
     const it = q.item;
     if (!it) {
@@ -266,6 +271,17 @@ function initLabel() {
       it.label === null ? "—" : it.stale_label ? `${fmt(it.label)} (stale: the row changed since; label it again)` : fmt(it.label);
     $("comment").value = it.comment || "";
     $("c-saved").textContent = "";
+    await showTrust();
+  }
+
+  // the judge's pass rate by PPI++ and the labels to reach ±W, re-read after each label (view/trust.py)
+  async function showTrust() {
+    const p = new URLSearchParams({ judge: judge(), width: $("l-width").value || "0.05" });
+    const t = await getJSON(`${base()}/trust?${p}`);
+    const lines = t.lines || [];
+    $("t-ppi").textContent = lines.find((x) => x.startsWith("pass rate by PPI++") || x.startsWith("no PPI++")) || "";
+    $("t-lines").replaceChildren(...lines.filter((x) => x !== $("t-ppi").textContent && !x.startsWith("label budget")).map((x) => el("li", x)));
+    $("t-budget").textContent = t.budget ? t.budget.text : "";
   }
 
   async function save(item, value, comment) {
@@ -282,6 +298,7 @@ function initLabel() {
       comment: comment || null,
       labeller: name,
       sample: order(),
+      probability: order() === "active" ? item.probability : null,
     });
     return true;
   }
@@ -372,7 +389,7 @@ function initLabel() {
       enqueue(() => show());
     }
   });
-  for (const id of ["l-judge", "l-order", "l-seed"]) {
+  for (const id of ["l-judge", "l-order", "l-seed", "l-width"]) {
     $(id).addEventListener("change", () => {
       showKeys();
       enqueue(() => show());

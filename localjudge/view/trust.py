@@ -1,0 +1,43 @@
+"""The trust panel of the labelling page: one judge's pass rate by PPI++ with its 95 % interval, beside labels-only
+and Rogan–Gladen (or the sentence saying why there is none), the estimate from the active queue's labels weighted
+by their stored probabilities, and "N more labels to reach ±W". These are the figures and the lines `localjudge agree
+--labels RUN_DIR --target-width W` prints for the same store: both call trust/judge_trust.py `stored_trust` on the
+run's results and its stored labels (stale ones left out). The page re-reads them after each label."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import InputError
+from ..labels.store import label_rows
+from .runs import RunHandle
+
+DEFAULT_WIDTH = 0.05  # the half-width "N more labels" aims at, unless the page asks for another
+
+
+def width_param(raw: str | None) -> float:
+    """The `width` query parameter: a half-width in (0, 1), DEFAULT_WIDTH when absent; InputError otherwise."""
+    if raw in (None, ""):
+        return DEFAULT_WIDTH
+    try:
+        w = float(str(raw)[:32])
+    except ValueError:
+        raise InputError(f"parameter width={str(raw)[:32]!r} must be a number in (0, 1), like 0.05") from None
+    if not math.isfinite(w) or not 0 < w < 1:
+        raise InputError(f"parameter width={w:g} must be in (0, 1), like 0.05 for ±5 points")
+    return w
+
+
+def trust_panel(run: RunHandle, judge: str, width: float = DEFAULT_WIDTH) -> dict[str, Any]:
+    """The judge's trust figures as JSON (`JudgeTrust`) with `lines`, the sentences `agree` prints."""
+    from ..trust.judge_trust import stored_trust
+
+    if judge not in run.judges():
+        raise InputError(f"parameter judge={judge!r} is not a judge of this run ({', '.join(run.judges())})")
+    with run.conn() as c:
+        every = [r[0] for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ?", (run.run_id(), judge))]
+    rows = run.results_of_cells(judge, sorted(every))
+    labels = label_rows(run.path, judge)
+    trust = stored_trust(rows, labels, judge, target_half_width=width)
+    return {**trust.model_dump(mode="json"), "width": width, "n_labels": len(labels), "lines": trust.lines()}
