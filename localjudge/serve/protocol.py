@@ -20,15 +20,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
+from . import json_mode
 from .errors import bad_request
 from .validate import check_schema, check_text
 from .wire import MAX_STOP, ChatRequest, FunctionDef
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .aliases import Alias
 
 
 def parse_request(data: Any) -> ChatRequest:
@@ -180,8 +186,9 @@ def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> 
     return "\n".join(lines)
 
 
-def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
-    """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured."""
+def plan(req: ChatRequest, *, field_tokens: int, aliases: Mapping[str, Alias] | None = None) -> Plan:
+    """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured.
+    When `req.model` is one of `aliases`, its default output contract fills in a missing response_format."""
     if req.n not in (None, 1):
         raise bad_request("n: only n=1 is supported; send one request per completion", param="n")
     for key in ("frequency_penalty", "presence_penalty"):
@@ -225,6 +232,8 @@ def plan(req: ChatRequest, *, field_tokens: int) -> Plan:
     _plan_tools(req, p)
     if p.tool_mode in ("none", "auto"):
         _plan_response_format(req.response_format, p)
+    if aliases and req.model in aliases:
+        aliases[req.model].apply(req, p)
     return p
 
 
@@ -280,8 +289,9 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
     kind = rf.get("type")
     if kind == "text":
         return
-    if kind == "json_object":
-        p.schema, p.schema_name = {"type": "object"}, "json_object"
+    if kind == "json_object":  # the schema a JSON-mode system message states (instructor's), else any object
+        stated = json_mode.stated_schema(p.messages) if p.tool_mode == "none" else None
+        p.schema, p.schema_name = (stated, json_mode.SCHEMA_NAME) if stated is not None else ({"type": "object"}, "json_object")
         return
     if kind == "json_schema":
         js = rf.get("json_schema")
