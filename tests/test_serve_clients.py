@@ -152,13 +152,12 @@ def test_deepeval_local_model_scores_every_rag_case_through_an_alias(clients_ser
 
 def test_inspect_model_graded_qa_grades_every_rag_case_through_an_alias(clients_server, monkeypatch, tmp_path):
     from inspect_ai import Task, eval
+    from inspect_ai._util.error import PrerequisiteError
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput
+    from inspect_ai.model._providers.providers import validate_openai_client
     from inspect_ai.scorer import model_graded_qa
     from inspect_ai.solver import Generate, TaskState, solver
-
-    from inspect_ai._util.error import PrerequisiteError
-    from inspect_ai.model._providers.providers import validate_openai_client
 
     try:  # inspect-ai 0.3.285's OpenAI-compatible provider needs openai >= 3.4.0
         validate_openai_client("OpenAI Compatible API")
@@ -192,7 +191,7 @@ def test_promptfoo_llm_rubric_parses_every_rag_case_through_an_alias(clients_ser
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed")
-    prefix = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localjudge-tests" / "promptfoo-0.121"
+    prefix = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121"  # kept across sessions (not the per-test XDG cache)
     cli = prefix / "node_modules" / ".bin" / "promptfoo"
     if not cli.exists():
         got = subprocess.run(
