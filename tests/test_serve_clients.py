@@ -229,3 +229,10 @@ def test_promptfoo_llm_rubric_parses_every_rag_case_through_an_alias(clients_ser
     assert len(results) == 5, reasons
     assert not any(re.search(r"Could not extract JSON|Error", x) for x in reasons), reasons
     assert healthy(clients_server.url)["errors"] == 0
+
+
+def test_the_docs_recipes_state_the_contracts_these_tests_run():
+    docs = (Path(__file__).parent.parent / "docs/serve.md").read_text(encoding="utf-8")
+    assert json.dumps(GEVAL_SCHEMA) in docs and json.dumps(RUBRIC_SCHEMA) in docs
+    assert GRADE_GRAMMAR in docs
+    assert "deepeval set-local-model --model=geval" in docs and "openai-api/lj/grader" in docs
