@@ -26,6 +26,8 @@
                                                  constraints [--rows 12]: judges' formats under each constraint
                                                  (scripts/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
+    python scripts/bench.py clients                    evaluation clients (MLflow ...) x path: usable verdicts, our serve vs
+                                                 llama-cpp-python's server, one thread (scripts/bench_clients.py)
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
                                     [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
@@ -71,6 +73,8 @@ SCHEMA = {
     "required": ["rationale", "result"],
 }
 MAX_TOKENS = 256  # what a careful user gives an unconstrained-length rationale
+# layers offloaded to the GPU by every model this script loads (section `gpu` sets -1; 0 = CPU, as before)
+GPU_LAYERS = int(os.environ.get("BENCH_GPU_LAYERS", "0"))
 
 
 def peak_rss_mb() -> float:
@@ -102,7 +106,12 @@ def _llama():
     from localjudge.models.registry import resolve_model
 
     return Llama(
-        resolve_model(None).path, n_ctx=4096, n_threads=default_threads(), n_threads_batch=default_threads(), verbose=False
+        resolve_model(None).path,
+        n_ctx=4096,
+        n_threads=default_threads(),
+        n_threads_batch=default_threads(),
+        n_gpu_layers=GPU_LAYERS,
+        verbose=False,
     )
 
 
@@ -159,14 +168,18 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
             gen_tok += g.n_output_tokens
             gen_ms += g.decode_ms
         return {"pp_tok_s": pp_tok / pp_ms * 1000, "gen_ms_per_tok": gen_ms / max(gen_tok, 1), "rss_mb": peak_rss_mb()}
-    if mode in ("localjudge", "localjudge_fast", "localjudge_tokens", "localjudge_noreuse", "localjudge_p4"):
+    if mode in ("localjudge", "localjudge_fast", "localjudge_tokens", "localjudge_noreuse") or (
+        mode.startswith("localjudge_p") and mode[len("localjudge_p") :].isdigit()
+    ):
         import tempfile
 
         from localjudge.engine import DecodeOptions, load_engine
         from localjudge.judges import get_judge
         from localjudge.runner import evaluate
 
-        eng = load_engine(reuse_prefix=mode != "localjudge_noreuse", n_parallel=4 if mode == "localjudge_p4" else 1)
+        n_par = int(mode[len("localjudge_p") :]) if mode.startswith("localjudge_p") else 1
+        gpu = {"n_gpu_layers": GPU_LAYERS} if GPU_LAYERS else {}
+        eng = load_engine(reuse_prefix=mode != "localjudge_noreuse", n_parallel=n_par, **gpu)
         for name in JUDGES:  # compile each judge's format once, outside the timed part (cached on disk anyway)
             eng.compile(get_judge(name).format)
             eng.compile(get_judge(name).format.fast())
@@ -604,6 +617,30 @@ def section_workload(rows: int) -> None:
         )
 
 
+def section_gpu(rows: int, parallel: tuple[int, ...] = (1, 4, 16)) -> None:
+    """The workload with every layer on the GPU (a CUDA build of llama-cpp-python): the naive GBNF loop against
+    localjudge one row at a time and with N rows decoded per batch, each in its own process, same rows."""
+    os.environ["BENCH_GPU_LAYERS"] = "-1"
+    n = rows * len(JUDGES)
+    print(f"## GPU: {rows} CoQA RAG rows x {len(JUDGES)} judges = {n} judgements, every layer offloaded\n")
+    res = {"gbnf": sub("gbnf", rows, 0)} | {p: sub("localjudge" if p == 1 else f"localjudge_p{p}", rows, 0) for p in parallel}
+    base = res["gbnf"]
+    print("| contender | wall s | rows/min | x GBNF | valid typed verdicts | mean output tokens |")
+    print("|---|---|---|---|---|---|")
+    for key, label in [("gbnf", "llama-cpp-python + GBNF, one call per row")] + [
+        (p, "localjudge default" if p == 1 else f"localjudge --parallel {p}") for p in parallel
+    ]:
+        r = res[key]
+        if "error" in r:
+            print(f"| {label} | error: {r['error']} | | | | |")
+            continue
+        ratio = f"{base['wall_s'] / r['wall_s']:.2f}" if "error" not in base else "-"
+        print(
+            f"| {label} | {r['wall_s']:.1f} | {r['n'] / r['wall_s'] * 60:.1f} | {ratio} | {r['valid']}/{r['n']} | "
+            f"{r['out_tokens'] / r['n']:.1f} |"
+        )
+
+
 # ------------------------------------------------------------------------------------------ ray
 
 RAY_MAP = {"retrieval_context": "context", "ground_truth": "expected"}
@@ -959,6 +996,8 @@ def main() -> None:
             "defaults",
             "_defaults",
             "trust-estimators",
+            "gpu",
+            "clients",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -1014,6 +1053,8 @@ def main() -> None:
         section_view(a.n if "--n" in sys.argv else 5)
     if a.section == "cascade":
         section_cascade(a.rows, a.below)
+    if a.section == "gpu":  # needs a CUDA build of llama-cpp-python
+        section_gpu(a.rows if "--rows" in sys.argv else 12)
     if a.section == "trust-estimators":  # issue 33: scripts/bench_trust_estimators.py (no model, seeded)
         import bench_trust_estimators
 
@@ -1046,6 +1087,10 @@ def main() -> None:
         bench_schemas_e2e.section_schemas_e2e(
             a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out, resume=a.resume
         )
+    if a.section == "clients":  # issue 32: scripts/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
+        import bench_clients
+
+        bench_clients.section_clients(threads=1)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,16 @@ BUILTINS = [
     "conversational_tool_call_efficiency",
     "knowledge_retention",
     "user_frustration",
+    # MLflow's trace tool-call judges and remaining single-turn judges (tests/test_mlflow_builtin_judges_golden.py)
+    "tool_call_correctness",
+    "tool_call_efficiency",
+    "completeness",
+    "fluency",
+    "summarization",
+    # model-free judges of one tool call (tests/test_tool_call_granularity.py)
+    "tool_call_exact",
+    "tool_call_ordered",
+    "tool_call_subset",
 ]
 
 

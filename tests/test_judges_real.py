@@ -79,6 +79,27 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             )
         },
         "conversational_guidelines": {"conversation": conversation(q, a), "guidelines": ["Answer in one sentence."]},
+        # MLflow's tool-call judges: one call, rendered as MLflow renders it (conversations.render.tool_calls_text)
+        **{
+            n: {
+                "request": q,
+                "tools_called": f"Tool Call 1: search\n  Input Arguments: {{'query': {q!r}}}\n  Output: {ctx}",
+                "available_tools": "- search: Search the web",
+            }
+            for n in ("tool_call_correctness", "tool_call_efficiency")
+        },
+        "completeness": {"inputs": q, "outputs": a},
+        "fluency": {"outputs": a},
+        # model-free: the model is given and not called
+        **{
+            f"tool_call_{m}": {
+                "tool_call": '{"name": "search", "arguments": {"q": "x"}}',
+                "tool_call_index": "0",
+                "expected_tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+            }
+            for m in ("exact", "ordered", "subset")
+        },
+        "summarization": {"inputs": ctx, "outputs": a},
     }
 
 
@@ -97,6 +118,9 @@ def test_real_cases_cover_every_builtin_judge():
 
 
 def check_typed(judge, r, engine):
+    if not judge.traits.needs_model:  # model-free (tool_call_match): scored with no call; the examples match exactly
+        assert (r.unscored_reason, r.score, r.passed, r.usage.calls, r.model_id) == (None, 1.0, True, 0, engine.model_id)
+        return
     assert r.unscored_reason is None, r.error
     assert r.judge == judge.name and r.judge_version == judge.version and r.model_id == engine.model_id
     assert r.raw_text and r.verdict is not None and r.usage.calls >= 1 and r.usage.output_tokens > 0

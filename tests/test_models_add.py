@@ -23,11 +23,18 @@ def home(tmp_path, monkeypatch):
     return tmp_path / "models"
 
 
+@pytest.fixture(scope="module")
+def gemma_file(_localjudge_home) -> Path:
+    """The Gemma GGUF in the session's models home (assembled from its packages once for the whole session,
+    not again in each test's fresh home): a real file that arrived by hand, for `models add` to take in."""
+    return Path(resolve_model("gemma3-270m").path)
+
+
 @pytest.mark.slow
-def test_add_the_gemma_file_then_info_shows_its_metadata_and_the_model_resolves(home):
+def test_add_the_gemma_file_then_info_shows_its_metadata_and_the_model_resolves(gemma_file, home):
     from localjudge.models.files import add_model, model_info
 
-    src = Path(resolve_model("gemma3-270m").path)
+    src = gemma_file
     got = add_model(src, name="gemma-usb")
     dest = home / "local" / "gemma-usb.gguf"
     assert got["path"] == str(dest) and dest.stat().st_size == src.stat().st_size and not dest.is_symlink()

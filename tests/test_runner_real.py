@@ -1,5 +1,8 @@
-"""Acceptance on the real default model: 30 mixed rows x 3 judges through `localjudge run`, stopped with
-SIGTERM and then SIGKILL mid-run, resumed: every (row, judge) exactly once; a re-run loads no model."""
+"""Acceptance on the real default model: 15 mixed rows x 3 judges through `localjudge run`, stopped with
+SIGTERM and then SIGKILL mid-run, resumed: every (row, judge) exactly once; a re-run loads no model.
+
+The rows are the first 15 of runner_mixed30.jsonl (labels 1 / 0.6 / 0, list and string contexts, the blank
+answer of row 13 followed by a good row): the resume properties need an interruption and a resume, not 30 rows."""
 
 from __future__ import annotations
 
@@ -14,9 +17,10 @@ from pathlib import Path
 import pytest
 from test_runner_resume import assert_each_cell_once, stored
 
-DATA = Path(__file__).parent / "data" / "runner_mixed30.jsonl"
+SOURCE = Path(__file__).parent / "data" / "runner_mixed30.jsonl"
+N_ROWS = 15
 JUDGES = ["correctness", "relevance_to_query", "groundedness"]
-N_CELLS = 30 * len(JUDGES)
+N_CELLS = N_ROWS * len(JUDGES)
 N_BLANK = len(JUDGES)  # row 13 has a blank answer: an input error for each judge, no inference
 
 
@@ -37,8 +41,10 @@ def wait_until(out: Path, n: int, proc: subprocess.Popen, timeout_s: float = 900
 
 @pytest.mark.slow
 def test_real_run_interrupted_twice_resumes_to_each_cell_once_and_reruns_from_cache(tmp_path, _localjudge_home):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(SOURCE.read_text().splitlines(keepends=True)[:N_ROWS]))
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "localjudge", "run", str(DATA), *sum((["-j", j] for j in JUDGES), []), "--out", str(out)]
+    cmd = [sys.executable, "-m", "localjudge", "run", str(data), *sum((["-j", j] for j in JUDGES), []), "--out", str(out)]
     env = {**os.environ, "LOCALJUDGE_HOME": str(_localjudge_home)}
 
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -68,7 +74,7 @@ def test_real_run_interrupted_twice_resumes_to_each_cell_once_and_reruns_from_ca
     assert all(r["result"]["value"] in ("yes", "no") for r in rows if r["row_index"] != 13)
     assert all(r["record"]["model_sha256"] == rows[0]["record"]["model_sha256"] for r in rows if r["record"])
     summary = json.loads((out / "summary.json").read_text())
-    assert {j: s["n"] for j, s in summary["judges"].items()} == dict.fromkeys(JUDGES, 30)
+    assert {j: s["n"] for j, s in summary["judges"].items()} == dict.fromkeys(JUDGES, N_ROWS)
 
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 1, again.stderr

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from localjudge.engine import Message, ScriptedEngine
+from localjudge.engine import DecodeOptions, Message, ScriptedEngine
 from localjudge.engine.base import GenerationCancelled
 from localjudge.engine.worker import EngineWorker, WorkerBusy, WorkerClosed
 from localjudge.formats import ScoreLines, YesNoJSON
@@ -90,15 +90,16 @@ def test_real_model_concurrent_requests_equal_one_at_a_time(engine):
         ("What is 2+2?", "Five."),
     ]
     reqs = [judge.render(input=q, output=a) for q, a in rows]
-    alone = [engine.generate(m, judge.output_formats[0]).text for m in reqs]
+    short = DecodeOptions(field_tokens=24)  # the rationale's length is not the point: equality is
+    alone = [engine.generate(m, judge.output_formats[0], short).text for m in reqs]
     worker = EngineWorker(engine)
     try:
         with ThreadPoolExecutor(4) as pool:
-            futs = list(pool.map(lambda m: worker.generate(m, judge.output_formats[0]), reqs))
+            futs = list(pool.map(lambda m: worker.generate(m, judge.output_formats[0], short), reqs))
         assert [f.result(120).text for f in futs] == alone
         jf = worker.call(
             lambda eng, done: judge.submit_many(
-                eng, [{"input": rows[0][0], "output": rows[0][1]}], None, lambda i, r: done(r), eng.model_id
+                eng, [{"input": rows[0][0], "output": rows[0][1]}], short, lambda i, r: done(r), eng.model_id
             )
         )
         assert jf.result(120).raw_text == alone[0]

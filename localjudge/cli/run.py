@@ -134,10 +134,11 @@ class ProgressLine:
 )
 @click.option(
     "--granularity",
-    type=click.Choice(["session", "turn"]),
+    type=click.Choice(["session", "turn", "tool_call"]),
     default=None,
     help="Judge conversations (a `messages` column, or --mlflow-sessions): one result per conversation, or one per "
-    "turn with the turns before it (--window). Default: session, for judges taking `conversation`.",
+    "turn with the turns before it (--window), or one per assistant tool call. Default: session, for judges taking "
+    "`conversation`.",
 )
 @click.option("--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees.")
 @click.option(

@@ -101,6 +101,12 @@ from .options import ModelChoice, http_limit_options, model_options
     help="The default output contract of the matching --alias: a format kind (yes_no_json, score_json, ...), "
     "a JSON schema file (*.json) or a Lark grammar file (*.lark).",
 )
+@click.option(
+    "--no-catalog-formats",
+    is_flag=True,
+    help="Answer known judge prompts (docs/serve.md, the catalog list) under the client's schema only, not "
+    "tightened to their judge's own output contract.",
+)
 @click.option("--log-level", default="warning", show_default=True, type=click.Choice(["debug", "info", "warning", "error"]))
 @model_options(parallel=True)
 def serve_cmd(
@@ -125,6 +131,7 @@ def serve_cmd(
     schema_constraint: str,
     aliases: tuple[str, ...],
     alias_formats: tuple[str, ...],
+    no_catalog_formats: bool,
     log_level: str,
     model: ModelChoice,
 ) -> None:
@@ -168,5 +175,6 @@ def serve_cmd(
         cache_max_mb=cache_max_mb,
         schema_constraint=schema_constraint,
         aliases=served,
+        catalog_formats=not no_catalog_formats,
     )
     serve(engine, host, port, config, identity=ref.identity(), log_level=log_level)

@@ -9,7 +9,12 @@ the rows:
   it (`conversation_text`);
 * `turn`: one row per unit interaction (DeepEval's turns: a user turn and what answers it), whose `conversation`
   is that unit and up to `window - 1` units before it (`turn_windows`), so a per-turn judge sees the turn it
-  judges last.
+  judges last;
+* `tool_call`: one row per call the assistant made (in conversation order), with `tool_call` (`{name,
+  arguments}`), `tool_call_index` (0-based) and `expected_tool_calls` (the conversation's, else the data row's
+  column of that name: a list of `{name, arguments}` or its JSON text; absent when neither has it, so a judge
+  needing it gives an unscored `missing_value` result naming the column), whose `conversation` is the whole
+  conversation (with tool calls). The model-free `tool_call_exact` / `_ordered` / `_subset` judges read these.
 
 Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges read that one: `route_columns`),
 `tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`) unless the data
@@ -20,6 +25,7 @@ one row with the error (naming its source row and the field), so the other conve
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
@@ -31,8 +37,9 @@ from .model import Conversation
 from .readers import from_messages
 from .render import TOOL_CALL_JUDGES, available_tools_text, conversation_text, tool_calls_text, turn_windows
 
-Granularity = Literal["session", "turn"]
+Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
+EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
 
 
 class ConversationOptions(BaseModel):
@@ -130,6 +137,20 @@ class ConversationDataset(Dataset):
                 yield Row(index, row.source, values, position=Position(cid, truncated_turns=cut))
                 index += 1
                 continue
+            if self.options.granularity == "tool_call":
+                for k, call in enumerate(conv.tool_calls()):
+                    values = self._values(row, conv, f"{cid}:call{k}")
+                    values.update(tool_call=_json(call.model_dump(include={"name", "arguments"})), tool_call_index=str(k))
+                    expected: Any = conv.expected_tool_calls
+                    if expected is not None:
+                        values[EXPECTED] = _json([c.model_dump(include={"name", "arguments"}) for c in expected])
+                    elif row.values.get(EXPECTED) is None:
+                        values.pop(EXPECTED, None)
+                    elif not isinstance(row.values[EXPECTED], str):  # a list from records / a DataFrame: as JSON text
+                        values[EXPECTED] = _json(row.values[EXPECTED])
+                    yield Row(index, f"{row.source} tool call {k}", values, position=Position(cid, tool_call_index=k))
+                    index += 1
+                continue
             for w in turn_windows(conv, self.options.window):
                 part = conv.model_copy(update={"turns": conv.turns[w.start : w.end]})
                 values, cut = self._fitted(row, part, f"{cid}:{w.unit}")
@@ -167,8 +188,14 @@ class ConversationDataset(Dataset):
         cols: dict[str, None] = dict.fromkeys(["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools"])
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
+        if self.options.granularity == "tool_call":
+            cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
         self._count = sum(1 for _ in self._rows())
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:

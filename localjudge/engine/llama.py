@@ -104,7 +104,9 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         llama_cpp.llama_backend_init()
         LLAMA_ERRORS.clear()
         mp = llama_cpp.llama_model_default_params()
-        mp.n_gpu_layers = int(n_gpu_layers)
+        # -1 = every layer, passed as the largest int as llama-cpp-python's Llama does (what llama.cpp makes of a
+        # negative count has changed between its versions)
+        mp.n_gpu_layers = 0x7FFFFFFF if int(n_gpu_layers) < 0 else int(n_gpu_layers)
         self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
         if not self._model:
             why = next((e for e in LLAMA_ERRORS if "error loading model" in e), LLAMA_ERRORS[0] if LLAMA_ERRORS else "")

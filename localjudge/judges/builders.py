@@ -320,4 +320,24 @@ def _custom(spec: JudgeSpec) -> Plan:
 
 
 # the prompt builder of each kind whose prompt is built from one spec key (`KindTraits.built_from`)
-BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {"metric": _v1, "instructions": _instructions, "prompt_template": _custom}
+# ------------------------------------------------------------------------------ tool-call match judge
+
+
+def _match(spec: JudgeSpec) -> Plan:
+    """A model-free judge of one tool call (judges/toolmatch.py): its one message only shows what is compared
+    (it is never sent; it is the cache key's prompt); its score is a float in [0, 1]."""
+    variables = [
+        Variable(name="tool_call", description="the call judged: {name, arguments} as JSON text"),
+        Variable(name="tool_call_index", description="its 0-based index among the conversation's calls"),
+        Variable(name="expected_tool_calls", description="the calls expected, in order: a JSON list"),
+    ]
+    text = f"match: {spec.match}\ntool call {{{{tool_call_index}}}}: {{{{tool_call}}}}\nexpected: {{{{expected_tool_calls}}}}"
+    return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
+
+
+BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {
+    "metric": _v1,
+    "instructions": _instructions,
+    "prompt_template": _custom,
+    "match": _match,
+}

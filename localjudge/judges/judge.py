@@ -51,7 +51,7 @@ class Judge(VariableValues, JudgeOutcomes):
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
         dump = spec.model_dump(mode="json")
-        for key in ("examples", "alignment", "think_tokens"):  # absent when empty, so older versions stay the same
+        for key in ("examples", "alignment", "think_tokens", "match"):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
@@ -264,6 +264,8 @@ class Judge(VariableValues, JudgeOutcomes):
     def _calls(self, raw: dict[str, Any], text: dict[str, str], options: DecodeOptions | None, model_id: str) -> Calls:
         """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
         gens: list[Generation] = []
+        if not self.traits.needs_model:
+            return self._matched(raw, model_id)
         try:
             if self.traits.calls == "per_item":
                 items = self._item_texts(raw, text)
@@ -286,6 +288,25 @@ class Judge(VariableValues, JudgeOutcomes):
             return res
         except PromptTooLongError as e:
             return self._unscored(gens, model_id, "prompt_too_long", str(e))
+
+    def judge_without_model(self, model_id: str = "", /, **variables: Any) -> JudgeResult:
+        """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises.
+        `model_id` is recorded on the result as for any judge of the run (the run's model, not called)."""
+        raw, _ = self._values(variables)
+        return self._matched(raw, model_id)
+
+    def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult:
+        """A tool_call_match judge's result (judges/toolmatch.py)."""
+        from .toolmatch import match_score
+
+        assert self.spec.match is not None
+        index = raw["tool_call_index"]
+        if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).isdigit():
+            raise InputError(f"judge '{self.name}': variable 'tool_call_index' must be a non-negative integer, got {index!r}")
+        score = match_score(self.spec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
+        fmt = self._plan.formats[0]
+        details = {"match": self.spec.match, "tool_call_index": int(index)}
+        return self._scored(self._base([], fmt, model_id), score, score, None, None, details)
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""

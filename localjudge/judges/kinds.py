@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt"]
+Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match"]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
-CallShape = Literal["one", "per_item", "two_stage"]
+# ("none": no model call, the judge computes its score itself: tool_call_match)
+CallShape = Literal["one", "per_item", "two_stage", "none"]
 # what the kind adds to the variables' texts: nothing, MLflow's grading context, or the instructions' field list
 ExtraText = Literal["", "grading_context", "instruction_fields"]
 
@@ -35,6 +36,11 @@ class KindTraits:
         """Whether a row is judged with one call (what `score_text`, `--fast`, probabilities and align work on)."""
         return self.calls == "one"
 
+    @property
+    def needs_model(self) -> bool:
+        """Whether judging a row calls the model (a run of model-free judges only never loads one)."""
+        return self.calls != "none"
+
 
 KINDS: dict[str, KindTraits] = {
     "single": KindTraits(needs=("messages", "output")),
@@ -44,4 +50,5 @@ KINDS: dict[str, KindTraits] = {
     "v1_metric": KindTraits(needs=("metric",), extra_text="grading_context", built_from="metric"),
     "instructions": KindTraits(needs=("instructions",), extra_text="instruction_fields", built_from="instructions"),
     "custom_prompt": KindTraits(needs=("prompt_template",), built_from="prompt_template"),
+    "tool_call_match": KindTraits(needs=("match",), calls="none", examples=False, built_from="match"),
 }

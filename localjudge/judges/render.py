@@ -166,8 +166,8 @@ def neutralise(value: Any, tags: set[str], pairs: Iterable[tuple[str, str]] = ()
     return value
 
 
-ListFormat = Literal["str", "dash_lines", "indented_dash_lines", "tag_lines", "lines", "js_array", "json"]
-DictFormat = Literal["str", "xml_fields", "xml_blocks", "json"]
+ListFormat = Literal["str", "dash_lines", "indented_dash_lines", "tag_lines", "lines", "js_array", "json", "json_utf8"]
+DictFormat = Literal["str", "xml_fields", "xml_blocks", "json", "json_utf8"]
 
 
 def _py_str(value: Any) -> str:
@@ -200,9 +200,15 @@ def format_value(value: Any, list_format: ListFormat = "str", dict_format: DictF
       lines      one item per line
       js_array   "a,b" (a JavaScript array in a template literal)
       json       json.dumps(indent=2, ASCII-escaped) (MLflow's instructions judge)
-    dict_format (dicts): str | xml_fields ("<key>value</key>" lines, MLflow's guidelines context) | json |
+      json_utf8  json.dumps(indent=2, ensure_ascii=False), any value (MLflow 3.17's `_safe_json_dumps`)
+    dict_format (dicts): str | xml_fields ("<key>value</key>" lines, MLflow's guidelines context) | json | json_utf8 |
       xml_blocks ("<key>\\nvalue\\n</key>" blocks, key lower-cased with spaces as '_': Flow Judge's format_vars)
     """
+    if list_format == "json_utf8" and not isinstance(value, dict) or dict_format == "json_utf8" and isinstance(value, dict):
+        try:
+            return json.dumps(value, default=str, indent=2, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return str(value)
     if list_format == "json" and not isinstance(value, dict) or dict_format == "json" and isinstance(value, dict):
         try:
             return json.dumps(value, default=str, indent=2)

@@ -210,6 +210,7 @@ class JudgeSpec(_Strict):
     instructions: str | None = None  # instructions
     result: ResultType | None = None  # instructions
     prompt_template: str | None = None  # custom_prompt
+    match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
     numeric_values: dict[str, float] | None = None  # custom_prompt
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)

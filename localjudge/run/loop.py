@@ -219,12 +219,17 @@ class CellLoop:
 def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: ModelRef) -> None:
     """Every (row, judge) cell of a chunk on this process's engine: stored/cached/bad ones at once, the rest
     submitted judge by judge and decoded in one drain (side by side when it batches); each result committed
-    as it finishes. The model is loaded on the chunk's first cell that needs it, never before."""
+    as it finishes. The model is loaded on the chunk's first cell that needs it, never before (never for a
+    model-free judge's cells, judged here at once)."""
     batch: EngineBatch | None = None
     queued: list[Cell] = []
     for plan in plans:
         cells = loop.pending(chunk, plan)
         if not cells:
+            continue
+        if not plan.needs_model:  # a model-free judge: judged here, the model not loaded for it
+            for cell in cells:
+                loop.judged(cell, _without_model(cell, loop.keys.model_id))
             continue
         if batch is None:
             engine: Engine = ref.engine()
@@ -233,6 +238,17 @@ def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: Mod
         batch.submit(plan.judge, [c.values for c in cells])
     if batch is not None:  # a failure mid-batch: every unfinished cell is an error, retried next run
         batch.drain(fatal=(ModelError, ConstraintError, StorageError))
+
+
+def _without_model(cell: Cell, model_id: str) -> JudgeResult | Exception:
+    """A model-free judge's result for a cell, or the exception it raised (bad input: stored as such)."""
+    from ..judges.judge import Judge
+
+    assert isinstance(cell.judge, Judge)
+    try:
+        return cell.judge.judge_without_model(model_id, **cell.values)
+    except Exception as e:
+        return e
 
 
 def run_on(ex: Executor, loop: CellLoop, chunks: Iterator[list[Row]], plans: list[JudgePlan]) -> None:

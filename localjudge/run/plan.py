@@ -38,6 +38,13 @@ class JudgePlan:
     format_name: str
     key_name: str | None = None  # the name the cache key is made with, when not `name` (a panel member's judge)
 
+    @property
+    def needs_model(self) -> bool:
+        """Whether judging a row calls the model (False for a model-free catalog judge: judges/toolmatch.py)."""
+        from ..judges.judge import Judge
+
+        return not isinstance(self.judge, Judge) or self.judge.traits.needs_model
+
 
 @dataclass
 class CellKeys:

@@ -1,9 +1,10 @@
-"""Per-turn results aggregated to their conversation, and whether a run's judges take a conversation.
+"""Per-turn (and per-tool-call) results aggregated to their conversation, and whether a run's judges take a conversation.
 
 The rule (docs/conversations.md): for each judge and conversation, over its per-turn results that are scored,
 `mean` is the mean score, `min` the lowest score (the conversation is as good as its worst turn), and
 `pass_fraction` the share of turns that pass (of those with a pass/fail); `turns` counts every per-turn result,
-`scored` those scored. A conversation with no scored turn has None for all three. Session-level results (one per
+`scored` those scored. A conversation with no scored turn has None for all three. Per-tool-call results
+(`--granularity tool_call`) aggregate by the same rule, each call counting as a turn. Session-level results (one per
 conversation) are not aggregated: they are already per conversation.
 """
 
@@ -70,10 +71,10 @@ def _stats(rows: list[ResultRow]) -> dict[str, Any]:
 
 def per_conversation(results: Iterable[ResultRow]) -> dict[str, Any]:
     """`{"rule": RULE, "judges": {judge: {conversation_id: {turns, scored, mean, min, pass_fraction}}}}` over the
-    per-turn results (`turn_index` set); `{}` when there are none (a session-level run)."""
+    per-turn and per-tool-call results (`turn_index` or `tool_call_index` set); `{}` when there are none (a session-level run)."""
     groups: dict[str, dict[str, list[ResultRow]]] = {}
     for r in results:
-        if r.turn_index is None or r.conversation_id is None:
+        if r.turn_index is None and r.tool_call_index is None or r.conversation_id is None:
             continue
         groups.setdefault(r.judge, {}).setdefault(r.conversation_id, []).append(r)
     if not groups:

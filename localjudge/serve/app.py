@@ -37,6 +37,7 @@ from ..formats import OutputFormat, PlainText
 from ..formats.text import DEFAULT_TEXT_TOKENS
 from . import protocol
 from .aliases import Alias
+from .catalog import Catalog
 from .errors import APIError, bad_request
 from .formats import JSON_OBJECT, FormatCache
 
@@ -66,6 +67,7 @@ class ServeConfig:
     cache_max_mb: float = 1024.0  # on-disk automaton cache cap (least recently used out)
     schema_constraint: str = "llguidance"  # the engine that constrains client schemas ("automaton": outlines-core)
     aliases: dict[str, Alias] = field(default_factory=dict)  # more served names, each with a default output contract
+    catalog_formats: bool = True  # known judge prompts answered under their judge's contract too (serve/catalog.py)
 
 
 @dataclass
@@ -104,11 +106,17 @@ class ServerState:
             constraint=config.schema_constraint,
         )
         self.text_format = PlainText(config.text_tokens)
+        self.catalog = Catalog.builtin() if config.catalog_formats else None
         self.counters = Counters()
         self.fingerprint = "localjudge-" + (self.identity.digest[:12] or "model")
         self.max_prompt_chars = config.max_prompt_chars or 64 * engine.n_ctx
         self.precompile: asyncio.Future[None] | None = None  # the json_object automaton, built at start
         self.stopping: asyncio.Event | None = None  # set when shutdown begins (bodies still arriving get 503)
+
+    def fingerprint_of(self, p: protocol.Plan) -> str:
+        """`system_fingerprint` of an answer: the server's, plus the catalog contract applied to it (if any)."""
+        applied = p.contract is not None and "; not applied" not in p.contract
+        return f"{self.fingerprint}+{p.contract}" if applied else self.fingerprint
 
     # ------------------------------------------------------------------------------ engine side
 

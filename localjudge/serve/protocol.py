@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
 from . import json_mode
+from .catalog import Catalog
 from .errors import bad_request
 from .validate import check_schema, check_text
 from .wire import MAX_STOP, ChatRequest, FunctionDef
@@ -70,6 +71,7 @@ class Plan:
     tool_mode: Literal["none", "named", "required", "auto"] = "none"
     tools: dict[str, FunctionDef] = field(default_factory=dict)
     named: str | None = None
+    contract: str | None = None  # the catalog contract applied (or why not): `X-Localjudge-Contract`
 
 
 def _text(content: str | list[dict[str, Any]] | None, where: str) -> str:
@@ -186,7 +188,9 @@ def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> 
     return "\n".join(lines)
 
 
-def plan(req: ChatRequest, *, field_tokens: int, aliases: Mapping[str, Alias] | None = None) -> Plan:
+def plan(
+    req: ChatRequest, *, field_tokens: int, catalog: Catalog | None = None, aliases: Mapping[str, Alias] | None = None
+) -> Plan:
     """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured.
     When `req.model` is one of `aliases`, its default output contract fills in a missing response_format."""
     if req.n not in (None, 1):
@@ -234,6 +238,11 @@ def plan(req: ChatRequest, *, field_tokens: int, aliases: Mapping[str, Alias] | 
         _plan_response_format(req.response_format, p)
     if aliases and req.model in aliases:
         aliases[req.model].apply(req, p)
+    if catalog is not None and p.tool_mode == "none" and p.fmt is None:  # a known judge prompt: its own contract too
+        hit = catalog.tighten(p.messages, p.schema)
+        if hit is not None:
+            p.contract = hit.header
+            p.schema = hit.schema or p.schema
     return p
 
 

@@ -231,7 +231,10 @@ async def _chat(state: ServerState, request: Request) -> Response:
             code="model_not_found",
         )
     # checking the schemas a request carries is bounded work, but work: never on the event loop
-    p = await asyncio.to_thread(protocol.plan, req, field_tokens=state.config.field_tokens, aliases=state.config.aliases)
+    p = await asyncio.to_thread(
+        protocol.plan, req, field_tokens=state.config.field_tokens, catalog=state.catalog, aliases=state.config.aliases
+    )
+    contract = {"X-Localjudge-Contract": p.contract} if p.contract else {}
     chars = sum(len(m.content) for m in p.messages)
     if chars > state.max_prompt_chars:
         raise APIError(
@@ -286,7 +289,9 @@ async def _chat(state: ServerState, request: Request) -> Response:
             state.counters.cancelled += 1
         else:
             state.counters.completed += 1
-        return answer(completion(p, gen, cid, state.model_name, state.fingerprint, state.pieces))
+        done = answer(completion(p, gen, cid, state.model_name, state.fingerprint_of(p), state.pieces))
+        done.headers.update(contract)
+        return done
     # streaming: wait until the request is accepted (its errors are still plain JSON answers), then stream
     started: asyncio.Future[Any] = asyncio.ensure_future(accepted.wait())
     try:
@@ -304,7 +309,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
     return StreamingResponse(
         stream_chunks(state, p, afut, tokens, cancel, gone, cid),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **contract},
     )
 
 

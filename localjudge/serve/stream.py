@@ -33,6 +33,8 @@ class ServerState(Protocol):
     pieces: list[bytes] | None
     counters: Any
 
+    def fingerprint_of(self, p: protocol.Plan) -> str: ...
+
 
 log = logging.getLogger("localjudge.serve")
 
@@ -54,7 +56,7 @@ async def stream_chunks(
     """SSE chunks: the role, reasoning deltas (a reasoning request) and content deltas as tokens arrive (text
     that may begin a stop sequence or a closing think marker held back), the finish reason, the usage (if
     asked), `[DONE]`. Tool calls come whole in one chunk at the end."""
-    name, fp = state.model_name, state.fingerprint
+    name, fp = state.model_name, state.fingerprint_of(p)
     hold = max((len(s) for s in p.options.stop), default=1) - 1
     thinks = bool(p.options.think_tokens)
     split = ThinkSplit(hold) if thinks else None

@@ -1,0 +1,96 @@
+"""Model-free judges of one tool call (kind `tool_call_match`): the call an assistant made, compared with the
+row's expected calls, scored as RAGAS 0.4.3 `ToolCallAccuracy` and DeepEval 4.3 `ToolCorrectness` score a call
+(localjudge/conversations/toolcalls.py computes their whole-list scores; tests/test_tool_call_granularity.py
+checks that each rule below is that code on a one-call list). The rules, by the judge file's `match`:
+
+* `exact` – DeepEval `should_exact_match` with input parameters: 1 when the expected call at the same index has
+  the same name and equal arguments, else 0 (an extra call, past the expected ones, is 0);
+* `ordered` – RAGAS `ToolCallAccuracy` (strict order) of this call against the expected call at the same index:
+  0 on another name, else the share of the expected arguments whose `str()` equals the called one;
+* `subset` – DeepEval's default best match with input parameters, order ignored: the best key-by-key argument
+  share of this call against any expected call of the same name (0 when no expected call has its name).
+
+Values: `tool_call` (`{"name", "arguments"}`, a dict or its JSON text), `tool_call_index` (0-based, in the
+conversation's order), `expected_tool_calls` (a list of such calls, or its JSON text). No model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from ..errors import InputError
+
+Match = Literal["exact", "ordered", "subset"]
+
+
+def _call(value: Any, where: str) -> tuple[str, dict[str, Any]]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise InputError(f"{where}: not JSON; give {{'name': ..., 'arguments': {{...}}}}") from None
+    if isinstance(value, dict) and isinstance(value.get("function"), dict):  # an OpenAI tool_calls item
+        value = value["function"]
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        raise InputError(f"{where}: a call needs a 'name'; give {{'name': ..., 'arguments': {{...}}}}")
+    args = value.get("arguments") or {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            raise InputError(f"{where}: arguments are not a JSON object") from None
+    if not isinstance(args, dict):
+        raise InputError(f"{where}: arguments must be an object, not {type(args).__name__}")
+    return value["name"], args
+
+
+def expected_calls(value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The row's expected calls, each `(name, arguments)`; bad input is one InputError naming the field."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise InputError("expected_tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
+    if not isinstance(value, list):
+        raise InputError("expected_tool_calls: give a list of {'name': ..., 'arguments': {...}}")
+    return [_call(v, f"expected_tool_calls[{i}]") for i, v in enumerate(value)]
+
+
+def match_score(match: Match, tool_call: Any, index: int, expected: Any) -> float:
+    """The score of one call under `match` (see the module docstring)."""
+    name, args = _call(tool_call, "tool_call")
+    exp = expected_calls(expected)
+    if match == "subset":
+        return max((_deepeval_args(e_args, args) for e_name, e_args in exp if e_name == name), default=0.0)
+    if index >= len(exp):
+        return 0.0
+    e_name, e_args = exp[index]
+    if e_name != name:
+        return 0.0
+    if match == "exact":
+        return float(args == e_args)
+    return _ragas_args(args, e_args)
+
+
+def _ragas_args(preds: dict[str, Any], refs: dict[str, Any]) -> float:
+    # RAGAS ToolCallAccuracy._get_arg_score
+    if not refs and not preds:
+        return 1.0
+    if not refs:
+        return 0.0
+    return sum(float(str(preds[k]) == str(refs[k])) for k in refs if k in preds) / len(refs)
+
+
+def _deepeval_args(d1: dict[str, Any], d2: dict[str, Any]) -> float:
+    # DeepEval ToolCorrectnessMetric._compare_dicts (not exact); a score of 0 is no match, as DeepEval counts it
+    if d1 == d2:
+        return 1.0
+    total = set(d1) | set(d2)
+    score = 0.0
+    for k in set(d1) & set(d2):
+        if d1[k] == d2[k]:
+            score += 1 / len(total)
+        elif isinstance(d1[k], dict) and isinstance(d2[k], dict):
+            score += _deepeval_args(d1[k], d2[k]) / len(total)
+    return score

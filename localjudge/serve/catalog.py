@@ -1,0 +1,222 @@
+"""Known judge prompts, recognised in a chat request and tightened to their judge's own output contract.
+
+Clients such as MLflow send localjudge's catalog prompts verbatim (MLflow's `is_grounded` is the built-in
+`groundedness` judge, word for word) but with a looser schema than the prompt asks for: MLflow's
+`{"result": string, "rationale": string}` lets a small model write `"yes|no"`, which MLflow reads as
+"unknown". `Catalog.match` recognises a request whose messages are one of the built-in single-call
+judges' prompts, and `Catalog.tighten` constrains its answer to that judge's JSON contract intersected
+with what the client asked (a tightening only: every answer is still valid for the client's schema).
+
+Recognition is bounded work, with no regex over client text: each prompt is cut into the fixed segments
+between its variables (`Contract.segments`); a candidate is looked up by the sha256 of the first message's
+leading fixed text (one dict lookup per distinct prefix length), then each message must start with its
+first segment, end with its last and hold the others in order (`str.find`, linear). A request that
+differs by one character from the template's fixed text is not a match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.base import Message
+from ..judges.render import placeholders, render
+
+PREFIX = 64  # characters of a prompt's leading fixed text that key the lookup
+_SENTINEL = re.compile("\x00(\\d+)\x00")  # only ever run over our own templates
+_PLAIN = frozenset({"type", "description", "title", "enum", "minimum", "maximum", "default", "examples"})
+_COMBINED = frozenset({"anyOf", "oneOf", "allOf", "not", "$ref", "if", "then", "else", "const", "pattern", "format"})
+
+
+@dataclass(frozen=True)
+class Contract:
+    """One catalog judge as the server recognises it: its messages' fixed text and its output schema."""
+
+    judge: str
+    fingerprint: str  # sha256 (12 hex digits) of the roles and fixed segments
+    roles: tuple[str, ...]
+    segments: tuple[tuple[str, ...], ...]  # per message: the fixed text between its variables
+    schema: dict[str, Any]  # the judge's output contract (a JSON schema object)
+
+    @property
+    def label(self) -> str:
+        """How the response names it (`X-Localjudge-Contract`, `system_fingerprint`)."""
+        return f"{self.judge}@{self.fingerprint}"
+
+    def matches(self, messages: list[Message]) -> bool:
+        """Whether `messages` are this judge's prompt with some values in its variables."""
+        if len(messages) != len(self.roles):
+            return False
+        return all(m.role == r and _fits(m.content, s) for m, r, s in zip(messages, self.roles, self.segments, strict=True))
+
+
+def _fits(text: str, segs: tuple[str, ...]) -> bool:
+    if len(segs) == 1:
+        return text == segs[0]
+    first, last = segs[0], segs[-1]
+    if len(text) < sum(map(len, segs)) or not text.startswith(first) or not text.endswith(last):
+        return False
+    pos, end = len(first), len(text) - len(last)
+    for s in segs[1:-1]:
+        i = text.find(s, pos, end)
+        if i < 0:
+            return False
+        pos = i + len(s)
+    return True
+
+
+def _segments(template: str, style: Any, expressions: dict[str, str]) -> tuple[str, ...]:
+    names = placeholders(template, style, expressions)
+    text = render(template, style, {n: f"\x00{i}\x00" for i, n in enumerate(names)}, expressions)
+    return tuple(_SENTINEL.split(text)[::2])
+
+
+@dataclass(frozen=True)
+class Tightened:
+    """What `Catalog.tighten` decided for one request."""
+
+    contract: Contract
+    schema: dict[str, Any] | None  # the schema to constrain to; None: kept the client's (see `note`)
+    note: str = ""
+
+    @property
+    def header(self) -> str:
+        """The `X-Localjudge-Contract` value: the contract's label, and why it was not applied when it was not."""
+        return self.contract.label if self.schema is not None else f"{self.contract.label}; not applied: {self.note}"
+
+
+class Catalog:
+    """The built-in single-call judges whose output contract is a JSON object, by prompt fingerprint."""
+
+    def __init__(self, contracts: list[Contract]):
+        self.contracts = contracts
+        self._index: dict[str, list[Contract]] = {}
+        for c in contracts:
+            self._index.setdefault(_key(c.segments[0][0][:PREFIX]), []).append(c)
+        self._lengths = sorted({min(PREFIX, len(c.segments[0][0])) for c in contracts})
+
+    @classmethod
+    def builtin(cls) -> Catalog:
+        """The catalog of localjudge's built-in judges (single-call, fixed messages, a JSON object contract)."""
+        from ..judges.registry import list_judges
+
+        seen: dict[str, Contract] = {}
+        for j in list_judges(plugins=False):
+            spec, fmt = j.spec, j.format
+            schema = fmt.json_schema() if fmt is not None else None
+            if spec.kind != "single" or spec.examples or len(spec.suffixes) > 1 or not spec.messages:
+                continue
+            if not isinstance(schema, dict) or schema.get("type") != "object" or not j.origin.startswith("builtin/"):
+                continue
+            segs = [_segments(m.template, spec.template_style, spec.expressions) for m in spec.messages]
+            roles = tuple(m.role for m in spec.messages)
+            variants = [segs] + [[*segs[:-1], (*segs[-1][:-1], segs[-1][-1] + x.text)] for x in spec.suffixes]
+            for v in variants:  # MLflow's correctness appends its expected-facts suffix when given a list
+                key = (roles, tuple(v))
+                fp = hashlib.sha256(repr(key).encode()).hexdigest()[:12]
+                same = seen.get(fp)  # two judges with the same prompt (and contract) are one entry, both named
+                name = j.name if same is None else f"{same.judge},{j.name}"
+                if same is None or same.schema == schema:
+                    seen[fp] = Contract(name, fp, roles, tuple(v), schema)
+        return cls(list(seen.values()))
+
+    def match(self, messages: list[Message]) -> Contract | None:
+        """The catalog judge whose prompt `messages` are, or None."""
+        if not messages:
+            return None
+        head = messages[0].content
+        for n in self._lengths:
+            for c in self._index.get(_key(head[:n]), ()):
+                if c.matches(messages):
+                    return c
+        return None
+
+    def tighten(self, messages: list[Message], client: dict[str, Any] | None) -> Tightened | None:
+        """For a request whose messages are a catalog prompt: its contract intersected with the client's
+        schema (`client` None: free text, so the contract itself). None when the messages are no catalog prompt."""
+        c = self.match(messages)
+        if c is None:
+            return None
+        if client is None or client == {"type": "object"}:  # free text or any object: the contract itself, if plain
+            props = c.schema.get("properties", {}).values()
+            plain = all(isinstance(v, dict) and v.keys() <= _PLAIN for v in props)
+            return Tightened(c, c.schema) if plain else Tightened(c, None, "the contract uses keywords beyond enum and bounds")
+        merged, why = intersect(client, c.schema)
+        return Tightened(c, merged, why)
+
+
+def markdown_table(catalog: Catalog) -> str:
+    """The catalog as the markdown table docs/serve.md shows (a test checks the page holds exactly this)."""
+    lines = ["| judge (built-in) | fingerprint | contract (JSON schema properties) |", "|---|---|---|"]
+    for c in catalog.contracts:
+        props = ", ".join(f"`{k}`{_values(v)}" for k, v in c.schema.get("properties", {}).items())
+        lines.append(f"| {c.judge.replace(',', ', ')} | `{c.fingerprint}` | {props} |")
+    return "\n".join(lines)
+
+
+def _values(prop: dict[str, Any]) -> str:
+    if "enum" in prop:
+        return ": " + " \\| ".join(json.dumps(v) for v in prop["enum"])
+    if "minimum" in prop and "maximum" in prop:
+        return f": {prop.get('type', 'number')} {prop['minimum']}..{prop['maximum']}"
+    return ""
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def intersect(client: dict[str, Any], contract: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The client's object schema with each property the contract also has narrowed to the contract's values
+    (an `enum` added or intersected, numeric bounds raised/lowered): every instance valid for the result is
+    valid for `client`. `(None, why)` when the two cannot be intersected this way (then the client's stands)."""
+    if client.get("type") != "object" or not isinstance(client.get("properties"), dict) or _COMBINED & client.keys():
+        return None, "the client's schema is not a plain object schema"
+    props = dict(client["properties"])
+    changed = False
+    for name, want in contract.get("properties", {}).items():
+        have = props.get(name)
+        if have is None:
+            continue
+        merged = _narrow(have, want)
+        if merged is None:
+            return None, f"property {name!r} cannot take the contract's values"
+        changed |= merged != have
+        props[name] = merged
+    if not changed:
+        return None, "the contract adds nothing to the client's schema"
+    return {**client, "properties": props}, ""
+
+
+def _narrow(have: Any, want: dict[str, Any]) -> dict[str, Any] | None:
+    if not isinstance(have, dict) or not have.keys() <= _PLAIN:
+        return None
+    t = have.get("type")
+    out = dict(have)
+    if "enum" in want:
+        allowed = want["enum"] if "enum" not in have else [v for v in want["enum"] if v in have["enum"]]
+        if not allowed or any(not _type_ok(t, v) for v in allowed):
+            return None
+        out["enum"] = list(allowed)
+        return out
+    wt = want.get("type")
+    if wt in ("integer", "number") and t in ("integer", "number"):
+        out["type"] = "integer" if "integer" in (t, wt) else "number"
+        for key, pick in (("minimum", max), ("maximum", min)):
+            if key in want:
+                out[key] = pick(want[key], have[key]) if key in have else want[key]
+        if "minimum" in out and "maximum" in out and out["minimum"] > out["maximum"]:
+            return None
+        return out
+    return out if wt is None or wt == t else None
+
+
+def _type_ok(t: Any, v: Any) -> bool:
+    if t is None:
+        return True
+    kinds: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+    k = kinds.get(t) if isinstance(t, str) else None
+    return k is not None and isinstance(v, k) and (t == "boolean" or not isinstance(v, bool))
