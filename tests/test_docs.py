@@ -42,6 +42,8 @@ RUN_BY = {
     ("docs/serve.md", "USE_LOCAL_MODEL"): "tests/test_serve_readme.py",
     ("docs/serve.md", '"think_tokens": 32'): "tests/test_constraint_serve.py",
     ("docs/serve.md", "ollama.Client"): "tests/test_serve_ollama.py",
+    ("docs/serve.md", "--alias geval=judge"): "tests/test_serve_clients.py",
+    ("docs/serve.md", "deepeval set-local-model --model=geval"): "tests/test_serve_clients.py",
     ("docs/view.md", "localjudge view runs/quickstart\n"): "tests/test_view_docs.py",
     ("docs/plugins.md", "localjudge judge thumbs_keywords --model keyword:refund"): "tests/test_plugins.py",
     ("docs/plugins.md", "from localjudge import get_judge, load_engine, make_format"): "tests/test_plugins.py",

@@ -86,6 +86,22 @@ from .options import ModelChoice, http_limit_options, model_options
     "outlines-core's automaton (the judges' engine; built out of process under --compile-timeout, cached on disk).",
 )
 @click.option(
+    "--alias",
+    "aliases",
+    multiple=True,
+    metavar="NAME=MODEL",
+    help="One more served name for the model, with the output contract of the --format at the same position "
+    "(repeatable): applied when a request sends no response_format.",
+)
+@click.option(
+    "--format",
+    "alias_formats",
+    multiple=True,
+    metavar="FORMAT",
+    help="The default output contract of the matching --alias: a format kind (yes_no_json, score_json, ...), "
+    "a JSON schema file (*.json) or a Lark grammar file (*.lark).",
+)
+@click.option(
     "--no-catalog-formats",
     is_flag=True,
     help="Answer known judge prompts (docs/serve.md, the catalog list) under the client's schema only, not "
@@ -113,6 +129,8 @@ def serve_cmd(
     shutdown_timeout: float,
     cache_max_mb: float,
     schema_constraint: str,
+    aliases: tuple[str, ...],
+    alias_formats: tuple[str, ...],
     no_catalog_formats: bool,
     log_level: str,
     model: ModelChoice,
@@ -132,7 +150,12 @@ def serve_cmd(
             f"--host {host} would expose the judge beyond this machine; give --api-key KEY (or set LOCALJUDGE_API_KEY), "
             "or bind 127.0.0.1"
         )
+    from ..serve.aliases import check_models, parse_aliases
+
+    served = parse_aliases(aliases, alias_formats, field_tokens)  # an AliasError (exit 2) before loading anything
     ref = model.ref()
+    engine = ref.engine()
+    check_models(served, model_name or engine.model_id)
     config = ServeConfig(
         model_name=model_name,
         api_key=api_key,
@@ -151,6 +174,7 @@ def serve_cmd(
         shutdown_timeout=shutdown_timeout,
         cache_max_mb=cache_max_mb,
         schema_constraint=schema_constraint,
+        aliases=served,
         catalog_formats=not no_catalog_formats,
     )
-    serve(ref.engine(), host, port, config, identity=ref.identity(), log_level=log_level)
+    serve(engine, host, port, config, identity=ref.identity(), log_level=log_level)

@@ -36,6 +36,7 @@ from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText
 from ..formats.text import DEFAULT_TEXT_TOKENS
 from . import protocol
+from .aliases import Alias
 from .catalog import Catalog
 from .errors import APIError, bad_request
 from .formats import JSON_OBJECT, FormatCache
@@ -65,6 +66,7 @@ class ServeConfig:
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for requests in flight before cancelling them
     cache_max_mb: float = 1024.0  # on-disk automaton cache cap (least recently used out)
     schema_constraint: str = "llguidance"  # the engine that constrains client schemas ("automaton": outlines-core)
+    aliases: dict[str, Alias] = field(default_factory=dict)  # more served names, each with a default output contract
     catalog_formats: bool = True  # known judge prompts answered under their judge's contract too (serve/catalog.py)
 
 

@@ -55,10 +55,12 @@ async def _keyed(state: ServerState, request: Request) -> APIError | None:
 
 
 async def tags(state: ServerState, request: Request) -> Response:
-    """GET /api/tags: the served model."""
+    """GET /api/tags: the served model, then its aliases."""
     if e := await _keyed(state, request):
         return error(e)
-    return _answer(OllamaTags(models=[OllamaTagModel(**_tag(state))]))
+    tag = _tag(state)
+    names = [{"name": a, "model": a} for a in state.config.aliases]  # the aliases of `serve --alias`, after it
+    return _answer(OllamaTags(models=[OllamaTagModel(**tag), *(OllamaTagModel(**{**tag, **n}) for n in names)]))
 
 
 async def ps(state: ServerState, request: Request) -> Response:

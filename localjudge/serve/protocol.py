@@ -20,16 +20,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
+from . import json_mode
 from .catalog import Catalog
 from .errors import bad_request
 from .validate import check_schema, check_text
 from .wire import MAX_STOP, ChatRequest, FunctionDef
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .aliases import Alias
 
 
 def parse_request(data: Any) -> ChatRequest:
@@ -182,8 +188,11 @@ def _tools_note(tools: dict[str, FunctionDef], mode: str, named: str | None) -> 
     return "\n".join(lines)
 
 
-def plan(req: ChatRequest, *, field_tokens: int, catalog: Catalog | None = None) -> Plan:
-    """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured."""
+def plan(
+    req: ChatRequest, *, field_tokens: int, catalog: Catalog | None = None, aliases: Mapping[str, Alias] | None = None
+) -> Plan:
+    """Check a request and turn it into a `Plan`; a 400 naming the parameter for anything that cannot be honoured.
+    When `req.model` is one of `aliases`, its default output contract fills in a missing response_format."""
     if req.n not in (None, 1):
         raise bad_request("n: only n=1 is supported; send one request per completion", param="n")
     for key in ("frequency_penalty", "presence_penalty"):
@@ -227,6 +236,8 @@ def plan(req: ChatRequest, *, field_tokens: int, catalog: Catalog | None = None)
     _plan_tools(req, p)
     if p.tool_mode in ("none", "auto"):
         _plan_response_format(req.response_format, p)
+    if aliases and req.model in aliases:
+        aliases[req.model].apply(req, p)
     if catalog is not None and p.tool_mode == "none" and p.fmt is None:  # a known judge prompt: its own contract too
         hit = catalog.tighten(p.messages, p.schema)
         if hit is not None:
@@ -287,8 +298,9 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
     kind = rf.get("type")
     if kind == "text":
         return
-    if kind == "json_object":
-        p.schema, p.schema_name = {"type": "object"}, "json_object"
+    if kind == "json_object":  # the schema a JSON-mode system message states (instructor's), else any object
+        stated = json_mode.stated_schema(p.messages) if p.tool_mode == "none" else None
+        p.schema, p.schema_name = (stated, json_mode.SCHEMA_NAME) if stated is not None else ({"type": "object"}, "json_object")
         return
     if kind == "json_schema":
         js = rf.get("json_schema")

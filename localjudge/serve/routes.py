@@ -93,12 +93,13 @@ def model_card(state: ServerState) -> ModelCard:
 
 
 async def models(state: ServerState, request: Request) -> Response:
-    """The one served model, as a list."""
+    """The served model, then its aliases (`serve --alias`), as a list."""
     try:
         _check_key(state, request)
     except APIError as e:
         return error(e)
-    return answer(ModelList(data=[model_card(state)]))
+    card = model_card(state)
+    return answer(ModelList(data=[card, *(card.model_copy(update={"id": a}) for a in state.config.aliases)]))
 
 
 async def model(state: ServerState, request: Request) -> Response:
@@ -106,13 +107,14 @@ async def model(state: ServerState, request: Request) -> Response:
     try:
         _check_key(state, request)
         name = request.path_params["name"]
-        if name != state.model_name:
+        if name != state.model_name and name not in state.config.aliases:
             raise APIError(
                 404, f"the model {name!r} does not exist; this server serves {state.model_name!r}", code="model_not_found"
             )
     except APIError as e:
         return error(e)
-    return answer(model_card(state))
+    card = model_card(state)
+    return answer(card if name == state.model_name else card.model_copy(update={"id": name}))
 
 
 async def chat(state: ServerState, request: Request) -> Response:
@@ -221,7 +223,7 @@ async def _chat(state: ServerState, request: Request) -> Response:
     _check_key(state, request)
     body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
     req = protocol.parse_request(body)
-    if req.model != state.model_name:
+    if req.model != state.model_name and req.model not in state.config.aliases:
         raise APIError(
             404,
             f"the model {req.model!r} does not exist; this server serves {state.model_name!r}",
@@ -229,7 +231,9 @@ async def _chat(state: ServerState, request: Request) -> Response:
             code="model_not_found",
         )
     # checking the schemas a request carries is bounded work, but work: never on the event loop
-    p = await asyncio.to_thread(protocol.plan, req, field_tokens=state.config.field_tokens, catalog=state.catalog)
+    p = await asyncio.to_thread(
+        protocol.plan, req, field_tokens=state.config.field_tokens, catalog=state.catalog, aliases=state.config.aliases
+    )
     contract = {"X-Localjudge-Contract": p.contract} if p.contract else {}
     chars = sum(len(m.content) for m in p.messages)
     if chars > state.max_prompt_chars:
