@@ -59,7 +59,8 @@ def shared(turns: int, window: int) -> list[tuple[int, int]]:
     engine, judge = LlamaEngine(None, n_threads=1), get_judge(JUDGE)
     conv = from_messages(conversation(turns)["messages"], id="ana")
     rows = ConversationDataset([conv], ConversationOptions(granularity="turn", window=window))
-    out, before = [], []
+    out: list[tuple[int, int]] = []
+    before: list[int] = []
     for row in rows:
         tokens = engine.prompt_tokens(judge.render(conversation=row.values["conversation"]))
         out.append((len(tokens), common_prefix(before, tokens)))
