@@ -998,6 +998,7 @@ def main() -> None:
             "trust-estimators",
             "gpu",
             "clients",
+            "conversation",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -1091,6 +1092,10 @@ def main() -> None:
         import bench_clients
 
         bench_clients.section_clients(threads=1)
+    if a.section == "conversation":  # issue 31: scripts/bench_conversation.py (per-turn KV reuse vs a cold cache)
+        import bench_conversation
+
+        bench_conversation.section_conversation(a.n if "--n" in sys.argv else 10, threads=1)
 
 
 if __name__ == "__main__":

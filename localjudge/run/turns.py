@@ -6,6 +6,11 @@ The rule (docs/conversations.md): for each judge and conversation, over its per-
 `scored` those scored. A conversation with no scored turn has None for all three. Per-tool-call results
 (`--granularity tool_call`) aggregate by the same rule, each call counting as a turn. Session-level results (one per
 conversation) are not aggregated: they are already per conversation.
+
+Per-turn rows of one conversation come one after another in turn order (conversations/dataset.py), each prompt
+holding the one before it up to its closing text, so the engine's KV prefix cache (engine/llama_scheduler.py)
+evaluates only what a turn adds; `kv_reuse` totals what the per-turn prompts took and how much of it came from that
+cache, and the run records it beside the aggregation (`meta["conversations"]["prompt_tokens"]`).
 """
 
 from __future__ import annotations
@@ -69,9 +74,21 @@ def _stats(rows: list[ResultRow]) -> dict[str, Any]:
     }
 
 
+def kv_reuse(rows: Iterable[ResultRow]) -> dict[str, int]:
+    """`{"total", "cached", "evaluated"}`: the prompt tokens of `rows`' judgements, those the engine took from its KV
+    cache (a shared prefix it did not evaluate again) and those it evaluated (`total - cached`); an engine without a
+    prefix cache reports none cached."""
+    total = cached = 0
+    for r in rows:
+        total += r.result.usage.prompt_tokens
+        cached += r.result.usage.cached_prompt_tokens
+    return {"total": total, "cached": cached, "evaluated": total - cached}
+
+
 def per_conversation(results: Iterable[ResultRow]) -> dict[str, Any]:
-    """`{"rule": RULE, "judges": {judge: {conversation_id: {turns, scored, mean, min, pass_fraction}}}}` over the
-    per-turn and per-tool-call results (`turn_index` or `tool_call_index` set); `{}` when there are none (a session-level run)."""
+    """`{"rule": RULE, "judges": {judge: {conversation_id: {turns, scored, mean, min, pass_fraction}}}, "prompt_tokens":
+    kv_reuse(...)}` over the per-turn and per-tool-call results (`turn_index` or `tool_call_index` set); `{}` when there
+    are none (a session-level run)."""
     groups: dict[str, dict[str, list[ResultRow]]] = {}
     for r in results:
         if r.turn_index is None and r.tool_call_index is None or r.conversation_id is None:
@@ -79,7 +96,11 @@ def per_conversation(results: Iterable[ResultRow]) -> dict[str, Any]:
         groups.setdefault(r.judge, {}).setdefault(r.conversation_id, []).append(r)
     if not groups:
         return {}
-    return {"rule": RULE, "judges": {j: {c: _stats(rows) for c, rows in convs.items()} for j, convs in groups.items()}}
+    return {
+        "rule": RULE,
+        "judges": {j: {c: _stats(rows) for c, rows in convs.items()} for j, convs in groups.items()},
+        "prompt_tokens": kv_reuse(r for convs in groups.values() for rows in convs.values() for r in rows),
+    }
 
 
 def conversation_lines(agg: dict[str, Any]) -> list[str]:
@@ -94,4 +115,10 @@ def conversation_lines(agg: dict[str, Any]) -> list[str]:
                 f"  {judge} {cid}: {s['scored']}/{s['turns']} turns scored, mean {fmt(s['mean'])}, min {fmt(s['min'])}, "
                 f"passing {fmt(s['pass_fraction'])}"
             )
+    kv = agg.get("prompt_tokens")  # absent from a run recorded before it was
+    if kv and kv["cached"]:
+        lines.append(
+            f"  prompt tokens: {kv['total']}, {kv['cached']} of them reused from the KV cache (history shared turn to turn), "
+            f"{kv['evaluated']} evaluated"
+        )
     return lines
