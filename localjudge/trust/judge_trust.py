@@ -78,9 +78,11 @@ class JudgeTrust(BaseModel):
 
 
 def estimate_text(e: Estimate) -> str:
-    """`41.2% [33.0%, 49.4%] (±8.2 points, n=80 labels)`: the estimate with its interval at its level."""
+    """`41.2% [33.0%, 49.4%] (±8.2 points, n=80 labels)`: the estimate with its interval at its level; a
+    continuity-corrected interval names ppi-python's uncorrected half-width beside it (`; ppi-python ±7.6`)."""
     lo, hi = e.interval
-    return f"{e.estimate:.1%} [{lo:.1%}, {hi:.1%}] (±{e.half_width * 100:.1f} points, n={e.n_labels} labels)"
+    raw = "" if e.ppi_python_interval is None else f"; ppi-python ±{(e.ppi_python_interval[1] - e.ppi_python_interval[0]) * 50:.1f}"
+    return f"{e.estimate:.1%} [{lo:.1%}, {hi:.1%}] (±{e.half_width * 100:.1f} points, n={e.n_labels} labels{raw})"
 
 
 def predictions(rows: Sequence[ResultRow]) -> tuple[dict[int, float], Prediction] | None:

@@ -15,6 +15,12 @@ of them, a tiny-sample accident), lam = 0 is used, so PPI++ here is never wider 
 The labelled rows are split off the predictions (`split_rows`): PPI treats the two samples as independent, so a
 labelled row is not counted again among the unlabelled ones. Beside PPI++, `estimates` gives the labels-only mean and
 the Rogan–Gladen correction (`labels.calibration.calibrate`, verdicts at the 0.5 threshold) from the same labels.
+
+The interval shown (`estimates`, `ppi_difference`: what `agree`, `run`, `report` and `view` print) is ppi-python's
+widened by a continuity correction, half the labels' lattice step over n (`continuity_corrected`: 0.5 / n for 0/1
+labels): the normal interval on 0/1 labels covers 93.0–93.8 % at 50–200 labels and rates 0.35–0.40 in the seeded
+simulation (scripts/bench_trust_estimators.py), the corrected one >= 94 % in every cell. ppi-python's own interval
+stays on each figure as `ppi_python_interval`; `ppi_mean` and `labels_only` still return it as `interval`.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ class Estimate(BaseModel):
     lam: float | None = None
     level: float = 0.95
     note: str = ""
+    ppi_python_interval: tuple[float, float] | None = None  # the uncorrected normal interval, when `interval` is wider
 
     @property
     def half_width(self) -> float:
@@ -165,6 +172,26 @@ def labels_only(labels: Sequence[float], *, level: float = 0.95) -> Estimate:
     )
 
 
+def lattice_step(labels: Sequence[float]) -> float:
+    """The smallest gap between two distinct label values (1 for pass/fail labels, 0.25 for a 1–5 score scaled to
+    [0, 1]); 1 when the labels hold fewer than two distinct values, as if they were pass/fail."""
+    vals = np.unique(np.asarray(labels, dtype=float))
+    return float(np.diff(vals).min()) if vals.size >= 2 else 1.0
+
+
+def continuity_corrected(est: Estimate, correction: float) -> Estimate:
+    """`est` with its interval widened by `correction` on each side; the interval before it kept as
+    `ppi_python_interval`. The estimate and standard error do not change."""
+    lo, hi = est.interval
+    return est.model_copy(update={"interval": (lo - correction, hi + correction), "ppi_python_interval": est.interval})
+
+
+def correction_for(labels: Sequence[float]) -> float:
+    """Half the labels' lattice step over their count: 0.5 / n for 0/1 labels (the classic continuity correction of
+    a binomial mean's normal interval; PPI++'s labelled term is a mean on the same lattice)."""
+    return 0.5 * lattice_step(labels) / len(labels)
+
+
 def split_rows(predictions: Sequence[float], labels: Mapping[int, float]) -> tuple[list[float], list[float], list[float]]:
     """(labels, their rows' predictions, the predictions of the rows without a label) from the judge's predictions
     on every row and the labels keyed by row index. Raises InputError for a label on a row that does not exist."""
@@ -193,8 +220,10 @@ def estimates(
     passes when its prediction (or label) is >= `threshold`; its interval is `calibrate`'s seeded bootstrap."""
     from ..labels.calibration import calibrate
 
-    ppi = ppi_rows(predictions, labels, level=level)
-    lab = labels_only([labels[i] for i in sorted(labels)], level=level)
+    label_list = [labels[i] for i in sorted(labels)]
+    cc = correction_for(label_list)
+    ppi = continuity_corrected(ppi_rows(predictions, labels, level=level), cc)
+    lab = continuity_corrected(labels_only(label_list, level=level), cc)
     verdicts = [p >= threshold for p in predictions]
     pairs = [(labels[i] >= threshold, verdicts[i]) for i in sorted(labels)]
     cal = calibrate(verdicts, pairs, seed=seed, level=level)
@@ -234,15 +263,18 @@ def ppi_difference(
     if paired:
         preds = [x - y for x, y in zip(pa, pb, strict=True)]
         labs = {i: la[i] - lb[i] for i in la}
-        est = ppi_rows(preds, labs, level=level)
+        est = continuity_corrected(ppi_rows(preds, labs, level=level), correction_for(list(labs.values())))
         note = "paired: PPI++ of the per-row difference on the same labelled rows; " + est.note
         return est.model_copy(update={"method": "ppi++ difference", "note": note})
     ea, eb = ppi_rows(pa, la, level=level), ppi_rows(pb, lb, level=level)
     d, se = ea.estimate - eb.estimate, math.hypot(ea.std_error, eb.std_error)
+    raw = normal_interval(d, se, level)
+    cc = correction_for(list(la.values())) + correction_for(list(lb.values()))
     return Estimate(
         method="ppi++ difference",
         estimate=d,
-        interval=normal_interval(d, se, level),
+        interval=(raw[0] - cc, raw[1] + cc),
+        ppi_python_interval=raw,
         std_error=se,
         n_labels=ea.n_labels + eb.n_labels,
         n_predictions=ea.n_predictions + eb.n_predictions,
