@@ -78,7 +78,13 @@ def label_candidates(y: np.ndarray, z: float, t: float) -> dict[str, Interval]:
     se, se1 = math.sqrt(p * (1 - p) / n), float(np.std(y, ddof=1)) / math.sqrt(n)
     d = 1 + z * z / n
     wilson = ((p + z * z / (2 * n)) / d, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d)
-    return {"normal": (p, z * se), "t": (p, t * se1), "normal + cc": (p, z * se + 0.5 / n), "t + cc/2": (p, t * se1 + 0.25 / n), "Wilson": wilson}
+    return {
+        "normal": (p, z * se),
+        "t": (p, t * se1),
+        "normal + cc": (p, z * se + 0.5 / n),
+        "t + cc/2": (p, t * se1 + 0.25 / n),
+        "Wilson": wilson,
+    }
 
 
 def cell(judge: Judge, n: int, trials: int, seed: int, t_of: Callable[[int], float]) -> dict[str, tuple[float, float]]:
@@ -110,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args(argv)
     start = time.perf_counter()
-    cells = {(j.name, n): cell(j, n, args.trials, args.seed, lambda df: float(stats.t.ppf(0.975, df))) for j in JUDGES for n in LABELS}
+    cells = {
+        (j.name, n): cell(j, n, args.trials, args.seed, lambda df: float(stats.t.ppf(0.975, df))) for j in JUDGES for n in LABELS
+    }
     names = [f"PPI++ {k}" for k in PPI_CANDIDATES] + [f"labels {k}" for k in LABEL_CANDIDATES]
     head = ["interval", *(f"{j.name.split(' (')[0]} {n}" for j in JUDGES for n in LABELS), "worst", "cells < 94 %", "mean ±"]
     rows = []
