@@ -81,24 +81,30 @@ def _tpr_tnr(judge: Judge) -> tuple[float, float]:
     return float(v[y].mean()), float((~v[~y]).mean())
 
 
+def _intervals(out: ppi.Estimates) -> list[tuple[str, tuple[float, float]]]:
+    """Each interval of one trial by its column: the shown (continuity-corrected) ones and ppi-python's beneath."""
+    got = [("ppi++", out.ppi.interval), ("ppi-python", out.ppi.ppi_python_interval or out.ppi.interval)]
+    got += [("labels-only", out.labels_only.interval), ("wald", out.labels_only.ppi_python_interval or out.labels_only.interval)]
+    return got + ([("rogan-gladen", out.rogan_gladen.interval)] if out.rogan_gladen is not None else [])
+
+
 def random_labels(judge: Judge, trials: int, seed: int) -> list[list[str]]:
     """Rows of the coverage / width table: per label count, each estimator's coverage and mean half-width."""
     rows = []
     for n in LABELS:
         rng = np.random.default_rng([seed, n])
-        hits = {"ppi++": [], "labels-only": [], "rogan-gladen": []}
+        hits: dict[str, list[bool]] = {k: [] for k in ("ppi++", "ppi-python", "labels-only", "wald", "rogan-gladen")}
         widths: dict[str, list[float]] = {k: [] for k in hits}
         narrower, lam, refused = 0, [], 0
         for t in range(trials):
             y, f, _ = judge.make(rng)
             rows_l = rng.choice(N_ROWS, n, replace=False)
             out = ppi.estimates(f.tolist(), {int(i): float(y[i]) for i in rows_l}, seed=t)
-            for name, est in (("ppi++", out.ppi), ("labels-only", out.labels_only), ("rogan-gladen", out.rogan_gladen)):
-                if est is None:
-                    refused += 1
-                    continue
-                hits[name].append(est.interval[0] <= judge.truth <= est.interval[1])
-                widths[name].append(est.half_width)
+            if out.rogan_gladen is None:
+                refused += 1
+            for name, interval in _intervals(out):
+                hits[name].append(interval[0] <= judge.truth <= interval[1])
+                widths[name].append((interval[1] - interval[0]) / 2)
             narrower += out.ppi.half_width <= out.labels_only.half_width
             lam.append(out.ppi.lam or 0.0)
         cells = []
@@ -161,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     out = [f"N = {N_ROWS} rows per trial, {args.trials} trials per cell, seed {args.seed}, 95 % intervals.", ""]
-    head = ["labels", "PPI++ cover", "PPI++ ±", "labels-only cover", "labels-only ±", "Rogan–Gladen cover", "RG ±"]
+    head = ["labels", "PPI++ cover", "PPI++ ±", "ppi-python cover", "ppi-python ±", "labels-only cover", "labels-only ±"]
+    head += ["Wald cover", "Wald ±", "Rogan–Gladen cover", "RG ±"]
     head += ["mean λ", "PPI++ ≤ labels-only", "RG"]
     for judge in JUDGES:
         tpr, tnr = _tpr_tnr(judge)

@@ -36,7 +36,17 @@ from .bias import (
 )
 from .budget import BudgetAnswer, LabelBudget, label_budget
 from .judge_trust import JudgeTrust, judge_trust, run_difference, run_trust, stored_trust
-from .ppi import Estimate, Estimates, estimates, labels_only, ppi_difference, ppi_mean, ppi_rows, split_rows
+from .ppi import (
+    Estimate,
+    Estimates,
+    estimates,
+    labels_only,
+    ppi_difference,
+    ppi_mean,
+    ppi_rows,
+    shown_difference,
+    split_rows,
+)
 
 __all__ = [
     "BudgetAnswer",
@@ -60,6 +70,7 @@ __all__ = [
     "position_picks",
     "ppi_difference",
     "ppi_mean",
+    "shown_difference",
     "ppi_rows",
     "run_difference",
     "run_trust",

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..report.build import TrustSection
 from .bias import LengthBias, PositionBias, SelfPreference, length_bias, position_bias, position_picks, self_preference
 from .budget import LabelBudget, label_budget
-from .ppi import Estimate, Estimates, estimates, ppi_difference, split_rows
+from .ppi import Estimate, Estimates, estimates, shown_difference, split_rows
 
 if TYPE_CHECKING:
     from ..store.results import ResultRow
@@ -78,9 +78,13 @@ class JudgeTrust(BaseModel):
 
 
 def estimate_text(e: Estimate) -> str:
-    """`41.2% [33.0%, 49.4%] (±8.2 points, n=80 labels)`: the estimate with its interval at its level."""
+    """`41.2% [33.0%, 49.4%] (±8.2 points, n=80 labels)`: the estimate with its interval at its level; a
+    continuity-corrected interval names ppi-python's uncorrected half-width beside it (`; ppi-python ±7.6`)."""
     lo, hi = e.interval
-    return f"{e.estimate:.1%} [{lo:.1%}, {hi:.1%}] (±{e.half_width * 100:.1f} points, n={e.n_labels} labels)"
+    raw = (
+        "" if e.ppi_python_interval is None else f"; ppi-python ±{(e.ppi_python_interval[1] - e.ppi_python_interval[0]) * 50:.1f}"
+    )
+    return f"{e.estimate:.1%} [{lo:.1%}, {hi:.1%}] (±{e.half_width * 100:.1f} points, n={e.n_labels} labels{raw})"
 
 
 def predictions(rows: Sequence[ResultRow]) -> tuple[dict[int, float], Prediction] | None:
@@ -209,7 +213,7 @@ def run_difference(
         return None
     try:
         same = set(ga[0]) == set(gb[0]) and set(labels_a) == set(labels_b)
-        return ppi_difference(_aligned(ga[0], labels_a), _aligned(gb[0], labels_b), paired=same)
+        return shown_difference(_aligned(ga[0], labels_a), _aligned(gb[0], labels_b), paired=same)
     except InputError:
         return None
 
