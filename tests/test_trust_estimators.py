@@ -130,7 +130,10 @@ def test_label_budget_predicts_the_labels_that_reach_the_width() -> None:
 
 def test_label_budget_assumes_the_worst_when_the_labels_are_all_equal_and_says_so() -> None:
     out = te.label_budget([1.0, 1.0, 1.0], target_half_width=0.05)
-    assert out.labels_only.assumed_worst_case and out.labels_only.more == math.ceil((1.959963984540054 * 0.5 / 0.05) ** 2) - 3
+    zs, c, w = 1.959963984540054 * 0.5, 0.5, 0.05  # the worst sd; half a pass/fail step (the shown interval's correction)
+    need = math.ceil(1 / ((-zs + math.sqrt(zs * zs + 4 * c * w)) / (2 * c)) ** 2)  # zs / sqrt(n) + c / n <= w
+    assert need > math.ceil((zs / w) ** 2)  # more than ppi-python's interval alone would need
+    assert out.labels_only.assumed_worst_case and out.labels_only.more == need - 3
     assert "assuming the most spread" in out.text
 
 

@@ -7,6 +7,8 @@ The standard error of a mean falls as 1 / sqrt(n), so the labels so far predict 
     the smallest n' < N, with var(Y), cov(Y, f) and var(f) as measured now and lam retuned for each n' as PPI++ will
     tune it then (cov / (var(f) (1 + n'/(N - n'))), clipped to [0, 1]); a lam held at today's value would make PPI++
     look worse than labels alone as n' nears N. Never more than labels alone need (PPI++ falls back to lam = 0).
+  * Both add the shown interval's continuity correction, half a label step over n' (trust/ppi.py `correction_for`),
+    so the count reaches the interval `agree` and `view` show, not only ppi-python's.
 
 With fewer than 2 labels, or labels that are all equal so far, sd(Y) is unknown: 0.5 (the largest a label in [0, 1]
 can have) is assumed and the answer says so. A target below what labelling every row would give is `reachable=False`.
@@ -21,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
-from .ppi import z_value
+from .ppi import lattice_step, z_value
 
 WORST_SD = 0.5  # the largest standard deviation of values in [0, 1]
 
@@ -79,7 +81,11 @@ def label_budget(
     n, n_rows = int(y.size), int(y.size + len(unlabelled))
     sd_y = _sd(y)
     worst = sd_y is None
-    need = math.ceil((z * (WORST_SD if sd_y is None else sd_y) / w) ** 2)
+    # the shown interval adds half a label step over n on each side (ppi.correction_for): the count reaches the
+    # shown width, z sd / sqrt(n') + c / n' <= W, solved for x = 1 / sqrt(n') (c x^2 + z sd x - W = 0)
+    c = 0.5 * lattice_step(y.tolist())
+    zs = z * (WORST_SD if sd_y is None else sd_y)
+    need = math.ceil(1 / ((-zs + math.sqrt(zs * zs + 4 * c * w)) / (2 * c)) ** 2)
     reachable = len(unlabelled) == 0 or need <= n_rows  # without the other rows, their number is not known
     lab = _answer("labels-only", w, n, need if reachable else None, worst)
     ppi = None
@@ -92,7 +98,7 @@ def label_budget(
         # lam retuned at each label count, as PPI++ will tune it then (it falls towards 0 as the labels cover the rows)
         lam = np.clip(cov / (var_f * (1 + cand / (n_rows - cand))), 0.0, 1.0) if var_f > 0 else np.zeros_like(cand)
         var = (var_y - 2 * lam * cov + lam * lam * var_f) / cand + lam * lam * var_f / (n_rows - cand)
-        half = z * np.sqrt(np.minimum(var, var_y / cand))  # never worse than labels alone (lam = 0)
+        half = z * np.sqrt(np.minimum(var, var_y / cand)) + c / cand  # never worse than labels alone (lam = 0)
         ok = np.flatnonzero(half <= w)
         ppi = _answer("ppi++", w, n, int(cand[ok[0]]) if ok.size else None, worst)
     return LabelBudget(ppi=ppi, labels_only=lab, text=_text(ppi, lab, w))
