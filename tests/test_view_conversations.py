@@ -53,7 +53,9 @@ def test_a_per_turn_result_shows_its_conversation_as_a_transcript_with_tool_call
 def test_a_tool_call_result_highlights_its_call(tmp_path):
     from localjudge import evaluate
 
-    data = [{"id": "w", "messages": CONVERSATIONS[0]["messages"], "expected_tool_calls": [{"name": "get_weather", "arguments": {}}]}]
+    data = [
+        {"id": "w", "messages": CONVERSATIONS[0]["messages"], "expected_tool_calls": [{"name": "get_weather", "arguments": {}}]}
+    ]
     evaluate(data, ["tool_call_exact"], conversation="tool_call", out=tmp_path / "calls")
     server = ViewServer(str(tmp_path / "calls"))
     try:
@@ -73,7 +75,7 @@ def test_hostile_turn_text_is_escaped_on_the_row_page(turn_run):
             assert h not in section
         assert "&lt;/script&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;" in section
         assert "&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;" in section
-        assert "<script" not in section and "<img" not in section and "<a href=\"javascript" not in section
+        assert "<script" not in section and "<img" not in section and '<a href="javascript' not in section
     finally:
         server.stop()
 
@@ -97,7 +99,9 @@ def test_a_ten_thousand_turn_conversation_renders_a_bounded_page_with_the_hidden
         assert len(turns_of(most)) == MAX_SHOWN + MAX_EXPAND
         assert server.request("/runs/long/rows/2?expand=lots")[0] == 400
         _, q, _ = server.request("/api/runs/long/queue?judge=conversation_completeness&order=uncertain&pos=2")
-        assert len(q["item"]["transcript"]["turns"]) == MAX_SHOWN and q["item"]["transcript"]["hidden_before"] == 10_000 - MAX_SHOWN
+        assert (
+            len(q["item"]["transcript"]["turns"]) == MAX_SHOWN and q["item"]["transcript"]["hidden_before"] == 10_000 - MAX_SHOWN
+        )
     finally:
         server.stop()
 

@@ -67,8 +67,8 @@ VERDICTS = ['{"rationale": "answered", "result": "yes"}', '{"rationale": "missed
 
 def make_conversation_run(out: Path, granularity: str, window: int = 10) -> Any:
     """A finished run of `conversation_completeness` over CONVERSATIONS at `granularity` in `out`."""
-    from localjudge.engine.base import ScriptedEngine
     from localjudge import evaluate
+    from localjudge.engine.base import ScriptedEngine
 
     engine = ScriptedEngine(VERDICTS, cycle=True)
     return evaluate(

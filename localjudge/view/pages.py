@@ -291,7 +291,11 @@ def row_page(
     parent = {m: j for j, ms in members.items() for m in ms}
     by_judge = {r.judge: r for r in results}
     first = results[0]
-    parts = [f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>', transcript, "<h2>Inputs</h2>"]
+    parts = [
+        f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>',
+        transcript,
+        "<h2>Inputs</h2>",
+    ]
     parts.append("<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in first.inputs.items()) + "</dl>")
     for r in results:
         if r.judge in parent:
