@@ -71,6 +71,8 @@ def test_a_turn_and_a_session_labelled_by_keyboard_reach_agree(driver, tmp_path,
         assert res.exit_code == 0, res.output
         rep = json.loads((tmp_path / f"{run.name}.json").read_text())
         assert rep["n_used"] == n and rep["judge"] == "conversation_completeness"
+        granularity = "turn" if run is turns else "session"
+        assert rep["granularity"] == granularity and f"granularity: {granularity} (one label per " in res.output
         out = cli.invoke(main, ["labels", "export", str(run), "-o", f"{run.name}.jsonl"])
         assert out.exit_code == 0, out.output
         rows = [json.loads(x) for x in (tmp_path / f"{run.name}.jsonl").read_text().splitlines()]
