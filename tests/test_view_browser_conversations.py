@@ -48,6 +48,17 @@ def test_the_label_card_shows_the_transcript_with_tool_calls_and_a_hostile_turn_
             wait(driver, lambda d, b=before: text_of(d, "l-pos") != b)
         calls = driver.find_elements("css selector", "#c-transcript .tool-call")
         assert calls and calls[0].find_element("css selector", ".tool-name").text in {"get_weather", "lookup"}
+        seen = set()
+        for _ in range(6):  # every item of the queue: the hostile conversation's card shows its text as text
+            seen.add(driver.find_element("id", "transcript").get_attribute("data-conversation"))
+            if "</script><script>window.__pwned=1</script>" in text_of(driver, "c-transcript"):
+                break
+            before = text_of(driver, "l-pos")
+            press(driver, "j")
+            wait(driver, lambda d, b=before: text_of(d, "l-pos") != b)
+        assert "hostile" in seen | {driver.find_element("id", "transcript").get_attribute("data-conversation")}
+        assert '<img src=x onerror="window.__pwned=2">' in text_of(driver, "c-transcript")
+        assert driver.execute_script("return window.__pwned === undefined")
         driver.get(f"{server.url}/runs/turns/rows/2")  # the hostile conversation, server-rendered
         wait(driver, lambda d: d.find_elements("css selector", "#transcript .turn"))
         assert driver.execute_script("return window.__pwned === undefined")
