@@ -11,7 +11,7 @@ They parse, call the library, print; library errors reach the group's one error 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -90,11 +90,30 @@ def trust_text(trust: JudgeTrust) -> str:
     return "\n".join(f"  {line}" for line in trust.lines())
 
 
-def agreement_json(rep: AgreementReport, trust: JudgeTrust) -> bytes:
-    """The agreement report as written by `agree -o`, with the trust figures under "trust"."""
+_PER = {"session": "conversation", "turn": "turn of a conversation", "tool_call": "tool call of a conversation"}
+
+
+def granularity_of(meta: dict[str, Any]) -> str | None:
+    """A conversation run's granularity (`session`, `turn`, `tool_call`: what one result, so one label, is about),
+    None for a single-turn run."""
+    conv = meta.get("conversation")
+    return str(conv.get("granularity") or "session") if isinstance(conv, dict) else None
+
+
+def granularity_line(meta: dict[str, Any]) -> str | None:
+    """`granularity: turn (one label per turn of a conversation)` for a conversation run, else None."""
+    g = granularity_of(meta)
+    return None if g is None else f"granularity: {g} (one label per {_PER.get(g, g)})"
+
+
+def agreement_json(rep: AgreementReport, trust: JudgeTrust, granularity: str | None = None) -> bytes:
+    """The agreement report as written by `agree -o`, with the trust figures under "trust" (and a conversation run's
+    `granularity`)."""
     import json
 
     doc = {**rep.model_dump(mode="json"), "trust": trust.model_dump(mode="json")}
+    if granularity is not None:
+        doc["granularity"] = granularity
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
 
 
@@ -259,8 +278,10 @@ def agree_cmd(
 
             trust = stored_trust(run.rows, found, name, target_half_width=target_width)
             out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
-            write_output(out, agreement_json(rep, trust), "agreement")
+            write_output(out, agreement_json(rep, trust, granularity_of(run.meta)), "agreement")
             click.echo(render_table(rep))
+            if granularity_line(run.meta) is not None:
+                click.echo(granularity_line(run.meta))
             click.echo(trust_text(trust))
             if rep.calibrated is not None and rep.calibrated.warning:
                 click.echo(f"warning: {rep.calibrated.warning}", err=True)
@@ -281,7 +302,9 @@ def agree_cmd(
 
     trust = judge_trust(run.rows, rep.judge, rep.pass_labels, target_half_width=target_width)
     out = output or Path(f"agreement-{rep.judge}.json")
-    write_output(out, agreement_json(rep, trust), "agreement")
+    write_output(out, agreement_json(rep, trust, granularity_of(run.meta)), "agreement")
     click.echo(render_table(rep))
+    if granularity_line(run.meta) is not None:
+        click.echo(granularity_line(run.meta))
     click.echo(trust_text(trust))
     click.echo(f"wrote {out}")

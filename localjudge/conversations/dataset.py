@@ -124,6 +124,12 @@ class ConversationDataset(Dataset):
                 continue
             yield row, conv
 
+    def conversations(self) -> Iterator[tuple[str, Conversation]]:
+        """Each readable conversation with the id its rows' results are stored under (the view's transcript)."""
+        for row, conv in self._conversations():
+            if conv is not None:
+                yield conv.id or row.row_id, conv
+
     def _rows(self) -> Iterator[Row]:
         index = 0
         for row, conv in self._conversations():

@@ -364,7 +364,8 @@ def is_run_dir(path: str | Path) -> bool:
 
 def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = False) -> list[dict[str, Any]]:
     """The latest labels of a run directory as label rows: the row's inputs, then `id` (the row_id), `row_index`,
-    `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`. `judge` keeps only that judge's labels.
+    `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`, and for a conversation's row its
+    `conversation_id` with its `turn_index` (per-turn) or `tool_call_index` (per tool call). `judge` keeps only that judge's labels.
     Stale labels (their cell changed since) are left out, unless `stale`: then every row carries `stale`."""
     from ..store.db import Store
 
@@ -374,12 +375,19 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
             return []
         labels = {k: lab for k, lab in latest_labels(st.conn, run_id, judge).items() if stale or not lab.stale}
         inputs: dict[int, dict[str, Any]] = {}
+        where: dict[int, dict[str, Any]] = {}  # a conversation's row: its conversation id, turn / tool-call index
         rows = sorted({ri for ri, _ in labels})
         for i in range(0, len(rows), 500):
             chunk = rows[i : i + 500]
-            q = f"SELECT row_index, inputs FROM results WHERE run_id = ? AND row_index IN ({', '.join('?' * len(chunk))})"
-            for ri, text in st.conn.execute(q, [run_id, *chunk]):
+            q = (
+                "SELECT row_index, inputs, conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? "
+                f"AND row_index IN ({', '.join('?' * len(chunk))})"
+            )
+            for ri, text, cid, turn, call in st.conn.execute(q, [run_id, *chunk]):
                 inputs.setdefault(ri, json.loads(text))
+                if cid is not None:
+                    pos = {"conversation_id": cid, "turn_index": turn, "tool_call_index": call}
+                    where.setdefault(ri, {k: v for k, v in pos.items() if v is not None})
     return [
         {
             **inputs.get(lab.row_index, {}),
@@ -392,6 +400,7 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
             "sample": lab.sample,
             "labelled_at": lab.created,
             "probability": lab.probability,
+            **where.get(lab.row_index, {}),
             **({"stale": lab.stale} if stale else {}),
         }
         for lab in labels.values()

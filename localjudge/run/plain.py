@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from ..conversations.dataset import conversation_rows, route_columns
+from ..conversations.stored import put_conversations
 from ..datasets import open_dataset, parse_mapping
 from ..distributed.base import Executor
 from ..engine.base import Engine
@@ -114,6 +115,8 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
         "status": "running",
         "rows": n_rows,
     }
+    if conv_ds is not None:  # how the rows were cut (the view marks the window a per-turn judge saw)
+        meta["conversation"] = conv_ds.options.model_dump()
     n_sel = n_rows if rows is None else len({i for i in rows if 0 <= i < n_rows})
     st = RunState(counts=RunCounts(rows=n_sel, cells=n_sel * len(plans)), passes={p.name: [0, 0] for p in plans})
     loop = CellLoop(store, run_id, keys, st)
@@ -126,6 +129,8 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     status = "failed"
     try:
         store.set_run_meta(run_id, meta)
+        if conv_ds is not None:  # each conversation whole, for the view's transcript (conversations/stored.py)
+            put_conversations(store, run_id, conv_ds.conversations())
         if out_dir is not None:
             write_json_atomic(out_dir / "run.json", meta)
         if ex is not None:  # another executor judges the cells that need the model; results are committed here

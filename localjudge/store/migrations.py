@@ -113,6 +113,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE labels ADD COLUMN probability REAL
         """,
     ),
+    (  # each judged conversation whole, once per run (localjudge/conversations/stored.py): the view's transcript
+        "007_stored_conversations",
+        """
+        CREATE TABLE conversations (
+            run_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            conversation TEXT NOT NULL,
+            PRIMARY KEY (run_id, conversation_id)
+        )
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _SPEC_VERSION = [n for n, _ in MIGRATIONS].index("004_format_spec") + 1  # the schema that has results.format_spec

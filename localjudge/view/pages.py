@@ -281,8 +281,9 @@ def row_page(
     history: list[Any],
     domains: dict[str, Any],
     members: dict[str, list[str]] | None = None,
+    transcript: str = "",
 ) -> str:
-    """One data row: its inputs, then per judge the prompt, raw output, rationale, think text, usage, record and
+    """One data row: a conversation's transcript (`transcript`, view/transcript.py) when it is one, its inputs, then per judge the prompt, raw output, rationale, think text, usage, record and
     the label buttons; a panel's or cascade's judge with its members' verdicts, each member's full result after."""
     if not results:
         return layout(f"Run {rid} · row {row_index}", "<p>no results for this row</p>", csrf, "row", {"rid": rid})
@@ -290,7 +291,11 @@ def row_page(
     parent = {m: j for j, ms in members.items() for m in ms}
     by_judge = {r.judge: r for r in results}
     first = results[0]
-    parts = [f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>', "<h2>Inputs</h2>"]
+    parts = [
+        f'<p class="sub">id <code>{esc(first.row_id)}</code> · source {esc(first.source)}</p>',
+        transcript,
+        "<h2>Inputs</h2>",
+    ]
     parts.append("<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in first.inputs.items()) + "</dl>")
     for r in results:
         if r.judge in parent:
@@ -327,7 +332,7 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
 <label>target ± <input id="l-width" type="number" value="0.05" min="0.001" max="0.999" step="0.01"></label>
 <span id="active-order" class="tag"></span> <span id="l-pos"></span></div>
 <div id="domain" data-domains="{dom}"></div>
-<section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-inputs"></div>
+<section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-transcript"></div><div id="c-inputs"></div>
 <h3>Judge said</h3><p id="c-verdict"></p><p id="c-members" class="members"></p><pre id="c-rationale"></pre>
 <p>Your label: <strong id="c-label">—</strong> <span id="c-saved" class="note"></span></p>
 <div id="c-keys" class="label-buttons"></div>

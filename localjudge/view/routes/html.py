@@ -69,9 +69,14 @@ def row_page(state: ViewState, request: Request) -> Response:
     if not results:
         raise KeyError(f"row {ri}")
     members = run.members()
+    from ..state import int_param
+    from ..transcript import transcript_html, transcript_of
+
+    t = transcript_of(run, ri, int_param(request, "expand", 0))
+    conv = "" if t is None else transcript_html(t, request.url.path)
     return HTMLResponse(
         pages.row_page(
-            state.csrf, run.rid, ri, results, prompts_of(results, members), run.history(ri), state.domains(run), members
+            state.csrf, run.rid, ri, results, prompts_of(results, members), run.history(ri), state.domains(run), members, conv
         )
     )
 

@@ -72,6 +72,11 @@ def next_item(state: ViewState, request: Request) -> Response:
                 item.update(members_of_page(c, run.run_id() or "", members, [(ri, judge)]).get((ri, judge), {}))
         if order == "active":  # the probability the label stores (the estimates weight it by 1 / probability)
             item["probability"] = active_plan(run, judge, int_param(request, "seed", 0), budget).probability[ri]
+        from ..transcript import transcript_of
+
+        t = transcript_of(run, ri)
+        if t is not None:  # a conversation: the label card shows it as a chat transcript
+            item["transcript"] = t.model_dump()
         if isinstance(res.result.details.get("cascade"), dict):
             item["cascade"] = res.result.details["cascade"]
     n_done = len(labels)  # a label needs a result of this judge: every labelled cell is in the queue

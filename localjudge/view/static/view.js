@@ -208,6 +208,52 @@ function initRow() {
 
 // ------------------------------------------------------------------------------------------ label
 
+// a conversation's chat transcript (view/transcript.py's JSON): the judged turn or tool call highlighted, the
+// window the judge saw marked, the hidden turns counted (the row page expands them)
+function renderTranscript(t, rowHref) {
+  const box = el("section", null, "transcript");
+  box.id = "transcript";
+  box.dataset.granularity = t.granularity;
+  box.dataset.conversation = t.conversation_id;
+  const what = t.granularity === "session" ? "the whole conversation" : t.granularity === "turn" ? "turn" : "tool call";
+  box.appendChild(
+    el("p", `conversation ${t.conversation_id} · ${t.total_turns} turns · judged: ${what} · the judge saw turns ${t.window[0]}–${Math.max(t.window[0], t.window[1] - 1)} (marked)`, "sub"),
+  );
+  const hidden = (n, where) => {
+    if (!n) return;
+    const p = el("p", `${n} turn${n === 1 ? "" : "s"} hidden ${where} · `, "hidden-turns");
+    p.dataset.hidden = where;
+    const a = el("a", "show them on the row page");
+    a.href = `${rowHref}?expand=60#transcript`;
+    p.appendChild(a);
+    box.appendChild(p);
+  };
+  hidden(t.hidden_before, "before");
+  for (const turn of t.turns) {
+    const d = el("div", null, `turn${turn.in_window ? " in-window" : ""}${turn.judged ? " judged" : ""}`);
+    d.dataset.turn = String(turn.index);
+    const head = el("div", null, "turn-head");
+    head.appendChild(el("span", turn.role, `tag role-${turn.role}`));
+    head.appendChild(el("span", ` #${turn.index}`, "note"));
+    if (turn.role === "tool") head.appendChild(el("span", ` ${turn.name || ""} (result of ${turn.tool_call_id})`, "tool-name"));
+    d.appendChild(head);
+    d.appendChild(el("pre", turn.content, "turn-text"));
+    if (turn.cut_chars) d.appendChild(el("p", `(${turn.cut_chars} more characters not shown)`, "note"));
+    for (const c of turn.tool_calls) {
+      const cd = el("div", null, `tool-call${c.judged ? " judged" : ""}`);
+      cd.dataset.call = String(c.index);
+      cd.appendChild(el("span", `call ${c.index}`, "tag"));
+      cd.appendChild(el("code", c.name, "tool-name"));
+      cd.appendChild(el("pre", c.arguments, "args"));
+      d.appendChild(cd);
+    }
+    if (turn.error) d.appendChild(el("pre", `error: ${turn.error}`, "tool-error"));
+    box.appendChild(d);
+  }
+  hidden(t.hidden_after, "after");
+  return box;
+}
+
 function initLabel() {
   rememberLabeller();
   const domains = JSON.parse($("domain").dataset.domains);
@@ -258,6 +304,7 @@ function initLabel() {
     const a = el("a", `row ${it.row_index}`);
     a.href = `/runs/${encodeURIComponent(RID)}/rows/${it.row_index}`;
     $("c-head").replaceChildren(a, document.createTextNode(` · id ${it.row_id}`));
+    $("c-transcript").replaceChildren(...(it.transcript ? [renderTranscript(it.transcript, a.href)] : []));
     const dl = el("dl");
     for (const [k, v] of Object.entries(it.inputs)) {
       dl.appendChild(el("dt", k));

@@ -1,0 +1,197 @@
+"""A conversation result shown as the chat transcript it judged: each turn with its role and text, the
+assistant's tool calls (name, arguments) and the tool results, the judged turn (per-turn) or tool call (per-tool-call)
+highlighted, the turns the judge saw (its window) marked.
+
+The conversation comes whole from the run's store (conversations/stored.py); the window is recomputed from the
+run's conversation options (`meta["conversation"]`, DeepEval's sliding window: conversations/render.py) and the
+result's position (conversation id, turn index, tool-call index, leading turns left out to fit the context).
+
+Bounded: a page shows at most `MAX_SHOWN` turns ending with what was judged (a session: its last turns, where its
+outcome is; a tool call: with the turns answering it) plus the count of hidden turns before and after; `expand` widens that by up to `MAX_EXPAND` turns each side, and a
+turn's text is cut at `MAX_CHARS` characters (the count of the rest shown). Every text is escaped (`esc`) on the row
+page and put in with `textContent` by the label page's script: a turn's text is shown, never run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..conversations.model import Conversation
+from ..conversations.render import turn_windows, unit_interactions
+from ..conversations.stored import get_conversation
+from ..datasets import Position
+from .pages import esc
+
+MAX_SHOWN = 60  # turns around the judged part on one page
+MAX_EXPAND = 2000  # turns one `expand` may add on each side
+MAX_CHARS = 20_000  # characters of one turn's text or one call's arguments
+
+
+class CallView(BaseModel):
+    """One tool call of an assistant turn: its index among the conversation's calls, name, arguments as JSON."""
+
+    index: int
+    name: str
+    arguments: str
+    id: str | None = None
+    judged: bool = False
+
+
+class TurnView(BaseModel):
+    """One turn as shown: `in_window` (the judge saw it), `judged` (the turn the result is about)."""
+
+    index: int
+    role: str
+    content: str
+    cut_chars: int = 0
+    name: str | None = None
+    tool_call_id: str | None = None
+    error: str | None = None
+    tool_calls: list[CallView] = []
+    in_window: bool = False
+    judged: bool = False
+
+
+class Transcript(BaseModel):
+    """The shown part of a conversation and what it leaves out."""
+
+    conversation_id: str
+    granularity: str
+    total_turns: int
+    window: tuple[int, int]  # [start, end) turn indices the judge saw
+    judged: tuple[int, int]  # [start, end) turn indices the result is about
+    hidden_before: int
+    hidden_after: int
+    expand: int
+    turns: list[TurnView]
+
+
+def _cut(text: str) -> tuple[str, int]:
+    return (text, 0) if len(text) <= MAX_CHARS else (text[:MAX_CHARS], len(text) - MAX_CHARS)
+
+
+def build(conv: Conversation, res: Position, options: dict[str, Any], expand: int = 0) -> Transcript:
+    """The transcript of the result at `res` on conversation `conv`, judged with the run's conversation `options`."""
+    n = len(conv.turns)
+    cut = res.truncated_turns or 0
+    gran = options.get("granularity") or (
+        "tool_call" if res.tool_call_index is not None else "turn" if res.turn_index is not None else "session"
+    )
+    window, judged, call = (min(cut, n), n), (min(cut, n), n), None
+    if gran == "turn" and res.turn_index is not None:
+        wins = turn_windows(conv, int(options.get("window") or 10))
+        units = unit_interactions(conv.turns)
+        if 0 <= res.turn_index < len(wins):
+            w = wins[res.turn_index]
+            window, judged = (min(w.start + cut, w.end), w.end), units[res.turn_index]
+    elif gran == "tool_call" and res.tool_call_index is not None:
+        k = 0
+        for i, t in enumerate(conv.turns):
+            if k + len(t.tool_calls) > res.tool_call_index:
+                judged, call = (i, i + 1), res.tool_call_index
+                break
+            k += len(t.tool_calls)
+    expand = max(0, min(expand, MAX_EXPAND))
+    hi = judged[1] if gran != "tool_call" else min(n, judged[1] + 3)  # a call's result follows it
+    lo = max(0, hi - MAX_SHOWN)  # what led up to the judged part, its window marked
+    lo, hi = max(0, lo - expand), min(n, hi + expand)
+    turns, k = [], sum(len(t.tool_calls) for t in conv.turns[:lo])
+    for i in range(lo, hi):
+        t = conv.turns[i]
+        text, rest = _cut(t.content)
+        calls = []
+        for c in t.tool_calls:
+            args, _ = _cut(json.dumps(c.arguments, ensure_ascii=False))
+            calls.append(CallView(index=k, name=c.name, arguments=args, id=c.id, judged=k == call))
+            k += 1
+        turns.append(
+            TurnView(
+                index=i,
+                role=t.role,
+                content=text,
+                cut_chars=rest,
+                name=t.name,
+                tool_call_id=t.tool_call_id,
+                error=t.error,
+                tool_calls=calls,
+                in_window=window[0] <= i < window[1],
+                judged=judged[0] <= i < judged[1],
+            )
+        )
+    return Transcript(
+        conversation_id=res.conversation_id,
+        granularity=gran,
+        total_turns=n,
+        window=window,
+        judged=judged,
+        hidden_before=lo,
+        hidden_after=n - hi,
+        expand=expand,
+        turns=turns,
+    )
+
+
+def transcript_of(run: Any, row_index: int, expand: int = 0) -> Transcript | None:
+    """The transcript of data row `row_index` of `run` (a view RunHandle), None for a single-turn row or a run that
+    did not store its conversations (made before store migration 007_stored_conversations)."""
+    rid = run.run_id()
+    if rid is None:
+        return None
+    with run.conn() as c:
+        r = c.execute(
+            "SELECT conversation_id, turn_index, tool_call_index, truncated_turns FROM results WHERE run_id = ? "
+            "AND row_index = ? AND conversation_id IS NOT NULL LIMIT 1",
+            (rid, row_index),
+        ).fetchone()
+    if r is None:
+        return None
+    with run.lock:
+        conv = get_conversation(run.store, rid, r[0])
+    if conv is None:
+        return None
+    opts = run.meta().get("conversation")
+    pos = Position(r[0], r[1], r[2], r[3])
+    return build(conv, pos, opts if isinstance(opts, dict) else {}, expand)
+
+
+def transcript_html(t: Transcript, base: str) -> str:
+    """The transcript as HTML (every text escaped); `base` is the page's own address, for the expand links."""
+    what = {"session": "the whole conversation", "turn": "turn", "tool_call": "tool call"}.get(t.granularity, t.granularity)
+
+    def more(n: int, where: str) -> str:
+        if not n:
+            return ""
+        step = min(MAX_EXPAND, t.expand + MAX_SHOWN)
+        return (
+            f'<p class="hidden-turns" data-hidden="{where}">{n} turn{"s" if n != 1 else ""} hidden {where} · '
+            f'<a href="{esc(base)}?expand={step}#transcript">show {step - t.expand} more each side</a></p>'
+        )
+
+    out = [
+        f'<section id="transcript" class="transcript" data-conversation="{esc(t.conversation_id)}" '
+        f'data-granularity="{esc(t.granularity)}"><h2>Transcript</h2>'
+        f'<p class="sub">conversation <code>{esc(t.conversation_id)}</code> · {t.total_turns} turns · judged: {esc(what)} · '
+        f"the judge saw turns {t.window[0]}–{max(t.window[0], t.window[1] - 1)} (marked)</p>",
+        more(t.hidden_before, "before"),
+    ]
+    for turn in t.turns:
+        cls = "turn" + (" in-window" if turn.in_window else "") + (" judged" if turn.judged else "")
+        head = f'<span class="tag role-{esc(turn.role)}">{esc(turn.role)}</span> <span class="note">#{turn.index}</span>'
+        if turn.role == "tool":
+            head += f" <span class='tool-name'>{esc(turn.name or '')}</span> <span class='note'>result of {esc(turn.tool_call_id)}</span>"
+        calls = "".join(
+            f'<div class="tool-call{" judged" if c.judged else ""}" data-call="{c.index}"><span class="tag">call {c.index}</span> '
+            f'<code class="tool-name">{esc(c.name)}</code><pre class="args">{esc(c.arguments)}</pre></div>'
+            for c in turn.tool_calls
+        )
+        err = f'<pre class="tool-error">error: {esc(turn.error)}</pre>' if turn.error else ""
+        rest = f'<p class="note">({turn.cut_chars} more characters not shown)</p>' if turn.cut_chars else ""
+        out.append(
+            f'<div class="{cls}" data-turn="{turn.index}"><div class="turn-head">{head}</div>'
+            f'<pre class="turn-text">{esc(turn.content)}</pre>{rest}{calls}{err}</div>'
+        )
+    out.append(more(t.hidden_after, "after"))
+    out.append("</section>")
+    return "".join(out)
