@@ -115,14 +115,7 @@ async def _events(state: ServerState, req: Any, job: generate.Job, rid: str, ev:
                     part=OutputText(text=""),
                 )
             lp = responses.token_logprobs(p, step.tokens, state.pieces) if not thinks else []
-            yield ev(
-                "response.output_text.delta",
-                item_id=msg.id,
-                output_index=index,
-                content_index=0,
-                delta=step.content,
-                logprobs=lp,
-            )
+            yield _text_delta(ev, msg.id, index, step.content, lp)
     gen, reasoning_all, answer = text.final()
     said, sent = len(reasoning), text.sent
     items = responses.output(p, gen, reasoning_all, answer, state.pieces)
@@ -155,14 +148,7 @@ async def _events(state: ServerState, req: Any, job: generate.Job, rid: str, ev:
             yield ev("response.output_item.added", output_index=index, item=msg)
             yield ev("response.content_part.added", item_id=msg.id, output_index=index, content_index=0, part=OutputText(text=""))
         if len(answer) > sent:
-            yield ev(
-                "response.output_text.delta",
-                item_id=msg.id,
-                output_index=index,
-                content_index=0,
-                delta=answer[sent:],
-                logprobs=[],
-            )
+            yield _text_delta(ev, msg.id, index, answer[sent:], [])
         part = last.content[0]
         yield ev(
             "response.output_text.done",
@@ -176,6 +162,10 @@ async def _events(state: ServerState, req: Any, job: generate.Job, rid: str, ev:
     yield ev("response.output_item.done", output_index=index, item=last)
     done = responses.finish(resp, gen, items)
     yield ev("response.completed" if done.status == "completed" else "response.incomplete", response=done)
+
+
+def _text_delta(ev: _Events, item_id: str, index: int, delta: str, logprobs: list[Any]) -> bytes:
+    return ev("response.output_text.delta", item_id=item_id, output_index=index, content_index=0, delta=delta, logprobs=logprobs)
 
 
 def _close_reasoning(ev: _Events, rs: ReasoningOut | None, opened: bool, index: int, text: str) -> list[bytes]:
