@@ -11,9 +11,7 @@ connection limit apply (`routes` and `run` own them). Errors are Ollama's shape,
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
-import threading
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -23,16 +21,13 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ..constraints.sandbox import CompileRefused
-from ..engine.base import Generation, TokenInfo
-from ..engine.worker import WorkerBusy
-from ..formats import OutputFormat, SchemaError
-from ..http_limits import ClientGone
+from ..engine.base import Generation
 from . import protocol
-from .errors import APIError, bad_request, from_exception
-from .reasoning import ThinkSplit, split_reasoning
+from .errors import APIError, bad_request
+from .generate import OLLAMA, Job, Tokens, check_model, guarded, handle, headers, plan, run_plan, submit
+from .reasoning import split_reasoning
 from .validate import check_schema, check_text
-from .wire import Wire
+from .wire import ChatRequest, Wire
 from .wire_ollama import (
     OPTIONS,
     RUNTIME_OPTIONS,
@@ -83,9 +78,9 @@ async def _read(state: ServerState, request: Request, model: type[BaseModel]) ->
     return _validate(model, body)
 
 
-def _check_model(state: ServerState, name: str | None) -> None:
-    if name not in (state.model_name, f"{state.model_name}:latest"):
-        raise APIError(404, f"model {name!r} not found; this server serves {state.model_name!r}")
+def _check_model(state: ServerState, name: str | None) -> str:
+    """The served name `name` stands for (the model, an alias, either with `:latest`); a 404 otherwise."""
+    return check_model(state, name, OLLAMA)
 
 
 # ------------------------------------------------------------------------------------------ the plan
@@ -120,12 +115,12 @@ def _format(fmt: Any) -> dict[str, Any] | None:
     return {"type": "json_schema", "json_schema": {"name": "format", "schema": fmt}}
 
 
-def plan(
-    req: OllamaChatRequest | OllamaGenerateRequest, messages: list[dict[str, Any]], n_ctx: int, field_tokens: int
-) -> protocol.Plan:
-    """The request as the OpenAI request `protocol.plan` checks and plans (a 400 naming the field otherwise).
-    `num_ctx` up to the server's context is accepted (the context is fixed when serve starts; a smaller
-    num_ctx does not shrink it); more is a 400."""
+def to_chat(
+    req: OllamaChatRequest | OllamaGenerateRequest, model: str, messages: list[dict[str, Any]], n_ctx: int
+) -> tuple[ChatRequest, int | None]:
+    """The request as the OpenAI request (for `model`, the served name it stands for) and its `top_k` (which
+    OpenAI's request lacks); a 400 naming the field otherwise. `num_ctx` up to the server's context is accepted
+    (the context is fixed when serve starts; a smaller num_ctx does not shrink it); more is a 400."""
     if req.tools:
         raise bad_request("tools: not supported on the Ollama API of this server; send format (a JSON schema)", param="tools")
     opts = check_options(req.options, n_ctx)
@@ -134,7 +129,7 @@ def plan(
         raise bad_request("options.num_predict: 0 leaves no room for an answer; send a positive number or -1", param="options")
     think = THINK_TOKENS.get(req.think, 0) if req.think not in (None, False) else 0
     chat = {
-        "model": req.model,
+        "model": model,
         "messages": messages,
         "max_tokens": num_predict,
         "temperature": opts.temperature,
@@ -145,10 +140,7 @@ def plan(
         "response_format": _format(req.format),
         "think_tokens": think,
     }
-    p = protocol.plan(protocol.parse_request(chat), field_tokens=field_tokens)
-    if opts.top_k:
-        p.options = p.options.model_copy(update={"top_k": opts.top_k})
-    return p
+    return protocol.parse_request(chat), opts.top_k
 
 
 def _chat_messages(req: OllamaChatRequest) -> list[dict[str, Any]]:
@@ -187,65 +179,6 @@ def _generate_messages(req: OllamaGenerateRequest) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------- running
 
 
-async def _submit(
-    state: ServerState, request: Request, p: protocol.Plan
-) -> tuple[asyncio.Future[Any], asyncio.Queue[list[TokenInfo]], threading.Event, asyncio.Future[Any]]:
-    """Queue the plan on the worker under the OpenAI route's limits (prompt size, queue, compile); returns
-    the generation's future, its token queue, its cancel event and the client-gone future."""
-    from .routes import _call_soon, _disconnected
-
-    chars = sum(len(m.content) for m in p.messages)
-    if chars > state.max_prompt_chars:
-        raise bad_request(
-            f"messages: {chars} characters, more than fit this model's {state.engine.n_ctx}-token context; shorten them"
-        )
-    busy = state.worker.pending + state.formats.waiting
-    if busy >= state.config.max_pending:
-        msg = f"{busy} requests are already queued or compiling (limit {state.config.max_pending})"
-        raise from_exception(WorkerBusy(msg)) or APIError(429, msg)
-    if p.schema is None:
-        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format
-    else:
-        try:
-            fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
-            await state.formats.ready(fmt)
-        except SchemaError as e:
-            raise bad_request(f"format: {e}", param="format") from None
-        except CompileRefused as e:
-            raise bad_request(f"format: the schema is refused: {e}", param="format") from None
-    loop = asyncio.get_running_loop()
-    cancel = threading.Event()
-    accepted = asyncio.Event()
-    tokens: asyncio.Queue[list[TokenInfo]] = asyncio.Queue()
-
-    def on_tokens(new: list[TokenInfo]) -> None:
-        loop.call_soon_threadsafe(tokens.put_nowait, new)
-
-    try:
-        fut = state.submit(p, fmt, cancel, on_tokens if p.stream else None, lambda: _call_soon(loop, accepted.set))
-    except Exception as e:
-        raise from_exception(e) or e from None
-    afut: asyncio.Future[Any] = asyncio.wrap_future(fut)
-    gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(request))
-    waits: list[asyncio.Future[Any]] = [afut, gone]
-    started: asyncio.Future[Any] = asyncio.ensure_future(accepted.wait())
-    if p.stream:
-        waits.append(started)
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        started.cancel()
-    if gone.done() and not afut.done():  # the client went away: stop its generation, free its slot
-        cancel.set()
-        raise ClientGone()
-    if afut.done() and afut.exception() is not None:
-        gone.cancel()
-        afut.result()  # raises: mapped by the caller
-    if not p.stream:
-        gone.cancel()
-    return afut, tokens, cancel, gone
-
-
 def _final(gen: Generation, started: float) -> dict[str, Any]:
     return {
         "done_reason": "length" if gen.stop_reason in ("budget", "max_tokens") else "stop",
@@ -270,104 +203,52 @@ def _line(chat: bool, name: str, content: str, thinking: str | None, done: bool,
     return out
 
 
-async def _lines(
-    state: ServerState,
-    chat: bool,
-    p: protocol.Plan,
-    job: tuple[asyncio.Future[Any], asyncio.Queue[list[TokenInfo]], threading.Event, asyncio.Future[Any]],
-    started: float,
-) -> AsyncIterator[bytes]:
+async def _lines(state: ServerState, chat: bool, job: Job, started: float) -> AsyncIterator[bytes]:
     """NDJSON lines: content (and thinking) fragments as tokens arrive (text that may begin a stop sequence
-    or a closing think marker held back), then the `done` line with the counts; an error mid-stream is an
-    `{"error": ...}` line (the Ollama client raises it)."""
-    afut, tokens, cancel, gone = job
-    hold = max((len(s) for s in p.options.stop), default=1) - 1
-    thinks = bool(p.options.think_tokens)
-    split = ThinkSplit(hold)
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    text, sent, said, finished = "", 0, 0, False
+    or a closing think marker held back), then the `done` line with the counts. `guarded` wraps
+    it: an error mid-stream is an `{"error": ...}` line (the Ollama client raises it)."""
+    thinks = bool(job.plan.options.think_tokens)
+    text = Tokens(job, state.pieces)
     name = state.model_name
+    async for step in text:
+        if step.reasoning or step.content:
+            yield _ndjson(_line(chat, name, step.content, step.reasoning if thinks else None, False))
+    gen, reasoning_all, answer = text.final()
+    rest = (reasoning_all or "")[text.said :] if thinks else None
+    yield _ndjson(_line(chat, name, answer[text.sent :], rest, True, **_final(gen, started)))
 
-    def emit(w: Wire) -> bytes:
-        return json.dumps(w.body(), ensure_ascii=False).encode("utf-8") + b"\n"
 
-    try:
-        while True:
-            getter: asyncio.Future[Any] = asyncio.ensure_future(tokens.get())
-            await asyncio.wait([getter, afut, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():
-                getter.cancel()
-            if gone.done():
-                return
-            new = getter.result() if getter.done() and not getter.cancelled() else []
-            while not tokens.empty():
-                new = new + tokens.get_nowait()
-            for t in new:
-                text += decoder.decode(state.pieces[t.id] if state.pieces is not None else t.text.encode())
-            reasoning, content = split.parts(text) if thinks else ("", text[: max(0, len(text) - hold)])
-            if len(reasoning) > said or len(content) > sent:
-                yield emit(_line(chat, name, content[sent:], reasoning[said:] if thinks else None, False))
-                said, sent = len(reasoning), len(content)
-            if afut.done() and tokens.empty():
-                break
-        gen = afut.result()
-        reasoning_all, answer = split_reasoning(gen.text) if thinks else (None, gen.text)
-        rest = (reasoning_all or "")[said:] if thinks else None
-        yield emit(_line(chat, name, answer[sent:], rest, True, **_final(gen, started)))
-        finished = True
-        state.counters.completed += 1
-    except Exception as e:  # noqa: BLE001 - the stream has begun: the error goes into it
-        api = from_exception(e) or APIError(500, f"internal error ({type(e).__name__})")
-        yield emit(OllamaError(error=api.message))
-        finished = True
-    finally:
-        gone.cancel()
-        if not finished:
-            cancel.set()
-            state.counters.cancelled += 1
+def _ndjson(w: Wire) -> bytes:
+    return json.dumps(w.body(), ensure_ascii=False).encode("utf-8") + b"\n"
 
 
 async def _generate(state: ServerState, request: Request, chat: bool) -> Response:
     started = time.monotonic()
     req = await _read(state, request, OllamaChatRequest if chat else OllamaGenerateRequest)
-    _check_model(state, req.model)
+    model = _check_model(state, req.model)
     messages = _chat_messages(req) if chat else _generate_messages(req)
-    p = await asyncio.to_thread(plan, req, messages, state.engine.n_ctx, state.config.field_tokens)
-    job = await _submit(state, request, p)
+    creq, top_k = await asyncio.to_thread(to_chat, req, model, messages, state.engine.n_ctx)
+    p = await plan(state, creq)
+    if top_k:
+        p.options = p.options.model_copy(update={"top_k": top_k})
     if p.stream:
-        return StreamingResponse(
-            _lines(state, chat, p, job, started), media_type="application/x-ndjson", headers={"Cache-Control": "no-cache"}
-        )
-    gen = job[0].result()
-    state.counters.completed += 1
+        job = await submit(state, request, p, OLLAMA)
+        lines = guarded(state, job, _lines(state, chat, job, started), lambda e: _ndjson(OllamaError(error=e.message)))
+        head = {"Cache-Control": "no-cache", **headers(p)}
+        return StreamingResponse(lines, media_type="application/x-ndjson", headers=head)
+    gen = await run_plan(state, request, p, OLLAMA)
     reasoning, answer = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
-    return _answer(
-        _line(chat, state.model_name, answer, reasoning or "" if p.options.think_tokens else None, True, **_final(gen, started))
-    )
-
-
-async def _guarded(state: ServerState, request: Request, chat: bool) -> Response:
-    try:
-        return await _generate(state, request, chat)
-    except APIError as e:
-        if e.status == 429:
-            state.counters.refused_busy += 1
-        return error(e)
-    except ClientGone:
-        state.counters.cancelled += 1
-        return Response(status_code=499)
-    except Exception as e:  # noqa: BLE001 - mapped, or a bug (500)
-        api = from_exception(e)
-        if api is not None:
-            return error(api)
-        state.counters.errors += 1
-        import logging
-
-        logging.getLogger("localjudge.serve").exception("unexpected error serving an Ollama request")
-        return error(APIError(500, f"internal error ({type(e).__name__}); see the server log"))
+    thinking = reasoning or "" if p.options.think_tokens else None
+    done = _answer(_line(chat, state.model_name, answer, thinking, True, **_final(gen, started)))
+    done.headers.update(headers(p))
+    return done
 
 
 # ---------------------------------------------------------------------------------------- handlers
+
+
+async def _guarded(state: ServerState, request: Request, chat: bool) -> Response:
+    return await handle(state, OLLAMA, _generate(state, request, chat), error)
 
 
 async def chat(state: ServerState, request: Request) -> Response:

@@ -11,25 +11,19 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ..constraints.sandbox import CompileRefused
-from ..engine.base import TokenInfo
-from ..engine.worker import WorkerBusy
-from ..formats import OutputFormat, SchemaError
-from ..http_limits import BodyError, ClientGone, loads_strict, read_body
-from . import protocol
+from ..http_limits import BodyError, loads_strict, read_body
+from . import generate, protocol
 from .answer import completion, completion_id
-from .errors import APIError, bad_request, from_exception
+from .errors import APIError, bad_request
 from .openapi import COMMON, Endpoint
 from .responses_route import create_response
-from .stream import stream_chunks
+from .stream import sse, stream_chunks
 from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy, Wire
 from .wire_responses import Response as Response_
 from .wire_responses import ResponseEvent, ResponsesRequest
@@ -119,22 +113,7 @@ async def model(state: ServerState, request: Request) -> Response:
 
 async def chat(state: ServerState, request: Request) -> Response:
     """A chat completion (JSON, or SSE chunks when `stream`), every failure an OpenAI-shaped error."""
-    try:
-        return await _chat(state, request)
-    except APIError as e:
-        if e.status == 429:
-            state.counters.refused_busy += 1
-        return error(e)
-    except ClientGone:  # a normal event: no traceback, not an error
-        state.counters.cancelled += 1
-        return Response(status_code=499)
-    except Exception as e:  # noqa: BLE001 - mapped, or a bug (500)
-        api = from_exception(e)
-        if api is not None:
-            return error(api)
-        state.counters.errors += 1
-        log.exception("unexpected error serving a chat completion")
-        return error(APIError(500, f"internal error ({type(e).__name__}); see the server log", type="server_error"))
+    return await generate.handle(state, generate.CHAT, _chat(state, request), error)
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -207,109 +186,22 @@ async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: a
         raise bad_request(f"{e.message}; send a JSON object") from None
 
 
-async def _disconnected(request: Request) -> None:
-    """Returns when the client has gone away (the body must be read already)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> None:
-    loop.call_soon_threadsafe(fn)
-
-
 async def _chat(state: ServerState, request: Request) -> Response:
     _check_key(state, request)
     body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
     req = protocol.parse_request(body)
-    if req.model != state.model_name and req.model not in state.config.aliases:
-        raise APIError(
-            404,
-            f"the model {req.model!r} does not exist; this server serves {state.model_name!r}",
-            param="model",
-            code="model_not_found",
-        )
-    # checking the schemas a request carries is bounded work, but work: never on the event loop
-    p = await asyncio.to_thread(
-        protocol.plan, req, field_tokens=state.config.field_tokens, catalog=state.catalog, aliases=state.config.aliases
-    )
-    contract = {"X-Localjudge-Contract": p.contract} if p.contract else {}
-    chars = sum(len(m.content) for m in p.messages)
-    if chars > state.max_prompt_chars:
-        raise APIError(
-            400,
-            f"the messages are {chars} characters, more than fit this model's {state.engine.n_ctx}-token context; shorten them",
-            param="messages",
-            code="context_length_exceeded",
-        )
-    busy = state.worker.pending + state.formats.waiting
-    if busy >= state.config.max_pending:  # requests waiting on a compile count toward the limit too
-        msg = f"{busy} requests are already queued or compiling (limit {state.config.max_pending})"
-        raise from_exception(WorkerBusy(msg)) or APIError(429, msg)
-    if p.schema is None:
-        fmt: OutputFormat = p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
-    else:
-        param = "tools" if p.tool_mode != "none" else "response_format"
-        try:
-            # expanding a schema is bounded, but it is still work: never on the event loop
-            fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
-            await state.formats.ready(fmt)
-        except SchemaError as e:
-            raise bad_request(str(e), param=param) from None
-        except CompileRefused as e:
-            raise bad_request(f"response schema refused: {e}", param=param) from None
-    loop = asyncio.get_running_loop()
-    cancel = threading.Event()
-    accepted = asyncio.Event()
-    tokens: asyncio.Queue[list[TokenInfo]] | None = asyncio.Queue() if p.stream else None
-
-    def on_tokens(new: list[TokenInfo]) -> None:
-        assert tokens is not None
-        loop.call_soon_threadsafe(tokens.put_nowait, new)
-
-    try:
-        fut = state.submit(p, fmt, cancel, on_tokens if p.stream else None, lambda: _call_soon(loop, accepted.set))
-    except Exception as e:
-        raise from_exception(e) or e from None
-    afut: asyncio.Future[Any] = asyncio.wrap_future(fut)
-    gone: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(request))
-    cid = completion_id()
+    generate.check_model(state, req.model, generate.CHAT)
+    p = await generate.plan(state, req)
     if not p.stream:
-        try:
-            await asyncio.wait([afut, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not afut.done():  # the client went away: stop its generation, free its slot
-                cancel.set()
-                state.counters.cancelled += 1
-                return Response(status_code=499)
-        finally:
-            gone.cancel()
-        gen = afut.result()  # an exception here is mapped by the caller
-        if gen.stop_reason == "cancelled":
-            state.counters.cancelled += 1
-        else:
-            state.counters.completed += 1
-        done = answer(completion(p, gen, cid, state.model_name, state.fingerprint_of(p), state.pieces))
-        done.headers.update(contract)
+        gen = await generate.run_plan(state, request, p, generate.CHAT)
+        done = answer(completion(p, gen, completion_id(), state.model_name, state.fingerprint_of(p), state.pieces))
+        done.headers.update(generate.headers(p))
         return done
-    # streaming: wait until the request is accepted (its errors are still plain JSON answers), then stream
-    started: asyncio.Future[Any] = asyncio.ensure_future(accepted.wait())
-    try:
-        await asyncio.wait([afut, started, gone], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        started.cancel()
-    if gone.done() and not afut.done():
-        cancel.set()
-        state.counters.cancelled += 1
-        return Response(status_code=499)
-    if afut.done() and afut.exception() is not None:
-        gone.cancel()
-        afut.result()  # raises: mapped by the caller
-    assert tokens is not None
+    job = await generate.submit(state, request, p, generate.CHAT)
     return StreamingResponse(
-        stream_chunks(state, p, afut, tokens, cancel, gone, cid),
+        generate.guarded(state, job, stream_chunks(state, job, completion_id()), lambda e: sse(e.wire())),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **contract},
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **generate.headers(p)},
     )
 
 
