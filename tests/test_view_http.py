@@ -230,7 +230,14 @@ def test_a_store_written_before_labels_opens_gains_the_labels_table_and_keeps_it
         names = [r[0] for r in st.conn.execute("SELECT name FROM _migrations ORDER BY applied, name")]
         assert (
             names[-6:]
-            == ["002_labels", "003_label_binding", "004_format_spec", "005_conversations", "006_label_sampling", "007_stored_conversations"]
+            == [
+                "002_labels",
+                "003_label_binding",
+                "004_format_spec",
+                "005_conversations",
+                "006_label_sampling",
+                "007_stored_conversations",
+            ]
             and st.count(st.latest_run() or "") == 3
         )
         assert st.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 0
