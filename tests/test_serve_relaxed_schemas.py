@@ -45,6 +45,13 @@ SCHEMAS = {
         "required": ["card"],
         "dependencies": {"card": ["address"]},
     },
+    "contains": {"type": "array", "items": {"type": "integer"}, "maxItems": 4, "contains": {"type": "integer"}},
+    "propertyNames": {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+        "propertyNames": {"maxLength": 40},
+        "maxProperties": 2,
+    },
 }
 
 

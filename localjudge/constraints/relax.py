@@ -2,7 +2,8 @@
 loosened or turned into what implies them, and the record of what was changed.
 
 Constrained decoding honours most of JSON Schema, not all of it: llguidance refuses `uniqueItems`, `not`,
-`if`/`then`/`else`, `dependencies` and a `oneOf` whose branches may overlap. `relax(schema, keywords)`
+`if`/`then`/`else`, `dependencies`, `contains`, `propertyNames`, `unevaluated*` and a `oneOf` whose
+branches may overlap. `relax(schema, keywords)`
 returns a copy that leaves those out, so every instance of the original is still an instance of the copy
 (the copy only widens), except where a keyword is replaced by a stronger one that implies it:
 
@@ -12,7 +13,7 @@ returns a copy that leaves those out, so every instance of the original is still
     key's dependants are then always present); `dependencies`/`dependentSchemas` naming a schema -> that
     schema joins `allOf`;
   * `oneOf` -> `anyOf` (exactly-one is checked afterwards);
-  * anything else named (`uniqueItems`, `not`, ...) is dropped.
+  * anything else named (`uniqueItems`, `not`, `contains`, `propertyNames`, ...) is dropped.
 
 The strengthened copy can leave no value (a `then` at odds with closed properties): `relax(..., strengthen=
 False)` only drops and loosens. Either way an answer must be checked against the original schema (with
@@ -28,7 +29,10 @@ from typing import Any
 _NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _DATA = ("enum", "const", "default", "examples", "required")  # values, never schemas
 RELAXABLE = frozenset(
-    ("uniqueItems", "not", "if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas", "oneOf")
+    (
+        *("uniqueItems", "not", "if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas", "oneOf"),
+        *("contains", "minContains", "maxContains", "propertyNames", "unevaluatedProperties", "unevaluatedItems"),
+    )
 )
 
 

@@ -63,9 +63,7 @@ def submit(once: Submit, p: Plan, fmt: CheckedFormat, cancel: Any, accepted: Cal
     at most 1 + `RESAMPLES` times; the generation given carries the tokens of every try in its usage."""
     out: Future[Generation] = Future()
     tries = [p.options] + [
-        p.options.model_copy(
-            update={"temperature": max(p.options.temperature, RESAMPLE_TEMPERATURE), "seed": p.options.seed + k}
-        )
+        p.options.model_copy(update={"temperature": max(p.options.temperature, RESAMPLE_TEMPERATURE), "seed": p.options.seed + k})
         for k in range(1, RESAMPLES + 1)
     ]
     spent = {"prompt": 0, "output": 0}
@@ -97,16 +95,23 @@ def submit(once: Submit, p: Plan, fmt: CheckedFormat, cancel: Any, accepted: Cal
         elif i + 1 < len(tries) and not cancel.is_set():
             go(i + 1)
         else:
-            out.set_exception(
-                AnswerRefused(
-                    f"response schema: no answer valid against `{problem.keyword}` in {len(tries)} tries (the constraint "
-                    f"cannot express {', '.join(fmt.relaxed_keywords)}; last answer {problem.where}: {problem.message}); "
-                    f"loosen `{problem.keyword}` or raise max_tokens"
-                )
-            )
+            out.set_exception(AnswerRefused(refusal(problem, fmt.relaxed_keywords, len(tries))))
 
     go(0)
     return out
+
+
+def refusal(problem: validate.Problem, relaxed: tuple[str, ...], tries: int) -> str:
+    """The one-line 400 when no try validated: the keyword the last answer broke, where, and what to change."""
+    advice = (
+        "use anyOf, or make the branches distinct (e.g. a const discriminator property)"
+        if problem.keyword == "oneOf"
+        else f"loosen `{problem.keyword}` or raise max_tokens"
+    )
+    return (
+        f"response schema: no answer valid against `{problem.keyword}` in {tries} tries (the constraint cannot express "
+        f"{', '.join(relaxed)}; the last answer at {problem.where}: {problem.message}); {advice}"
+    )
 
 
 def _nothing() -> None:
