@@ -100,6 +100,12 @@ def test_a_schema_no_answer_can_satisfy_is_a_400_naming_the_keyword(server):
     assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", "tries", param="response_format")
 
 
+def test_a_streamed_request_no_answer_can_satisfy_is_a_plain_400_before_any_event(server):
+    schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
+    status, body = ask(server.url, schema, stream=True)
+    assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", param="response_format")
+
+
 def test_relaxing_keeps_every_instance_of_the_original_and_records_what_changed():
     r = relax.relax(SCHEMAS["if-then"], {"if", "then"})
     assert r.keywords == ("if", "then")

@@ -10,7 +10,8 @@ array left out, when the array keeps its `minItems`), and otherwise samples agai
 more times, with a temperature of at least `RESAMPLE_TEMPERATURE` and the seed moved on by one each
 time (bounded by work, never by wall time). When no try validates, the request fails with
 `AnswerRefused`, a 400 naming the keyword the last answer broke. A relaxed answer is not streamed
-token by token (it is not known to be valid until it ends): it comes whole in the last chunk.
+token by token (it is not known to be valid until it ends): the request counts as accepted (a stream
+begins) only once an answer validated, and the answer comes whole in the last chunk.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def submit(once: Submit, p: Plan, fmt: CheckedFormat, cancel: Any, accepted: Cal
 
     def go(i: int) -> None:
         try:
-            fut = once(replace(p, options=tries[i]), accepted if i == 0 else _nothing)
+            fut = once(replace(p, options=tries[i]), _nothing)  # accepted only with a valid answer (below)
         except Exception as e:  # noqa: BLE001 - the worker's refusal (busy, closing) is the request's answer
             out.set_exception(e)
             return
@@ -89,6 +90,7 @@ def submit(once: Submit, p: Plan, fmt: CheckedFormat, cancel: Any, accepted: Cal
             return
         text, problem = fmt.settle(gen.text)
         if problem is None:
+            accepted()  # a stream begins only now, so that a refusal is a plain 400, not an error inside the stream
             out.set_result(
                 gen.model_copy(update={"text": text, "n_prompt_tokens": spent["prompt"], "n_output_tokens": spent["output"]})
             )
