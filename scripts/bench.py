@@ -29,7 +29,7 @@
     python scripts/bench.py clients                    evaluation clients (MLflow ...) x path: usable verdicts, our serve vs
                                                  llama-cpp-python's server, one thread (scripts/bench_clients.py)
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
-                                    [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume]
+                                    [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume] [--only FILE]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
                                                  one at a time, 1 thread each: `localjudge serve` (llguidance, then
                                                  --schema-constraint automaton) and llama-cpp-python's server;
@@ -1010,6 +1010,7 @@ def main() -> None:
     )
     ap.add_argument("--out", type=Path, help="`schemas-e2e`: directory for the per-schema JSONL records")
     ap.add_argument("--resume", action="store_true", help="`schemas-e2e`: keep the records in --out, ask only the rest")
+    ap.add_argument("--only", type=Path, help="`schemas-e2e`: a file of CATEGORY/NAME lines: ask only those of the sample")
     ap.add_argument("mode", nargs="?")
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--n", type=int, default=6)
@@ -1086,7 +1087,14 @@ def main() -> None:
             ap.error("schemas-e2e needs --schemas PATH (a JSONSchemaBench checkout)")
         sample = a.sample if "--sample" in sys.argv else 160
         bench_schemas_e2e.section_schemas_e2e(
-            a.schemas, sample, a.max_tokens or 256, a.timeout, a.contender, a.out, resume=a.resume
+            a.schemas,
+            sample,
+            a.max_tokens or 256,
+            a.timeout,
+            a.contender,
+            a.out,
+            resume=a.resume,
+            only=set(a.only.read_text().split()) if a.only else None,
         )
     if a.section == "clients":  # issue 32: scripts/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
         import bench_clients

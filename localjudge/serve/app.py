@@ -35,7 +35,7 @@ from ..engine.worker import EngineWorker
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText
 from ..formats.text import DEFAULT_TEXT_TOKENS
-from . import protocol
+from . import checked, protocol
 from .aliases import Alias
 from .catalog import Catalog
 from .errors import APIError, bad_request
@@ -195,7 +195,20 @@ class ServerState:
         on_tokens: Callable[[list[TokenInfo]], None] | None,
         accepted: Callable[[], None],
     ) -> Future[Generation]:
-        """Queue the request on the worker (`WorkerBusy` when full); `accepted()` once it passed its checks."""
+        """Queue the request on the worker (`WorkerBusy` when full); `accepted()` once it passed its checks. A
+        format on a relaxed schema is run until an answer validates (`checked.submit`), not streamed."""
+        if isinstance(fmt, checked.CheckedFormat):
+            return checked.submit(lambda q, ok: self._submit(q, fmt, cancel, None, ok), p, fmt, cancel, accepted)
+        return self._submit(p, fmt, cancel, on_tokens, accepted)
+
+    def _submit(
+        self,
+        p: protocol.Plan,
+        fmt: OutputFormat,
+        cancel: threading.Event,
+        on_tokens: Callable[[list[TokenInfo]], None] | None,
+        accepted: Callable[[], None],
+    ) -> Future[Generation]:
 
         def start(engine: Engine, done: Callable[[Any], None]) -> None:
             if cancel.is_set():

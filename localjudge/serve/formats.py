@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import constraints
+from ..constraints import relax
 from ..constraints.automaton import cache_path
 from ..constraints.sandbox import CompileLimits, CompileRefused, compile_in_child
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
@@ -98,7 +99,7 @@ class FormatCache:
             try:
                 hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=self.constraint)
             except SchemaError as e:
-                hit = e
+                hit = self._relaxed(schema, name, e)
             except RecursionError:  # deeper than Python can walk: past the depth limit anyway
                 hit = SchemaError("response schema nests too deeply; flatten it")
             with self._lock:
@@ -108,6 +109,37 @@ class FormatCache:
         if isinstance(hit, SchemaError):
             raise hit
         return hit
+
+    def _relaxed(self, schema: dict[str, Any], name: str | None, refused: SchemaError) -> JSONSchemaFormat | SchemaError:
+        """A `CheckedFormat` on the nearest schema the compiler accepts (`constraints.relax`: the keywords it
+        names left out, strengthened first, only loosened if that leaves no value; up to 4 rounds, since a
+        compiler names one refusal at a time; an overlapping `oneOf` last), or the first refusal when relaxing cannot help."""
+        from .checked import CheckedFormat
+
+        if self.constraint != CLIENT_CONSTRAINT:  # the automaton path keeps its own refusals
+            return refused
+        keywords = relax.unimplemented(str(refused))
+        last: SchemaError = refused
+        for _ in range(4):
+            if not keywords:
+                return refused
+            for strengthen in (True, False):
+                r = relax.relax(schema, keywords, strengthen=strengthen)
+                try:
+                    return CheckedFormat(
+                        schema, r.schema, r.keywords, field_tokens=self.field_tokens, name=name, constraint=self.constraint
+                    )
+                except SchemaError as e:
+                    last = e
+                except RecursionError:
+                    return refused
+            more = relax.unimplemented(str(last)) - keywords
+            if not more and "oneOf" not in keywords and '"oneOf"' in json.dumps(schema):
+                more = frozenset({"oneOf"})  # the refusal shown is the schema as sent's; the narrowed copies' may be oneOf
+            if not more:
+                return refused
+            keywords = keywords | more
+        return refused
 
     async def ready(self, fmt: OutputFormat, trusted: bool = False) -> None:
         """Make sure `fmt`'s automaton is in the disk cache (built in a child under the limits unless

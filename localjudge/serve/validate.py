@@ -25,6 +25,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from ..constraints import llg_bounds
@@ -218,3 +219,80 @@ def _ref_loop(root: Any) -> str | None:
         if found:
             return found
     return walk(root, ())
+
+
+# ------------------------------------------------------------------- answers to relaxed schemas (serve/checked.py)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """How an answer breaks a schema: the keyword, where (a JSON pointer into the answer), and the message."""
+
+    keyword: str
+    where: str
+    message: str
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    cls = validators.validator_for(schema, default=Draft202012Validator)
+    return cls(schema)  # `format` is an annotation here, as the drafts' default vocabulary has it
+
+
+def answer_problem(schema: dict[str, Any], text: str) -> Problem | None:
+    """What is wrong with the answer `text` against `schema` (the `jsonschema` package; the schema's own
+    `$schema` draft or 2020-12), None when it validates. An answer that is not JSON is a problem of `type`."""
+    from jsonschema.exceptions import best_match
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        return Problem("type", "/", f"not one JSON value ({str(e)[:80]})")
+    try:
+        error = best_match(_validator(schema).iter_errors(value))
+    except RecursionError:
+        return Problem("$ref", "/", "the answer nests deeper than it can be checked")
+    except Exception as e:  # noqa: BLE001 - a $ref the validator cannot resolve: nothing can be vouched for
+        return Problem("$ref", "/", f"the schema cannot be checked ({type(e).__name__})")
+    if error is None:
+        return None
+    where = "/" + "/".join(str(x) for x in error.absolute_path)
+    return Problem(str(error.validator), where, str(error.message)[:200])
+
+
+def repair(schema: dict[str, Any], text: str) -> str | None:
+    """The answer with what can be repaired without touching a valid part repaired, or None when nothing can
+    be: each array that breaks `uniqueItems` loses its repeated items, when it keeps its `minItems` (up to
+    16 arrays, one at a time, rechecked after each)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    changed = False
+    for _ in range(16):
+        try:
+            errors = [e for e in _validator(schema).iter_errors(value) if e.validator == "uniqueItems"]
+        except Exception:  # noqa: BLE001 - see answer_problem
+            return None
+        if not errors:
+            break
+        e = errors[0]
+        items = e.instance
+        unique: list[Any] = []
+        for x in items:
+            if not any(_same(x, y) for y in unique):
+                unique.append(x)
+        floor = e.schema.get("minItems", 0) if isinstance(e.schema, dict) else 0
+        if len(unique) < floor:
+            return None
+        items[:] = unique  # the instance is the array inside `value`: repaired in place
+        changed = True
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": ")) if changed else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON Schema's `uniqueItems` compares (1 == 1.0, but true != 1)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or (
+        type(a) is not bool and type(b) is not bool and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
+    )

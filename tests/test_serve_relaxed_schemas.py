@@ -1,0 +1,116 @@
+"""Issue 32: a schema with keywords constrained decoding cannot express is answered, and only validly.
+
+`uniqueItems`, `not`, `if`/`then`, `dependencies` and an overlapping `oneOf` used to be a 400; serve now
+constrains on the nearest schema llguidance compiles, checks the answer against the schema as sent (the
+`jsonschema` package), repairs or resamples within a bounded number of tries, and answers 400 naming the
+keyword when no try validates. Real server on a loopback port, the default model, one thread."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from serve_support import assert_openai_error, post, start_server
+
+from localjudge.constraints import relax
+
+MODEL = "smollm2-135m"
+
+SCHEMAS = {
+    "oneOf-overlap": {  # an object with both keys would match both branches
+        "oneOf": [
+            {"type": "object", "properties": {"url": {"type": "string", "maxLength": 30}}, "required": ["url"]},
+            {"type": "object", "properties": {"path": {"type": "string", "maxLength": 30}}, "required": ["path"]},
+        ]
+    },
+    "uniqueItems": {
+        "type": "array",
+        "items": {"enum": ["red", "green", "blue"]},
+        "minItems": 2,
+        "maxItems": 3,
+        "uniqueItems": True,
+    },
+    "not": {"type": "object", "properties": {"n": {"type": "integer", "not": {"const": 0}}}, "required": ["n"]},
+    "if-then": {
+        "type": "object",
+        "properties": {"kind": {"enum": ["circle", "square"]}, "radius": {"type": "integer", "minimum": 1}},
+        "required": ["kind"],
+        "if": {"properties": {"kind": {"const": "circle"}}},
+        "then": {"required": ["radius"]},
+    },
+    "dependencies": {
+        "type": "object",
+        "properties": {"card": {"type": "string", "maxLength": 12}, "address": {"type": "string", "maxLength": 20}},
+        "required": ["card"],
+        "dependencies": {"card": ["address"]},
+    },
+    "contains": {"type": "array", "items": {"type": "integer"}, "maxItems": 4, "contains": {"type": "integer"}},
+    "propertyNames": {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+        "propertyNames": {"maxLength": 40},
+        "maxProperties": 2,
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def server(_localjudge_home):
+    s = start_server("--no-precompile", "--option", "n_threads=1")
+    yield s
+    s.stop()
+
+
+def ask(url: str, schema: dict, stream: bool = False) -> tuple[int, dict | bytes]:
+    body = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Answer with one JSON instance of this schema:\n" + json.dumps(schema)}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}},
+        "max_tokens": 96,
+        "temperature": 0,
+        "stream": stream,
+    }
+    status, out, _ = post(url, body)
+    return status, out
+
+
+@pytest.mark.parametrize("family", list(SCHEMAS))
+def test_a_schema_llguidance_refuses_is_answered_valid(server, family):
+    schema = SCHEMAS[family]
+    status, body = ask(server.url, schema)
+    assert status == 200, body
+    assert isinstance(body, dict)
+    jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), schema)
+
+
+def test_a_relaxed_schema_streams_its_valid_answer_whole(server):
+    schema = SCHEMAS["uniqueItems"]
+    status, raw = ask(server.url, schema, stream=True)
+    assert status == 200
+    assert isinstance(raw, bytes)
+    events = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: {")]
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e.get("choices"))
+    jsonschema.validate(json.loads(text), schema)
+
+
+def test_a_schema_no_answer_can_satisfy_is_a_400_naming_the_keyword(server):
+    schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
+    status, body = ask(server.url, schema)
+    assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", "tries", param="response_format")
+
+
+def test_a_streamed_request_no_answer_can_satisfy_is_a_plain_400_before_any_event(server):
+    schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
+    status, body = ask(server.url, schema, stream=True)
+    assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", param="response_format")
+
+
+def test_relaxing_keeps_every_instance_of_the_original_and_records_what_changed():
+    r = relax.relax(SCHEMAS["if-then"], {"if", "then"})
+    assert r.keywords == ("if", "then")
+    assert r.schema["allOf"] == [{"required": ["radius"]}]  # "then" implies "if then then"
+    d = relax.relax(SCHEMAS["dependencies"], {"dependencies"})
+    assert d.schema["required"] == ["card", "address"] and "dependencies" not in d.schema
+    o = relax.relax(SCHEMAS["oneOf-overlap"], {"oneOf"}, strengthen=False)
+    assert o.schema["anyOf"] == SCHEMAS["oneOf-overlap"]["oneOf"] and o.keywords == ("oneOf",)
