@@ -40,6 +40,9 @@ CASES = [  # (question, answer, retrieved context): the same 5 RAG cases as test
     ("Who wrote Hamlet?", "Charles Dickens.", "Hamlet is a tragedy written by William Shakespeare."),
 ]
 N_CTX = 2048
+# DeepEval gives up on a call after its own per-attempt timeout: on a shared 2-core CPU one long answer may
+# take longer, which would measure the machine, not the client; every other client here waits.
+DEEPEVAL_ENV = {"DEEPEVAL_PER_ATTEMPT_TIMEOUT_SECONDS_OVERRIDE": "1800", "DEEPEVAL_PER_TASK_TIMEOUT_SECONDS_OVERRIDE": "3600"}
 
 
 Api = Literal["openai", "ollama", "responses"]
@@ -187,7 +190,7 @@ def deepeval_local_model(base_url: str, model: str) -> int:
     """DeepEval G-Eval on `LocalModel` (`deepeval set-local-model`), in its own process and HOME."""
     cli = str(Path(sys.executable).parent / "deepeval")
     with tempfile.TemporaryDirectory(prefix="bench-deepeval-") as d:
-        env = {**os.environ, "HOME": d, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "LOCAL_MODEL_API_KEY": "unused"}
+        env = {**os.environ, **DEEPEVAL_ENV, "HOME": d, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "LOCAL_MODEL_API_KEY": "unused"}
         env["DEEPEVAL_RESULTS_FOLDER"] = str(Path(d) / "results")
         run = dict(cwd=d, env=env, capture_output=True, text=True)
         subprocess.run([cli, "set-local-model", f"--model={model}", f"--base-url={base_url}"], check=True, timeout=120, **run)
@@ -199,6 +202,7 @@ def deepeval_local_model(base_url: str, model: str) -> int:
 
 def deepeval_ollama_model(base_url: str, model: str) -> int:
     """DeepEval's FaithfulnessMetric on `OllamaModel` (Ollama's /api/chat with the metric's schema)."""
+    os.environ.update(DEEPEVAL_ENV, DEEPEVAL_TELEMETRY_OPT_OUT="1")  # before deepeval reads its settings
     from deepeval.metrics import FaithfulnessMetric
     from deepeval.models import OllamaModel
     from deepeval.test_case import LLMTestCase
@@ -381,9 +385,9 @@ def inspect_model_graded_qa(base_url: str, model: str) -> int:
         solver=rag_answer(),
         scorer=model_graded_qa(model=f"openai-api/lj/{model}"),
     )
-    with tempfile.TemporaryDirectory(prefix="bench-inspect-") as d:
+    with tempfile.TemporaryDirectory(prefix="bench-inspect-") as d:  # the log's samples are read from d
         [log] = eval(task, model=f"openai-api/lj/{model}", display="none", log_dir=d, fail_on_error=False)
-    scores = [(s.scores or {}).get("model_graded_qa") for s in log.samples or []]
+        scores = [(s.scores or {}).get("model_graded_qa") for s in log.samples or []]
     return sum(s is not None and s.value in ("C", "P", "I") for s in scores)
 
 
@@ -463,7 +467,9 @@ def section_clients(threads: int = 1, servers: tuple[str, ...] = SERVERS, rows: 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads of every server (default 1)")
-    section_clients(ap.parse_args().threads)
+    ap.add_argument("--server", action="append", choices=SERVERS, help="measure only this server (repeatable; default all)")
+    a = ap.parse_args()
+    section_clients(a.threads, tuple(a.server or SERVERS))
 
 
 if __name__ == "__main__":
