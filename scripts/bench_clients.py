@@ -1,17 +1,17 @@
 """Evaluation clients pointed at a local server, with their own defaults: usable verdicts per client x path x server.
 
     python scripts/bench.py clients [--threads 1]
-    python scripts/bench_clients.py [--threads 1]
+    python scripts/bench_clients.py [--threads 1] [--server NAME ...]
 
 Each server is a real process on a loopback port with the default GGUF model and `--threads` llama.cpp
-threads, run one after the other in the same run: `localjudge serve`, `localjudge serve
---no-catalog-formats` (the client's schema only) and llama-cpp-python's own server (`python -m
-llama_cpp.server`). Every row (`ROWS`) asks its client's default judge on the same 5 RAG cases
-(`CASES`) and counts the verdicts the client can use (parsed, no error, a value of the judge's form).
+threads: `localjudge serve` and `localjudge serve --no-catalog-formats` (the client's schema only), both
+with the aliases of docs/serve.md's recipes (`ALIASES`), and llama-cpp-python's own server (`python -m
+llama_cpp.server`: no aliases, so alias rows get its plain model; no Ollama or Responses API, so those rows
+are "n/a"). Every row (`ROWS`) asks its client's default judge on the same 5 RAG cases (`CASES`) and counts
+the verdicts the client can use (parsed, no error, a value of the judge's form).
 
-A row is one function appended to `ROWS`: `Row(client, path, fn)` where `fn(base_url, model)` runs the
-client on every case and returns how many of its verdicts were usable.
-"""
+A row is one function appended to `ROWS`: `Row(client, path, fn, api, alias)` where `fn(base_url, model)`
+runs the client on every case and returns how many of its verdicts were usable."""
 
 from __future__ import annotations
 
