@@ -6,6 +6,8 @@ DeepEval's `OllamaModel` on a real metric, LiteLLM's `ollama_chat/`; the model r
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 
 import jsonschema
 import pytest
@@ -188,6 +190,42 @@ def test_litellm_ollama_chat_one_call_without_a_content_type_parses(ollama_serve
         max_tokens=80,
     )
     jsonschema.validate(json.loads(r.choices[0].message.content), VERDICT)
+
+
+def test_litellm_async_ollama_chat_call_sent_as_octet_stream_parses(ollama_server):
+    """LiteLLM's async `ollama_chat/` calls (RAGAS through LiteLLM uses them) send the JSON body as
+    application/octet-stream, which Ollama reads as JSON; serve answered 415 before."""
+    import asyncio
+
+    import litellm
+
+    async def call():
+        return await litellm.acompletion(
+            model=f"ollama_chat/{ollama_server.model}",
+            api_base=ollama_server.host,
+            messages=[{"role": "user", "content": ASK}],
+            response_format={"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT}},
+            max_tokens=80,
+        )
+
+    r = asyncio.run(call())
+    jsonschema.validate(json.loads(r.choices[0].message.content), VERDICT)
+
+
+def test_a_json_body_sent_as_octet_stream_is_read_on_ollama_routes_only(ollama_server):
+    body = json.dumps({"model": ollama_server.model, "prompt": "Say hi.", "stream": False, "options": {"num_predict": 4}})
+    ask = urllib.request.Request(
+        ollama_server.host + "/api/generate", data=body.encode(), headers={"Content-Type": "application/octet-stream"}
+    )
+    with urllib.request.urlopen(ask, timeout=120) as r:
+        assert r.status == 200 and "response" in json.loads(r.read())
+    chat = json.dumps({"model": ollama_server.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2})
+    ask = urllib.request.Request(
+        ollama_server.host + "/v1/chat/completions", data=chat.encode(), headers={"Content-Type": "application/octet-stream"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(ask, timeout=60)
+    assert e.value.code == 415  # the OpenAI routes keep asking for application/json
 
 
 def test_the_docs_ollama_snippet_runs_against_a_real_server(ollama_server, capsys):

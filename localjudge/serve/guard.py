@@ -8,7 +8,8 @@ header, the `Origin` and the `Content-Type` before any route (or API key check) 
     Without `--cors-origin` no CORS header is ever sent; with it, those origins get
     `Access-Control-Allow-Origin` and their preflight (`OPTIONS`) is answered.
   * A POST must be `application/json` (415 otherwise): form and `text/plain` posts are refused (on
-    Ollama's `/api/` routes a POST without any Content-Type is read as JSON, as Ollama does).
+    Ollama's `/api/` routes a POST without any Content-Type, or with `application/octet-stream`, is read as JSON,
+    as Ollama does).
 
 Every refusal is an OpenAI-shaped JSON error (on Ollama's `/api/` routes, Ollama's `{"error": "..."}`).
 """
@@ -82,9 +83,11 @@ class Guard:
             return
         if scope["method"] == "POST":
             ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            # Ollama's clients (LiteLLM's ollama_chat) may send no Content-Type, as Ollama accepts; a browser
-            # cannot send one without an Origin, refused above
-            if ctype != "application/json" and not (ollama and not ctype):
+            # Ollama's clients may send no Content-Type (LiteLLM's ollama_chat) or application/octet-stream (its
+            # async calls), as Ollama accepts; a browser cannot send the first without an Origin (refused above), and
+            # the second is not a CORS-safelisted type, so a cross-origin page needs a preflight, granted only to
+            # allowed origins
+            if ctype != "application/json" and not (ollama and ctype in ("", "application/octet-stream")):
                 await _refuse(
                     send,
                     415,
