@@ -254,3 +254,19 @@ def test_length_bias_of_verdicts_that_are_all_the_same_is_an_input_error_not_a_c
 
     with pytest.raises(InputError, match="all 12 verdicts are the same"):
         length_bias([1.0] * 12, [float(10 + i) for i in range(12)])
+
+
+def test_the_active_interval_is_the_normal_interval_widened_by_half_a_label_step_over_the_labels_count() -> None:
+    from localjudge.trust.active import WeightedLabel, active_mean
+
+    f = [0.2, 0.8, 0.5, 0.9, 0.1, 0.6]
+    labels = [
+        WeightedLabel(row=0, label=0.0, probability=0.5),
+        WeightedLabel(row=1, label=1.0, probability=0.5),
+        WeightedLabel(row=3, label=1.0, probability=0.8),
+    ]
+    est = active_mean(f, labels, lam=0.5)
+    z = 1.959963984540054
+    assert est.ppi_python_interval == pytest.approx((est.estimate - z * est.std_error, est.estimate + z * est.std_error))
+    lo, hi = est.ppi_python_interval
+    assert est.interval == pytest.approx((lo - 0.5 / 3, hi + 0.5 / 3))  # 0/1 labels: a step of 1, 3 labels

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
-from .ppi import Estimate, lambda_note, normal_interval
+from .ppi import Estimate, correction_for, lambda_note, normal_interval
 
 
 class WeightedLabel(BaseModel):
@@ -113,10 +113,15 @@ def active_mean(
     tuned = _active_lambda(f[rows], y, pi) if lam is None else float(lam)
     z = _z_terms(f.copy(), rows, y, pi, tuned)
     est, se = float(z.mean()), float(np.std(z, ddof=1)) / math.sqrt(f.size)
+    # the shown interval adds half a label step over the labels' count on each side, as the PPI++ and labels-only
+    # intervals do (ppi.correction_for); the normal interval alone is kept as `ppi_python_interval`
+    normal = normal_interval(est, se, level)
+    c = correction_for(y.tolist())
     return Estimate(
         method="active",
         estimate=est,
-        interval=normal_interval(est, se, level),
+        interval=(normal[0] - c, normal[1] + c),
+        ppi_python_interval=normal,
         std_error=se,
         n_labels=int(rows.size),
         n_predictions=int(f.size),
