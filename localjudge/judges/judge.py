@@ -310,6 +310,10 @@ class Judge(VariableValues, JudgeOutcomes):
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""
+        if not self.traits.needs_model:
+            raise InputError(
+                f"judge '{self.name}' computes its score without a model; score_text takes one output of a single-call judge"
+            )
         if not self.traits.single_call:
             raise InputError(f"judge '{self.name}' makes several calls; score_text takes one output of a single-call judge")
         raw, _ = self._values(variables)

@@ -107,7 +107,9 @@ class Catalog:
         for j in list_judges(plugins=False):
             spec, fmt = j.spec, j.format
             schema = fmt.json_schema() if fmt is not None else None
-            if spec.kind != "single" or spec.examples or len(spec.suffixes) > 1 or not spec.messages:
+            t = j.traits  # a plain single-call judge: the file's own messages, no added text or verdict rules
+            plain = t.single_call and t.built_from is None and not t.extra_text and not t.four_line_rules
+            if not plain or spec.examples or len(spec.suffixes) > 1 or not spec.messages:
                 continue
             if not isinstance(schema, dict) or schema.get("type") != "object" or not j.origin.startswith("builtin/"):
                 continue
