@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..judges.toolmatch import deepeval_arg_score, ragas_arg_score
 from .model import ToolCall
 
 
@@ -32,7 +33,7 @@ def ragas_tool_call_accuracy(called: list[ToolCall], reference: list[ToolCall], 
     score = 0.0
     for ref, pred in zip(reference, called, strict=False):
         if ref.name == pred.name:
-            score += _ragas_args(pred.arguments, ref.arguments)
+            score += ragas_arg_score(pred.arguments, ref.arguments)
     score /= len(reference)
     compared = min(len(called), len(reference))
     if compared < len(reference):
@@ -45,14 +46,6 @@ def _ragas_key(c: ToolCall) -> tuple[str, ...]:
     for name in sorted(c.arguments):
         key += [name, str(c.arguments[name])]
     return tuple(key)
-
-
-def _ragas_args(preds: dict[str, Any], refs: dict[str, Any]) -> float:
-    if not refs and not preds:
-        return 1.0
-    if not refs:
-        return 0.0
-    return sum(float(str(preds[k]) == str(refs[k])) for k in refs if k in preds) / len(refs)
 
 
 def deepeval_tool_correctness(
@@ -125,15 +118,6 @@ def _weighted_lcs(called: list[ToolCall], expected: list[ToolCall], input_parame
 
 
 def _compare_dicts(d1: dict[str, Any], d2: dict[str, Any], exact: bool) -> float:
-    if d1 == d2:
-        return 1.0
     if exact:
-        return 0.0
-    score = 0.0
-    total = set(d1.keys()).union(set(d2.keys()))
-    for k in set(d1.keys()).intersection(set(d2.keys())):  # DeepEval's own expressions: same summation order
-        if d1[k] == d2[k]:
-            score += 1 / len(total)
-        elif isinstance(d1[k], dict) and isinstance(d2[k], dict):
-            score += _compare_dicts(d1[k], d2[k], exact) / len(total)
-    return score
+        return float(d1 == d2)
+    return deepeval_arg_score(d1, d2)

@@ -62,7 +62,7 @@ def match_score(match: Match, tool_call: Any, index: int, expected: Any) -> floa
     name, args = _call(tool_call, "tool_call")
     exp = expected_calls(expected)
     if match == "subset":
-        return max((_deepeval_args(e_args, args) for e_name, e_args in exp if e_name == name), default=0.0)
+        return max((deepeval_arg_score(e_args, args) for e_name, e_args in exp if e_name == name), default=0.0)
     if index >= len(exp):
         return 0.0
     e_name, e_args = exp[index]
@@ -70,11 +70,12 @@ def match_score(match: Match, tool_call: Any, index: int, expected: Any) -> floa
         return 0.0
     if match == "exact":
         return float(args == e_args)
-    return _ragas_args(args, e_args)
+    return ragas_arg_score(args, e_args)
 
 
-def _ragas_args(preds: dict[str, Any], refs: dict[str, Any]) -> float:
-    # RAGAS ToolCallAccuracy._get_arg_score
+def ragas_arg_score(preds: dict[str, Any], refs: dict[str, Any]) -> float:
+    """RAGAS ToolCallAccuracy._get_arg_score: the share of the reference arguments the call gives equal (as text);
+    conversations/toolcalls.py scores whole call lists with it."""
     if not refs and not preds:
         return 1.0
     if not refs:
@@ -82,8 +83,9 @@ def _ragas_args(preds: dict[str, Any], refs: dict[str, Any]) -> float:
     return sum(float(str(preds[k]) == str(refs[k])) for k in refs if k in preds) / len(refs)
 
 
-def _deepeval_args(d1: dict[str, Any], d2: dict[str, Any]) -> float:
-    # DeepEval ToolCorrectnessMetric._compare_dicts (not exact); a score of 0 is no match, as DeepEval counts it
+def deepeval_arg_score(d1: dict[str, Any], d2: dict[str, Any]) -> float:
+    """DeepEval ToolCorrectnessMetric._compare_dicts (not exact): the share of keys with equal values, nested dicts
+    scored alike; 0 is no match, as DeepEval counts it. conversations/toolcalls.py scores whole call lists with it."""
     if d1 == d2:
         return 1.0
     total = set(d1) | set(d2)
@@ -92,5 +94,5 @@ def _deepeval_args(d1: dict[str, Any], d2: dict[str, Any]) -> float:
         if d1[k] == d2[k]:
             score += 1 / len(total)
         elif isinstance(d1[k], dict) and isinstance(d2[k], dict):
-            score += _deepeval_args(d1[k], d2[k]) / len(total)
+            score += deepeval_arg_score(d1[k], d2[k]) / len(total)
     return score
