@@ -18,7 +18,8 @@
    the action's token budget would exceed `engine.n_ctx`, the oldest tool results are summarised,
    then dropped, each with a note telling the model how to get them back (`details["context_compactions"]`).
 
-The result records every tool call (name, arguments, size of the result) in `details["tool_calls"]`.
+The result records every tool call (name, arguments, size of the result) in `details["tool_calls"]` (outcome.py
+builds it).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from ..engine.base import DecodeOptions, Engine, Generation, Message, canonical_hash
+from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
 from ..errors import InputError, ParseError, PromptTooLongError
 from ..formats import OutputFormat
 from ..judges.protocol import SequentialJudge
-from ..store.results import JudgeResult, Timings, Usage
+from ..store.results import JudgeResult
 from .actions import ActionFormat, RatingAction, RatingType, ToolAction
 from .context import Turn, fit_context
+from .outcome import Transcript, trace_result
 from .prompt import (
     INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE,
     JUDGE_BASE_PROMPT,
@@ -44,7 +46,7 @@ from .prompt import (
     tools_message,
 )
 from .tools import TOOL_SPECS, SearchTimeLimit, ToolLimits, ToolSpec, TraceTools, clip
-from .trace import Trace, load_trace
+from .trace import load_trace
 
 __all__ = [  # the prompt's names stay importable from here, where they were defined before prompt.py
     "INSTRUCTIONS_JUDGE_TRACE_PROMPT_TEMPLATE",
@@ -191,24 +193,13 @@ class TraceJudge(SequentialJudge):
         tools = TraceTools(tr, self.limits)
         head = self.messages()
         turns: list[Turn] = []
-        calls: list[dict[str, Any]] = []
-        invalid: list[dict[str, Any]] = []
-        compactions: list[dict[str, Any]] = []
-        gens: list[Generation] = []
+        log = Transcript(tr)
+        gens, calls, invalid, compactions = log.gens, log.calls, log.invalid, log.compactions
         seen: dict[str, Turn] = {}
         t0 = time.perf_counter()
 
         def result(**kw: Any) -> JudgeResult:
-            return self._result(
-                tr,
-                gens,
-                calls,
-                invalid,
-                compactions,
-                time.perf_counter() - t0,
-                model_id=str(engine.model_id),
-                **kw,
-            )
+            return trace_result(self, log, time.perf_counter() - t0, model_id=str(engine.model_id), **kw)
 
         for i in range(self.max_iterations):
             retired = self._retired(tools, turns) if self.retire_exhausted else set()
@@ -264,64 +255,6 @@ class TraceJudge(SequentialJudge):
         return result(
             unscored_reason="max_iterations",
             error=f"no rating after {self.max_iterations} actions; raise max_iterations or simplify the instructions",
-        )
-
-    def _result(
-        self,
-        tr: Trace,
-        gens: list[Generation],
-        calls: list,
-        invalid: list,
-        compactions: list,
-        seconds: float,
-        *,
-        action: RatingAction | None = None,
-        raw_text: str = "",
-        unscored_reason: str | None = None,
-        error: str | None = None,
-        rating_only: bool = False,
-        model_id: str = "",
-    ) -> JudgeResult:
-        usage = Usage.of(gens)
-        timings = Timings(
-            prompt_ms=sum(g.prompt_ms for g in gens), decode_ms=sum(g.decode_ms for g in gens), total_ms=seconds * 1000
-        )
-        details = {
-            "trace_id": tr.trace_id,
-            "trace_format": tr.source_format,
-            "n_spans": len(tr.spans),
-            "result_type": self.rating.spec(),
-            "actions": len(gens),
-            "max_iterations": self.max_iterations,
-            "action_texts": [clip(g.text, 300) for g in gens],
-            "first_action": self.first_action,
-            "max_tool_calls": self.max_tool_calls,
-            "rating_after_tool_budget": rating_only and action is not None,
-            "tool_calls": calls,
-            "invalid_actions": invalid,
-            "context_compactions": compactions,
-            "seconds_per_action": round(seconds / len(gens), 3) if gens else None,
-        }
-        base = dict(
-            judge=self.name,
-            judge_version=self.version,
-            format=self.fmt.kind,
-            model_id=gens[-1].model_id if gens else model_id,
-            usage=usage,
-            timings=timings,
-            details=details,
-            raw_text=raw_text,
-        )
-        if action is None:
-            return JudgeResult(**base, unscored_reason=unscored_reason, error=error)
-        score = self.rating.normalise(action.result)
-        return JudgeResult(
-            **base,
-            value=action.result,
-            score=score,
-            passed=None if score is None else score >= self.pass_threshold,
-            rationale=action.rationale,
-            verdict=action.model_dump(),
         )
 
     # ----------------------------------------------------------------------------- judge contract

@@ -24,67 +24,22 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from ..engine.base import DecodeOptions
 from ..errors import InputError
 from .options import ModelChoice, TrustChoice, decode_options, model_options, trust_options
+from .progress import ProgressLine
+from .run_trust import calibrated, trust_lines
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: stop, keep and export what is finished."""
-
-
-def _fmt_duration(s: float | None) -> str:
-    if s is None:
-        return "?"
-    s = int(s)
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
-
-
-class ProgressLine:
-    """One self-overwriting status line on a terminal: rows, rate, ETA, running pass rate per judge."""
-
-    def __init__(self, stream: TextIO, enabled: bool, interval_s: float = 0.25, width: int | None = None):
-        self.stream, self.enabled, self.interval_s, self.width = stream, enabled, interval_s, width
-        self._last = 0.0
-        self._shown = 0
-
-    def __call__(self, p: Any) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self._last < self.interval_s and p.cells_done < p.cells_total):
-            return
-        self._last = now
-        passes = " ".join(f"{j} {k / n:.0%}" if n else f"{j} -" for j, (k, n) in p.pass_rates.items())
-        bar_w = 20
-        filled = int(bar_w * p.cells_done / p.cells_total) if p.cells_total else bar_w
-        line = (
-            f"[{'#' * filled}{'.' * (bar_w - filled)}] rows {p.rows_done}/{p.rows_total} "
-            f"({p.cells_done}/{p.cells_total} judgements, {p.cached + p.reused} cached) "
-            f"{p.rows_per_min:.1f} rows/min ETA {_fmt_duration(p.eta_s)} | pass: {passes}"
-        )
-        if self.width is None:
-            import shutil
-
-            self.width = shutil.get_terminal_size((120, 20)).columns
-        line = line[: self.width - 1]
-        self.stream.write("\r" + line.ljust(self._shown))
-        self.stream.flush()
-        self._shown = len(line)
-
-    def close(self) -> None:
-        """End the status line (a newline after it, if one was shown)."""
-        if self.enabled and self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 @click.command(
@@ -319,7 +274,7 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
-        for line in _trust_lines(run.summary.run):
+        for line in trust_lines(run.summary.run):
             click.echo(line)
         if run.summary.run.get("conversations"):
             from ..run.turns import conversation_lines
@@ -330,7 +285,7 @@ def run_cmd(
     elif run.summary.run.get("panel"):
         for w in run.summary.run["panel"].get("warnings") or []:
             click.echo(f"warning: {w}", err=True)
-    _calibrated(run, labels_file, label_column, out_dir, quiet)
+    calibrated(run, labels_file, label_column, out_dir, quiet)
     if log_assessments and mlflow_sessions is not None:
         from ..integrations.mlflow_sessions import log_assessments as log_to_traces
 
@@ -344,68 +299,3 @@ def run_cmd(
         if mlflow_run and not quiet:
             click.echo(f"Logged to MLflow: run {mlflow_run}" + (f" in experiment {experiment!r}" if experiment else ""))
     sys.exit(run.exit_code)
-
-
-def _trust_lines(meta: dict[str, Any]) -> list[str]:
-    """The panel's and the cascade's figures, when the run had them (both: a panel as a cascade's first stage)."""
-    lines: list[str] = []
-    if meta.get("panel"):
-        from ..trust.panel import panel_lines
-
-        lines += ["", *panel_lines(meta["panel"])]
-    if meta.get("cascade"):
-        from ..trust.cascade import cascade_lines
-
-        lines += ["", *cascade_lines(meta["cascade"])]
-    return lines
-
-
-def _calibrated(run: Any, labels_file: str | None, label_column: str, out_dir: Path, quiet: bool) -> None:
-    """Corrected pass rates from --labels (a file or a run directory), else from the labels stored in the run
-    directory when it has any: printed, and added to summary.json as "calibrated"."""
-    import json
-
-    from ..labels.store import is_run_dir, stale_line
-    from ..run.exports import write_json_atomic
-    from ..trust.judge_trust import estimate_text, run_trust
-    from ..trust.rates import corrected_rates, rate_line, stored_labels
-
-    if labels_file is None or is_run_dir(labels_file):
-        src = out_dir if labels_file is None else Path(labels_file)
-        note = stale_line(src)
-        if note and not quiet:
-            click.echo(note, err=True)
-        stored = stored_labels(src)
-        if not stored:
-            if labels_file is not None:
-                click.echo(f"--labels {labels_file}: no labels stored there yet; label rows with `localjudge view`", err=True)
-            return
-        rates = corrected_rates(list(run.results), stored, where=str(src))
-        trusts = run_trust(list(run.results), stored=stored)
-        missing = f"the labels stored in {src} fit no pass/fail judge of this run; no corrected rate"
-    elif Path(labels_file).is_dir():
-        raise InputError(f"--labels {labels_file} is a directory without results.sqlite; give a labels file or a run directory")
-    else:
-        from ..labels.agreement import calibrated_rates, read_labels
-
-        label_list = read_labels(labels_file)
-        rates = calibrated_rates(list(run.results), label_list, label_column)
-        trusts = run_trust(list(run.results), labels=label_list, label_column=label_column)
-        missing = f"--labels {labels_file}: no pass/fail judge of this run fits column {label_column!r}; no corrected rate"
-    if not rates:
-        click.echo(missing, err=True)
-        return
-    path = out_dir / "summary.json"
-    summary = json.loads(path.read_text(encoding="utf-8"))
-    summary["calibrated"] = {j: c.model_dump() for j, c in rates.items()}
-    if trusts:  # PPI++ beside labels-only and Rogan–Gladen (trust/judge_trust.py)
-        summary["estimates"] = {j: t.estimates.model_dump(mode="json") for j, t in trusts.items() if t.estimates}
-    write_json_atomic(path, summary)
-    for j, c in rates.items():
-        if not quiet:
-            click.echo(rate_line(j, c))
-            est = trusts[j].estimates if j in trusts else None
-            if est is not None:
-                click.echo(f"{j}: pass rate by PPI++ {estimate_text(est.ppi)}")
-        if c.warning:
-            click.echo(f"warning: {c.warning}", err=True)

@@ -13,22 +13,17 @@ returns logprobs.
 
 The model's identity (run record and cache keys): the URL, the model id and what the server reports
 about itself on `GET /v1/models` (a localjudge server reports its GGUF's sha256, which becomes the
-digest). Standard library HTTP only (no openai package needed). Queued requests run `concurrency` at a
+digest). Standard library HTTP only (no openai package needed: server_http.py). Queued requests run `concurrency` at a
 time, so a server that batches (localjudge with n_parallel, vLLM) decodes them side by side.
 """
 
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import math
-import os
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -41,6 +36,9 @@ from ..formats import OutputFormat
 from .backends import Backend, BackendOptions
 from .base import DecodeOptions, Generation, GenerationCancelled, Message, ModelIdentity, TokenInfo, generate_queued
 from .capabilities import Capability
+from .server_http import api_key, split_target
+from .server_http import error_message as _message
+from .server_http import http_json as _http
 
 REPORTED = ("id", "owned_by", "root", "parent", "max_model_len", "meta", "localjudge")  # what enters the identity
 TOP_LOGPROBS = 20
@@ -63,78 +61,9 @@ class ServerOptions(BackendOptions):
     n_ctx: int | None = Field(None, ge=16, description="the model's context (default: what the server reports, else 4096)")
 
 
-def split_target(target: str | None) -> tuple[str, str | None]:
-    """`http://host:port/v1#MODEL` → (base URL without a trailing slash, model or None)."""
-    if not target:
-        raise InputError("server: needs a URL: --model server:http://127.0.0.1:8000/v1#MODEL")
-    url, _, model = target.partition("#")
-    url = url.rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise InputError(f"server: {url!r} is not an http(s) URL; e.g. --model server:http://127.0.0.1:8000/v1#MODEL")
-    return url, model or None
-
-
 def _key(options: ServerOptions, url: str) -> str | None:
-    """The key given for this backend (`api_key`, else $LOCALJUDGE_SERVER_API_KEY; never $OPENAI_API_KEY, which
-    is meant for another service), or None. A key goes over plain http only to a loopback host, unless
-    `allow_insecure_key`: anything else is refused before a request is sent."""
-    key = options.api_key or os.environ.get("LOCALJUDGE_SERVER_API_KEY") or None
-    if key and not options.allow_insecure_key and urllib.parse.urlsplit(url).scheme == "http" and not _loopback(url):
-        host = urllib.parse.urlsplit(url).hostname
-        raise InputError(
-            f"server: refusing to send the API key over plain http to {host!r} (anyone on the path can read it); "
-            "use an https URL, or --option allow_insecure_key=true if the network is trusted"
-        )
-    return key
-
-
-def _loopback(url: str) -> bool:
-    host = (urllib.parse.urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Redirects are not followed: urllib would send the Authorization header on to the new host."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-def _http(
-    method: str, url: str, key: str | None, body: dict[str, Any] | None, timeout: float
-) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """(status, JSON body, headers); connection failures raise `urllib.error.URLError`/`OSError`."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method)
-    req.add_header("Accept", "application/json")
-    if data is not None:
-        req.add_header("Content-Type", "application/json")
-    if key:
-        req.add_header("Authorization", f"Bearer {key}")
-    try:
-        with _OPENER.open(req, timeout=timeout) as r:
-            raw, status, headers = r.read(), r.status, dict(r.headers)
-    except urllib.error.HTTPError as e:
-        raw, status, headers = e.read(), e.code, dict(e.headers or {})
-    try:
-        parsed = json.loads(raw) if raw else {}
-    except ValueError:
-        parsed = {"error": {"message": raw[:200].decode("utf-8", "replace")}}
-    return status, parsed if isinstance(parsed, dict) else {"data": parsed}, headers
-
-
-def _message(body: dict[str, Any], status: int) -> str:
-    err = body.get("error")
-    msg = err.get("message") if isinstance(err, dict) else err
-    return str(msg or f"HTTP {status}")
+    """The key to send to `url` (server_http.api_key: refused over plain http to a host that is not loopback)."""
+    return api_key(options.api_key, options.allow_insecure_key, url)
 
 
 class ServerBackend(Backend):

@@ -18,7 +18,6 @@ shown as `interrupted` (resume it with the same `localjudge run` command).
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -27,33 +26,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, LocalJudgeError
+from ..errors import InputError
 from ..labels.store import Label, add_label, label_history, latest_labels
 from ..store.db import Store
 from ..store.results import JudgeResult, Record, ResultRow
 from .indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
 from .panels import members_of_page, split_judges
+from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item, page_sql
+from .unreadable import STORE_ERRORS, Unreadable, reason_of, store_signature, unreadable_status
+
+__all__ = [  # SORTS, STATUSES, Unreadable and unreadable_status stay importable from here, where they were defined
+    "BUILD_WAIT_S",
+    "SORTS",
+    "STALE_S",
+    "STATUSES",
+    "RunHandle",
+    "Runs",
+    "Unreadable",
+    "unreadable_status",
+]
 
 STALE_S = 120.0
 BUILD_WAIT_S = 10.0  # a search waits this long for the search index being built, then scans
-SORTS = {
-    "row": "row_index, judge",
-    "-row": "row_index DESC, judge",
-    # the same expressions, in the same order, as the indexes of indexes.py: SQLite walks them instead of sorting
-    "score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score'), row_index, judge",
-    "-score": "json_extract(result, '$.score') IS NULL, json_extract(result, '$.score') DESC, row_index, judge",
-    "expected": "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score'), row_index, judge",
-    "-expected": (
-        "json_extract(result, '$.expected_score') IS NULL, json_extract(result, '$.expected_score') DESC, row_index, judge"
-    ),
-    "judge": "judge, row_index",
-}
-STATUSES = ("pass", "fail", "unscored", "labelled", "unlabelled")
-_LABELLED = (
-    "EXISTS (SELECT 1 FROM labels l WHERE l.run_id = results.run_id AND l.judge = results.judge "
-    "AND l.row_index = results.row_index AND l.id = (SELECT MAX(id) FROM labels m WHERE m.run_id = l.run_id "
-    "AND m.judge = l.judge AND m.row_index = l.row_index) AND l.value IS NOT NULL)"
-)
 
 
 def _parse_time(s: Any) -> float | None:
@@ -193,32 +187,11 @@ class RunHandle:
         per: int = 50,
     ) -> dict[str, Any]:
         """One page of (row, judge) results matching the filters, with their current labels and the total."""
-        if sort not in SORTS:
-            raise InputError(f"sort {sort!r} is not one of {', '.join(SORTS)}")
-        if status and status not in STATUSES:
-            raise InputError(f"status {status!r} is not one of {', '.join(STATUSES)}")
-        if page < 1 or not 1 <= per <= 500:
-            raise InputError("page starts at 1 and per is 1..500")
+        check_page(sort, status, page, per)
         rid = self.run_id()
-        where, args = "WHERE run_id = ?", [rid]
         members = self.members()
-        if judge:
-            where += " AND judge = ?"
-            args.append(judge)
-        elif members:  # a panel's or cascade's members show beside its verdict, not as rows of their own
-            tops = self.judges()
-            where += f" AND judge IN ({', '.join('?' * len(tops))})"
-            args += tops
-        if status == "pass":
-            where += " AND passed = 1"
-        elif status == "fail":
-            where += " AND passed = 0"
-        elif status == "unscored":
-            where += " AND scored = 0"
-        elif status == "labelled":
-            where += " AND " + _LABELLED
-        elif status == "unlabelled":
-            where += " AND NOT " + _LABELLED
+        # a panel's or cascade's members show beside its verdict, not as rows of their own
+        where, args = filter_where(rid, judge, status, self.judges() if members else None)
         searched_by = None
         if q:
             idx = self.search_index()
@@ -229,45 +202,13 @@ class RunHandle:
             where += " AND " + clause
             args.append(pat)
             searched_by = "index" if use else "scan"
-        sql = (
-            "SELECT row_index, row_id, judge, json_extract(result, '$.value'), json_extract(result, '$.score'), "
-            "json_extract(result, '$.expected_score'), passed, scored, substr(json_extract(result, '$.rationale'), 1, 240), "
-            "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason'), json_extract(result, '$.details.cascade') "
-            "FROM results " + where + " ORDER BY " + SORTS[sort] + " LIMIT ? OFFSET ?"
-        )
+        sql = page_sql(where, sort)
         with self.conn() as c:
             total = int(c.execute("SELECT COUNT(*) FROM results " + where, args).fetchone()[0])
             cur = c.execute(sql, [*args, per, (page - 1) * per]).fetchall()
             labels = latest_labels(c, rid or "", cells=[(r[0], r[2]) for r in cur]) if cur else {}
             of_members = members_of_page(c, rid or "", members, [(r[0], r[2]) for r in cur]) if members and cur else {}
-        items = []
-        for r in cur:
-            lab = labels.get((r[0], r[2]))
-            value = r[3]
-            if isinstance(value, str) and value[:1] in "[{":
-                try:
-                    value = json.loads(value)
-                except json.JSONDecodeError:
-                    pass
-            items.append(
-                {
-                    "row_index": r[0],
-                    "row_id": r[1],
-                    "judge": r[2],
-                    "value": value,
-                    "score": r[4],
-                    "expected_score": r[5],
-                    "passed": None if r[6] is None else bool(r[6]),
-                    "scored": bool(r[7]),
-                    "rationale": r[8],
-                    "inputs": r[9],
-                    "unscored_reason": r[10],
-                    "label": None if lab is None else lab.value,
-                    "label_stale": lab is not None and lab.stale,
-                    **of_members.get((r[0], r[2]), {}),
-                    **({"cascade": json.loads(r[11])} if r[11] else {}),
-                }
-            )
+        items = [page_item(r, labels.get((r[0], r[2])), of_members.get((r[0], r[2]), {})) for r in cur]
         out = {"total": total, "page": page, "per": per, "pages": max(1, -(-total // per)), "items": items}
         if searched_by:
             out["searched_by"] = searched_by
@@ -365,59 +306,6 @@ def _result_row(r: Any) -> ResultRow:
     )
 
 
-class Unreadable:
-    """A run directory whose store cannot be opened (garbage, written by a newer localjudge, unreadable): listed with
-    its one-line reason beside the readable runs, never opened by a route. `signature` is the store file's
-    (mtime, size) when it failed: a changed file is tried again."""
-
-    def __init__(self, rid: str, path: Path, reason: str, signature: tuple[int, int] | None):
-        self.rid, self.path, self.reason, self.signature = rid, path, reason, signature
-
-    def status(self) -> dict[str, Any]:
-        """The same keys as `RunHandle.status()`, status `unreadable` and the reason in `error`."""
-        return unreadable_status(self.rid, self.path, self.reason)
-
-
-def unreadable_status(rid: str, path: Path, reason: str) -> dict[str, Any]:
-    """A run list entry for a run that cannot be read: status `unreadable`, the one-line `error`, no counts."""
-    return {
-        "rid": rid,
-        "run_id": None,
-        "path": str(path),
-        "status": "unreadable",
-        "error": reason,
-        "judges": [],
-        "members": {},
-        "model": "",
-        "data": "",
-        "started": None,
-        "finished": None,
-        "cells_done": 0,
-        "cells_total": 0,
-        "rows_total": 0,
-        "progress": 0.0,
-        "eta_s": None,
-        "labels": 0,
-    }
-
-
-def _reason(e: BaseException) -> str:
-    text = str(e).splitlines()[0] if str(e) else type(e).__name__
-    return text[:300]
-
-
-def _signature(path: Path) -> tuple[int, int] | None:
-    try:
-        st = (path / "results.sqlite").stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-# what reading a store can raise when the file is not a store this localjudge reads (damaged, newer, replaced)
-_STORE_ERRORS = (LocalJudgeError, sqlite3.Error, OSError, ValueError)
-
-
 class Runs:
     """The runs on show: the directories named on the command line and those under `--runs-root` (rescanned on
     every listing, so a run started later appears). Each gets a short URL-safe id from its directory name. A run
@@ -445,18 +333,18 @@ class Runs:
             for p in found:
                 key = p.resolve()
                 rid = self._by_path.get(key)
-                if rid is not None and (rid in self.handles or self.bad[rid].signature == _signature(p)):
+                if rid is not None and (rid in self.handles or self.bad[rid].signature == store_signature(p)):
                     continue
                 if rid is None:
                     base = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in p.name) or "run"
                     rid, n = base, 2
                     while rid in self.handles or rid in self.bad:
                         rid, n = f"{base}-{n}", n + 1
-                sig = _signature(p)
+                sig = store_signature(p)
                 try:
                     handle = RunHandle(rid, p)
-                except _STORE_ERRORS as e:
-                    self.bad[rid] = Unreadable(rid, p, _reason(e), sig)
+                except STORE_ERRORS as e:
+                    self.bad[rid] = Unreadable(rid, p, reason_of(e), sig)
                     self._by_path[key] = rid
                     continue
                 self.bad.pop(rid, None)
@@ -475,8 +363,8 @@ class Runs:
         for h in self.scan():
             try:
                 out.append(h.status())
-            except _STORE_ERRORS as e:
-                out.append(unreadable_status(h.rid, h.path, _reason(e)))
+            except STORE_ERRORS as e:
+                out.append(unreadable_status(h.rid, h.path, reason_of(e)))
         return out
 
     def get(self, rid: str) -> RunHandle:
