@@ -6,7 +6,7 @@
     GET  /runs/{rid}/label                  keyboard labelling   GET /api/runs/{rid}/queue   POST /api/runs/{rid}/labels
     GET  /runs/{rid}/agreement              agreement panel      GET /api/runs/{rid}/agreement
                                                                  POST /api/runs/{rid}/align, GET /api/runs/{rid}/align
-    GET  /compare?a=RID&b=RID               two runs side by side
+    GET  /compare?a=RID&b=RID               two runs side by side GET /api/compare?a=RID&b=RID
 
 The routes live in routes/ (one module per kind of answer), their shared state in `state.ViewState`; this
 module only wires them. Bad input answers 400 (unknown run or row: 404) with `{"error": "..."}` naming the

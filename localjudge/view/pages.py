@@ -363,8 +363,11 @@ random sample only (uncertainty-ordered labels over-represent borderline rows).<
     return layout(f"Agreement {rid}", body, csrf, "agreement", {"rid": rid})
 
 
-def compare_page(csrf: str, a: str, b: str, deltas: list[dict[str, Any]], changed: list[dict[str, Any]], n_changed: int) -> str:
-    """Two runs side by side: pass rate per judge and the rows whose verdict changed."""
+def compare_page(
+    csrf: str, a: str, b: str, deltas: list[dict[str, Any]], changed: list[dict[str, Any]], n_changed: int, difference: str = ""
+) -> str:
+    """Two runs side by side: pass rate per judge, the `difference` section (HTML, view/compare_trust.py) and the rows
+    whose verdict changed."""
     d = "".join(
         f"<tr><td>{esc(x['judge'])}</td><td>{esc(_pct(x['a']))}</td><td>{esc(_pct(x['b']))}</td><td>{esc(_delta(x))}</td>"
         f"<td>{x['n_a']}</td><td>{x['n_b']}</td></tr>"
@@ -377,8 +380,11 @@ def compare_page(csrf: str, a: str, b: str, deltas: list[dict[str, Any]], change
     )
     body = (
         f"<p class='sub'>base {esc(a)} → new {esc(b)}</p><h2>Pass rate per judge</h2><table><thead><tr><th>judge</th>"
-        "<th>base</th><th>new</th><th>delta</th><th>n base</th><th>n new</th></tr></thead><tbody>" + d + "</tbody></table>"
-        f"<h2>Rows whose verdict changed ({n_changed}{', first 500 shown' if n_changed > 500 else ''})</h2>"
+        "<th>base</th><th>new</th><th>delta</th><th>n base</th><th>n new</th></tr></thead><tbody>"
+        + d
+        + "</tbody></table>"
+        + difference
+        + f"<h2>Rows whose verdict changed ({n_changed}{', first 500 shown' if n_changed > 500 else ''})</h2>"
         "<table class='changed'><thead><tr><th>row id</th><th>judge</th><th>base</th><th>new</th></tr></thead><tbody>"
         + c
         + "</tbody></table>"

@@ -37,5 +37,6 @@ def routes(state: ViewState) -> list[Route]:
         Route("/api/runs/{rid}/agreement", blocking(api.agreement)),
         Route("/api/runs/{rid}/align", partial(labelling.alignment, state), methods=["GET", "POST"]),
         Route("/api/runs/{rid}/trust", blocking(api.trust)),
+        Route("/api/compare", blocking(api.compare)),
         Route("/static/{name}", static),
     ]

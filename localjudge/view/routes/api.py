@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ...errors import InputError
 from ..state import ViewState, int_param
 
 
@@ -68,3 +69,13 @@ def trust(state: ViewState, request: Request) -> Response:
 
     q = request.query_params
     return JSONResponse(trust_panel(state.run_of(request), q.get("judge", ""), width_param(q.get("width"))))
+
+
+def compare(state: ViewState, request: Request) -> Response:
+    """GET /api/compare?a=BASE&b=NEW: per judge, the human pass rate difference new − base (PPI++ and labels only)."""
+    from ..compare_trust import compare_trust_json
+
+    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+    if not a or not b:
+        raise InputError("compare needs ?a=BASE_RUN&b=NEW_RUN (run ids from /api/runs)")
+    return JSONResponse(compare_trust_json(state.runs.get(a), state.runs.get(b)))

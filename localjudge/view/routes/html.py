@@ -94,11 +94,14 @@ def agreement_page(state: ViewState, request: Request) -> Response:
 
 
 def compare_page(state: ViewState, request: Request) -> Response:
-    """GET /compare?a=RID&b=RID: two runs side by side."""
+    """GET /compare?a=RID&b=RID: two runs side by side, with the human pass rate difference (view/compare_trust.py)."""
     from ..compare import compare
 
     a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
     if not a or not b:
         raise InputError("compare needs ?a=RUN&b=RUN (run ids from the list)")
-    deltas, changed, n = compare(state.runs.get(a), state.runs.get(b))
-    return HTMLResponse(pages.compare_page(state.csrf, a, b, deltas, changed, n))
+    from ..compare_trust import compare_trust, difference_html
+
+    base, new = state.runs.get(a), state.runs.get(b)
+    deltas, changed, n = compare(base, new)
+    return HTMLResponse(pages.compare_page(state.csrf, a, b, deltas, changed, n, difference_html(compare_trust(base, new))))
