@@ -115,3 +115,29 @@ def test_an_unscored_session_is_an_error_feedback_with_its_reason_never_dropped(
         assert len(fbs) == 1 and fbs[0].value is None
         assert fbs[0].error.error_code and fbs[0].error.error_message
         assert fbs[0].metadata["unscored_reason"]
+
+
+@pytest.mark.slow  # the docs snippet on the real default model, in its own process
+def test_docs_session_scorer_snippet_runs_and_logs_one_assessment_per_session(tmp_path, _localjudge_home):
+    import os
+    import subprocess
+    import sys
+
+    from docs_snippets import section_snippets
+
+    (code,) = section_snippets("docs/integrations.md", "Judge MLflow sessions with session-level scorers")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "HOME": str(tmp_path), "MLFLOW_TRACKING_URI": uri, "MLFLOW_DISABLE_TELEMETRY": "true"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    mlflow.set_tracking_uri(uri)
+    try:
+        traces = mlflow.search_traces(locations=["0"], return_type="list", order_by=["timestamp_ms ASC"])
+    finally:
+        mlflow.set_tracking_uri(None)
+    per_session: dict[str, list[int]] = {}
+    for t in traces:
+        per_session.setdefault(t.info.trace_metadata["mlflow.trace.session"], []).append(
+            len(_ours(t, "conversation_completeness"))
+        )
+    assert per_session == {"alice": [1, 0], "bob": [1, 0]}
