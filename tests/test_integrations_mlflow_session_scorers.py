@@ -141,3 +141,48 @@ def test_docs_session_scorer_snippet_runs_and_logs_one_assessment_per_session(tm
             len(_ours(t, "conversation_completeness"))
         )
     assert per_session == {"alice": [1, 0], "bob": [1, 0]}
+
+
+def test_a_user_toml_judge_sees_the_session_as_mlflow_renders_it_and_its_fixed_variables(sessions_store, tmp_path):  # noqa: F811
+    from mlflow.genai.utils.trace_utils import resolve_conversation_from_session
+
+    from localjudge.integrations.mlflow_session_scorers import session_scorer
+
+    (tmp_path / "on_goal.toml").write_text(
+        'name = "on_goal"\n[[variables]]\nname = "conversation"\n[[variables]]\nname = "goal"\n'
+        '[[messages]]\nrole = "user"\ntemplate = "Goal: {{goal}}\\n<c>{{conversation}}</c>\\nDid it stay on the goal?"\n'
+        '[output]\nkind = "yes_no_json"\n'
+    )
+    prompts: list[str] = []
+
+    def answer(messages, fmt):
+        prompts.append(prompt_text(messages))
+        return json.dumps({"rationale": "seen", "result": "yes"})
+
+    s = session_scorer("on_goal", judges_dir=str(tmp_path), engine=scripted(answer), goal="answer maths")
+    uri, exp_id = sessions_store
+    mlflow.set_tracking_uri(uri)
+    try:
+        traces = mlflow.search_traces(locations=[exp_id], return_type="list")
+    finally:
+        mlflow.set_tracking_uri(None)
+    s2 = [t for t in traces if t.info.trace_metadata["mlflow.trace.session"] == "s2"]
+    fb = s(session=s2)
+    assert fb.value == "yes" and fb.rationale == "seen" and fb.metadata["conversation_id"] == "s2"
+    mlflow_text = json.dumps(resolve_conversation_from_session(s2), default=str, indent=2, ensure_ascii=False)
+    assert prompts == [f"Goal: answer maths\n<c>{mlflow_text}</c>\nDid it stay on the goal?"]
+    assert "s2 question 3" in mlflow_text
+
+
+def test_traces_of_two_sessions_are_refused_naming_them(sessions_store):  # noqa: F811
+    from localjudge.errors import InputError
+    from localjudge.integrations.mlflow_session_scorers import session_scorer
+
+    uri, exp_id = sessions_store
+    mlflow.set_tracking_uri(uri)
+    try:
+        traces = mlflow.search_traces(locations=[exp_id], return_type="list")
+    finally:
+        mlflow.set_tracking_uri(None)
+    with pytest.raises(InputError, match=r"the traces of one session .* sessions s1, s2, s3"):
+        session_scorer("user_frustration", engine=scripted())(session=traces)
