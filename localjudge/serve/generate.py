@@ -27,7 +27,7 @@ from ..constraints.sandbox import CompileRefused
 from ..engine.base import Generation, TokenInfo
 from ..engine.worker import WorkerBusy
 from ..formats import OutputFormat, SchemaError
-from ..http_limits import ClientGone
+from ..http import ClientGone
 from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .reasoning import ThinkSplit, split_reasoning

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..http_limits import ClientGone
+from ..http import ClientGone
 from .errors import APIError
 from .ollama import _answer, _check_model, _read, error
 from .wire_ollama import (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ..http_limits import BodyError, loads_strict, read_body
+from ..http import BodyError, loads_strict, read_body
 from . import generate, protocol
 from .answer import completion, completion_id
 from .errors import APIError, bad_request
@@ -173,7 +173,7 @@ CLOSE = {"Connection": "close"}
 
 async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
     """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
-    server begins shutting down first; `ClientGone` when the client leaves): `http_limits.read_body`."""
+    server begins shutting down first; `ClientGone` when the client leaves): `localjudge.http.read_body`."""
     try:
         data = await read_body(request, limit, timeout, stopping)
     except BodyError as e:
