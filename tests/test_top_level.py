@@ -4,6 +4,7 @@ DeprecationWarning; the import graph has no circles."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
@@ -81,3 +82,54 @@ def test_every_entry_point_and_script_in_pyproject_resolves():
         for part in filter(None, attr.split(".")):
             obj = getattr(obj, part)
         assert callable(obj) or obj is not None, target
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the localjudge modules it imports, counting every import: module level, inside functions and
+    under TYPE_CHECKING (`from . import x` of a submodule is an edge to the submodule, not to the package)."""
+    modules: dict[str, tuple[Path, bool]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, (path, is_package) in modules.items():
+        package = module if is_package else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for name in names:
+                target = known(name) if name.startswith("localjudge") else None
+                if target and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def test_no_module_of_localjudge_imports_itself_back_through_others():
+    graph = _import_graph()
+    circles = []
+    for start in graph:  # a module that reaches itself again is on a circle
+        seen, stack = set(), list(graph[start])
+        while stack:
+            m = stack.pop()
+            if m == start:
+                circles.append(start)
+                break
+            if m not in seen:
+                seen.add(m)
+                stack.extend(graph[m])
+    assert not circles, f"modules on an import circle: {sorted(circles)}"

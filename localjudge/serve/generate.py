@@ -34,7 +34,7 @@ from .reasoning import ThinkSplit, split_reasoning
 from .wire import ChatRequest
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 log = logging.getLogger("localjudge.serve")
 CONTRACT = "X-Localjudge-Contract"

@@ -24,7 +24,7 @@ from .wire_ollama import (
 )
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 
 def _details(state: ServerState) -> OllamaModelDetails:
@@ -45,7 +45,7 @@ def _tag(state: ServerState) -> dict[str, Any]:
 
 
 async def _keyed(state: ServerState, request: Request) -> APIError | None:
-    from .routes import _check_key
+    from .handling import _check_key
 
     try:
         _check_key(state, request)
