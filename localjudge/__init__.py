@@ -43,7 +43,7 @@ _EXPORTS = {
     "list_judges": "judges",
     "load_judge_file": "judges",
     "Judge": "judges",
-    "evaluate": "frames",
+    "evaluate": "runner.frames",
     "LocalJudgeError": "errors",
     "ParseError": "errors",
     "InputError": "errors",
@@ -64,6 +64,8 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name: str) -> Any:
+    if f"localjudge.{name}" in _MOVED:  # `localjudge.stats` read as an attribute: the moved module, with the warning
+        return import_module(f"localjudge.{name}")
     mod = _EXPORTS.get(name)
     if mod is None:
         raise AttributeError(f"module 'localjudge' has no attribute {name!r}")
@@ -102,6 +104,11 @@ _MOVED = {
     "localjudge.batch.exports": "localjudge.run.exports",
     "localjudge.batch.samedata": "localjudge.run.samedata",
     "localjudge.batch.types": "localjudge.run.types",
+    # issue 30: the top level holds packages and the public API, errors, paths, testing
+    "localjudge.stats": "localjudge.statistics",
+    "localjudge.frames": "localjudge.runner.frames",
+    "localjudge.http_limits": "localjudge.http",
+    "localjudge.plugins": "localjudge.registry.plugins",
 }
 
 
@@ -116,10 +123,16 @@ class _MovedModuleFinder(MetaPathFinder, Loader):
         """The module at its new path, after a DeprecationWarning that names it."""
         new = _MOVED[spec.name]
         warnings.warn(f"{spec.name} moved to {new}; the old path goes in the next release", DeprecationWarning, stacklevel=2)
-        return import_module(new)
+        module = import_module(new)
+        spec.loader_state = module.__spec__  # the import system sets the old spec on the module next; exec_module undoes it
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the moved module is already imported."""
+        """Nothing to run (the moved module is already imported); puts back the module's own `__spec__`, so its lazy
+        relative imports and `importlib.reload` still see its new path."""
+        spec = module.__spec__
+        if spec is not None and spec.loader is self:
+            module.__spec__ = spec.loader_state
 
 
 sys.meta_path.insert(0, _MovedModuleFinder())  # before any path finder: a stale file of the old name never wins

@@ -13,7 +13,7 @@ from localjudge.errors import InputError
 from localjudge.judges import get_judge
 from localjudge.judges.pairwise import BothOrders, combine_orders, pairwise_stats, swap_inputs, winner_of
 from localjudge.labels.agreement import agree, read_labels
-from localjudge.stats import (
+from localjudge.statistics import (
     accuracy,
     balanced_accuracy,
     cohen_kappa,
@@ -22,7 +22,7 @@ from localjudge.stats import (
     pairwise_accuracy,
     spearman,
 )
-from localjudge.stats import wilson_interval as wilson
+from localjudge.statistics import wilson_interval as wilson
 from localjudge.store.results import Record, ResultRow
 
 

@@ -312,7 +312,7 @@ def test_a_plugin_whose_import_hangs_is_skipped_at_the_bound_and_a_real_ctrl_c_s
     )
     # in one process, the module that hung is not waited for again: its backend is refused at once
     code = """
-        from localjudge import plugins
+        from localjudge.registry import plugins
         for group in (plugins.JUDGES, plugins.BACKENDS):
             try:
                 plugins.load(plugins.find(group, "hang"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.run.aggregate import format_table, summarise
-from localjudge.stats import wilson_interval
+from localjudge.statistics import wilson_interval
 from localjudge.store.results import JudgeResult
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from localjudge.cli import main
-from localjudge.labels.store import import_labels
+from localjudge.labels import import_labels
 from localjudge.trust.rates import MIN_RANDOM
 
 PREFIX = '{"rationale": "scripted", "result": "'

@@ -49,7 +49,7 @@ from ..judges.writer import dump_judge_toml
 from ..labels.agreement import read_labels
 from ..run.plain import run_plain  # a plain run: align never needs a panel or a cascade
 from ..run.spec import RunSpec
-from ..stats import cohen_kappa, roc_auc
+from ..statistics import cohen_kappa, roc_auc
 from ..store.atomic import write_atomic, write_json_atomic
 from .examples import NEGATIVE_GUESSES, POSITIVE_GUESSES, binary_labels, example_output, example_variables
 from .measure import Change, Metrics, accuracy_or_none, choose_threshold, metrics, paired_change, stratified_split

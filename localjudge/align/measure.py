@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..stats import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
+from ..statistics import balanced_accuracy, bootstrap_ci, cohen_kappa, roc_auc
 
 
 class Metrics(BaseModel):

@@ -360,7 +360,7 @@ def trust_options() -> Callable[[F], F]:
 
 def http_limit_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """`--header-timeout`, `--body-timeout` and `--max-connections`: the bounds `serve` and `view` share
-    (localjudge/http_limits.py), with the same defaults."""
+    (localjudge/http/), with the same defaults."""
     f = click.option(
         "--max-connections",
         default=512,

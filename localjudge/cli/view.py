@@ -51,7 +51,7 @@ def view_cmd(
         import uvicorn
     except ImportError:
         raise InputError("localjudge view needs the serve extra: pip install 'localjudge[serve]'") from None
-    from ..http_limits import busy_response, protocol_class, throttle_logs
+    from ..http import busy_response, protocol_class, throttle_logs
     from ..serve.run import _Server, bind, is_loopback
     from ..view import ViewConfig, create_app
 

@@ -48,7 +48,7 @@ def get(name: str) -> ConstraintEngine:
         module, attr = BUILTIN[name].split(":")
         engine = _check(getattr(import_module(module), attr), f"built-in engine {name!r}")
     else:
-        from .. import plugins
+        from ..registry import plugins
 
         ep = plugins.find(plugins.CONSTRAINT_ENGINES, name)
         if ep is None:
@@ -68,7 +68,7 @@ def register(engine: ConstraintEngine) -> None:
 def names() -> list[str]:
     """Every engine name, in the order `engine_for` tries them: built-in, registered here, then installed plugins
     (declared, not imported)."""
-    from .. import plugins
+    from ..registry import plugins
 
     out = list(BUILTIN) + [n for n in _engines if n not in BUILTIN]
     return out + [n for n in plugins.names(plugins.CONSTRAINT_ENGINES) if n not in out]

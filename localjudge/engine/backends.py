@@ -124,20 +124,20 @@ def register_backend(scheme: str, backend: Backend | str) -> None:
 
 def backend_schemes() -> list[str]:
     """The registered schemes, then those installed plugins declare (their metadata is read, nothing imported)."""
-    from .. import plugins
+    from ..registry import plugins
 
     return list(_REGISTRY) + [s for s in plugins.names(plugins.BACKENDS) if s not in _REGISTRY]
 
 
 def _known(scheme: str) -> bool:
-    from .. import plugins
+    from ..registry import plugins
 
     return scheme in _REGISTRY or plugins.find(plugins.BACKENDS, scheme) is not None
 
 
 def _from_plugin(scheme: str) -> Backend | None:
     """The backend an installed plugin declares for `scheme`, loaded and registered; None when none does."""
-    from .. import plugins
+    from ..registry import plugins
 
     ep = plugins.find(plugins.BACKENDS, scheme)
     if ep is None:

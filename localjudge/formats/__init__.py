@@ -76,7 +76,7 @@ def format_class(kind: str) -> type[OutputFormat] | None:
     cls = FORMATS.get(kind)
     if cls is not None:
         return cls
-    from .. import plugins
+    from ..registry import plugins
 
     ep = plugins.find(plugins.FORMATS, kind)
     if ep is None:
@@ -92,7 +92,7 @@ def format_class(kind: str) -> type[OutputFormat] | None:
 
 def format_kinds() -> list[str]:
     """Every format kind: the built-in ones, then those installed plugins declare (not imported)."""
-    from .. import plugins
+    from ..registry import plugins
 
     return list(FORMATS) + [k for k in plugins.names(plugins.FORMATS) if k not in FORMATS]
 

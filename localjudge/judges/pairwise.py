@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
 from ..errors import InputError, MissingVariableError
 from ..formats import OutputFormat
-from ..stats import wilson_interval
+from ..statistics import wilson_interval
 from ..store.results import JudgeResult, Timings, Usage
 from .protocol import JudgeProtocol, OnResult
 from .spec import Variable

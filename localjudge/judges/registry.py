@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import JudgeSpecError, LocalJudgeError, UnknownJudgeError
-from ..plugins import PluginError
+from ..registry.plugins import PluginError
 from .judge import Judge
 from .spec import read_spec, spec_from_dict
 
@@ -88,7 +88,7 @@ def _plugin_folder(obj: Any) -> Traversable:
 @functools.cache
 def _plugin_judges() -> tuple[dict[str, Judge], tuple[str, ...]]:
     """Every installed plugin's judges by name, and one line per plugin that failed (it adds no judge)."""
-    from .. import plugins
+    from ..registry import plugins
 
     out: dict[str, Judge] = {}
     problems: list[str] = []

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
-from ..stats import (
+from ..statistics import (
     Correlation,
     PairwiseAccuracy,
     balanced_accuracy,

@@ -151,14 +151,6 @@ def export_labels(run_dir: str | Path, out: str | Path, judge: str | None = None
     return len(rows)
 
 
-def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = None) -> int:
-    """Check every record of a labels file, then append them all to a run directory's store (labels_import.py);
-    returns how many. InputError, one line per bad record, with nothing written, when any is bad."""
-    from .importing import import_labels as checked_import
-
-    return checked_import(run_dir, path, labeller).imported
-
-
 def labels_file_for(run_dir: str | Path, judge: str | None, dest: Path) -> Path:
     """Write a run directory's labels (of `judge`, when given) to `dest` as JSONL and return it: the file form
     `agree` and `align` read. InputError when the run has no labels."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..stats import wilson_interval
+from ..statistics import wilson_interval
 from ..store.results import JudgeResult
 
 

@@ -21,17 +21,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError
 from ..formats import GrammarError, GrammarFormat, JSONSchemaFormat, OutputFormat, SchemaError, format_kinds, make_format
 from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES
 from .errors import APIError
 from .validate import check_schema
-
-if TYPE_CHECKING:
-    from .protocol import Plan
-    from .wire import ChatRequest
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}")
 MAX_GRAMMAR_BYTES = 64 << 10  # a Lark grammar file is read up to this size
@@ -52,19 +48,6 @@ class Alias:
     source: str  # FORMAT as given on the command line (shown in /v1/models)
     schema: dict[str, Any] | None  # the JSON schema to constrain to, or None for `fmt`
     fmt: OutputFormat | None  # a non-JSON-schema format (a grammar, a line format)
-
-    def apply(self, req: ChatRequest, p: Plan) -> None:
-        """Give `p` this alias's contract unless the request chose its own (a response_format, forced tools)."""
-        if req.response_format is not None or p.tool_mode in ("named", "required"):
-            return
-        if self.schema is not None and p.tool_mode == "auto":
-            from .protocol import _tool_schema
-
-            p.schema, p.schema_name = _tool_schema(p.tools, list(p.tools), answer=self.schema), f"tool_call_or_{self.name}"
-        elif self.schema is not None:
-            p.schema, p.schema_name = self.schema, self.name
-        elif p.tool_mode == "none":
-            p.fmt = self.fmt
 
 
 def parse_aliases(specs: tuple[str, ...], formats: tuple[str, ...], field_tokens: int = 80) -> dict[str, Alias]:

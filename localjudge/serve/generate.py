@@ -27,14 +27,14 @@ from ..constraints.sandbox import CompileRefused
 from ..engine.base import Generation, TokenInfo
 from ..engine.worker import WorkerBusy
 from ..formats import OutputFormat, SchemaError
-from ..http_limits import ClientGone
+from ..http import ClientGone
 from . import protocol
 from .errors import APIError, bad_request, from_exception
 from .reasoning import ThinkSplit, split_reasoning
 from .wire import ChatRequest
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 log = logging.getLogger("localjudge.serve")
 CONTRACT = "X-Localjudge-Contract"

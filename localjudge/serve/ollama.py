@@ -42,7 +42,7 @@ from .wire_ollama import (
 )
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 
 def error(e: APIError) -> JSONResponse:
@@ -71,7 +71,7 @@ def _validate(model: type[BaseModel], data: Any) -> Any:
 
 
 async def _read(state: ServerState, request: Request, model: type[BaseModel]) -> Any:
-    from .routes import _body, _check_key
+    from .handling import _body, _check_key
 
     _check_key(state, request)
     body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)

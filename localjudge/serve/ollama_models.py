@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..http_limits import ClientGone
+from ..http import ClientGone
 from .errors import APIError
 from .ollama import _answer, _check_model, _read, error
 from .wire_ollama import (
@@ -24,7 +24,7 @@ from .wire_ollama import (
 )
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 
 def _details(state: ServerState) -> OllamaModelDetails:
@@ -45,7 +45,7 @@ def _tag(state: ServerState) -> dict[str, Any]:
 
 
 async def _keyed(state: ServerState, request: Request) -> APIError | None:
-    from .routes import _check_key
+    from .handling import _check_key
 
     try:
         _check_key(state, request)

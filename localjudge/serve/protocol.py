@@ -146,6 +146,19 @@ def _hoist(params: dict[str, Any], prefix: str, at: str, defs: dict[str, Any]) -
     return rewrite({k: v for k, v in params.items() if k not in ("$defs", "definitions")})
 
 
+def _apply_alias(alias: Alias, req: ChatRequest, p: Plan) -> None:
+    """Give `p` the alias's contract unless the request chose its own (a response_format, forced tools). Here, not
+    on `Alias`: the plan is this module's, and aliases.py stays below it."""
+    if req.response_format is not None or p.tool_mode in ("named", "required"):
+        return
+    if alias.schema is not None and p.tool_mode == "auto":
+        p.schema, p.schema_name = _tool_schema(p.tools, list(p.tools), answer=alias.schema), f"tool_call_or_{alias.name}"
+    elif alias.schema is not None:
+        p.schema, p.schema_name = alias.schema, alias.name
+    elif p.tool_mode == "none":
+        p.fmt = alias.fmt
+
+
 def _tool_schema(tools: dict[str, FunctionDef], names: list[str], answer: dict[str, Any] | None = None) -> dict[str, Any]:
     """A call of one of `names` (`{"name", "arguments"}`, the arguments valid for that tool's parameters); with
     `answer` (tool_choice auto and a response_format schema) that schema is one more branch of the `anyOf`."""
@@ -237,7 +250,7 @@ def plan(
     if p.tool_mode in ("none", "auto"):
         _plan_response_format(req.response_format, p)
     if aliases and req.model in aliases:
-        aliases[req.model].apply(req, p)
+        _apply_alias(aliases[req.model], req, p)
     if catalog is not None and p.tool_mode == "none" and p.fmt is None:  # a known judge prompt: its own contract too
         hit = catalog.tighten(p.messages, p.schema)
         if hit is not None:

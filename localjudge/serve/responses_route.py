@@ -25,19 +25,19 @@ from .errors import APIError
 from .wire_responses import FunctionCallOut, MessageOut, OutputText, ReasoningOut, ReasoningText, ResponseEvent
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 
 async def create_response(state: ServerState, request: Request) -> Response:
     """A response (JSON, or SSE events when `stream`), every failure an OpenAI-shaped error naming the
     Responses parameter."""
-    from .routes import error
+    from .handling import error
 
     return await generate.handle(state, generate.RESPONSES, _respond(state, request), lambda e: error(responses.renamed(e)))
 
 
 async def _respond(state: ServerState, request: Request) -> Response:
-    from .routes import _body, _check_key, answer
+    from .handling import _body, _check_key, answer
 
     _check_key(state, request)
     body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)

@@ -8,40 +8,28 @@ A handler answers an `APIError` as its OpenAI-shaped body; `chat` maps localjudg
 
 from __future__ import annotations
 
-import asyncio
-import hmac
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
-from ..http_limits import BodyError, loads_strict, read_body
 from . import generate, protocol
 from .answer import completion, completion_id
-from .errors import APIError, bad_request
+from .errors import APIError
+from .handling import _body, _check_key, answer, error
 from .openapi import COMMON, Endpoint
 from .responses_route import create_response
 from .stream import sse, stream_chunks
-from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy, Wire
+from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy
 from .wire_responses import Response as Response_
 from .wire_responses import ResponseEvent, ResponsesRequest
 
 if TYPE_CHECKING:
-    from .app import ServerState
+    from .state import ServerState
 
 log = logging.getLogger("localjudge.serve")
-
-
-def answer(body: Wire, status: int = 200) -> JSONResponse:
-    """A typed answer as a JSON response (Starlette's compact JSON)."""
-    return JSONResponse(body.body(), status_code=status)
-
-
-def error(e: APIError) -> JSONResponse:
-    """An error as its OpenAI-shaped answer, with its status and headers."""
-    return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
 
 
 # ---------------------------------------------------------------------------------------- handlers
@@ -149,41 +137,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 # ---------------------------------------------------------------------------------------- helpers
-
-
-def _check_key(state: ServerState, request: Request) -> None:
-    key = state.config.api_key
-    if key is None:
-        return
-    auth = request.headers.get("authorization", "")
-    scheme, _, given = auth.partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        raise APIError(
-            401,
-            "missing API key: send the header 'Authorization: Bearer <key>' (the key given to localjudge serve --api-key)",
-            type="invalid_request_error",
-            code="invalid_api_key",
-        )
-    if not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), key.encode("utf-8")):
-        raise APIError(401, "incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
-
-
-CLOSE = {"Connection": "close"}
-
-
-async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
-    """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
-    server begins shutting down first; `ClientGone` when the client leaves): `http_limits.read_body`."""
-    try:
-        data = await read_body(request, limit, timeout, stopping)
-    except BodyError as e:
-        if e.status >= 500:
-            raise APIError(e.status, e.message, type="server_error", headers=CLOSE) from None
-        raise APIError(e.status, e.message, code=e.code, headers=CLOSE if e.status == 408 else None) from None
-    try:
-        return loads_strict(data)
-    except BodyError as e:
-        raise bad_request(f"{e.message}; send a JSON object") from None
 
 
 async def _chat(state: ServerState, request: Request) -> Response:

@@ -4,8 +4,8 @@ SIGTERM or Ctrl-C stops accepting connections, answers 503 to requests whose bod
 lets the generations in flight finish (for at most `shutdown_timeout` seconds, then they are
 cancelled), closes the engine worker and returns, so the process exits 0 (uvicorn itself re-raises
 the signal after shutting down, which would exit 143; `_Server` does not). Connections go through
-`http_limits.protocol_class` (connection limit, header deadline; a 503 in the OpenAI shape past the
-limit) and repeated log lines are throttled (`http_limits.throttle_logs`).
+`localjudge.http.protocol_class` (connection limit, header deadline; a 503 in the OpenAI shape past the
+limit) and repeated log lines are throttled (`localjudge.http.throttle_logs`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine.base import Engine, ModelIdentity
 from ..errors import InputError
-from ..http_limits import busy_response, protocol_class, throttle_logs
+from ..http import busy_response, protocol_class, throttle_logs
 from .app import ServeConfig, ServerState, create_app
 
 BUSY = busy_response(

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..stats import ranks
+from ..statistics import ranks
 from .ppi import z_value
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..stats import wilson_interval
+from ..statistics import wilson_interval
 
 STEPS = [k / 20 for k in range(2, 21)]  # trust the surest 10 %, 15 %, ..., 100 % of the rows
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..labels.agreement import AgreementReport, agree, judge_kind
-from ..stats import wilson_interval
+from ..statistics import wilson_interval
 from .runs import RunHandle
 
 

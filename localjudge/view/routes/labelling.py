@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ...errors import InputError
-from ...http_limits import BodyError, ClientGone, loads_bounded, read_body
+from ...http import BodyError, ClientGone, loads_bounded, read_body
 from ...labels.store import validate_label_fields
 from .. import pages
 from ..active import active_plan

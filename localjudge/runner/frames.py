@@ -54,8 +54,8 @@ def evaluate(data: Any, judges: Sequence[Any], *, progress: Any = None, **keywor
     module docstring), anything else the `RunResult`. The keywords (model, model_options, out, mapping, options,
     panel, escalate_to, executor, ...) are `RunSpec.build`'s (localjudge/run/spec.py), where each is described;
     `progress`: called with a `Progress` as cells finish."""
-    from .run.spec import RunSpec
-    from .runner import execute
+    from ..run.spec import RunSpec
+    from .evaluate import execute
 
     spec = RunSpec.build(data, judges, **keywords)
     run = execute(spec, progress)

@@ -31,7 +31,7 @@ import threading
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 BACKENDS = "localjudge.backends"
 FORMATS = "localjudge.formats"
