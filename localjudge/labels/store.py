@@ -39,7 +39,6 @@ __all__ = [  # the table's and the domain's names stay importable from here, whe
     "add_label",
     "count_stale",
     "export_labels",
-    "import_labels",
     "is_run_dir",
     "judge_domain",
     "label_history",
