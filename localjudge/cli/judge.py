@@ -107,7 +107,9 @@ def judge_cmd(
                 "put other judge variables in the file's object beside `messages`"
             )
         opts = decode.model_copy(update={"constrained": not unconstrained})
-        _judge_conversation_file(name, conversation_file, granularity or "session", window, truncate_conversation, judges_dir, opts, model)
+        _judge_conversation_file(
+            name, conversation_file, granularity or "session", window, truncate_conversation, judges_dir, opts, model
+        )
         return
     if trace.path or trace.instructions:
         if name != "instructions" or not (trace.path and trace.instructions):

@@ -47,7 +47,9 @@ def judge_conversation(
     `conversation` is a `Conversation`, an OpenAI `messages` list, or a row as a run reads one: an object with
     `messages` and other columns (`id`, `expected_tool_calls`, any judge variable), or either as JSON text. Bad input
     raises one `InputError` line starting with `source` (the file) and naming the message index and the field."""
-    ds = ConversationDataset(_dataset(conversation, source), ConversationOptions(granularity=granularity, window=window, truncate=truncate))
+    ds = ConversationDataset(
+        _dataset(conversation, source), ConversationOptions(granularity=granularity, window=window, truncate=truncate)
+    )
     ds.label = source
     (plan,) = plan_judges([name], judges_dir, ds, {})
     plan.columns = route_columns(plan.name, plan.columns)
