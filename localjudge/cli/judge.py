@@ -179,7 +179,7 @@ def _judge_conversation_file(
         granularity=granularity,  # type: ignore[arg-type]  # click.Choice checked it
         window=window,
         truncate=truncate,
-        engine=model.ref().engine(),
+        model=model.ref(),
         options=opts,
         judges_dir=judges_dir,
         source=label,

@@ -33,7 +33,7 @@ def judge_conversation(
     granularity: Granularity = "session",
     window: int = 10,
     truncate: bool = False,
-    model: str | None = None,
+    model: str | ModelRef | None = None,
     engine: Engine | None = None,
     options: DecodeOptions | None = None,
     judges_dir: str | None = None,
@@ -46,7 +46,8 @@ def judge_conversation(
 
     `conversation` is a `Conversation`, an OpenAI `messages` list, or a row as a run reads one: an object with
     `messages` and other columns (`id`, `expected_tool_calls`, any judge variable), or either as JSON text. Bad input
-    raises one `InputError` line starting with `source` (the file) and naming the message index and the field."""
+    raises one `InputError` line starting with `source` (the file) and naming the message index and the field, before
+    the model loads. `model` is a model spec or a `ModelRef` (`model_options` go with a spec)."""
     ds = ConversationDataset(
         _dataset(conversation, source), ConversationOptions(granularity=granularity, window=window, truncate=truncate)
     )
@@ -58,7 +59,8 @@ def judge_conversation(
         raise InputError(f"{source}: {rows[0].error.removeprefix(rows[0].source + ': ')}")
     if not rows:
         raise InputError(f"{source}: nothing to judge one {_PER[granularity]} at a time; the conversation has none")
-    eng = engine if engine is not None else ModelRef(model, model_options).engine()
+    ref = model if isinstance(model, ModelRef) else ModelRef(model, model_options)
+    eng = engine if engine is not None else ref.engine()  # loaded once the input is known to be good
     opts = options or DecodeOptions()
     if truncate:  # measuring what fits needs the model's tokenizer, as in a run
         ds.fits = context_fit([plan], eng, opts)
