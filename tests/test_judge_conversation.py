@@ -142,3 +142,35 @@ def test_a_missing_conversation_file_and_options_without_conversation_are_usage_
     assert r.exit_code == 2 and "go with --conversation" in r.output
     r = CliRunner().invoke(main, ["judge", "conversation_completeness", "--conversation", "-", "--field", "a=b"], input="[]")
     assert r.exit_code == 2 and "do not apply to --conversation" in r.output
+
+
+@pytest.mark.slow  # the page's commands on the real model (about a minute and a half on an idle core)
+def test_docs_conversations_page_judge_snippet_runs(tmp_path, monkeypatch):
+    import re
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs/conversations.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```sh\n(localjudge judge .*?)```", page, re.S)
+    monkeypatch.chdir(tmp_path)
+    call = {"id": "w", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}
+    chat = {
+        "id": "weather",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "w", "content": "sunny"},
+            {"role": "assistant", "content": "Sunny."},
+        ],
+        "expected_tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}],
+    }
+    (tmp_path / "chat.json").write_text(json.dumps(chat), encoding="utf-8")
+    for line in block.strip().splitlines():
+        if line.startswith("cat chat.json | "):
+            line, stdin = line.removeprefix("cat chat.json | "), (tmp_path / "chat.json").read_text()
+        else:
+            stdin = None
+        argv = shlex.split(line)
+        assert argv[0] == "localjudge"
+        r = CliRunner().invoke(main, [*argv[1:], "--threads", "1"], input=stdin)
+        assert r.exit_code in (0, 1), (line, r.output)
