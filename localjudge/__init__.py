@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "judge": "api",
     "run_format": "api",
+    "judge_conversation": "run.single",  # issue 31: one conversation, as `run` judges it
     "load_engine": "engine",
     "ScriptedEngine": "engine",
     "DecodeOptions": "engine",

@@ -32,6 +32,7 @@ RUN_BY = {
     ("docs/conversations.md", 'get_judge("conversation_completeness")'): "tests/test_conversations.py",
     ("docs/conversations.md", 'conversation="turn")'): "tests/test_conversations.py",
     ("docs/conversations.md", "--mlflow-sessions sqlite:///mlflow.db"): "tests/test_conversation_runs.py",
+    ("docs/conversations.md", "--conversation chat.json --granularity turn"): "tests/test_judge_conversation.py",
     ("docs/integrations.md", "LocalJudgeLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "LocalJudgeRagasLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "assert_judge"): "tests/test_integrations_readme.py",

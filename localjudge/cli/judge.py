@@ -48,6 +48,28 @@ def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
 @click.option("--judges-dir", default=None, type=click.Path(exists=True, file_okay=False), help="Extra judge files.")
 @decode_options()
 @click.option("--unconstrained", is_flag=True, help="Decode without the format constraint (for comparison only).")
+@click.option(
+    "--conversation",
+    "conversation_file",
+    default=None,
+    metavar="FILE",
+    help="Judge a conversation: a JSON file (- reads stdin) holding an OpenAI messages list, or an object with "
+    "`messages` and other columns (id, expected_tool_calls, judge variables), as `run` reads a row.",
+)
+@click.option(
+    "--granularity",
+    type=click.Choice(["session", "turn", "tool_call"]),
+    default=None,
+    help="With --conversation: one result for the conversation (session, the default, printed as `judge` prints one), "
+    "or one per turn with the turns before it (--window), or one per assistant tool call (JSON lines, one per row).",
+)
+@click.option("--window", type=click.IntRange(1), default=10, show_default=True, help="With --granularity turn: turns each sees.")
+@click.option(
+    "--truncate-conversation",
+    is_flag=True,
+    help="With --conversation: a prompt that does not fit the context keeps its last turns that fit; default: it is "
+    "an unscored prompt_too_long result naming the tokens needed.",
+)
 @trace_options(required=False)
 @model_options()
 @trust_options()
@@ -59,6 +81,10 @@ def judge_cmd(
     judges_dir: str | None,
     decode: DecodeOptions,
     unconstrained: bool,
+    conversation_file: str | None,
+    granularity: str | None,
+    window: int,
+    truncate_conversation: bool,
     trace: TraceChoice,
     model: ModelChoice,
     trust: TrustChoice,
@@ -66,11 +92,25 @@ def judge_cmd(
     """Judge one example with NAME (a catalog judge, or an output format with --prompt); prints JSON.
 
     `judge instructions --trace FILE --instructions TEXT [--result TYPE]` judges an agent trace with tools
-    (the same as `localjudge trace`). Exit 0 when scored, 1 when unscored."""
+    (the same as `localjudge trace`). `judge NAME --conversation FILE [--granularity turn]` judges a conversation
+    as `run` judges one. Exit 0 when scored, 1 when unscored."""
     from ..api import run_format
     from ..formats import format_kinds
     from ..judges import get_judge
 
+    if conversation_file is None and (granularity is not None or window != 10 or truncate_conversation):
+        raise click.UsageError("--granularity, --window and --truncate-conversation go with --conversation FILE")
+    if conversation_file is not None:
+        if fields or prompt or params or trace.path or trace.instructions or trust.kwargs():
+            raise click.UsageError(
+                "--field, --prompt, --param, --trace and the trust options do not apply to --conversation; "
+                "put other judge variables in the file's object beside `messages`"
+            )
+        opts = decode.model_copy(update={"constrained": not unconstrained})
+        _judge_conversation_file(
+            name, conversation_file, granularity or "session", window, truncate_conversation, judges_dir, opts, model
+        )
+        return
     if trace.path or trace.instructions:
         if name != "instructions" or not (trace.path and trace.instructions):
             raise click.UsageError("--trace goes with: judge instructions --trace FILE --instructions TEXT [--result TYPE]")
@@ -106,6 +146,50 @@ def judge_cmd(
             res = j.evaluate(ref.engine(), options=opts, **variables)
     click.echo(res.model_dump_json(indent=2))
     if not res.scored:
+        sys.exit(1)
+
+
+def _judge_conversation_file(
+    name: str,
+    path: str,
+    granularity: str,
+    window: int,
+    truncate: bool,
+    judges_dir: str | None,
+    opts: DecodeOptions,
+    model: ModelChoice,
+) -> None:
+    """Prints a session result as `judge` prints one (indented JSON), per-turn / per-tool-call results as JSON lines
+    (each what `run` writes to results.jsonl for the row: position, inputs, result); exit 1 when any is unscored."""
+    from ..conversations.readers import DEFAULT_BOUNDS
+    from ..run.single import judge_conversation
+
+    label = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(DEFAULT_BOUNDS.max_bytes + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(DEFAULT_BOUNDS.max_bytes + 1)
+    except OSError as e:
+        raise InputError(f"--conversation {path}: cannot read it ({e.strerror or e}); give a JSON file or - for stdin") from None
+    rows = judge_conversation(
+        name,
+        data,
+        granularity=granularity,  # type: ignore[arg-type]  # click.Choice checked it
+        window=window,
+        truncate=truncate,
+        model=model.ref(),
+        options=opts,
+        judges_dir=judges_dir,
+        source=label,
+    )
+    if granularity == "session":
+        click.echo(rows[0].result.model_dump_json(indent=2))
+    else:
+        for r in rows:
+            click.echo(r.model_dump_json())
+    if not all(r.result.scored for r in rows):
         sys.exit(1)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -41,3 +42,28 @@ def get_conversation(store: Store, run_id: str, conversation_id: str) -> Convers
         return Conversation.model_validate(json.loads(r[0]))
     except (ValueError, ValidationError):
         return None
+
+
+def read_stored_conversations(db_path: str | Path, run_id: str) -> dict[str, Conversation]:
+    """A run's stored conversations by id, read from its store file without opening it as a `Store` (so nothing is
+    migrated or written: the report reads an old run directory as it is); `{}` when the file or the table (a store
+    older than 007_stored_conversations) is missing. A stored text of a foreign shape is left out."""
+    import sqlite3
+
+    path = Path(db_path)
+    if not path.is_file():
+        return {}
+    out: dict[str, Conversation] = {}
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT conversation_id, conversation FROM conversations WHERE run_id = ?", (run_id,)).fetchall()
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
+    for cid, text in rows:
+        try:
+            out[cid] = Conversation.model_validate(json.loads(text))
+        except (ValueError, ValidationError):
+            continue
+    return out

@@ -26,6 +26,7 @@ from ..store.results import ResultRow
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
 from .rundir import Run, load_run, summarise
+from .transcripts import aggregate, transcripts
 
 HERE = Path(__file__).parent
 RECORD_KEYS = (
@@ -118,7 +119,9 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
 
 def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]:
     out = []
-    for row in sorted(run.rows, key=lambda r: (r.row_index, r.judge))[:max_rows]:
+    shown = sorted(run.rows, key=lambda r: (r.row_index, r.judge))[:max_rows]
+    convs = transcripts(run, max_chars, {r.row_index for r in shown})
+    for row in shown:
         r = row.result
         out.append(
             {
@@ -138,6 +141,7 @@ def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]
                 "expected_score": r.expected_score,
                 "tokens": r.usage.output_tokens,
                 "ms": r.timings.total_ms,
+                "transcript": convs.get(row.row_index),
             }
         )
     return out
@@ -206,6 +210,7 @@ def render_report(
         title=title or f"localjudge report — {cur.run_id}",
         run=cur,
         meta=meta,
+        conversations=aggregate(cur),
         meta_items=[(k, _canon(v)) for k, v in meta.items()],
         judges=judges,
         pass_chart=charts.pass_rate_chart([(j["name"], j["pass_rate"], j["ci"], j["n"]) for j in judges]),

@@ -1,0 +1,91 @@
+"""The HTML report's conversation parts: each conversation result's transcript, and the per-conversation aggregate.
+
+A result of a session, per-turn or per-tool-call run (one with a `conversation_id`) shows the conversation it judged
+as a transcript (`conversations/transcript.py`, the bounding `localjudge view` uses, with fewer turns: `MAX_SHOWN`
+around what was judged, texts cut at the report's `--max-chars`): roles, the assistant's tool calls with their
+arguments, tool results and errors, the judged turn or call marked, the turns the judge saw marked, the rest counted
+("N turns hidden"). The conversations come from the run directory's store (`results.sqlite`, read without migrating
+it); a run directory without them (made before store migration 007_stored_conversations, or copied without its
+store) shows no transcript. Every text is escaped.
+
+The aggregate is run.json's `conversations` (what `run` recorded: `run/turns.py`'s rule), else the same rule
+recomputed from the results (a run directory written before runs recorded it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from ..conversations.stored import read_stored_conversations
+from ..conversations.transcript import Transcript, build
+from ..datasets import Position
+from ..run.turns import per_conversation
+from .rundir import Run
+
+MAX_SHOWN = 12  # turns a report row shows around what it judged (a per-turn run repeats them on every row)
+
+
+def aggregate(run: Run) -> dict[str, Any]:
+    """The per-conversation aggregate of a per-turn or per-tool-call run (`{}` for any other run)."""
+    agg = run.meta.get("conversations")
+    if isinstance(agg, dict) and agg.get("judges"):
+        return agg
+    return per_conversation(run.rows)
+
+
+def transcripts(run: Run, max_chars: int, row_indexes: set[int]) -> dict[int, Markup]:
+    """Each conversation result's transcript HTML by its row index (only the rows in `row_indexes`, those shown)."""
+    pos: dict[int, Position] = {}
+    for r in run.rows:
+        if r.conversation_id is not None and r.row_index in row_indexes and r.row_index not in pos:
+            pos[r.row_index] = Position(r.conversation_id, r.turn_index, r.tool_call_index, r.truncated_turns)
+    if not pos:
+        return {}
+    convs = read_stored_conversations(Path(run.path) / "results.sqlite", run.run_id)
+    opts = run.meta.get("conversation")
+    options = opts if isinstance(opts, dict) else {}
+    out: dict[int, Markup] = {}
+    for i, p in pos.items():
+        conv = convs.get(p.conversation_id)
+        if conv is not None:
+            out[i] = transcript_html(build(conv, p, options, max_shown=MAX_SHOWN, max_chars=max_chars))
+    return out
+
+
+def transcript_html(t: Transcript) -> Markup:
+    """A transcript as an escaped HTML block: the hidden turns counted before and after the ones shown."""
+    what = {"session": "the whole conversation", "turn": "a turn", "tool_call": "a tool call"}.get(t.granularity, t.granularity)
+
+    def hidden(n: int, where: str) -> str:
+        return f'<p class="hidden-turns" data-hidden="{where}">{n} turn{"s" if n != 1 else ""} hidden {where}</p>' if n else ""
+
+    out = [
+        f'<div class="transcript" data-conversation="{escape(t.conversation_id)}" data-granularity="{escape(t.granularity)}">'
+        f'<p class="note">conversation <code>{escape(t.conversation_id)}</code> · {t.total_turns} turns · judged: {escape(what)}'
+        f" · the judge saw turns {t.window[0]}–{max(t.window[0], t.window[1] - 1)}</p>",
+        hidden(t.hidden_before, "before"),
+    ]
+    for turn in t.turns:
+        cls = "turn" + (" in-window" if turn.in_window else "") + (" judged" if turn.judged else "")
+        head = f'<span class="tag role-{escape(turn.role)}">{escape(turn.role)}</span> <span class="note">#{turn.index}</span>'
+        if turn.judged:
+            head += ' <span class="tag judged-mark">judged</span>'
+        if turn.role == "tool":
+            head += f' <code class="tool-name">{escape(turn.name or "")}</code> <span class="note">result of {escape(turn.tool_call_id)}</span>'
+        calls = "".join(
+            f'<div class="tool-call{" judged" if c.judged else ""}" data-call="{c.index}"><span class="tag">call {c.index}</span> '
+            f'<code class="tool-name">{escape(c.name)}</code><pre class="args">{escape(c.arguments)}</pre></div>'
+            for c in turn.tool_calls
+        )
+        err = f'<pre class="tool-error">error: {escape(turn.error)}</pre>' if turn.error else ""
+        rest = f'<p class="note">({turn.cut_chars} more characters not shown)</p>' if turn.cut_chars else ""
+        text = f'<pre class="turn-text">{escape(turn.content)}</pre>' if turn.content else ""
+        out.append(
+            f'<div class="{cls}" data-turn="{turn.index}"><div class="turn-head">{head}</div>{text}{rest}{calls}{err}</div>'
+        )
+    out.append(hidden(t.hidden_after, "after"))
+    out.append("</div>")
+    return Markup("".join(out))
