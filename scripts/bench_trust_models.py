@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agreement import GUIDELINE  # noqa: E402
 from bench_trust_estimators import _intervals, _table  # noqa: E402
 
+from localjudge.errors import LocalJudgeError  # noqa: E402
 from localjudge.judges import get_judge  # noqa: E402
 from localjudge.labels.agreement import agree  # noqa: E402
 from localjudge.report import load_run  # noqa: E402
@@ -202,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--draws and --threads must be at least 1, --rows at least 2")
     rows = truthfulqa_rows(a.rows)
     out = a.out or Path("runs") / "trust-models" / f"{Path(a.model or 'default').stem}-{len(rows)}"
-    judged = judge_rows(rows, out, model=a.model, threads=a.threads)
+    try:
+        judged = judge_rows(rows, out, model=a.model, threads=a.threads)
+    except LocalJudgeError as e:  # a model that is not installed, a run directory of other rows: one line, exit 2
+        print(f"error: {e} (finished judgements stay in {out})", file=sys.stderr)
+        return 2
     print(f"Run directory {out} (re-run the same command to resume).", file=sys.stderr)
     print(report(judged, counts, a.draws, a.seed))
     return 0

@@ -82,3 +82,11 @@ def test_the_run_resumes_without_judging_again(tmp_path: Path) -> None:
 def test_bad_label_counts_get_a_one_line_error() -> None:
     with pytest.raises(SystemExit, match="--labels '50,x': give label counts as integers"):
         btm.parse_counts("50,x")
+
+
+def test_a_model_that_is_not_installed_gets_a_one_line_error_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = btm.main(["--model", str(tmp_path / "missing.gguf"), "--rows", "4", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "missing.gguf" in err[0]
