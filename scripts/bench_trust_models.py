@@ -127,6 +127,11 @@ def describe(j: Judged) -> str:
     )
 
 
+def _general(note: str) -> str:
+    """A note with its per-draw figures (λ, TPR, TNR) as `…`, so draws that said the same thing count together."""
+    return re.sub(r"\d+\.\d+", "…", note)
+
+
 def table(j: Judged, label_counts: Sequence[int], draws: int, seed: int) -> tuple[list[list[str]], list[str]]:
     """Rows of the coverage / width table (the simulation's columns plus PPI++'s fallbacks), and the distinct notes
     the estimators gave (PPI++'s note, Rogan–Gladen's refusal) with how many draws gave each."""
@@ -154,10 +159,10 @@ def table(j: Judged, label_counts: Sequence[int], draws: int, seed: int) -> tupl
             lam.append(est.ppi.lam or 0.0)
             fell = "labels-only estimate" in est.ppi.note
             fell_back += fell
-            notes[f"PPI++: {re.sub(r'weighted [0-9.]+ ', 'weighted by the tuned λ ', est.ppi.note)}"] += 1
+            notes[f"PPI++: {_general(est.ppi.note)}"] += 1
             if est.rogan_gladen is None:
                 refused += 1
-                notes[f"Rogan–Gladen refused: {est.rogan_gladen_refused}"] += 1
+                notes[f"Rogan–Gladen refused: {_general(est.rogan_gladen_refused or '')}"] += 1
         cells = []
         for name in COLUMNS:
             cells += [f"{np.mean(hits[name]):.1%}" if hits[name] else "refused"]
