@@ -1074,7 +1074,8 @@ def main() -> None:
 
         tm = ["--threads", str(a.threads), "--labels", a.labels, "--draws", str(a.draws), "--seed", str(a.seed)]
         tm += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
-        bench_trust_models.main(tm + (["--out", str(a.out)] if a.out else []))
+        if rc := bench_trust_models.main(tm + (["--out", str(a.out)] if a.out else [])):
+            sys.exit(rc)
     if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
         import bench_trust
 

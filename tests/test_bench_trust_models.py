@@ -90,3 +90,13 @@ def test_a_model_that_is_not_installed_gets_a_one_line_error_and_exit_2(
     code = btm.main(["--model", str(tmp_path / "missing.gguf"), "--rows", "4", "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "missing.gguf" in err[0]
+
+
+def test_bench_py_runs_the_trust_models_section_and_passes_its_options(tmp_path: Path) -> None:
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
+    cmd = [sys.executable, str(script), "trust-models", "--model", str(tmp_path / "missing.gguf"), "--rows", "4"]
+    out = subprocess.run([*cmd, "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert [x for x in out.stderr.splitlines() if x.startswith("error: ")] and "missing.gguf" in out.stderr
