@@ -20,6 +20,10 @@
     python scripts/bench.py trust-estimators [--trials 500] [--seed 2026]  seeded simulation, no model: coverage and
                                                  width of PPI++ / labels-only / Rogan-Gladen, active vs random
                                                  labelling (scripts/bench_trust_estimators.py)
+    python scripts/bench.py trust-models [--rows 300] [--model smollm2-135m] [--threads 1] [--labels 50,100,200]
+                                                 [--draws 500] [--out DIR]  the same table measured: the model judges
+                                                 the labelled TruthfulQA rows into a resumable run directory
+                                                 (scripts/bench_trust_models.py)
     python scripts/bench.py panel-reuse [--rows 6]  a panel reusing an earlier solo run of a member vs a fresh panel
                                                  (scripts/bench_trust.py)
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
@@ -996,6 +1000,7 @@ def main() -> None:
             "defaults",
             "_defaults",
             "trust-estimators",
+            "trust-models",
             "gpu",
             "clients",
             "conversation",
@@ -1020,6 +1025,9 @@ def main() -> None:
     ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
     ap.add_argument("--trials", type=int, default=500, help="`trust-estimators`: seeded trials per cell")
     ap.add_argument("--seed", type=int, default=2026, help="`trust-estimators`: the simulation's seed")
+    ap.add_argument("--threads", type=int, default=1, help="`trust-models`: the model's CPU threads")
+    ap.add_argument("--labels", default="50,100,200", help="`trust-models`: label counts to draw")
+    ap.add_argument("--draws", type=int, default=500, help="`trust-models`: seeded label draws per count")
     a = ap.parse_args()
     if a.section == "_ray":
         print(json.dumps(ray_mode(a.mode, a.rows, a.work)))
@@ -1061,6 +1069,13 @@ def main() -> None:
         import bench_trust_estimators
 
         bench_trust_estimators.main(["--trials", str(a.trials), "--seed", str(a.seed)])
+    if a.section == "trust-models":  # issue 33: scripts/bench_trust_models.py (the model on scripts/data's labels)
+        import bench_trust_models
+
+        tm = ["--threads", str(a.threads), "--labels", a.labels, "--draws", str(a.draws), "--seed", str(a.seed)]
+        tm += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
+        if rc := bench_trust_models.main(tm + (["--out", str(a.out)] if a.out else [])):
+            sys.exit(rc)
     if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
         import bench_trust
 
