@@ -216,3 +216,16 @@ def test_real_default_model_judges_two_conversations_in_deepeval_evaluate(deepev
             assert md.evaluation_model == "localjudge:smollm2-135m"
             assert md.success == (md.score >= 0.5)
         assert tr.metrics_data[1].reason.startswith("turn 0: ") and "\nturn 1: " in tr.metrics_data[1].reason
+
+
+@pytest.mark.slow
+def test_docs_recipe_runs_verbatim_on_the_default_model(deepeval_dir, capsys):
+    from docs_snippets import section_snippets
+
+    (code,) = section_snippets("docs/integrations.md", "DeepEval conversational metrics")
+    exec(compile(code, "docs/integrations.md", "exec"), {})
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(" ")[0] for line in lines if line.startswith(("knowledge_retention ", "retention,"))] == [
+        "knowledge_retention",
+        "retention,",
+    ]
