@@ -37,6 +37,7 @@ RUN_BY = {
     ("docs/integrations.md", "LocalJudgeRagasLLM"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "assert_judge"): "tests/test_integrations_readme.py",
     ("docs/integrations.md", "pd.DataFrame"): "tests/test_integrations_readme.py",
+    ("docs/integrations.md", "LocalJudgeConversationalMetric"): "tests/test_integrations_deepeval_conversation.py",
     ("docs/serve.md", "from openai import OpenAI"): "tests/test_serve_readme.py",
     ("docs/serve.md", "OPENAI_API_BASE"): "tests/test_serve_readme.py",
     ("docs/serve.md", "instructor.Mode.TOOLS"): "tests/test_serve_readme.py",

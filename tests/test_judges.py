@@ -71,6 +71,8 @@ BUILTINS = [
     "tool_call_exact",
     "tool_call_ordered",
     "tool_call_subset",
+    # DeepEval's conversational metric prompts (tests/test_deepeval_conversation_judges_golden.py)
+    "deepeval_turn_relevancy",
 ]
 
 

@@ -139,3 +139,16 @@ def turn_windows(conv: Conversation, window_size: int = 10) -> list[TurnWindow]:
         raise ValueError(f"window_size must be at least 1, not {window_size}")
     units = unit_interactions(conv.turns)
     return [TurnWindow(i, units[max(0, i - window_size + 1)][0], end) for i, (_, end) in enumerate(units)]
+
+
+# ---------------------------------------------------------------------------------- DeepEval's turns
+
+
+def deepeval_turns_text(conv: Conversation) -> str:
+    """The turns as DeepEval's conversational templates print them (the `{{ sliding_window }}` of
+    `TurnRelevancyMetric`): the Python list of `convert_turn_to_dict(turn)` dicts, `{'content': ..., 'role': ...}`.
+    DeepEval's turns are user and assistant messages only: tool turns and an assistant turn with no text (the
+    call turn `from_deepeval` adds) are left out; a system turn is kept as role `system`."""
+    return str(
+        [{"content": t.content, "role": t.role} for t in conv.turns if t.role != "tool" and (t.role != "assistant" or t.content)]
+    )
