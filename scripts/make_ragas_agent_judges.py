@@ -1,5 +1,6 @@
-"""Dev script: write RAGAS's agent metrics as localjudge judge files (localjudge/judges/builtin/<name>.toml),
-from the installed ragas package: each PydanticPrompt's text as its own `to_string` prints it (instruction, output
+"""Dev script: write RAGAS's agent metrics as localjudge judge files (localjudge/judges/builtin/<name>.toml) and
+their golden first prompts (tests/golden/<name>.txt, the package's own `to_string` for GOLDEN_SAMPLE), from the
+installed ragas package: each PydanticPrompt's text as its own `to_string` prints it (instruction, output
 schema, examples) up to the input, and its output model's JSON schema. Run it again after a RAGAS upgrade;
 tests/test_ragas_agent_judges.py checks the files against the installed package."""
 
@@ -76,6 +77,36 @@ def judges() -> dict[str, dict[str, Any]]:
     }
 
 
+def golden_sample() -> Any:
+    """A fixed conversation with tool calls and non-ASCII text, for the golden prompts."""
+    from ragas.dataset_schema import MultiTurnSample
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+    return MultiTurnSample(
+        user_input=[
+            HumanMessage(content="What's the weather in Paris? Answer in °C."),
+            AIMessage(content="", tool_calls=[ToolCall(name="get_weather", args={"city": "Paris"})]),
+            ToolMessage(content="18°C, cloudy"),
+            AIMessage(content="It is 18 °C and cloudy in Paris."),
+        ],
+        reference="The user knows Paris's weather in °C.",
+        reference_topics=["weather"],
+    )
+
+
+def golden(name: str) -> str:
+    """The judge's first prompt for `golden_sample()` as the package renders it, as tests/golden/ serialises it."""
+    from ragas.metrics._goal_accuracy import InferGoalOutcomePrompt, WorkflowInput
+    from ragas.metrics._topic_adherence import TopicExtractionInput, TopicExtractionPrompt
+
+    text = golden_sample().pretty_repr()
+    if name == "topic_adherence":
+        prompt = TopicExtractionPrompt().to_string(TopicExtractionInput(user_input=text))
+    else:
+        prompt = InferGoalOutcomePrompt().to_string(WorkflowInput(workflow=text))
+    return f"===== user =====\n{prompt}\n"
+
+
 def q(s: str) -> str:
     """A TOML string: JSON's escaping is valid TOML basic-string escaping."""
     return json.dumps(s, ensure_ascii=False)
@@ -117,6 +148,7 @@ def main() -> None:
     for name, j in judges().items():
         path = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
         path.write_text(toml(name, j), encoding="utf-8")
+        (ROOT / "tests" / "golden" / f"{name}.txt").write_text(golden(name), encoding="utf-8")
         print(path)
 
 

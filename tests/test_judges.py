@@ -71,6 +71,10 @@ BUILTINS = [
     "tool_call_exact",
     "tool_call_ordered",
     "tool_call_subset",
+    # RAGAS's agent metrics (kind ragas_agent; tests/test_ragas_agent_judges.py)
+    "agent_goal_accuracy",
+    "agent_goal_accuracy_without_reference",
+    "topic_adherence",
 ]
 
 

@@ -167,3 +167,20 @@ def test_judge_files_match_the_installed_package():
         path = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
         assert path.read_text(encoding="utf-8") == mod.toml(name, j), name
         assert tomllib.loads(path.read_text(encoding="utf-8"))["kind"] == "ragas_agent"
+
+
+@pytest.mark.parametrize("name", ["agent_goal_accuracy", "agent_goal_accuracy_without_reference", "topic_adherence"])
+def test_first_prompt_equals_the_golden_file_the_package_rendered(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_ragas", ROOT / "scripts" / "make_ragas_agent_judges.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    s = mod.golden_sample()
+    variables = {"reference": s.reference, "reference_topics": s.reference_topics}
+    judge = get_judge(name)
+    messages = judge.render(ragas_conversation=ragas_text(from_ragas(s)), **{k: variables[k] for k in judge.required_variables if k in variables})
+    text = "".join(f"===== {m.role} =====\n{m.content}\n" for m in messages)
+    golden = (ROOT / "tests" / "golden" / f"{name}.txt").read_text(encoding="utf-8")
+    assert text == golden == mod.golden(name)

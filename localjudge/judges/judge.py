@@ -200,6 +200,10 @@ class Judge(VariableValues, JudgeOutcomes):
         raw, text = self._values(variables)
         if self.traits.calls == "per_item":
             return [self._messages(0, raw, t) for _, t in self._item_texts(raw, text)]
+        if self.traits.calls == "ragas_agent":
+            from .ragas_agent import first_request
+
+            return [first_request(self, raw, text)]
         return [self._messages(0, raw, text)]
 
     def fingerprint(self, **variables: Any) -> str:
