@@ -98,29 +98,32 @@ def judge_values(judge: JudgeProtocol, sample: MultiTurnSample) -> dict[str, Any
     return out
 
 
-@dataclass
+@dataclass(init=False)
 class LocalJudgeMultiTurnMetric(MultiTurnMetric):
     """A localjudge judge as a RAGAS multi-turn metric (see the module docstring). `judge`: a judge name or
-    object; `model` / `model_options` / `engine` / `options` as for the other adapters (`BoundJudge`)."""
+    object; `model` / `model_options` / `engine` / `options` as for the other adapters (`BoundJudge`); `name`:
+    the result column (the judge's name unless given)."""
 
-    judge: str | JudgeProtocol = "agent_goal_accuracy"
-    model: str | None = None
-    model_options: Mapping[str, Any] | None = None
-    engine: Engine | None = None
-    options: DecodeOptions | Mapping[str, Any] | None = None
-    bound: BoundJudge = field(init=False, repr=False)
+    bound: BoundJudge = field(repr=False)
 
-    def __post_init__(self) -> None:
-        self.bound = BoundJudge(
-            self.judge, model=self.model, model_options=self.model_options, engine=self.engine, options=self.options
-        )
-        judge = self.bound.judge
-        self.name = self.name or judge.name
-        fields = {SAMPLE_FIELDS[n] for v in judge.variables if v.required for n in [v.name, *v.aliases] if n in SAMPLE_FIELDS}
-        if any(v.required and v.name == "expected_tool_calls" for v in judge.variables):
+    def __init__(
+        self,
+        judge: str | JudgeProtocol = "agent_goal_accuracy",
+        *,
+        model: str | None = None,
+        model_options: Mapping[str, Any] | None = None,
+        engine: Engine | None = None,
+        options: DecodeOptions | Mapping[str, Any] | None = None,
+        name: str = "",
+    ):
+        self.bound = BoundJudge(judge, model=model, model_options=model_options, engine=engine, options=options)
+        variables = self.bound.judge.variables
+        fields = {SAMPLE_FIELDS[n] for v in variables if v.required for n in [v.name, *v.aliases] if n in SAMPLE_FIELDS}
+        if any(v.required and v.name == "expected_tool_calls" for v in variables):
             fields.add("reference_tool_calls")
+        self.name = name or self.bound.judge.name
         self._required_columns = {MetricType.MULTI_TURN: {"user_input", *fields}}
-        super().__post_init__()
+        self.__post_init__()
 
     def init(self, run_config: Any) -> None:
         """Nothing to set up: the model loads on the first sample."""
