@@ -48,7 +48,9 @@ def judges() -> dict[str, dict[str, Any]]:
             "variables": [CONVERSATION, ref],
             "stages": goal,
             "url": URL + "_goal_accuracy.py",
-            "notes": src.format("metrics/_goal_accuracy.py", "InferGoalOutcomePrompt and CompareOutcomePrompt", "score = float(verdict)."),
+            "notes": src.format(
+                "metrics/_goal_accuracy.py", "InferGoalOutcomePrompt and CompareOutcomePrompt", "score = float(verdict)."
+            ),
         },
         "agent_goal_accuracy_without_reference": {
             "description": "RAGAS's AgentGoalAccuracyWithoutReference: the user's goal and the end state are inferred from the conversation, then compared; 1 when the same, else 0.",
@@ -56,7 +58,9 @@ def judges() -> dict[str, dict[str, Any]]:
             "variables": [CONVERSATION],
             "stages": goal,
             "url": URL + "_goal_accuracy.py",
-            "notes": src.format("metrics/_goal_accuracy.py", "InferGoalOutcomePrompt and CompareOutcomePrompt", "score = float(verdict)."),
+            "notes": src.format(
+                "metrics/_goal_accuracy.py", "InferGoalOutcomePrompt and CompareOutcomePrompt", "score = float(verdict)."
+            ),
         },
         "topic_adherence": {
             "description": "RAGAS's TopicAdherenceScore: the user's topics are extracted, each is checked for a refusal and classified against the reference topics; F1 of answered on-topic topics (precision / recall with ragas_agent.mode).",

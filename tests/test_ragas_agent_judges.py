@@ -86,8 +86,14 @@ def test_conversation_text_is_ragas_pretty_repr():
 
 
 GOAL = [
-    {"WorkflowOutput": [{"user_goal": "Book a table", "end_state": "Table 4 booked at 20:00"}], "CompareOutcomeOutput": [{"reason": "same", "verdict": "1"}]},
-    {"WorkflowOutput": [{"user_goal": "Book a table", "end_state": "Nothing booked"}], "CompareOutcomeOutput": [{"reason": "differs", "verdict": "0"}]},
+    {
+        "WorkflowOutput": [{"user_goal": "Book a table", "end_state": "Table 4 booked at 20:00"}],
+        "CompareOutcomeOutput": [{"reason": "same", "verdict": "1"}],
+    },
+    {
+        "WorkflowOutput": [{"user_goal": "Book a table", "end_state": "Nothing booked"}],
+        "CompareOutcomeOutput": [{"reason": "differs", "verdict": "0"}],
+    },
 ]
 
 
@@ -180,7 +186,9 @@ def test_first_prompt_equals_the_golden_file_the_package_rendered(name):
     s = mod.golden_sample()
     variables = {"reference": s.reference, "reference_topics": s.reference_topics}
     judge = get_judge(name)
-    messages = judge.render(ragas_conversation=ragas_text(from_ragas(s)), **{k: variables[k] for k in judge.required_variables if k in variables})
+    messages = judge.render(
+        ragas_conversation=ragas_text(from_ragas(s)), **{k: variables[k] for k in judge.required_variables if k in variables}
+    )
     text = "".join(f"===== {m.role} =====\n{m.content}\n" for m in messages)
     golden = (ROOT / "tests" / "golden" / f"{name}.txt").read_text(encoding="utf-8")
     assert text == golden == mod.golden(name)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..conversations import conversation_text, from_ragas
@@ -104,8 +104,6 @@ class LocalJudgeMultiTurnMetric(MultiTurnMetric):
     object; `model` / `model_options` / `engine` / `options` as for the other adapters (`BoundJudge`); `name`:
     the result column (the judge's name unless given)."""
 
-    bound: BoundJudge = field(repr=False)
-
     def __init__(
         self,
         judge: str | JudgeProtocol = "agent_goal_accuracy",
@@ -116,7 +114,7 @@ class LocalJudgeMultiTurnMetric(MultiTurnMetric):
         options: DecodeOptions | Mapping[str, Any] | None = None,
         name: str = "",
     ):
-        self.bound = BoundJudge(judge, model=model, model_options=model_options, engine=engine, options=options)
+        self.bound: BoundJudge = BoundJudge(judge, model=model, model_options=model_options, engine=engine, options=options)
         variables = self.bound.judge.variables
         fields = {SAMPLE_FIELDS[n] for v in variables if v.required for n in [v.name, *v.aliases] if n in SAMPLE_FIELDS}
         if any(v.required and v.name == "expected_tool_calls" for v in variables):

@@ -51,7 +51,13 @@ class Judge(VariableValues, JudgeOutcomes):
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
         dump = spec.model_dump(mode="json")
-        for key in ("examples", "alignment", "think_tokens", "match", "ragas_agent"):  # absent when empty, so older versions stay the same
+        for key in (
+            "examples",
+            "alignment",
+            "think_tokens",
+            "match",
+            "ragas_agent",
+        ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent"]
+Kind = Literal[
+    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent"
+]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
 # ("none": no model call, the judge computes its score itself: tool_call_match; "ragas_agent": RAGAS's agent
 # metrics' chained calls, judges/ragas_agent.py)

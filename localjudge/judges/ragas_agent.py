@@ -93,10 +93,14 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
             ref = reference_topics(raw["reference_topics"])
             gens += yield [(first_request(judge, raw, text), fmts[0])]
             topics = outputs["topics"] = parsed(0, gens[-1])["topics"]
-            asks = [(stage_messages(judge, 1, raw, text, {"user_input": conversation, "topic": t}), fmts[1]) for t in topics]
+            asks: list[tuple[Sequence[Message], OutputFormat]] = [
+                (stage_messages(judge, 1, raw, text, {"user_input": conversation, "topic": t}), fmts[1]) for t in topics
+            ]
             if asks:
                 gens += yield asks
-            refused = outputs["refused_to_answer"] = [parsed(1, g)["refused_to_answer"] for g in gens[-len(asks) :]] if asks else []
+            refused = outputs["refused_to_answer"] = (
+                [parsed(1, g)["refused_to_answer"] for g in gens[-len(asks) :]] if asks else []
+            )
             fields = {"reference_topics": ref, "topics": topics}
             gens += yield [(stage_messages(judge, 2, raw, text, fields), fmts[2])]
             classes = outputs["classifications"] = parsed(2, gens[-1])["classifications"]

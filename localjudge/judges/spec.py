@@ -245,7 +245,9 @@ class JudgeSpec(_Strict):
         if self.ragas_agent is not None and traits.calls == "ragas_agent":
             want = 3 if self.ragas_agent.metric == "topic_adherence" else 2
             if len(self.stages) != want or any(s.output is None for s in self.stages):
-                raise ValueError(f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output")
+                raise ValueError(
+                    f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
+                )
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate variable names in {names}")
