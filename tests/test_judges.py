@@ -73,6 +73,10 @@ BUILTINS = [
     "tool_call_subset",
     # DeepEval's conversational metric prompts (tests/test_deepeval_conversation_judges_golden.py)
     "deepeval_turn_relevancy",
+    # RAGAS's agent metrics (kind ragas_agent; tests/test_ragas_agent_judges.py)
+    "agent_goal_accuracy",
+    "agent_goal_accuracy_without_reference",
+    "topic_adherence",
 ]
 
 

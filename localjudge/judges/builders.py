@@ -123,6 +123,11 @@ def compile_spec(spec: JudgeSpec) -> Plan:
             "stages.1.output",
             lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
         )
+    elif traits.calls == "ragas_agent":
+        formats: list[OutputFormat | None] = [
+            _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
+        ]
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, {"stage_input"})
     else:
         assert spec.output is not None
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])
@@ -134,7 +139,7 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         for mi, m in enumerate(stage):
             if m.literal:
                 continue
-            key = f"stages.{si}.messages.{mi}.template" if traits.calls == "two_stage" else f"messages.{mi}.template"
+            key = f"stages.{si}.messages.{mi}.template" if spec.stages else f"messages.{mi}.template"
             for name in _at(key, placeholders, m.template, plan.style, spec.expressions):
                 if name not in declared:
                     raise SpecKeyError(key, f"placeholder {name!r} is not a declared variable; add it to [[variables]]")

@@ -51,7 +51,13 @@ class Judge(VariableValues, JudgeOutcomes):
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
         dump = spec.model_dump(mode="json")
-        for key in ("examples", "alignment", "think_tokens", "match"):  # absent when empty, so older versions stay the same
+        for key in (
+            "examples",
+            "alignment",
+            "think_tokens",
+            "match",
+            "ragas_agent",
+        ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
@@ -200,6 +206,10 @@ class Judge(VariableValues, JudgeOutcomes):
         raw, text = self._values(variables)
         if self.traits.calls == "per_item":
             return [self._messages(0, raw, t) for _, t in self._item_texts(raw, text)]
+        if self.traits.calls == "ragas_agent":
+            from .ragas_agent import first_request
+
+            return [first_request(self, raw, text)]
         return [self._messages(0, raw, text)]
 
     def fingerprint(self, **variables: Any) -> str:
@@ -275,6 +285,10 @@ class Judge(VariableValues, JudgeOutcomes):
                 return self._per_item(gens, fmt, isinstance(raw.get(self.spec.item_variable or ""), list | tuple))
             if self.traits.calls == "two_stage":
                 return (yield from self._two_stage(raw, text, gens, model_id))
+            if self.traits.calls == "ragas_agent":
+                from .ragas_agent import agent_calls
+
+                return (yield from agent_calls(self, raw, text, gens, model_id))
             fmt = self._plan.formats[0]
             assert fmt is not None
             if options is not None and options.fast:  # verdict only: no rationale to decode

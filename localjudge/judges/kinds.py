@@ -10,10 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match"]
+Kind = Literal[
+    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent"
+]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
-# ("none": no model call, the judge computes its score itself: tool_call_match)
-CallShape = Literal["one", "per_item", "two_stage", "none"]
+# ("none": no model call, the judge computes its score itself: tool_call_match; "ragas_agent": RAGAS's agent
+# metrics' chained calls, judges/ragas_agent.py)
+CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent"]
 # what the kind adds to the variables' texts: nothing, MLflow's grading context, or the instructions' field list
 ExtraText = Literal["", "grading_context", "instruction_fields"]
 
@@ -51,4 +54,5 @@ KINDS: dict[str, KindTraits] = {
     "instructions": KindTraits(needs=("instructions",), extra_text="instruction_fields", built_from="instructions"),
     "custom_prompt": KindTraits(needs=("prompt_template",), built_from="prompt_template"),
     "tool_call_match": KindTraits(needs=("match",), calls="none", examples=False, built_from="match"),
+    "ragas_agent": KindTraits(needs=("stages", "ragas_agent"), calls="ragas_agent", examples=False),
 }

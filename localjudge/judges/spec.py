@@ -12,6 +12,7 @@ Kinds:
   v1_metric     MLflow v1 grading template built from `metric` (definition, rubric, examples)
   instructions  MLflow's field-based instructions judge built from `instructions` + `result`
   custom_prompt MLflow's custom prompt judge built from `prompt_template` with [[label]] choices
+  ragas_agent   RAGAS's agent metrics: `stages` are its prompts, `[ragas_agent]` which metric chains them (ragas_agent.py)
 
 A minimal judge file (see builtin/*.toml for every kind):
 
@@ -116,6 +117,14 @@ class Stage(_Strict):
     output: dict[str, Any] | None = None  # stage 2 of two_stage builds its format per call (exactly N)
 
 
+class RagasAgent(_Strict):
+    """Which RAGAS agent metric a ragas_agent judge computes from its stages (judges/ragas_agent.py), and
+    topic adherence's `mode`."""
+
+    metric: Literal["goal_accuracy_with_reference", "goal_accuracy_without_reference", "topic_adherence"]
+    mode: Literal["precision", "recall", "f1"] = "f1"
+
+
 class Example(_Strict):
     """A few-shot example of an MLflow v1 metric (MLflow's EvaluationExample)."""
 
@@ -212,6 +221,7 @@ class JudgeSpec(_Strict):
     prompt_template: str | None = None  # custom_prompt
     match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
     numeric_values: dict[str, float] | None = None  # custom_prompt
+    ragas_agent: RagasAgent | None = None  # ragas_agent
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
     alignment: Alignment | None = None
@@ -232,6 +242,12 @@ class JudgeSpec(_Strict):
                 raise ValueError(f"kind {k!r} needs key {key!r}")
         if traits.calls == "two_stage" and len(self.stages) != 2:
             raise ValueError("kind 'two_stage' needs exactly 2 stages")
+        if self.ragas_agent is not None and traits.calls == "ragas_agent":
+            want = 3 if self.ragas_agent.metric == "topic_adherence" else 2
+            if len(self.stages) != want or any(s.output is None for s in self.stages):
+                raise ValueError(
+                    f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
+                )
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate variable names in {names}")
