@@ -1,7 +1,7 @@
 """Evaluation clients pointed at a local server, with their own defaults: usable verdicts per client x path x server.
 
     python scripts/bench.py clients [--threads 1]
-    python scripts/bench_clients.py [--threads 1] [--server NAME ...]
+    python scripts/bench_clients.py [--threads 1] [--server NAME ...] [--row "CLIENT | PATH" ...]
 
 Each server is a real process on a loopback port with the default GGUF model and `--threads` llama.cpp
 threads: `localjudge serve` and `localjudge serve --no-catalog-formats` (the client's schema only), both
@@ -164,12 +164,37 @@ def section_clients(threads: int = 1, servers: tuple[str, ...] = SERVERS, rows: 
         print(f"| {r.client} | {r.path} | " + " | ".join(got[(i, s)] for s in servers) + " |")
 
 
-def main() -> None:
+def row_name(r: Row) -> str:
+    """The name `--row` selects a row by: its table cells `client | path`, as docs/serve.md shows them."""
+    return f"{r.client} | {r.path}"
+
+
+def select_rows(names: list[str]) -> list[Row]:
+    """The ROWS named by `names` (each exactly a `row_name`), in ROWS' order; an unknown name is a ValueError
+    naming it and the names there are, so a typo never measures nothing silently."""
+    known = {row_name(r) for r in ROWS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"--row {unknown[0]!r} is no row; the rows are: " + "; ".join(map(repr, sorted(known))))
+    return [r for r in ROWS if row_name(r) in names]
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads of every server (default 1)")
     ap.add_argument("--server", action="append", choices=SERVERS, help="measure only this server (repeatable; default all)")
-    a = ap.parse_args()
-    section_clients(a.threads, tuple(a.server or SERVERS))
+    ap.add_argument(
+        "--row",
+        action="append",
+        metavar="CLIENT | PATH",
+        help="measure only this row, named as in the table: 'client | path' (repeatable; default all)",
+    )
+    a = ap.parse_args(argv)
+    try:
+        rows = select_rows(a.row) if a.row else None
+    except ValueError as e:
+        ap.error(str(e))
+    section_clients(a.threads, tuple(a.server or SERVERS), rows)
 
 
 if __name__ == "__main__":
