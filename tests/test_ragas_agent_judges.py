@@ -202,7 +202,11 @@ BOOKING = [
         "role": "assistant",
         "content": "Let me check.",
         "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "book", "arguments": json.dumps({"place": "Café Rouge", "n": 2})}}
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "book", "arguments": json.dumps({"place": "Café Rouge", "n": 2})},
+            }
         ],
     },
     {"role": "tool", "tool_call_id": "c1", "content": "Booked: table 4, 20:00"},
