@@ -261,3 +261,11 @@ def test_session_rows_of_a_jsonl_get_the_prompts_and_scores_ragas_gives(tmp_path
     assert [(r.conversation_id, r.result.score) for r in rows] == [("booking", theirs[0]), ("weather", theirs[1])]
     assert theirs == [1.0, 0.0]
     assert rows[0].inputs["ragas_conversation"] == SAMPLES[0].pretty_repr()
+
+
+def test_a_messages_column_is_judged_session_level_by_default_for_a_ragas_agent_judge(tmp_path):
+    queues = {k: list(v) for k, v in SCRIPTS[0].items()}
+    engine = ScriptedEngine(lambda messages, fmt: json.dumps(queues[fmt.name].pop(0), ensure_ascii=False))
+    run = localjudge.evaluate([{"id": "booking", "messages": BOOKING}], ["agent_goal_accuracy_without_reference"], engine=engine)
+    (row,) = run.results
+    assert row.conversation_id == "booking" and row.turn_index is None and row.result.score == 1.0
