@@ -174,3 +174,36 @@ def test_docs_conversations_page_judge_snippet_runs(tmp_path, monkeypatch):
         assert argv[0] == "localjudge"
         r = CliRunner().invoke(main, [*argv[1:], "--threads", "1"], input=stdin)
         assert r.exit_code in (0, 1), (line, r.output)
+
+
+def test_a_model_free_judge_loads_no_model_and_gives_what_run_gives(tmp_path, monkeypatch):
+    from localjudge.engine.backends import ModelRef
+
+    def no_load(self):
+        raise AssertionError("judge --conversation loaded the model for a model-free judge")
+
+    monkeypatch.setattr(ModelRef, "engine", no_load)
+    call = {"id": "w", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}
+    other = {"id": "s", "type": "function", "function": {"name": "search", "arguments": '{"q": "rain"}'}}
+    chat = {
+        "id": "weather",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [call, other]},
+            {"role": "tool", "tool_call_id": "w", "content": "sunny"},
+            {"role": "assistant", "content": "Sunny."},
+        ],
+        "expected_tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}],
+    }
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    r = CliRunner().invoke(main, ["judge", "tool_call_exact", "--conversation", str(path), "--granularity", "tool_call"])
+    assert r.exit_code == 0, r.output
+    ours = [json.loads(line) for line in r.output.splitlines()]
+    run = localjudge.evaluate([chat], ["tool_call_exact"], out=tmp_path / "r", conversation="tool_call")
+    theirs = [json.loads(line) for line in (tmp_path / "r" / "results.jsonl").read_text().splitlines()]
+    assert [(x["tool_call_index"], x["result"]["score"]) for x in ours] == [(0, 1.0), (1, 0.0)]
+    assert [(x["tool_call_index"], x["result"]["score"], x["result"]["model_id"]) for x in ours] == [
+        (x["tool_call_index"], x["result"]["score"], x["result"]["model_id"]) for x in theirs
+    ]
+    assert ours[0]["inputs"] == next(iter(run.results)).inputs and ours[0]["result"]["model_id"] == "smollm2-135m"

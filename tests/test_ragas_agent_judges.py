@@ -21,6 +21,7 @@ from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage  # noq
 from ragas.metrics._goal_accuracy import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference  # noqa: E402
 from ragas.metrics._topic_adherence import TopicAdherenceScore  # noqa: E402
 
+import localjudge  # noqa: E402
 from localjudge.conversations import from_ragas  # noqa: E402
 from localjudge.conversations.ragas_text import ragas_text  # noqa: E402
 from localjudge.engine.base import ScriptedEngine  # noqa: E402
@@ -192,3 +193,79 @@ def test_first_prompt_equals_the_golden_file_the_package_rendered(name):
     text = "".join(f"===== {m.role} =====\n{m.content}\n" for m in messages)
     golden = (ROOT / "tests" / "golden" / f"{name}.txt").read_text(encoding="utf-8")
     assert text == golden == mod.golden(name)
+
+
+# a run's conversations: `--granularity session` rows carry `ragas_conversation` (RAGAS's pretty_repr)
+BOOKING = [
+    {"role": "user", "content": "Book me a table at Café Rouge for 2 at 8pm."},
+    {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "book", "arguments": json.dumps({"place": "Café Rouge", "n": 2})},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "Booked: table 4, 20:00"},
+    {"role": "assistant", "content": "Your table is booked."},
+]
+WEATHER = [
+    {"role": "user", "content": "What's the weather in Paris?"},
+    {"role": "assistant", "content": "I can't look that up, sorry."},
+]
+SAMPLES = [
+    MultiTurnSample(
+        user_input=[
+            HumanMessage(content=BOOKING[0]["content"]),
+            AIMessage(content="Let me check.", tool_calls=[ToolCall(name="book", args={"place": "Café Rouge", "n": 2})]),
+            ToolMessage(content="Booked: table 4, 20:00"),
+            AIMessage(content="Your table is booked."),
+        ]
+    ),
+    MultiTurnSample(user_input=[HumanMessage(content=WEATHER[0]["content"]), AIMessage(content=WEATHER[1]["content"])]),
+]
+SCRIPTS = [
+    {
+        "WorkflowOutput": [{"user_goal": "Book a table", "end_state": "Table 4 booked at 20:00"}],
+        "CompareOutcomeOutput": [{"reason": "same", "verdict": "1"}],
+    },
+    {
+        "WorkflowOutput": [{"user_goal": "Know the weather", "end_state": "No weather given"}],
+        "CompareOutcomeOutput": [{"reason": "not achieved", "verdict": "0"}],
+    },
+]
+
+
+def test_session_rows_of_a_jsonl_get_the_prompts_and_scores_ragas_gives(tmp_path):
+    data = tmp_path / "chats.jsonl"
+    data.write_text(
+        "".join(json.dumps({"id": i, "messages": m}) + "\n" for i, m in (("booking", BOOKING), ("weather", WEATHER))),
+        encoding="utf-8",
+    )
+    queues = {k: [o for s in SCRIPTS for o in s[k]] for k in SCRIPTS[0]}
+    engine = ScriptedEngine(lambda messages, fmt: json.dumps(queues[fmt.name].pop(0), ensure_ascii=False))
+    run = localjudge.evaluate(
+        str(data), ["agent_goal_accuracy_without_reference"], engine=engine, out=tmp_path / "r", conversation="session"
+    )
+    rows = list(run.results)
+    theirs, their_prompts = [], []
+    for s, script in zip(SAMPLES, SCRIPTS, strict=True):
+        llm = ScriptedRagasLLM(script)
+        theirs.append(asyncio.run(AgentGoalAccuracyWithoutReference(llm=llm)._multi_turn_ascore(s, None)))
+        their_prompts += llm.prompts
+    # the run batches each stage across rows (both first calls, then both second calls): compare the prompts as a set
+    assert sorted(m[-1].content for m in engine.prompts) == sorted(their_prompts) and len(set(their_prompts)) == 4
+    assert [(r.conversation_id, r.result.score) for r in rows] == [("booking", theirs[0]), ("weather", theirs[1])]
+    assert theirs == [1.0, 0.0]
+    assert rows[0].inputs["ragas_conversation"] == SAMPLES[0].pretty_repr()
+
+
+def test_a_messages_column_is_judged_session_level_by_default_for_a_ragas_agent_judge(tmp_path):
+    queues = {k: list(v) for k, v in SCRIPTS[0].items()}
+    engine = ScriptedEngine(lambda messages, fmt: json.dumps(queues[fmt.name].pop(0), ensure_ascii=False))
+    run = localjudge.evaluate([{"id": "booking", "messages": BOOKING}], ["agent_goal_accuracy_without_reference"], engine=engine)
+    (row,) = run.results
+    assert row.conversation_id == "booking" and row.turn_index is None and row.result.score == 1.0

@@ -17,9 +17,10 @@ the rows:
   conversation (with tool calls). The model-free `tool_call_exact` / `_ordered` / `_subset` judges read these.
 
 Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges read that one: `route_columns`),
-`tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`) and `deepeval_turns`
-(the turns as DeepEval's conversational templates print them: `deepeval_turns_text`) unless the data has columns of
-those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
+`tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`), `deepeval_turns`
+(the turns as DeepEval's conversational templates print them: `deepeval_turns_text`) and `ragas_conversation` (the
+conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
+unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
 index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
 one row with the error (naming its source row and the field), so the other conversations still run.
 """
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .model import Conversation
+from .ragas_text import ragas_text
 from .readers import from_messages
 from .render import TOOL_CALL_JUDGES, available_tools_text, conversation_text, deepeval_turns_text, tool_calls_text, turn_windows
 
@@ -42,6 +44,7 @@ Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
 EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
+RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_repr prints it (ragas_agent judges)
 
 
 class ConversationOptions(BaseModel):
@@ -191,10 +194,13 @@ class ConversationDataset(Dataset):
         values.setdefault("tools_called", tool_calls_text(conv))
         values.setdefault("available_tools", available_tools_text(conv.available_tools))
         values.setdefault(DEEPEVAL_TURNS, deepeval_turns_text(conv))
+        values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
         return values
 
     def _scan(self) -> None:
-        cols: dict[str, None] = dict.fromkeys(["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS])
+        cols: dict[str, None] = dict.fromkeys(
+            ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
+        )
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

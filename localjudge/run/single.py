@@ -4,7 +4,8 @@ The rows are the ones a run makes (`ConversationDataset`: one per conversation, 
 or per tool call), the judge is planned onto them as a run plans it (`plan_judges`, `route_columns`), and with
 `truncate` a row that does not fit keeps its last turns that fit (`context_fit`), so a conversation judged here gets
 the same prompt, and the same result, as it gets in `run`. A row whose prompt does not fit is the judge's unscored
-`prompt_too_long` result naming the tokens needed and the context. Nothing is stored or cached.
+`prompt_too_long` result naming the tokens needed and the context. A model-free judge (`tool_call_match`: its kind's
+`needs_model` is False) is judged without loading the model, as in a run. Nothing is stored or cached.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..judges.protocol import JudgeProtocol
 from ..store.results import JudgeResult, ResultRow
-from .plan import plan_judges
+from .plan import JudgePlan, plan_judges
 from .turns import context_fit
 
 
@@ -59,18 +60,22 @@ def judge_conversation(
         raise InputError(f"{source}: {rows[0].error.removeprefix(rows[0].source + ': ')}")
     if not rows:
         raise InputError(f"{source}: nothing to judge one {_PER[granularity]} at a time; the conversation has none")
-    ref = model if isinstance(model, ModelRef) else ModelRef(model, model_options)
-    eng = engine if engine is not None else ref.engine()  # loaded once the input is known to be good
+    if engine is not None:
+        ref = ModelRef(engine=engine)
+    else:
+        ref = model if isinstance(model, ModelRef) else ModelRef(model, model_options)
     opts = options or DecodeOptions()
-    if truncate:  # measuring what fits needs the model's tokenizer, as in a run
-        ds.fits = context_fit([plan], eng, opts)
-        rows = list(ds)
+    if plan.needs_model:
+        eng = ref.engine()  # loaded once the input is known to be good
+        if truncate:  # measuring what fits needs the model's tokenizer, as in a run
+            ds.fits = context_fit([plan], eng, opts)
+            rows = list(ds)
     out: list[ResultRow] = []
     for row in rows:
         values, problem = extract(row, plan.columns, plan.required, plan.allow_empty)
         if problem is not None:  # a variable the conversation does not give (a reference, expected calls)
             raise InputError(f"{source}: judge {plan.name!r}: {problem[1]}")
-        res: JudgeResult = plan.judge.evaluate(eng, options=opts, **values)
+        res: JudgeResult = _judged(plan, ref, opts, values)
         pos = row.position
         assert pos is not None  # every conversation row has its position
         out.append(
@@ -89,6 +94,17 @@ def judge_conversation(
             )
         )
     return out
+
+
+def _judged(plan: JudgePlan, ref: ModelRef, opts: DecodeOptions, values: dict[str, Any]) -> JudgeResult:
+    """One row's result: a model-free judge's (`tool_call_match`) without loading the model, recording the model's id
+    as a run does (`run/loop.py`); any other judge's on the engine."""
+    from ..judges.judge import Judge
+
+    if plan.needs_model:
+        return plan.judge.evaluate(ref.engine(), options=opts, **values)
+    assert isinstance(plan.judge, Judge)  # only a catalog Judge is model-free (JudgePlan.needs_model)
+    return plan.judge.judge_without_model(ref.identity().model_id, **values)
 
 
 _PER = {"session": "conversation", "turn": "turn", "tool_call": "tool call"}
