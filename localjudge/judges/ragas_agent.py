@@ -16,14 +16,42 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError
 from ..formats import OutputFormat
+from ..store.results import JudgeResult
+from .spec import JudgeSpec
 
-if TYPE_CHECKING:
-    from .judge import Judge
+
+class Judge(Protocol):
+    """What these calls use of `judges.judge.Judge` (typed here, so that this module, which judge.py imports
+    lazily, does not import it back)."""
+
+    spec: JudgeSpec
+
+    @property
+    def formats(self) -> list[OutputFormat | None]: ...
+
+    def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]: ...
+
+    def _base(self, gens: Sequence[Generation], fmt: OutputFormat | None, model_id: str = "") -> dict[str, Any]: ...
+
+    def _scored(
+        self,
+        base: dict[str, Any],
+        value: Any,
+        score: float | None,
+        rationale: str | None,
+        verdict: dict[str, Any] | None,
+        details: dict[str, Any] | None = None,
+    ) -> JudgeResult: ...
+
+    def _unscored(
+        self, gens: Sequence[Generation], model_id: str, reason: str, error: str, details: dict[str, Any] | None = None
+    ) -> JudgeResult: ...
+
 
 Mode = Literal["precision", "recall", "f1"]
 
