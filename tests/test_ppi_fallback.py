@@ -64,7 +64,7 @@ def test_a_judge_at_chance_falls_back_in_nearly_every_draw_and_an_informative_ju
 def _agree_ppi_line(tmp: Path, truth: list[bool], verdicts: list[bool]) -> str:
     """The `pass rate by PPI++` line `agree` prints for a real run of these verdicts with the first 80 rows labelled."""
     run, labels = _run(tmp, "run", verdicts), _labels(tmp / "l.jsonl", truth, range(80))
-    out = cli("agree", str(run), "--labels", str(labels), "--label-column", "h")
+    out = cli("agree", str(run), "--labels", str(labels), "--label-column", "h", "-o", str(tmp / "agreement.json"))
     assert out.returncode == 0, out.stderr
     return next(x for x in out.stdout.splitlines() if "pass rate by PPI++" in x)
 
