@@ -7,6 +7,7 @@ import pytest
 
 from localjudge.errors import InputError
 from localjudge.trust import ppi
+from localjudge.trust.evidence import carries_information
 
 ppi_py = pytest.importorskip("ppi_py")
 
@@ -36,7 +37,8 @@ def test_ppi_mean_matches_ppi_python_estimate_and_interval(n: int, big_n: int, q
     ours = ppi.ppi_mean(y.tolist(), f.tolist(), u.tolist(), level=0.95)
     theirs_est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f, u, lam=None)))
     lo, hi = ppi_py.ppi_mean_ci(y, f, u, alpha=0.05, lam=None)
-    if ours.note.startswith("the judge's predictions would widen"):  # the documented fallback to lam = 0
+    fallbacks = ("the judge's predictions would widen", "the judge carries no information")  # lam = 0, documented
+    if ours.lam == 0.0 and ours.note.startswith(fallbacks):
         lo, hi = ppi_py.ppi_mean_ci(y, f, u, alpha=0.05, lam=0)
         theirs_est = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f, u, lam=0)))
     assert ours.estimate == pytest.approx(theirs_est, abs=1e-9)
@@ -136,8 +138,11 @@ def test_too_few_labels_is_an_input_error_naming_the_fix() -> None:
 
 
 def test_a_tuned_lambda_that_would_widen_the_interval_falls_back_to_labels_only() -> None:
-    y, f, u = [0.0, 0.0, 1.0, 1.0], [-10.0, 1.0, -1.0, 10.0], [0.0] * 1000  # wild labelled predictions, flat others
+    # wild labelled predictions that track the labels (a significant correlation, so the judge is not dismissed as
+    # uninformative first), flat unlabelled ones
+    y, f, u = [0.0] * 5 + [1.0] * 5, [-10.0, -9.0, -10.0, -11.0, -10.0, 10.0, 9.0, 10.0, 11.0, 10.0], [0.0] * 1000
     assert ppi.tuned_lambda(np.asarray(y), np.asarray(f), np.asarray(u)) == 1.0
+    assert carries_information(np.asarray(y), np.asarray(f), 0.95)
     est = ppi.ppi_mean(y, f, u)
     assert est.lam == 0.0 and est.note.startswith("the judge's predictions would widen")
     assert est.interval == ppi.labels_only(y).interval

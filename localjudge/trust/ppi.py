@@ -11,6 +11,10 @@ lam = 1 is plain PPI, lam = 0 the labels-only mean. The numbers equal `ppi_py.pp
 `ppi_mean_ci` (lam=None) on the same inputs (tests/test_ppi.py). One documented difference: if the tuned lam would
 give a *wider* interval than lam = 0 (possible only when the labelled predictions vary more than twice as much as all
 of them, a tiny-sample accident), lam = 0 is used, so PPI++ here is never wider than the labels-only interval.
+And the judge is used at all only when the labelled rows give evidence that it carries information: its predictions'
+correlation with the labels is positive and significant at the interval's level (`evidence.carries_information`);
+otherwise lam = 0 and the note says the judge carries no information (issue 33: a judge at chance whose predictions
+line up with a small draw's labels by luck no longer reads "weighted").
 
 The labelled rows are split off the predictions (`split_rows`): PPI treats the two samples as independent, so a
 labelled row is not counted again among the unlabelled ones. Beside PPI++, `estimates` gives the labels-only mean and
@@ -35,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
+from .evidence import carries_information
 
 Method = Literal["ppi++", "labels-only", "rogan-gladen", "active", "ppi++ difference"]
 NO_INFORMATION = 0.05  # a tuned lam below this: the judge adds (almost) nothing, say so
@@ -123,9 +128,11 @@ def ppi_mean(
     labels: Sequence[float], predictions: Sequence[float], unlabelled: Sequence[float], *, level: float = 0.95
 ) -> Estimate:
     """The PPI++ mean of the labels from the judge's `predictions` on the labelled rows (same order as `labels`) and
-    on the `unlabelled` rows, with the tuned lam. Raises InputError with fewer than 2 rows on either side."""
+    on the `unlabelled` rows, with the tuned lam; lam = 0 (the labels-only estimate, said in `note`) when the labelled
+    rows show no significant positive correlation with the predictions. Raises InputError with fewer than 2 rows on
+    either side."""
     y, f, u = _arrays(labels, predictions, unlabelled)
-    lam = tuned_lambda(y, f, u)
+    lam = tuned_lambda(y, f, u) if carries_information(y, f, level) else 0.0
     est, se = _ppi_parts(y, f, u, lam)
     _, se0 = _ppi_parts(y, f, u, 0.0)
     fell_back = se > se0
