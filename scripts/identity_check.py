@@ -44,6 +44,7 @@ DATA = Path("tests") / "data" / "runner_mixed30.jsonl"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d{4}|[+-]\d\d:\d\d|Z)?")
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 WALL_CLOCK_KEYS = {"timings", "elapsed_s"}
+WALL_CLOCK_COLUMNS = {"total_ms"}  # export columns that are wall-clock timings (results.csv)
 SHOWN = 10  # differences printed
 
 # ------------------------------------------------------------------------------------------------ canonical dump
@@ -337,8 +338,45 @@ def main(argv: list[str] | None = None) -> int:
     return report(old, new, f"{args.old} vs {args.new}, model {args.model}, {took:.0f} s", args.schema_grew)
 
 
+def csv_columns(lines: list[str]) -> list[str]:
+    """The dump with each CSV export read as records (the file's lines joined back: a cell may hold a line break),
+    one line per record as {column: cell} by the header (the header as {column: column}), wall-clock columns
+    masked: a timing differs between two runs of the same code, and a column an append-only migration added is
+    then a key `grown` can set apart."""
+    import csv
+    import io
+
+    files: dict[str, list[str]] = {}
+    out: list[str | None] = []
+    first: dict[str, int] = {}
+    for line in lines:
+        d = json.loads(line)
+        item, values = str(d.get("item", "")), d.get("values")
+        if not item.endswith(".csv") or not isinstance(values, str):
+            out.append(line)
+            continue
+        if item not in files:
+            files[item], first[item] = [], len(out)
+            out.append(None)
+        files[item].append(values)
+    records: dict[int, list[str]] = {}
+    for item, texts in files.items():
+        rows = list(csv.reader(io.StringIO("\n".join(texts) + "\n")))
+        header = rows[0] if rows else []
+        lines_of = [{"item": item, "row": 0, "values": {c: c for c in header}}]
+        for i, cells in enumerate(rows[1:], start=1):
+            if len(cells) != len(header):  # a ragged record stays as its cells
+                lines_of.append({"item": item, "row": i, "values": cells})
+                continue
+            vals = {h: ("<wall-clock>" if h in WALL_CLOCK_COLUMNS else c) for h, c in zip(header, cells, strict=True)}
+            lines_of.append({"item": item, "row": i, "values": vals})
+        records[first[item]] = [json.dumps(x, ensure_ascii=False, sort_keys=True) for x in lines_of]
+    return [x for i, line in enumerate(out) for x in (records[i] if line is None else [line])]
+
+
 def report(old: list[str], new: list[str], what: str, schema_grew: bool = False) -> int:
     """Print whether two dumps are identical (else their first differences); the exit code, 0 or 1."""
+    old, new = csv_columns(old), csv_columns(new)
     diffs = compare(*grown(old, new)) if schema_grew else compare(old, new)
     print(f"identity check: {what}: {len(old)} / {len(new)} dump lines")
     if diffs:

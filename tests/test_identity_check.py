@@ -103,3 +103,20 @@ def test_one_inserted_line_is_one_difference_not_a_shift_of_every_line_after_it(
     new = [old[0], _line("plain/results.sqlite/extra", {"k": 9}, {}), *old[1:]]
     diffs = ic.compare(old, new)
     assert len(diffs) == 1 and "only in new" in diffs[0]
+
+
+def _csv_dump(total_ms: str, rationale: str) -> list[str]:
+    """A dump holding one results.csv export whose second record's rationale has a line break."""
+    text = f'row_index,rationale,total_ms\n0,plain,{total_ms}\n1,"two\nlines: {rationale}",{total_ms}\n'
+    return [
+        json.dumps({"item": "plain/results.csv", "row": i, "values": ln}, sort_keys=True)
+        for i, ln in enumerate(text.splitlines())
+    ]
+
+
+def test_a_csv_exports_wall_clock_column_is_masked_and_any_other_cell_still_differs(capsys):
+    same = ic.report(_csv_dump("3465.9", "a"), _csv_dump("8937.9", "a"), "csv")
+    assert same == 0, capsys.readouterr().out
+    different = ic.report(_csv_dump("3465.9", "a"), _csv_dump("3465.9", "b"), "csv")
+    out = capsys.readouterr().out
+    assert different == 1 and "plain/results.csv 2" in out
