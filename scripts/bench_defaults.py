@@ -33,7 +33,7 @@ BUSY_MAX_S = 3600.0  # a busy-loop process never outlives this, whatever happens
 
 
 def _rows(rows: int) -> list[dict]:
-    from bench import DATA
+    from bench_common import DATA
 
     return [json.loads(x) for x in DATA.read_text().splitlines() if x.strip()][:rows]
 
@@ -80,7 +80,7 @@ def run_contender(name: str, rows: int) -> dict:
 
 
 def _gbnf(rows: int) -> dict:
-    from bench import MAX_TOKENS, SCHEMA, _llama, _valid
+    from bench_common import MAX_TOKENS, SCHEMA, _llama, _valid
 
     from localjudge.engine import load_engine
     from localjudge.judges import get_judge
@@ -118,7 +118,7 @@ def _spin() -> str:
 
 
 def _variables(row: dict) -> dict:
-    from bench import JUDGES
+    from bench_common import JUDGES
 
     return JUDGES[JUDGE](row)
 

@@ -10,6 +10,10 @@ import json
 
 import pytest
 
+from localjudge.conversations import Conversation
+from localjudge.conversations.ragas_text import ragas_text
+from localjudge.conversations.readers import from_messages
+from localjudge.conversations.render import deepeval_turns_text
 from localjudge.engine import DecodeOptions
 from localjudge.judges import get_judge, list_judges, make_custom_prompt_judge, make_instructions_judge
 
@@ -100,7 +104,17 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             for m in ("exact", "ordered", "subset")
         },
         "summarization": {"inputs": ctx, "outputs": a},
+        # DeepEval's turn relevancy: the window as DeepEval prints turns (conversations.render.deepeval_turns_text)
+        "deepeval_turn_relevancy": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        # RAGAS's agent judges (kind ragas_agent): the conversation as RAGAS's pretty_repr prints it
+        "agent_goal_accuracy": {"ragas_conversation": ragas_text(_conv(q, a)), "reference": f"The user learns: {ctx}"},
+        "agent_goal_accuracy_without_reference": {"ragas_conversation": ragas_text(_conv(q, a))},
+        "topic_adherence": {"ragas_conversation": ragas_text(_conv(q, a)), "reference_topics": ["geography"]},
     }
+
+
+def _conv(q: str, a: str) -> Conversation:
+    return from_messages([{"role": "user", "content": q}, {"role": "assistant", "content": a}])
 
 
 def conversation(q: str, a: str) -> str:
@@ -133,6 +147,10 @@ def check_typed(judge, r, engine):
     elif kind == "two_stage":
         assert isinstance(value, list) and set(value) <= {"yes", "no", "unsure"}
         assert len(value) == max(1, len(r.details["statements"])) and r.usage.calls == 2
+    elif kind == "ragas_agent":  # RAGAS's chained calls; the score is RAGAS's arithmetic on their outputs
+        assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
+        if judge.spec.ragas_agent is not None and judge.spec.ragas_agent.metric != "topic_adherence":
+            assert value in (0.0, 1.0)
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -151,7 +169,7 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line"):
+    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent"):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 
