@@ -267,3 +267,10 @@ def test_docs_conversations_page_python_snippets_run():
     assert len(snippets) == 3
     for code in snippets:
         exec(compile(code, "docs/conversations.md", "exec"), {})
+
+
+def test_messages_bytes_that_are_not_utf8_are_one_line_naming_messages():
+    from localjudge.conversations.readers import from_messages
+
+    with pytest.raises(InputError, match=r"^messages: not UTF-8 text; save it as UTF-8 JSON$"):
+        from_messages(b'[{"role": "user", "content": "\xff"}]')

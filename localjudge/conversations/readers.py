@@ -53,6 +53,20 @@ def build(where: str, **fields: Any) -> Conversation:
 # ------------------------------------------------------------------------------------------- OpenAI
 
 
+def read_json(text: str | bytes, bounds: Bounds, where: str) -> Any:
+    """JSON text parsed, at most `bounds.max_bytes` of it; else one `InputError` line starting with `where`
+    (too large, not JSON with its line and column, or bytes that are not UTF-8)."""
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > bounds.max_bytes:
+        raise InputError(f"{where}: {size} bytes of JSON, more than the limit of {bounds.max_bytes}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{where}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text; save it as UTF-8 JSON") from None
+
+
 def from_messages(
     messages: str | bytes | list[Any] | dict[str, Any], *, bounds: Bounds = DEFAULT_BOUNDS, **fields: Any
 ) -> Conversation:
@@ -62,13 +76,7 @@ def from_messages(
     assistant turn that calls tools, or a list of text parts; `tool_calls[].function.arguments` a JSON
     object (text or parsed). `fields` are the other `Conversation` fields (id, expected_tool_calls, ...)."""
     if isinstance(messages, str | bytes):
-        size = len(messages.encode() if isinstance(messages, str) else messages)
-        if size > bounds.max_bytes:
-            raise InputError(f"messages: {size} bytes of JSON, more than the limit of {bounds.max_bytes}")
-        try:
-            messages = json.loads(messages)
-        except json.JSONDecodeError as e:
-            raise InputError(f"messages: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+        messages = read_json(messages, bounds, "messages")
     if isinstance(messages, dict):
         if "messages" not in messages:
             raise InputError("messages: an object needs a 'messages' list")

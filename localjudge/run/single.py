@@ -10,13 +10,12 @@ the same prompt, and the same result, as it gets in `run`. A row whose prompt do
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..conversations.dataset import ConversationDataset, ConversationOptions, Granularity, route_columns
 from ..conversations.model import Conversation
-from ..conversations.readers import DEFAULT_BOUNDS
+from ..conversations.readers import DEFAULT_BOUNDS, read_json
 from ..datasets import Dataset, extract, open_dataset
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, Engine
@@ -115,15 +114,7 @@ def _dataset(data: Conversation | str | bytes | list[Any] | dict[str, Any], sour
     if isinstance(data, Conversation):
         return [data]
     if isinstance(data, str | bytes):
-        size = len(data.encode() if isinstance(data, str) else data)
-        if size > DEFAULT_BOUNDS.max_bytes:
-            raise InputError(f"{source}: {size} bytes of JSON, more than the limit of {DEFAULT_BOUNDS.max_bytes}")
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{source}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{source}: not UTF-8 text; save it as UTF-8 JSON") from None
+        data = read_json(data, DEFAULT_BOUNDS, source)
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict):
