@@ -5,6 +5,7 @@ record it)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -113,3 +114,20 @@ def test_a_run_directory_without_its_store_reports_without_transcripts(tmp_path)
         f.unlink()
     html = build_report(run_dir, tmp_path / "r.html").read_text(encoding="utf-8")
     assert len(_row_cells(html)) == 2 and 'class="transcript"' not in html
+
+
+def test_the_report_and_view_render_a_turn_with_the_same_markup():
+    """One renderer for a turn (conversations/transcript_html.py): the report's and view's transcripts of the same
+    judged turn differ only in their container and escaping, so each turn div is equal once unescaped."""
+    from localjudge.conversations.readers import from_messages
+    from localjudge.conversations.transcript import build
+    from localjudge.datasets import Position
+    from localjudge.report.transcripts import transcript_html as report_html
+    from localjudge.view.transcript import transcript_html as view_html
+
+    messages = [m if m["role"] != "user" else {**m, "content": "Weather in Paris?"} for m in TOOLS["messages"]]
+    t = build(from_messages(messages, id="tools"), Position("tools", 1, None, 0), {})
+    pages = (str(report_html(t)), view_html(t, "/r"))
+    turns = [html.unescape(h[h.index('<div class="turn') : h.rindex("</")]) for h in pages]  # to the container's end
+    assert turns[0].count('" data-turn="') == len(t.turns) >= 4 and turns[0] == turns[1]
+    assert '<span class="tag judged-mark">judged</span>' in turns[1] and '<pre class="turn-text"></pre>' not in turns[1]

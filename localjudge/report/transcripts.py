@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 from ..conversations.stored import read_stored_conversations
 from ..conversations.transcript import Transcript, build
+from ..conversations.transcript_html import turn_html
 from ..datasets import Position
 from ..run.turns import per_conversation
 from .rundir import Run
@@ -68,24 +69,7 @@ def transcript_html(t: Transcript) -> Markup:
         f" · the judge saw turns {t.window[0]}–{max(t.window[0], t.window[1] - 1)}</p>",
         hidden(t.hidden_before, "before"),
     ]
-    for turn in t.turns:
-        cls = "turn" + (" in-window" if turn.in_window else "") + (" judged" if turn.judged else "")
-        head = f'<span class="tag role-{escape(turn.role)}">{escape(turn.role)}</span> <span class="note">#{turn.index}</span>'
-        if turn.judged:
-            head += ' <span class="tag judged-mark">judged</span>'
-        if turn.role == "tool":
-            head += f' <code class="tool-name">{escape(turn.name or "")}</code> <span class="note">result of {escape(turn.tool_call_id)}</span>'
-        calls = "".join(
-            f'<div class="tool-call{" judged" if c.judged else ""}" data-call="{c.index}"><span class="tag">call {c.index}</span> '
-            f'<code class="tool-name">{escape(c.name)}</code><pre class="args">{escape(c.arguments)}</pre></div>'
-            for c in turn.tool_calls
-        )
-        err = f'<pre class="tool-error">error: {escape(turn.error)}</pre>' if turn.error else ""
-        rest = f'<p class="note">({turn.cut_chars} more characters not shown)</p>' if turn.cut_chars else ""
-        text = f'<pre class="turn-text">{escape(turn.content)}</pre>' if turn.content else ""
-        out.append(
-            f'<div class="{cls}" data-turn="{turn.index}"><div class="turn-head">{head}</div>{text}{rest}{calls}{err}</div>'
-        )
+    out.extend(turn_html(turn, escape) for turn in t.turns)
     out.append(hidden(t.hidden_after, "after"))
     out.append("</div>")
     return Markup("".join(out))

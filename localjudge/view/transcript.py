@@ -25,6 +25,7 @@ from ..conversations.transcript import (  # the pure part lives in conversations
     TurnView,
     build,
 )
+from ..conversations.transcript_html import turn_html
 from ..datasets import Position
 from .pages import esc
 
@@ -84,22 +85,7 @@ def transcript_html(t: Transcript, base: str) -> str:
         f"the judge saw turns {t.window[0]}–{max(t.window[0], t.window[1] - 1)} (marked)</p>",
         more(t.hidden_before, "before"),
     ]
-    for turn in t.turns:
-        cls = "turn" + (" in-window" if turn.in_window else "") + (" judged" if turn.judged else "")
-        head = f'<span class="tag role-{esc(turn.role)}">{esc(turn.role)}</span> <span class="note">#{turn.index}</span>'
-        if turn.role == "tool":
-            head += f" <span class='tool-name'>{esc(turn.name or '')}</span> <span class='note'>result of {esc(turn.tool_call_id)}</span>"
-        calls = "".join(
-            f'<div class="tool-call{" judged" if c.judged else ""}" data-call="{c.index}"><span class="tag">call {c.index}</span> '
-            f'<code class="tool-name">{esc(c.name)}</code><pre class="args">{esc(c.arguments)}</pre></div>'
-            for c in turn.tool_calls
-        )
-        err = f'<pre class="tool-error">error: {esc(turn.error)}</pre>' if turn.error else ""
-        rest = f'<p class="note">({turn.cut_chars} more characters not shown)</p>' if turn.cut_chars else ""
-        out.append(
-            f'<div class="{cls}" data-turn="{turn.index}"><div class="turn-head">{head}</div>'
-            f'<pre class="turn-text">{esc(turn.content)}</pre>{rest}{calls}{err}</div>'
-        )
+    out.extend(turn_html(turn, esc) for turn in t.turns)
     out.append(more(t.hidden_after, "after"))
     out.append("</section>")
     return "".join(out)
