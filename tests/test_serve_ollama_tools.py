@@ -134,7 +134,7 @@ def test_bad_tools_are_a_one_line_400_naming_the_field(ollama_server, extra, nam
 def test_the_openapi_document_gives_ollama_chat_its_tools_and_tool_calls(ollama_server):
     from serve_support import get
 
-    s, doc, _ = get(ollama_server.host, "/openapi.json")
+    s, doc = get(ollama_server.host, "/openapi.json")
     assert s == 200
     schemas = doc["components"]["schemas"]
     assert "tools" in schemas["OllamaChatRequest"]["properties"]
