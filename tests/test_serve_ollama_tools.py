@@ -81,7 +81,11 @@ def test_the_raw_body_has_arguments_as_an_object_not_a_string(ollama_server):
 def test_tool_results_in_the_history_are_read_and_answered(ollama_server):
     history = [
         {"role": "user", "content": "What is the weather in Paris?"},
-        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+        },
         {"role": "tool", "content": "Sunny, 21 C", "tool_name": "get_weather"},
     ]
     r = _client(ollama_server).chat(

@@ -148,7 +148,9 @@ async def _format(state: ServerState, p: protocol.Plan, route: Route) -> OutputF
         return p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
     param = "tools" if p.tool_mode != "none" else route.format_param
     tools = p.tool_mode != "none" and bool(route.tools_prefix)
-    bad_schema, refused = (route.tools_prefix + "{e}", route.tools_prefix + "refused: {e}") if tools else (route.bad_schema, route.refused)
+    bad_schema, refused = (
+        (route.tools_prefix + "{e}", route.tools_prefix + "refused: {e}") if tools else (route.bad_schema, route.refused)
+    )
     try:
         fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
         await state.formats.ready(fmt)

@@ -205,7 +205,10 @@ def _calls(p: protocol.Plan, answer: str) -> list[OllamaToolCallOut] | None:
     calls = tool_calls(p, answer)
     if not calls:
         return None
-    return [OllamaToolCallOut(function=OllamaFunctionOut(name=c.function.name, arguments=json.loads(c.function.arguments))) for c in calls]
+    return [
+        OllamaToolCallOut(function=OllamaFunctionOut(name=c.function.name, arguments=json.loads(c.function.arguments)))
+        for c in calls
+    ]
 
 
 def _line(
