@@ -54,6 +54,7 @@ class Route:
     format_param: str
     bad_schema: str = "{e}"
     refused: str = "response schema refused: {e}"
+    tools_prefix: str = ""  # set: the words of a schema error when the constraint holds the request's tools
     latest: bool = False  # NAME:latest names NAME (Ollama's tags)
 
 
@@ -82,6 +83,7 @@ OLLAMA = Route(
     "format",
     bad_schema="format: {e}",
     refused="format: the schema is refused: {e}",
+    tools_prefix="tools (or format): ",
     latest=True,
 )
 
@@ -145,13 +147,17 @@ async def _format(state: ServerState, p: protocol.Plan, route: Route) -> OutputF
     if p.schema is None:
         return p.fmt if p.fmt is not None else state.text_format  # a grammar, or free text
     param = "tools" if p.tool_mode != "none" else route.format_param
+    tools = p.tool_mode != "none" and bool(route.tools_prefix)
+    bad_schema, refused = (
+        (route.tools_prefix + "{e}", route.tools_prefix + "refused: {e}") if tools else (route.bad_schema, route.refused)
+    )
     try:
         fmt = await asyncio.to_thread(state.formats.get, p.schema, p.schema_name)
         await state.formats.ready(fmt)
     except SchemaError as e:
-        raise bad_request(route.bad_schema.format(e=e), param=param) from None
+        raise bad_request(bad_schema.format(e=e), param=param) from None
     except CompileRefused as e:
-        raise bad_request(route.refused.format(e=e), param=param) from None
+        raise bad_request(refused.format(e=e), param=param) from None
     return fmt
 
 

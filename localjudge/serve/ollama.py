@@ -4,7 +4,10 @@ body with `stream: false`), and the model routes of `ollama_models.py` (`/api/ta
 A chat or generate request is translated into the OpenAI request (`wire.ChatRequest`) and planned by
 `protocol.plan`, so `format` (`"json"`: any JSON object; a JSON schema) is constrained exactly as
 `response_format` is (the same checks, compile path, sandbox, bounds and automaton cache), and `think`
-is `think_tokens`. The same guard (Host, Origin, Content-Type), body limits, API key, queue limit and
+is `think_tokens`. `tools` on `/api/chat` are the OpenAI request's `tools` (no `tool_choice`: Ollama has
+none, so auto), checked, bounded and constrained by the same plan; a call the answer makes comes back as
+`message.tool_calls` with its arguments an object (streamed: whole, in the last line before `done`, as
+`stream.py` sends OpenAI's). The same guard (Host, Origin, Content-Type), body limits, API key, queue limit and
 connection limit apply (`routes` and `run` own them). Errors are Ollama's shape, `{"error": "..."}`.
 """
 
@@ -23,6 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..engine.base import Generation
 from . import protocol
+from .answer import tool_calls
 from .errors import APIError, bad_request
 from .generate import OLLAMA, Job, Tokens, check_model, guarded, handle, headers, plan, run_plan, submit
 from .reasoning import split_reasoning
@@ -35,10 +39,12 @@ from .wire_ollama import (
     OllamaChatRequest,
     OllamaChatResponse,
     OllamaError,
+    OllamaFunctionOut,
     OllamaGenerateRequest,
     OllamaGenerateResponse,
     OllamaMessageOut,
     OllamaOptions,
+    OllamaToolCallOut,
 )
 
 if TYPE_CHECKING:
@@ -121,8 +127,8 @@ def to_chat(
     """The request as the OpenAI request (for `model`, the served name it stands for) and its `top_k` (which
     OpenAI's request lacks); a 400 naming the field otherwise. `num_ctx` up to the server's context is accepted
     (the context is fixed when serve starts; a smaller num_ctx does not shrink it); more is a 400."""
-    if req.tools:
-        raise bad_request("tools: not supported on the Ollama API of this server; send format (a JSON schema)", param="tools")
+    if isinstance(req, OllamaGenerateRequest) and req.tools:
+        raise bad_request("tools: not supported on /api/generate (Ollama has none there); send them to /api/chat", param="tools")
     opts = check_options(req.options, n_ctx)
     num_predict = opts.num_predict if opts.num_predict is not None and opts.num_predict > 0 else None
     if opts.num_predict == 0:
@@ -140,6 +146,8 @@ def to_chat(
         "response_format": _format(req.format),
         "think_tokens": think,
     }
+    if isinstance(req, OllamaChatRequest) and req.tools:
+        chat["tools"] = [t.model_dump(exclude_none=True) for t in req.tools]
     return protocol.parse_request(chat), opts.top_k
 
 
@@ -191,11 +199,33 @@ def _final(gen: Generation, started: float) -> dict[str, Any]:
     }
 
 
-def _line(chat: bool, name: str, content: str, thinking: str | None, done: bool, **final: Any) -> Wire:
+def _calls(p: protocol.Plan, answer: str) -> list[OllamaToolCallOut] | None:
+    """The tool call `answer` makes (the OpenAI route's reading of it), its arguments an object; None when
+    the request has no tools or the answer is not a call."""
+    calls = tool_calls(p, answer)
+    if not calls:
+        return None
+    return [
+        OllamaToolCallOut(function=OllamaFunctionOut(name=c.function.name, arguments=json.loads(c.function.arguments)))
+        for c in calls
+    ]
+
+
+def _line(
+    chat: bool,
+    name: str,
+    content: str,
+    thinking: str | None,
+    done: bool,
+    calls: list[OllamaToolCallOut] | None = None,
+    **final: Any,
+) -> Wire:
     if chat:
         msg = OllamaMessageOut(content=content)
         if thinking is not None:
             msg.thinking = thinking
+        if calls:
+            msg.tool_calls = calls
         return OllamaChatResponse(model=name, created_at=_now(), done=done, message=msg, **final)
     out = OllamaGenerateResponse(model=name, created_at=_now(), done=done, response=content, **final)
     if thinking is not None:
@@ -205,17 +235,24 @@ def _line(chat: bool, name: str, content: str, thinking: str | None, done: bool,
 
 async def _lines(state: ServerState, chat: bool, job: Job, started: float) -> AsyncIterator[bytes]:
     """NDJSON lines: content (and thinking) fragments as tokens arrive (text that may begin a stop sequence
-    or a closing think marker held back), then the `done` line with the counts. `guarded` wraps
-    it: an error mid-stream is an `{"error": ...}` line (the Ollama client raises it)."""
+    or a closing think marker held back), then the `done` line with the counts. With tools, no content goes
+    out while streaming: a tool call comes whole in one line, then the `done` line (as Ollama sends it); an
+    answer that is not a call comes whole in the `done` line. `guarded` wraps it: an error mid-stream is an
+    `{"error": ...}` line (the Ollama client raises it)."""
     thinks = bool(job.plan.options.think_tokens)
-    text = Tokens(job, state.pieces)
+    text = Tokens(job, state.pieces, job.plan.tool_mode == "none")
     name = state.model_name
     async for step in text:
         if step.reasoning or step.content:
             yield _ndjson(_line(chat, name, step.content, step.reasoning if thinks else None, False))
     gen, reasoning_all, answer = text.final()
     rest = (reasoning_all or "")[text.said :] if thinks else None
-    yield _ndjson(_line(chat, name, answer[text.sent :], rest, True, **_final(gen, started)))
+    calls = _calls(job.plan, answer)
+    if calls:
+        yield _ndjson(_line(chat, name, "", rest, False, calls))
+        rest = "" if thinks else None
+    tail = "" if calls else answer[text.sent :]
+    yield _ndjson(_line(chat, name, tail, rest, True, **_final(gen, started)))
 
 
 def _ndjson(w: Wire) -> bytes:
@@ -239,7 +276,9 @@ async def _generate(state: ServerState, request: Request, chat: bool) -> Respons
     gen = await run_plan(state, request, p, OLLAMA)
     reasoning, answer = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
     thinking = reasoning or "" if p.options.think_tokens else None
-    done = _answer(_line(chat, state.model_name, answer, thinking, True, **_final(gen, started)))
+    calls = _calls(p, answer) if chat else None
+    content = "" if calls else answer
+    done = _answer(_line(chat, state.model_name, content, thinking, True, calls, **_final(gen, started)))
     done.headers.update(headers(p))
     return done
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool
 
-from .wire import MAX_MESSAGES, FunctionCall, Wire, _Lenient
+from .wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Wire, _Lenient
 
 # options that only say how the model is run (threads, GPU layers, memory mapping): they cannot change the
 # answer, so they are accepted and ignored
@@ -65,6 +65,14 @@ class OllamaMessage(_Lenient):
     tool_name: str | None = None
 
 
+class OllamaTool(_Lenient):
+    """A tool of a chat request, as Ollama (and OpenAI) spell it: a function with name, description and
+    JSON-schema parameters. Checked and compiled as the OpenAI route's tools are (`protocol.plan`)."""
+
+    type: Literal["function"] = "function"
+    function: FunctionDef
+
+
 class _Request(_Lenient):
     model: str = Field(min_length=1)
     format: Literal["", "json"] | dict[str, Any] | None = None
@@ -72,13 +80,13 @@ class _Request(_Lenient):
     stream: StrictBool | None = None  # Ollama streams unless told `false`
     think: StrictBool | Literal["low", "medium", "high"] | None = None
     keep_alive: str | float | None = None
-    tools: list[dict[str, Any]] | None = None
 
 
 class OllamaChatRequest(_Request):
-    """POST /api/chat."""
+    """POST /api/chat; with `tools` the answer may be a call of one of them (`message.tool_calls`)."""
 
     messages: list[OllamaMessage] = Field(default_factory=list, max_length=MAX_MESSAGES)
+    tools: list[OllamaTool] | None = Field(None, max_length=MAX_TOOLS)
 
 
 class OllamaGenerateRequest(_Request):
@@ -87,6 +95,7 @@ class OllamaGenerateRequest(_Request):
 
     prompt: str = ""
     system: str | None = None
+    tools: list[dict[str, Any]] | None = None  # refused: Ollama's /api/generate has no tools
     suffix: str | None = None
     raw: bool | None = None
     template: str | None = None
@@ -111,19 +120,29 @@ class OllamaError(Wire):
     error: str
 
 
-class OllamaToolCallOut(Wire):
-    """A tool call the answer makes (never made: tools are refused; here so the shape is documented)."""
+class OllamaFunctionOut(Wire):
+    """The function a tool call of the answer calls: its name and its arguments as a JSON object (not a
+    string, as Ollama sends them), valid for the tool's parameters."""
 
-    function: FunctionCall
+    name: str
+    arguments: dict[str, Any]
+
+
+class OllamaToolCallOut(Wire):
+    """A tool call the answer makes (`message.tool_calls`)."""
+
+    function: OllamaFunctionOut
 
 
 class OllamaMessageOut(Wire):
-    """The answer's message (its `content` a fragment when streamed); `thinking` when the request thinks."""
+    """The answer's message (its `content` a fragment when streamed); `thinking` when the request thinks;
+    `tool_calls` when the answer calls a tool (`content` then empty)."""
 
-    omit_unset = frozenset({"thinking"})
+    omit_unset = frozenset({"thinking", "tool_calls"})
     role: Literal["assistant"] = "assistant"
     content: str
     thinking: str | None = None
+    tool_calls: list[OllamaToolCallOut] | None = None
 
 
 class _Done(Wire):
