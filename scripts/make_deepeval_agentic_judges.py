@@ -37,11 +37,22 @@ def stages() -> list[dict[str, Any]]:
         input="{{deepeval_input}}", stringified_tools_called="{{deepeval_tools_called}}", multimodal=False
     )
     reason = T.generate_reason(
-        incorrect_tool_calls_reasons="{{incorrect_tool_calls_reasons}}", input="{{deepeval_input}}", score="{{score}}", multimodal=False
+        incorrect_tool_calls_reasons="{{incorrect_tool_calls_reasons}}",
+        input="{{deepeval_input}}",
+        score="{{score}}",
+        multimodal=False,
     )
     return [
-        {"name": "generate_verdicts", "template": verdicts, "output": {"kind": "json_schema", "schema": json.dumps(VERDICTS_SCHEMA), "field_tokens": 64, "max_tokens": 512}},
-        {"name": "generate_reason", "template": reason, "output": {"kind": "json_schema", "schema": json.dumps(REASON_SCHEMA), "field_tokens": 96}},
+        {
+            "name": "generate_verdicts",
+            "template": verdicts,
+            "output": {"kind": "json_schema", "schema": json.dumps(VERDICTS_SCHEMA), "field_tokens": 64, "max_tokens": 512},
+        },
+        {
+            "name": "generate_reason",
+            "template": reason,
+            "output": {"kind": "json_schema", "schema": json.dumps(REASON_SCHEMA), "field_tokens": 96},
+        },
     ]
 
 
@@ -55,7 +66,8 @@ def toml() -> str:
         "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);",
         "# written by scripts/make_deepeval_agentic_judges.py from the installed deepeval package.",
         'name = "deepeval_argument_correctness"',
-        "description = " + q(
+        "description = "
+        + q(
             "DeepEval's ArgumentCorrectnessMetric: a yes/no verdict per tool call on whether its arguments address the "
             "user's input; score = the fraction of yes (1 with no tool calls). Per call with --granularity tool_call."
         ),
@@ -68,20 +80,29 @@ def toml() -> str:
         'project = "DeepEval"',
         'license = "Apache-2.0"',
         f'url = "{URL}generate_verdicts.txt"',
-        "notes = " + q(
+        "notes = "
+        + q(
             "DeepEval 4.3.1 ArgumentCorrectnessMetric: the generate_verdicts and generate_reason templates verbatim "
             "(multimodal off); score = fraction of 'yes' verdicts (score_qag_verdicts), no tool calls: 1.0 and no call."
         ),
         "[[variables]]",
         'name = "deepeval_input"',
-        "description = " + q("the test case's input: the user turns before the (last) tool call (localjudge.conversations.deepeval_case)"),
+        "description = "
+        + q("the test case's input: the user turns before the (last) tool call (localjudge.conversations.deepeval_case)"),
         "[[variables]]",
         'name = "deepeval_tools_called"',
         "description = " + q("the tool calls as DeepEval prints a list of ToolCall (repr), [] when none"),
     ]
     for s in stages():
         assert "'''" not in s["template"]
-        lines += ["[[stages]]", f'name = "{s["name"]}"', "[[stages.messages]]", 'role = "user"', "template = " + q(s["template"]), "[stages.output]"]
+        lines += [
+            "[[stages]]",
+            f'name = "{s["name"]}"',
+            "[[stages.messages]]",
+            'role = "user"',
+            "template = " + q(s["template"]),
+            "[stages.output]",
+        ]
         lines += [f"{k} = {q(v) if isinstance(v, str) else v}" for k, v in s["output"].items()]
     return "\n".join(lines) + "\n"
 

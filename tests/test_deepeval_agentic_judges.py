@@ -119,7 +119,13 @@ def test_a_verdicts_output_that_does_not_parse_is_unscored_naming_the_stage():
 def test_tool_call_granularity_judges_each_call_on_the_user_turns_before_it():
     msgs = messages({"city": "Paris"}, {"value": 21}) + [
         {"role": "user", "content": "And in Rome?"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c3", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}
+            ],
+        },
     ]
     seen: list[str] = []
 
@@ -142,7 +148,9 @@ def test_the_judge_file_is_what_the_script_writes_from_the_installed_package():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py"
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -206,8 +206,9 @@ class ConversationDataset(Dataset):
 
     def _scan(self) -> None:
         cols: dict[str, None] = dict.fromkeys(
-            ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_INPUT, DEEPEVAL_TOOLS]
+            ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
+        cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal[
-    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent",
+    "single",
+    "per_item",
+    "two_stage",
+    "four_line",
+    "v1_metric",
+    "instructions",
+    "custom_prompt",
+    "tool_call_match",
+    "ragas_agent",
     "deepeval_agentic",
 ]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
