@@ -77,6 +77,8 @@ BUILTINS = [
     "agent_goal_accuracy",
     "agent_goal_accuracy_without_reference",
     "topic_adherence",
+    # DeepEval's agentic metrics (kind deepeval_agentic; tests/test_deepeval_agentic_judges.py)
+    "deepeval_argument_correctness",
 ]
 
 

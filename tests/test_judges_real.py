@@ -11,6 +11,8 @@ import json
 import pytest
 
 from localjudge.conversations import Conversation
+from localjudge.conversations.deepeval_case import tools_called_text
+from localjudge.conversations.model import ToolCall
 from localjudge.conversations.ragas_text import ragas_text
 from localjudge.conversations.readers import from_messages
 from localjudge.conversations.render import deepeval_turns_text
@@ -110,6 +112,11 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "agent_goal_accuracy": {"ragas_conversation": ragas_text(_conv(q, a)), "reference": f"The user learns: {ctx}"},
         "agent_goal_accuracy_without_reference": {"ragas_conversation": ragas_text(_conv(q, a))},
         "topic_adherence": {"ragas_conversation": ragas_text(_conv(q, a)), "reference_topics": ["geography"]},
+        # DeepEval's agentic judges (kind deepeval_agentic): the input and one tool call as DeepEval prints them
+        "deepeval_argument_correctness": {
+            "deepeval_input": q,
+            "deepeval_tools_called": tools_called_text([ToolCall(name="search", arguments={"query": q})]),
+        },
     }
 
 
@@ -151,6 +158,10 @@ def check_typed(judge, r, engine):
         assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
         if judge.spec.ragas_agent is not None and judge.spec.ragas_agent.metric != "topic_adherence":
             assert value in (0.0, 1.0)
+    elif kind == "deepeval_agentic":  # DeepEval's verdicts then reason; the score is the fraction of yes
+        verdicts = [v["verdict"] for v in r.details["verdicts"]]
+        assert r.usage.calls == 2 and isinstance(value, float) and r.score == value
+        assert value == (verdicts.count("yes") / len(verdicts) if verdicts else 1.0)
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -169,7 +180,7 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent"):
+    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic"):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
+from .deepeval_case import input_text, tools_called_text
 from .model import Conversation
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -45,6 +46,9 @@ CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
 EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
 RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_repr prints it (ragas_agent judges)
+# DeepEval's LLMTestCase input and tools_called (deepeval_agentic judges; conversations/deepeval_case.py); a
+# tool_call row's are its call's: the user turns before it, and it alone
+DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
 
 
 class ConversationOptions(BaseModel):
@@ -152,6 +156,7 @@ class ConversationDataset(Dataset):
                 for k, call in enumerate(conv.tool_calls()):
                     values = self._values(row, conv, f"{cid}:call{k}")
                     values.update(tool_call=_json(call.model_dump(include={"name", "arguments"})), tool_call_index=str(k))
+                    values.update({DEEPEVAL_INPUT: input_text(conv, k), DEEPEVAL_TOOLS: tools_called_text([call])})
                     expected: Any = conv.expected_tool_calls
                     if expected is not None:
                         values[EXPECTED] = _json([c.model_dump(include={"name", "arguments"}) for c in expected])
@@ -195,12 +200,15 @@ class ConversationDataset(Dataset):
         values.setdefault("available_tools", available_tools_text(conv.available_tools))
         values.setdefault(DEEPEVAL_TURNS, deepeval_turns_text(conv))
         values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
+        values.setdefault(DEEPEVAL_INPUT, input_text(conv))
+        values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
         return values
 
     def _scan(self) -> None:
         cols: dict[str, None] = dict.fromkeys(
             ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
+        cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

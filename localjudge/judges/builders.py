@@ -128,6 +128,10 @@ def compile_spec(spec: JudgeSpec) -> Plan:
             _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
         ]
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, {"stage_input"})
+    elif traits.calls == "deepeval_agentic":
+        formats = [_at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)]
+        derived = {"score", "incorrect_tool_calls_reasons"}  # the reason call's values (judges/deepeval_agentic.py)
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
         assert spec.output is not None
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])

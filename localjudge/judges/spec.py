@@ -222,6 +222,7 @@ class JudgeSpec(_Strict):
     match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
+    deepeval_agentic: Literal["argument_correctness"] | None = None  # deepeval_agentic (judges/deepeval_agentic.py)
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
     alignment: Alignment | None = None
@@ -248,6 +249,8 @@ class JudgeSpec(_Strict):
                 raise ValueError(
                     f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
                 )
+        if traits.calls == "deepeval_agentic" and (len(self.stages) != 2 or any(s.output is None for s in self.stages)):
+            raise ValueError("kind 'deepeval_agentic' needs exactly 2 stages, each with an output")
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate variable names in {names}")
