@@ -5,14 +5,19 @@ turn's row join by that row's id (`c1` for a session, `c1:0` for a turn)."""
 from __future__ import annotations
 
 import json
+import math
+import random
+import re
 from pathlib import Path
 
 import pytest
 
 import localjudge
+from localjudge.align.aligner import align
 from localjudge.engine.base import ScriptedEngine
+from localjudge.judges.registry import load_judge_file
 from localjudge.labels.agreement import agree
-from localjudge.labels.store import label_rows
+from localjudge.labels.store import label_rows, labels_file_for
 from localjudge.view.runs import RunHandle
 
 JUDGE = "conversation_completeness"
@@ -162,3 +167,80 @@ def test_agree_of_turn_results_with_labels_given_on_each_turn(tmp_path: Path):
     assert sorted((lab["id"], lab["turn_index"]) for lab in labels) == [("c1:0", 0), ("c1:1", 1), ("c1:2", 2), ("c3:0", 0)]
     rep = agree(list(run.results), labels, "label", judge=JUDGE)
     assert rep.n_used == 4 and rep.accuracy == pytest.approx(3 / 4)
+
+
+def feature_chats(n: int = 24, seed: int = 3) -> list[dict]:
+    """`n` two-turn conversations; each answer carries a hidden feature x, the label of its turn is x > 0.5."""
+    rng = random.Random(seed)
+    chats = []
+    for i in range(n):
+        msgs = []
+        for t in range(2):
+            msgs += [
+                {"role": "user", "content": f"Question {i}.{t}?"},
+                {"role": "assistant", "content": f"An answer. feature={rng.random():.4f}"},
+            ]
+        chats.append({"id": f"k{i}", "messages": msgs})
+    return chats
+
+
+def biased(bias: float = 0.3) -> ScriptedEngine:
+    """Says yes on a turn from x > `bias` (the labels say 0.5), P(yes) = sigmoid(20 (x - bias)) at the verdict."""
+
+    def x_of(messages) -> float:
+        return float(re.findall(r"feature=([0-9.]+)", messages[-1].content)[-1])  # the judged turn's answer is last
+
+    def p(messages) -> float:
+        return 1 / (1 + math.exp(-20 * (x_of(messages) - bias)))
+
+    return ScriptedEngine(
+        lambda m, f: PREFIX + ("yes" if p(m) > 0.5 else "no") + '"}',
+        model_id="biased",
+        choice_steps=lambda m, f: [(PREFIX, {"yes": p(m), "no": 1 - p(m)})],
+    )
+
+
+def test_align_on_turn_labels_recovers_the_known_bias_and_the_aligned_judge_runs_per_turn(tmp_path: Path):
+    chats = feature_chats()
+    opts = {"probs": True}
+    run = localjudge.evaluate(chats, [JUDGE], engine=biased(), out=tmp_path / "r", conversation="turn", options=opts)
+    xs = {r.row_id: float(re.findall(r"feature=([0-9.]+)", r.inputs["conversation"])[-1]) for r in run.results}
+    label_in_view(tmp_path / "r", JUDGE, {rid: "yes" if x > 0.5 else "no" for rid, x in xs.items()})
+    labels = labels_file_for(tmp_path / "r", JUDGE, tmp_path / "labels.jsonl")
+    rep = align(JUDGE, labels, engine=biased(), out=tmp_path / "aligned", seed=0, test_fraction=0.3)
+    assert rep.n_used == 48
+    x_star = 0.3 + math.log(rep.threshold / (1 - rep.threshold)) / 20  # P(yes) >= t  <=>  x >= x*
+    assert abs(x_star - 0.5) < 0.06, (rep.threshold, x_star)
+    assert rep.after.kappa > rep.before.kappa
+    aligned = load_judge_file(Path(rep.aligned_file))
+    again = localjudge.evaluate(chats, [aligned], engine=biased(), out=tmp_path / "again", conversation="turn", options=opts)
+    got = {r.row_id: r.result.value for r in again.results}
+    wrong = [rid for rid, x in xs.items() if abs(x - 0.5) > 0.06 and got[rid] != ("yes" if x > 0.5 else "no")]
+    assert wrong == [] and set(again.summary.run["conversations"]["judges"][aligned.name]) == {c["id"] for c in chats}
+
+
+@pytest.mark.slow  # a real local Ray cluster and the real default model (workers: 1 thread each): minutes on 2 busy cores
+def test_a_ray_run_of_sessions_gives_the_local_runs_results_positions_and_aggregates(ray_cluster, tmp_path):
+    """(Per-turn runs on Ray were checked the same way once: equal; left out here for the time they take.)"""
+    from localjudge.distributed import RayExecutor
+
+    granularity = "session"
+    kw = {"options": {"field_tokens": 24}, "conversation": granularity}
+    local = localjudge.evaluate(
+        CHATS, [JUDGE], out=tmp_path / "local", model_options={"reuse_prefix": False, "n_threads": 1}, **kw
+    )
+    ex = RayExecutor()
+    ray = localjudge.evaluate(CHATS, [JUDGE], out=tmp_path / "ray", executor=ex, model_options={"reuse_prefix": False}, **kw)
+
+    def cells(run) -> list[tuple]:
+        return [
+            (r.row_id, r.conversation_id, r.turn_index, r.result.value, r.result.score, r.result.raw_text, r.error)
+            for r in run.results
+        ]
+
+    assert cells(ray) == cells(local) and ex.stats["cells"] == len(cells(local)) == (3 if granularity == "session" else 5)
+    assert [c[1:3] for c in cells(ray)][:2] == (
+        [("c1", None), ("c2", None)] if granularity == "session" else [("c1", 0), ("c1", 1)]
+    )
+    strip = lambda agg: {k: v for k, v in agg.items() if k != "prompt_tokens"}  # noqa: E731
+    assert strip(ray.summary.run["conversations"]) == strip(local.summary.run["conversations"])
