@@ -208,11 +208,15 @@ def finish_run(
     csv_raw: bool = False,
 ) -> RunResult:
     """The combined run of a panel or a cascade: `meta` (the base run's, with the panel's or cascade's own
-    fields) gains every stored judge name with its judge's version and the summed counts, is saved as the
-    run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
+    fields) gains every stored judge name with its judge's version and the summed counts, and, in a conversation
+    run, the per-conversation aggregation of every stored judge (the final verdicts, the panel's, each member's);
+    it is saved as the run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
     from ..run.exports import export
+    from ..run.turns import per_conversation
     from ..run.types import RunResult, RunSummary
 
+    if "conversations" in meta:  # a conversation run: aggregate every stored judge, not only the last stage's
+        meta["conversations"] = per_conversation(store.iter_results(base.run_id, names, n_rows))
     meta.update(
         judges=[{"name": n, "version": next((j.version for j in judges if n.split(MEMBER_SEP)[0] == j.name), "")} for n in names],
         counts=counts.model_dump(),
