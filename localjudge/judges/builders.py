@@ -123,11 +123,14 @@ def compile_spec(spec: JudgeSpec) -> Plan:
             "stages.1.output",
             lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
         )
-    elif traits.calls == "ragas_agent":
+    elif traits.calls in ("ragas_agent", "deepeval_conversation"):
         formats: list[OutputFormat | None] = [
             _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
         ]
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, {"stage_input"})
+        from .deepeval_conversation import DERIVED  # lazily: it imports the store's result model
+
+        derived = {"stage_input"} if traits.calls == "ragas_agent" else set(DERIVED)
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
         assert spec.output is not None
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal[
-    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent"
+    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent",
+    "deepeval_conversation",
 ]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
 # ("none": no model call, the judge computes its score itself: tool_call_match; "ragas_agent": RAGAS's agent
-# metrics' chained calls, judges/ragas_agent.py)
-CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent"]
+# metrics' chained calls, judges/ragas_agent.py; "deepeval_conversation": DeepEval's conversational metrics'
+# chained calls, judges/deepeval_conversation.py)
+CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent", "deepeval_conversation"]
 # what the kind adds to the variables' texts: nothing, MLflow's grading context, or the instructions' field list
 ExtraText = Literal["", "grading_context", "instruction_fields"]
 
@@ -55,4 +57,7 @@ KINDS: dict[str, KindTraits] = {
     "custom_prompt": KindTraits(needs=("prompt_template",), built_from="prompt_template"),
     "tool_call_match": KindTraits(needs=("match",), calls="none", examples=False, built_from="match"),
     "ragas_agent": KindTraits(needs=("stages", "ragas_agent"), calls="ragas_agent", examples=False),
+    "deepeval_conversation": KindTraits(
+        needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False
+    ),
 }
