@@ -77,6 +77,8 @@ BUILTINS = [
     "agent_goal_accuracy",
     "agent_goal_accuracy_without_reference",
     "topic_adherence",
+    # DeepEval's several-call conversational metrics (kind deepeval_conversation; tests/test_deepeval_knowledge_retention.py)
+    "deepeval_knowledge_retention",
 ]
 
 

@@ -110,6 +110,8 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "agent_goal_accuracy": {"ragas_conversation": ragas_text(_conv(q, a)), "reference": f"The user learns: {ctx}"},
         "agent_goal_accuracy_without_reference": {"ragas_conversation": ragas_text(_conv(q, a))},
         "topic_adherence": {"ragas_conversation": ragas_text(_conv(q, a)), "reference_topics": ["geography"]},
+        # DeepEval's knowledge retention (kind deepeval_conversation): the turns as DeepEval prints them
+        "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
     }
 
 

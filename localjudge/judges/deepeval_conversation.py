@@ -17,6 +17,7 @@ makes the result unscored (`parse_error`, naming the stage); the calls made so f
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
@@ -95,7 +96,7 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
             for (i, _), g in zip(extracts, gens[-len(extracts) :], strict=True):
                 knowledges[i] = parsed(0, g).get("data")
         outputs["knowledges"] = knowledges
-        asks: list[tuple[list[Message], OutputFormat]] = []
+        asks: list[tuple[Sequence[Message], OutputFormat]] = []
         for i, t in enumerate(turns):
             known = [k for k in knowledges[:i] if k]
             if t["role"] == "assistant" and known:

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal[
-    "single", "per_item", "two_stage", "four_line", "v1_metric", "instructions", "custom_prompt", "tool_call_match", "ragas_agent",
+    "single",
+    "per_item",
+    "two_stage",
+    "four_line",
+    "v1_metric",
+    "instructions",
+    "custom_prompt",
+    "tool_call_match",
+    "ragas_agent",
     "deepeval_conversation",
 ]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
@@ -57,7 +65,5 @@ KINDS: dict[str, KindTraits] = {
     "custom_prompt": KindTraits(needs=("prompt_template",), built_from="prompt_template"),
     "tool_call_match": KindTraits(needs=("match",), calls="none", examples=False, built_from="match"),
     "ragas_agent": KindTraits(needs=("stages", "ragas_agent"), calls="ragas_agent", examples=False),
-    "deepeval_conversation": KindTraits(
-        needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False
-    ),
+    "deepeval_conversation": KindTraits(needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False),
 }
