@@ -153,6 +153,9 @@ def check_typed(judge, r, engine):
         assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
         if judge.spec.ragas_agent is not None and judge.spec.ragas_agent.metric != "topic_adherence":
             assert value in (0.0, 1.0)
+    elif kind == "deepeval_conversation":  # DeepEval's chained calls; the score is DeepEval's arithmetic on them
+        assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
+        assert isinstance(r.rationale, str)
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -171,7 +174,7 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent"):
+    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_conversation"):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 

@@ -50,9 +50,9 @@ def qag_score(verdicts: list[str], passing: str, strict_mode: bool) -> float:
     """`score_qag_verdicts`: the fraction of verdicts equal to `passing`, 1 when there are none, and under
     `strict_mode` (DeepEval's threshold then 1) 0 when below 1."""
     if not verdicts:
-        return 1
+        return 1.0
     score = sum(v == passing for v in verdicts) / len(verdicts)
-    return 0 if strict_mode and score < 1 else score
+    return 0.0 if strict_mode and score < 1 else score
 
 
 def _messages(judge: Judge, stage: int, raw: dict[str, Any], text: dict[str, str], fields: dict[str, Any]) -> list[Message]:
