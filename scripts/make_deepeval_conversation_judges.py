@@ -97,6 +97,18 @@ STAGED = {
         "turn are extracted, then each assistant turn is checked for forgetting or contradicting them; score = the "
         "fraction of assistant turns that do not (DeepEval KnowledgeRetentionMetric).",
     ),
+    "deepeval_conversation_completeness": (
+        "ConversationCompletenessMetric",
+        "conversation_completeness",
+        [
+            ("extract_user_intentions", ("turns",), "UserIntentions"),
+            ("generate_verdicts", ("turns", "intention"), "ConversationCompletenessVerdict"),
+            ("generate_reason", ("score", "intentions", "incompletenesses"), "ConversationCompletenessScoreReason"),
+        ],
+        "Whether the assistant satisfied what the user wanted over the conversation: the user's intentions are "
+        "extracted, then each is checked against the conversation; score = the fraction satisfied (DeepEval "
+        "ConversationCompletenessMetric).",
+    ),
 }
 
 

@@ -79,6 +79,7 @@ BUILTINS = [
     "topic_adherence",
     # DeepEval's several-call conversational metrics (kind deepeval_conversation; tests/test_deepeval_knowledge_retention.py)
     "deepeval_knowledge_retention",
+    "deepeval_conversation_completeness",
 ]
 
 

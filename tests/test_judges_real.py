@@ -112,6 +112,7 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "topic_adherence": {"ragas_conversation": ragas_text(_conv(q, a)), "reference_topics": ["geography"]},
         # DeepEval's knowledge retention (kind deepeval_conversation): the turns as DeepEval prints them
         "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
     }
 
 

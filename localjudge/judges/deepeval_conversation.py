@@ -7,6 +7,11 @@ as DeepEval computes it.
   (`KnowledgeRetentionVerdict`); stage 2 writes the reason from the "yes" verdicts' reasons and the score. Score =
   the fraction of "no" verdicts (1 when there are none), 0 under `strict_mode` when below 1
   (`score_qag_verdicts(passing=(NO,))`).
+* conversation completeness (`ConversationCompletenessMetric`, deepeval/metrics/conversation_completeness/): stage 0
+  extracts the user's intentions from the whole conversation (`UserIntentions`), stage 1 asks, once per intention,
+  whether the assistant satisfied it (`ConversationCompletenessVerdict`), stage 2 writes the reason from the score
+  (as Python prints DeepEval's: `1` when there are no intentions), the intentions and the "no" verdicts' reasons.
+  Score = the fraction of "yes" verdicts (1 when there are none), 0 under `strict_mode` when below 1.
 
 The turns are DeepEval's: the judge's `deepeval_turns` value (the Python list of `{'content', 'role'}` dicts that
 `conversations.render.deepeval_turns_text` prints). Each placeholder of a stage's prompt is filled as DeepEval's
@@ -26,7 +31,18 @@ from ..formats import OutputFormat
 from .ragas_agent import Judge
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)
-DERIVED = ("previous_turns", "user_message", "llm_message", "accumulated_knowledge", "attritions", "score")
+DERIVED = (
+    "previous_turns",
+    "user_message",
+    "llm_message",
+    "accumulated_knowledge",
+    "attritions",
+    "score",
+    "turns",
+    "intention",
+    "intentions",
+    "incompletenesses",
+)
 
 
 def deepeval_turns(value: Any) -> list[dict[str, str]]:
@@ -70,7 +86,12 @@ def extract_requests(judge: Judge, raw: dict[str, Any], text: dict[str, str]) ->
 
 
 def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
-    """The first call's messages: the first user turn's extraction (the reason's, when there is no user turn)."""
+    """The first call's messages: knowledge retention's first user turn's extraction (the reason's, when there is no
+    user turn); conversation completeness's intentions extraction."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    if cfg.metric == "conversation_completeness":
+        return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
     asks = extract_requests(judge, raw, text)
     if asks:
         return asks[0][1]
@@ -89,6 +110,8 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
         return fmts[stage].value(fmts[stage].parse(gen.text))
 
     try:
+        if cfg.metric == "conversation_completeness":
+            return (yield from _completeness(judge, raw, text, gens, model_id, outputs))
         extracts = extract_requests(judge, raw, text)
         knowledges: list[Any] = [None] * len(turns)
         if extracts:
@@ -117,3 +140,36 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
     except ParseError as e:
         stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
         return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+
+
+def _completeness(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+) -> Calls:
+    """ConversationCompletenessMetric's calls: intentions, a verdict per intention, the reason."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    turns = deepeval_turns(raw["deepeval_turns"])
+    gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
+    intentions = outputs["intentions"] = fmts[0].value(fmts[0].parse(gens[-1].text))["intentions"]
+    asks: list[tuple[Sequence[Message], OutputFormat]] = [
+        (_messages(judge, 1, raw, text, {"turns": turns, "intention": i}), fmts[1]) for i in intentions
+    ]
+    verdicts: list[dict[str, Any]] = []
+    if asks:
+        gens += yield asks
+        verdicts = [fmts[1].value(fmts[1].parse(g.text)) for g in gens[-len(asks) :]]
+    outputs["verdicts"] = verdicts
+    score = qag_score([v["verdict"] for v in verdicts], "yes", cfg.strict_mode)
+    # the score as Python prints DeepEval's own value: int 1 with no verdicts, int 0 when strict mode clamps it
+    clamped = bool(verdicts) and cfg.strict_mode and score == 0
+    shown: float | int = int(score) if not verdicts or clamped else score
+    fields = {
+        "score": str(shown),
+        "intentions": intentions,
+        "incompletenesses": [v.get("reason") for v in verdicts if v["verdict"] == "no"],
+    }
+    gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
+    reason = fmts[2].value(fmts[2].parse(gens[-1].text))["reason"]
+    details = {**outputs, "strict_mode": cfg.strict_mode}
+    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
