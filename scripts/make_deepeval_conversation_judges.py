@@ -109,6 +109,17 @@ STAGED = {
         "extracted, then each is checked against the conversation; score = the fraction satisfied (DeepEval "
         "ConversationCompletenessMetric).",
     ),
+    "deepeval_role_adherence": (
+        "RoleAdherenceMetric",
+        "role_adherence",
+        [
+            ("extract_out_of_character_response_verdicts", ("turns", "role=chatbot_role"), "OutOfCharacterResponseVerdicts"),
+            ("generate_reason", ("score", "role=chatbot_role", "out_of_character_responses"), "RoleAdherenceScoreReason"),
+        ],
+        "Whether the assistant stays in its role (the conversation's `chatbot_role`) in every turn: the "
+        "out-of-character assistant turns are listed; score = the fraction of assistant turns in character "
+        "(DeepEval RoleAdherenceMetric).",
+    ),
 }
 
 
@@ -140,13 +151,20 @@ def staged_judge_file(name: str) -> str:
         "name = 'deepeval_turns'\n",
         "description = 'the turns as DeepEval prints them (localjudge.conversations.render.deepeval_turns_text)'\n",
     ]
+    if any("role=chatbot_role" in holes for _, holes, _ in stages):
+        out += [
+            "[[variables]]\n",
+            "name = 'chatbot_role'\n",
+            "description = \"the assistant's role (DeepEval's ConversationalTestCase.chatbot_role): a column of the row\"\n",
+        ]
     for method, holes, model in stages:
-        sentinels = {h: f"@@{h.upper()}@@" for h in holes}
+        named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder
+        sentinels = {h: f"@@{h.upper()}@@" for h in named}
         text = deepeval_prompt_with(metric, method, sentinels)
         if "{{" in text or any(text.count(v) != 1 for v in sentinels.values()):
             raise SystemExit(f"{name}.{method}: the rendered template cannot be held as a mustache template")
         for h, v in sentinels.items():
-            text = text.replace(v, "{{" + h + "}}")
+            text = text.replace(v, "{{" + named[h] + "}}")
         schema = json.dumps(getattr(schemas, model).model_json_schema())
         out += [
             "[[stages]]\n",

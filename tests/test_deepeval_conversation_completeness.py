@@ -13,7 +13,7 @@ from integrations_support import scripted
 pytest.importorskip("deepeval")
 
 TRIP = [
-    ("user", "Book me a table in Lyon — for \"two\" {tonight}, and find a hotel."),
+    ("user", 'Book me a table in Lyon — for "two" {tonight}, and find a hotel.'),
     ("assistant", "Your table for two is booked."),
     ("user", "And the hotel?"),
     ("assistant", "Isn't blue a nice colour?"),

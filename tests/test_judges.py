@@ -80,6 +80,7 @@ BUILTINS = [
     # DeepEval's several-call conversational metrics (kind deepeval_conversation; tests/test_deepeval_knowledge_retention.py)
     "deepeval_knowledge_retention",
     "deepeval_conversation_completeness",
+    "deepeval_role_adherence",
 ]
 
 

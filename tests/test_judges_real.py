@@ -113,6 +113,7 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         # DeepEval's knowledge retention (kind deepeval_conversation): the turns as DeepEval prints them
         "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
     }
 
 

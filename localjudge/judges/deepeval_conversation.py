@@ -12,6 +12,10 @@ as DeepEval computes it.
   whether the assistant satisfied it (`ConversationCompletenessVerdict`), stage 2 writes the reason from the score
   (as Python prints DeepEval's: `1` when there are no intentions), the intentions and the "no" verdicts' reasons.
   Score = the fraction of "yes" verdicts (1 when there are none), 0 under `strict_mode` when below 1.
+* role adherence (`RoleAdherenceMetric`, deepeval/metrics/role_adherence/): stage 0 lists the out-of-character
+  assistant turns given the `chatbot_role` (`OutOfCharacterResponseVerdicts`, each turn's `ai_message` then set to
+  its content and `(turn #n)` as DeepEval does), stage 1 writes the reason. Score = (assistant turns - min(listed,
+  assistant turns)) / assistant turns (1 with no assistant turn), 0 under `strict_mode` when below 1.
 
 The turns are DeepEval's: the judge's `deepeval_turns` value (the Python list of `{'content', 'role'}` dicts that
 `conversations.render.deepeval_turns_text` prints). Each placeholder of a stage's prompt is filled as DeepEval's
@@ -42,6 +46,7 @@ DERIVED = (
     "intention",
     "intentions",
     "incompletenesses",
+    "out_of_character_responses",
 )
 
 
@@ -90,7 +95,7 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
     user turn); conversation completeness's intentions extraction."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    if cfg.metric == "conversation_completeness":
+    if cfg.metric in ("conversation_completeness", "role_adherence"):
         return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
     asks = extract_requests(judge, raw, text)
     if asks:
@@ -112,6 +117,8 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
     try:
         if cfg.metric == "conversation_completeness":
             return (yield from _completeness(judge, raw, text, gens, model_id, outputs))
+        if cfg.metric == "role_adherence":
+            return (yield from _role_adherence(judge, raw, text, gens, model_id, outputs))
         extracts = extract_requests(judge, raw, text)
         knowledges: list[Any] = [None] * len(turns)
         if extracts:
@@ -173,3 +180,28 @@ def _completeness(
     reason = fmts[2].value(fmts[2].parse(gens[-1].text))["reason"]
     details = {**outputs, "strict_mode": cfg.strict_mode}
     return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+
+
+def _role_adherence(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+) -> Calls:
+    """RoleAdherenceMetric's calls: the out-of-character verdicts, the reason."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    turns = deepeval_turns(raw["deepeval_turns"])
+    gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
+    verdicts = outputs["verdicts"] = fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"]
+    for v in verdicts:  # DeepEval's: a turn the index names (Python's indexing) gives the message shown
+        if -len(turns) <= v["index"] < len(turns):
+            v["ai_message"] = f"{turns[v['index']]['content']} (turn #{v['index'] + 1})"
+    assistant = sum(t["role"] == "assistant" for t in turns)
+    shown: float | int = 1 if assistant == 0 else (assistant - min(len(verdicts), assistant)) / assistant
+    if cfg.strict_mode and shown < 1:
+        shown = 0
+    score = float(shown)
+    fields = {"score": str(shown), "out_of_character_responses": [v.get("ai_message") for v in verdicts]}
+    gens += yield [(_messages(judge, 1, raw, text, fields), fmts[1])]
+    reason = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
+    details = {**outputs, "strict_mode": cfg.strict_mode}
+    return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, details)

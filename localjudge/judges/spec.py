@@ -131,7 +131,7 @@ class DeepEvalConversation(_Strict):
     """Which DeepEval conversational metric a deepeval_conversation judge computes from its stages
     (judges/deepeval_conversation.py), and DeepEval's `strict_mode` (a score under 1 becomes 0)."""
 
-    metric: Literal["knowledge_retention", "conversation_completeness"]
+    metric: Literal["knowledge_retention", "conversation_completeness", "role_adherence"]
     strict_mode: bool = False
 
 
@@ -260,9 +260,11 @@ class JudgeSpec(_Strict):
                     f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
                 )
         if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
-            if len(self.stages) != 3 or any(s.output is None for s in self.stages):
+            want = 2 if self.deepeval_conversation.metric == "role_adherence" else 3
+            if len(self.stages) != want or any(s.output is None for s in self.stages):
                 raise ValueError(
-                    f"deepeval_conversation metric {self.deepeval_conversation.metric!r} needs exactly 3 stages, each with an output"
+                    f"deepeval_conversation metric {self.deepeval_conversation.metric!r} needs exactly {want} stages, "
+                    "each with an output"
                 )
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
