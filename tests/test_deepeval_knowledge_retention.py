@@ -142,3 +142,38 @@ def test_turns_that_are_not_deepevals_turns_are_a_one_line_error():
 
     with pytest.raises(InputError, match="deepeval_turns"):
         get_judge("deepeval_knowledge_retention").render(deepeval_turns="not turns")
+
+
+def test_a_session_run_judges_each_conversation_with_the_three_ported_metrics(tmp_path):
+    """A run over a messages column (session granularity, the default) gives each conversation DeepEval's score from
+    the same canned answers, and role adherence reads `chatbot_role` from the row."""
+    import localjudge
+    from localjudge.engine.base import ScriptedEngine
+
+    def reply(msgs, fmt):
+        text = msgs[-1].content
+        if "Chatbot Role:" in text and "Messages:" in text:
+            return json.dumps({"verdicts": []})
+        if "User Intention:" in text:
+            return json.dumps({"verdict": "yes", "reason": None})
+        if "Turns:" in text and "intentions" in text and "Incompletenesses" not in text:
+            return json.dumps({"intentions": ["plan a trip"]})
+        if "Latest User Message:" in text or "Previous Knowledge:" in text:
+            return json.dumps(answer(text), ensure_ascii=False)
+        return json.dumps({"reason": "because"})
+
+    rows = [
+        {"id": "trip", "messages": [{"role": r, "content": c} for r, c in TRIP], "chatbot_role": "a travel agent"},
+        {"id": "hi", "messages": [{"role": r, "content": c} for r, c in SMALL_TALK], "chatbot_role": "a travel agent"},
+    ]
+    judges = ["deepeval_knowledge_retention", "deepeval_conversation_completeness", "deepeval_role_adherence"]
+    run = localjudge.evaluate(rows, judges, engine=ScriptedEngine(reply), out=tmp_path / "r")
+    got = {(r.conversation_id, r.judge): r.result.score for r in run.results}
+    assert got == {
+        ("trip", "deepeval_knowledge_retention"): pytest.approx(_theirs(TRIP)[0].score),
+        ("hi", "deepeval_knowledge_retention"): 1.0,
+        ("trip", "deepeval_conversation_completeness"): 1.0,
+        ("hi", "deepeval_conversation_completeness"): 1.0,
+        ("trip", "deepeval_role_adherence"): 1.0,
+        ("hi", "deepeval_role_adherence"): 1.0,
+    }
