@@ -82,7 +82,116 @@ def judge_file(name: str) -> str:
     )
 
 
+# name -> (DeepEval metric class, its schema module, [(template method, its placeholders, output model)], description)
+# for the several-call metrics (kind deepeval_conversation, localjudge/judges/deepeval_conversation.py)
+STAGED = {
+    "deepeval_knowledge_retention": (
+        "KnowledgeRetentionMetric",
+        "knowledge_retention",
+        [
+            ("extract_data", ("previous_turns", "user_message"), "Knowledge"),
+            ("generate_verdict", ("llm_message", "accumulated_knowledge"), "KnowledgeRetentionVerdict"),
+            ("generate_reason", ("attritions", "score"), "KnowledgeRetentionScoreReason"),
+        ],
+        "Whether the assistant keeps the facts the user gave earlier in the conversation: the facts of each user "
+        "turn are extracted, then each assistant turn is checked for forgetting or contradicting them; score = the "
+        "fraction of assistant turns that do not (DeepEval KnowledgeRetentionMetric).",
+    ),
+    "deepeval_conversation_completeness": (
+        "ConversationCompletenessMetric",
+        "conversation_completeness",
+        [
+            ("extract_user_intentions", ("turns",), "UserIntentions"),
+            ("generate_verdicts", ("turns", "intention"), "ConversationCompletenessVerdict"),
+            ("generate_reason", ("score", "intentions", "incompletenesses"), "ConversationCompletenessScoreReason"),
+        ],
+        "Whether the assistant satisfied what the user wanted over the conversation: the user's intentions are "
+        "extracted, then each is checked against the conversation; score = the fraction satisfied (DeepEval "
+        "ConversationCompletenessMetric).",
+    ),
+    "deepeval_role_adherence": (
+        "RoleAdherenceMetric",
+        "role_adherence",
+        [
+            ("extract_out_of_character_response_verdicts", ("turns", "role=chatbot_role"), "OutOfCharacterResponseVerdicts"),
+            ("generate_reason", ("score", "role=chatbot_role", "out_of_character_responses"), "RoleAdherenceScoreReason"),
+        ],
+        "Whether the assistant stays in its role (the conversation's `chatbot_role`) in every turn: the "
+        "out-of-character assistant turns are listed; score = the fraction of assistant turns in character "
+        "(DeepEval RoleAdherenceMetric).",
+    ),
+}
+
+
+def staged_judge_file(name: str) -> str:
+    """A deepeval_conversation judge file: each stage's prompt as DeepEval renders it (multimodal off), its
+    placeholders as mustache variables the judge fills per call, its output the schema DeepEval asks for."""
+    import importlib
+
+    metric, module, stages, description = STAGED[name]
+    schemas = importlib.import_module(f"deepeval.metrics.{module}.schema")
+    q = json.dumps
+    out = [
+        "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);\n"
+        "# written by scripts/make_deepeval_conversation_judges.py from the installed deepeval package: the texts\n"
+        f"# DeepEval's {metric} renders (multimodal off), its template variables as mustache placeholders.\n",
+        f"name = {q(name)}\n",
+        f"description = {q(description)}\n",
+        'version = "1"\n',
+        'kind = "deepeval_conversation"\n',
+        "pass_threshold = 0.5\n",
+        "[deepeval_conversation]\n",
+        f"metric = {q(name.removeprefix('deepeval_'))}\n",
+        "[source]\n",
+        'project = "DeepEval"\n',
+        'license = "Apache-2.0"\n',
+        f"url = {q(URL + module + '/templates')}\n",
+        f"notes = {q(f'DeepEval 4.3.1 {metric}: its templates byte for byte, output schemas from its pydantic models; score as score_qag_verdicts computes it.')}\n",
+        "[[variables]]\n",
+        "name = 'deepeval_turns'\n",
+        "description = 'the turns as DeepEval prints them (localjudge.conversations.render.deepeval_turns_text)'\n",
+    ]
+    if any("role=chatbot_role" in holes for _, holes, _ in stages):
+        out += [
+            "[[variables]]\n",
+            "name = 'chatbot_role'\n",
+            "description = \"the assistant's role (DeepEval's ConversationalTestCase.chatbot_role): a column of the row\"\n",
+        ]
+    for method, holes, model in stages:
+        named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder
+        sentinels = {h: f"@@{h.upper()}@@" for h in named}
+        text = deepeval_prompt_with(metric, method, sentinels)
+        if "{{" in text or any(text.count(v) != 1 for v in sentinels.values()):
+            raise SystemExit(f"{name}.{method}: the rendered template cannot be held as a mustache template")
+        for h, v in sentinels.items():
+            text = text.replace(v, "{{" + named[h] + "}}")
+        schema = json.dumps(getattr(schemas, model).model_json_schema())
+        out += [
+            "[[stages]]\n",
+            f"name = {q(method)}\n",
+            "[[stages.messages]]\n",
+            "role = 'user'\n",
+            f"template = {q(text)}\n",
+            "[stages.output]\n",
+            'kind = "json_schema"\n',
+            f"schema = {q(schema)}\n",
+            "field_tokens = 64\n",
+        ]
+    return "".join(out)
+
+
+def deepeval_prompt_with(metric: str, method: str, values: dict[str, object]) -> str:
+    """The prompt DeepEval's `metric` sends from its `method` template with `values` as its variables."""
+    from deepeval.templates.resolver import resolve_template
+
+    return resolve_template("metrics", metric, method, **values, multimodal=False, strict=True)
+
+
 def main() -> None:
+    for name in STAGED:
+        out = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
+        out.write_text(staged_judge_file(name), encoding="utf-8")
+        print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
     for name in PORTS:
         out = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
         out.write_text(judge_file(name), encoding="utf-8")

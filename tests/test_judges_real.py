@@ -117,6 +117,10 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             "deepeval_input": q,
             "deepeval_tools_called": tools_called_text([ToolCall(name="search", arguments={"query": q})]),
         },
+        # DeepEval's knowledge retention (kind deepeval_conversation): the turns as DeepEval prints them
+        "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
     }
 
 
@@ -162,6 +166,9 @@ def check_typed(judge, r, engine):
         verdicts = [v["verdict"] for v in r.details["verdicts"]]
         assert r.usage.calls == 2 and isinstance(value, float) and r.score == value
         assert value == (verdicts.count("yes") / len(verdicts) if verdicts else 1.0)
+    elif kind == "deepeval_conversation":  # DeepEval's chained calls; the score is DeepEval's arithmetic on them
+        assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
+        assert isinstance(r.rationale, str)
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -180,7 +187,7 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic"):
+    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic", "deepeval_conversation"):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 

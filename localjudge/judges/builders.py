@@ -123,14 +123,17 @@ def compile_spec(spec: JudgeSpec) -> Plan:
             "stages.1.output",
             lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
         )
-    elif traits.calls == "ragas_agent":
+    elif traits.calls in ("ragas_agent", "deepeval_conversation", "deepeval_agentic"):
         formats: list[OutputFormat | None] = [
             _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
         ]
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, {"stage_input"})
-    elif traits.calls == "deepeval_agentic":
-        formats = [_at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)]
-        derived = {"score", "incorrect_tool_calls_reasons"}  # the reason call's values (judges/deepeval_agentic.py)
+        from .deepeval_conversation import DERIVED  # lazily: it imports the store's result model
+
+        derived = {
+            "ragas_agent": {"stage_input"},
+            "deepeval_conversation": set(DERIVED),
+            "deepeval_agentic": {"score", "incorrect_tool_calls_reasons"},  # its reason call's values (judges/deepeval_agentic.py)
+        }[traits.calls]
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
         assert spec.output is not None

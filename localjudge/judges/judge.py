@@ -58,6 +58,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "match",
             "ragas_agent",
             "deepeval_agentic",
+            "deepeval_conversation",
         ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
@@ -213,6 +214,10 @@ class Judge(VariableValues, JudgeOutcomes):
             return [first_request(self, raw, text)]
         if self.traits.calls == "deepeval_agentic":
             return [self._messages(0, raw, text)]
+        if self.traits.calls == "deepeval_conversation":
+            from .deepeval_conversation import first_request as dv_first
+
+            return [dv_first(self, raw, text)]
         return [self._messages(0, raw, text)]
 
     def fingerprint(self, **variables: Any) -> str:
@@ -296,6 +301,10 @@ class Judge(VariableValues, JudgeOutcomes):
                 from .deepeval_agentic import argument_correctness_calls
 
                 return (yield from argument_correctness_calls(self, raw, text, gens, model_id))
+            if self.traits.calls == "deepeval_conversation":
+                from .deepeval_conversation import conversation_calls
+
+                return (yield from conversation_calls(self, raw, text, gens, model_id))
             fmt = self._plan.formats[0]
             assert fmt is not None
             if options is not None and options.fast:  # verdict only: no rationale to decode

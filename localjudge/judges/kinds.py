@@ -21,11 +21,13 @@ Kind = Literal[
     "tool_call_match",
     "ragas_agent",
     "deepeval_agentic",
+    "deepeval_conversation",
 ]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
 # ("none": no model call, the judge computes its score itself: tool_call_match; "ragas_agent": RAGAS's agent
-# metrics' chained calls, judges/ragas_agent.py)
-CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent", "deepeval_agentic"]
+# metrics' chained calls, judges/ragas_agent.py; "deepeval_conversation" and "deepeval_agentic": DeepEval's
+# conversational and agentic metrics' chained calls, judges/deepeval_conversation.py and judges/deepeval_agentic.py)
+CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent", "deepeval_agentic", "deepeval_conversation"]
 # what the kind adds to the variables' texts: nothing, MLflow's grading context, or the instructions' field list
 ExtraText = Literal["", "grading_context", "instruction_fields"]
 
@@ -66,4 +68,5 @@ KINDS: dict[str, KindTraits] = {
     "ragas_agent": KindTraits(needs=("stages", "ragas_agent"), calls="ragas_agent", examples=False),
     # DeepEval's LLM-judged agentic metrics (judges/deepeval_agentic.py)
     "deepeval_agentic": KindTraits(needs=("stages", "deepeval_agentic"), calls="deepeval_agentic", examples=False),
+    "deepeval_conversation": KindTraits(needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False),
 }

@@ -13,6 +13,8 @@ Kinds:
   instructions  MLflow's field-based instructions judge built from `instructions` + `result`
   custom_prompt MLflow's custom prompt judge built from `prompt_template` with [[label]] choices
   ragas_agent   RAGAS's agent metrics: `stages` are its prompts, `[ragas_agent]` which metric chains them (ragas_agent.py)
+  deepeval_conversation  DeepEval's conversational metrics: `stages` are its prompts, `[deepeval_conversation]` which
+                metric chains them (deepeval_conversation.py)
 
 A minimal judge file (see builtin/*.toml for every kind):
 
@@ -125,6 +127,14 @@ class RagasAgent(_Strict):
     mode: Literal["precision", "recall", "f1"] = "f1"
 
 
+class DeepEvalConversation(_Strict):
+    """Which DeepEval conversational metric a deepeval_conversation judge computes from its stages
+    (judges/deepeval_conversation.py), and DeepEval's `strict_mode` (a score under 1 becomes 0)."""
+
+    metric: Literal["knowledge_retention", "conversation_completeness", "role_adherence"]
+    strict_mode: bool = False
+
+
 class Example(_Strict):
     """A few-shot example of an MLflow v1 metric (MLflow's EvaluationExample)."""
 
@@ -223,6 +233,7 @@ class JudgeSpec(_Strict):
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
     deepeval_agentic: Literal["argument_correctness"] | None = None  # deepeval_agentic (judges/deepeval_agentic.py)
+    deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
     alignment: Alignment | None = None
@@ -251,6 +262,13 @@ class JudgeSpec(_Strict):
                 )
         if traits.calls == "deepeval_agentic" and (len(self.stages) != 2 or any(s.output is None for s in self.stages)):
             raise ValueError("kind 'deepeval_agentic' needs exactly 2 stages, each with an output")
+        if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
+            want = 2 if self.deepeval_conversation.metric == "role_adherence" else 3
+            if len(self.stages) != want or any(s.output is None for s in self.stages):
+                raise ValueError(
+                    f"deepeval_conversation metric {self.deepeval_conversation.metric!r} needs exactly {want} stages, "
+                    "each with an output"
+                )
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate variable names in {names}")

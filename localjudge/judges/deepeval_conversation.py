@@ -1,0 +1,207 @@
+"""The chained calls of DeepEval 4.3.1's conversational metrics (kind `deepeval_conversation`), and their arithmetic
+as DeepEval computes it.
+
+* knowledge retention (`KnowledgeRetentionMetric`, deepeval/metrics/knowledge_retention/): stage 0 extracts, for
+  each user turn, the facts it states (`Knowledge`, given the turns before it); stage 1 asks, for each assistant
+  turn after which some knowledge is known, whether it forgets or contradicts the facts of the user turns before it
+  (`KnowledgeRetentionVerdict`); stage 2 writes the reason from the "yes" verdicts' reasons and the score. Score =
+  the fraction of "no" verdicts (1 when there are none), 0 under `strict_mode` when below 1
+  (`score_qag_verdicts(passing=(NO,))`).
+* conversation completeness (`ConversationCompletenessMetric`, deepeval/metrics/conversation_completeness/): stage 0
+  extracts the user's intentions from the whole conversation (`UserIntentions`), stage 1 asks, once per intention,
+  whether the assistant satisfied it (`ConversationCompletenessVerdict`), stage 2 writes the reason from the score
+  (as Python prints DeepEval's: `1` when there are no intentions), the intentions and the "no" verdicts' reasons.
+  Score = the fraction of "yes" verdicts (1 when there are none), 0 under `strict_mode` when below 1.
+* role adherence (`RoleAdherenceMetric`, deepeval/metrics/role_adherence/): stage 0 lists the out-of-character
+  assistant turns given the `chatbot_role` (`OutOfCharacterResponseVerdicts`, each turn's `ai_message` then set to
+  its content and `(turn #n)` as DeepEval does), stage 1 writes the reason. Score = (assistant turns - min(listed,
+  assistant turns)) / assistant turns (1 with no assistant turn), 0 under `strict_mode` when below 1.
+
+The turns are DeepEval's: the judge's `deepeval_turns` value (the Python list of `{'content', 'role'}` dicts that
+`conversations.render.deepeval_turns_text` prints). Each placeholder of a stage's prompt is filled as DeepEval's
+Jinja template fills it: a string as itself, a list as Python's `str(list)`. A call whose output does not parse
+makes the result unscored (`parse_error`, naming the stage); the calls made so far are kept on it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+from ..engine.base import Calls, Generation, Message
+from ..errors import InputError, ParseError
+from ..formats import OutputFormat
+from .ragas_agent import Judge
+
+# the placeholders the judge fills itself, per call (DeepEval's template variables)
+DERIVED = (
+    "previous_turns",
+    "user_message",
+    "llm_message",
+    "accumulated_knowledge",
+    "attritions",
+    "score",
+    "turns",
+    "intention",
+    "intentions",
+    "incompletenesses",
+    "out_of_character_responses",
+)
+
+
+def deepeval_turns(value: Any) -> list[dict[str, str]]:
+    """`deepeval_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_turns_text`)."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            value = None
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(t, dict) and isinstance(t.get("content"), str) and isinstance(t.get("role"), str) for t in value
+    ):
+        raise InputError(
+            "variable 'deepeval_turns' must be a list of {'content': str, 'role': str} turns "
+            "(give the row a conversation: --conversation FILE, or a messages column); fix the row"
+        )
+    return [dict(t) for t in value]
+
+
+def qag_score(verdicts: list[str], passing: str, strict_mode: bool) -> float:
+    """`score_qag_verdicts`: the fraction of verdicts equal to `passing`, 1 when there are none, and under
+    `strict_mode` (DeepEval's threshold then 1) 0 when below 1."""
+    if not verdicts:
+        return 1.0
+    score = sum(v == passing for v in verdicts) / len(verdicts)
+    return 0.0 if strict_mode and score < 1 else score
+
+
+def _messages(judge: Judge, stage: int, raw: dict[str, Any], text: dict[str, str], fields: dict[str, Any]) -> list[Message]:
+    return judge._messages(stage, raw, {**text, **{k: v if isinstance(v, str) else str(v) for k, v in fields.items()}})
+
+
+def extract_requests(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[int, list[Message]]]:
+    """Stage 0's calls: (turn index, messages) for each user turn, given the turns before it."""
+    turns = deepeval_turns(raw["deepeval_turns"])
+    return [
+        (i, _messages(judge, 0, raw, text, {"previous_turns": turns[:i], "user_message": t["content"]}))
+        for i, t in enumerate(turns)
+        if t["role"] != "assistant"
+    ]
+
+
+def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+    """The first call's messages: knowledge retention's first user turn's extraction (the reason's, when there is no
+    user turn); conversation completeness's intentions extraction."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    if cfg.metric in ("conversation_completeness", "role_adherence"):
+        return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
+    asks = extract_requests(judge, raw, text)
+    if asks:
+        return asks[0][1]
+    return _messages(judge, 2, raw, text, {"attritions": [], "score": format(1, ".2f")})
+
+
+def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+    """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    turns = deepeval_turns(raw["deepeval_turns"])
+    outputs: dict[str, Any] = {}
+
+    def parsed(stage: int, gen: Generation) -> Any:
+        return fmts[stage].value(fmts[stage].parse(gen.text))
+
+    try:
+        if cfg.metric == "conversation_completeness":
+            return (yield from _completeness(judge, raw, text, gens, model_id, outputs))
+        if cfg.metric == "role_adherence":
+            return (yield from _role_adherence(judge, raw, text, gens, model_id, outputs))
+        extracts = extract_requests(judge, raw, text)
+        knowledges: list[Any] = [None] * len(turns)
+        if extracts:
+            gens += yield [(m, fmts[0]) for _, m in extracts]
+            for (i, _), g in zip(extracts, gens[-len(extracts) :], strict=True):
+                knowledges[i] = parsed(0, g).get("data")
+        outputs["knowledges"] = knowledges
+        asks: list[tuple[Sequence[Message], OutputFormat]] = []
+        for i, t in enumerate(turns):
+            known = [k for k in knowledges[:i] if k]
+            if t["role"] == "assistant" and known:
+                fields = {"llm_message": t["content"], "accumulated_knowledge": known}
+                asks.append((_messages(judge, 1, raw, text, fields), fmts[1]))
+        verdicts: list[dict[str, Any]] = []
+        if asks:
+            gens += yield asks
+            verdicts = [parsed(1, g) for g in gens[-len(asks) :]]
+        outputs["verdicts"] = verdicts
+        score = qag_score([v["verdict"] for v in verdicts], "no", cfg.strict_mode)
+        attritions = [v.get("reason") for v in verdicts if v["verdict"] == "yes"]
+        fields = {"attritions": attritions, "score": format(score, ".2f")}
+        gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
+        reason = parsed(2, gens[-1])["reason"]
+        details = {**outputs, "strict_mode": cfg.strict_mode}
+        return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+    except ParseError as e:
+        stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
+        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+
+
+def _completeness(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+) -> Calls:
+    """ConversationCompletenessMetric's calls: intentions, a verdict per intention, the reason."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    turns = deepeval_turns(raw["deepeval_turns"])
+    gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
+    intentions = outputs["intentions"] = fmts[0].value(fmts[0].parse(gens[-1].text))["intentions"]
+    asks: list[tuple[Sequence[Message], OutputFormat]] = [
+        (_messages(judge, 1, raw, text, {"turns": turns, "intention": i}), fmts[1]) for i in intentions
+    ]
+    verdicts: list[dict[str, Any]] = []
+    if asks:
+        gens += yield asks
+        verdicts = [fmts[1].value(fmts[1].parse(g.text)) for g in gens[-len(asks) :]]
+    outputs["verdicts"] = verdicts
+    score = qag_score([v["verdict"] for v in verdicts], "yes", cfg.strict_mode)
+    # the score as Python prints DeepEval's own value: int 1 with no verdicts, int 0 when strict mode clamps it
+    clamped = bool(verdicts) and cfg.strict_mode and score == 0
+    shown: float | int = int(score) if not verdicts or clamped else score
+    fields = {
+        "score": str(shown),
+        "intentions": intentions,
+        "incompletenesses": [v.get("reason") for v in verdicts if v["verdict"] == "no"],
+    }
+    gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
+    reason = fmts[2].value(fmts[2].parse(gens[-1].text))["reason"]
+    details = {**outputs, "strict_mode": cfg.strict_mode}
+    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+
+
+def _role_adherence(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+) -> Calls:
+    """RoleAdherenceMetric's calls: the out-of-character verdicts, the reason."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    turns = deepeval_turns(raw["deepeval_turns"])
+    gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
+    verdicts = outputs["verdicts"] = fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"]
+    for v in verdicts:  # DeepEval's: a turn the index names (Python's indexing) gives the message shown
+        if -len(turns) <= v["index"] < len(turns):
+            v["ai_message"] = f"{turns[v['index']]['content']} (turn #{v['index'] + 1})"
+    assistant = sum(t["role"] == "assistant" for t in turns)
+    shown: float | int = 1 if assistant == 0 else (assistant - min(len(verdicts), assistant)) / assistant
+    if cfg.strict_mode and shown < 1:
+        shown = 0
+    score = float(shown)
+    fields = {"score": str(shown), "out_of_character_responses": [v.get("ai_message") for v in verdicts]}
+    gens += yield [(_messages(judge, 1, raw, text, fields), fmts[1])]
+    reason = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
+    details = {**outputs, "strict_mode": cfg.strict_mode}
+    return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, details)
