@@ -84,6 +84,7 @@ class Agreement(BaseModel):
     granularity: str
     results: int
     unscored: int
+    missing: int = 0  # labels with no stored result yet (a report of a run not finished)
     labels_yes: int
     judged_yes: int
     accuracy: float | None
@@ -119,6 +120,17 @@ def agreement(model: str, judge: str, granularity: str, pairs: Sequence[tuple[La
     )
 
 
+def _stored(judge: str, out: Path) -> list[Any]:
+    """What the run directory `out` holds of `judge` so far, without judging (a run still going, or stopped)."""
+    from localjudge.store.db import Store
+
+    if not (out / "results.sqlite").is_file():
+        return []
+    store = Store(out / "results.sqlite")
+    run_id = store.latest_run()
+    return [] if run_id is None else list(store.iter_results(run_id, [judge]))
+
+
 def _run(
     convs: list[LabelledConversation],
     judge: str,
@@ -127,9 +139,14 @@ def _run(
     model: str | None,
     engine: Engine | None,
     threads: int,
+    report_only: bool = False,
 ) -> list[Any]:
-    """Judge the conversations into the run directory `out` (resumed when it exists); the stored rows."""
+    """Judge the conversations into the run directory `out` (resumed when it exists); the stored rows. With
+    `report_only`, judge nothing: the rows stored so far."""
     import localjudge
+
+    if report_only:
+        return _stored(judge, out)
 
     rows = [{"id": c.id, "messages": c.messages} for c in convs]
     res = localjudge.evaluate(
@@ -152,16 +169,22 @@ def measure(
     *,
     engine: Engine | None = None,
     threads: int = 1,
+    report_only: bool = False,
 ) -> list[Agreement]:
-    """One model on both judges: the session judge against `label`, the per-turn judge against `turn_labels`."""
+    """One model on both judges: the session judge against `label`, the per-turn judge against `turn_labels`. A
+    label without a stored result (`report_only` on a run not finished) is left out, and counted in `missing`."""
     name = None if engine is not None else model
-    session = _run(convs, SESSION_JUDGE, "session", out / "session", name, engine, threads)
+    session = _run(convs, SESSION_JUDGE, "session", out / "session", name, engine, threads, report_only)
     by_conv = {r.conversation_id or r.row_id: r.result.passed if r.result.scored else None for r in session}
-    s_pairs = [(c.label, by_conv.get(c.id)) for c in convs]
-    turns = _run(convs, TURN_JUDGE, "turn", out / "turn", name, engine, threads)
+    s_pairs = [(c.label, by_conv[c.id]) for c in convs if c.id in by_conv]
+    turns = _run(convs, TURN_JUDGE, "turn", out / "turn", name, engine, threads, report_only)
     by_turn = {(r.conversation_id, r.turn_index): r.result.passed if r.result.scored else None for r in turns}
-    t_pairs = [(lab, by_turn.get((c.id, i))) for c in convs for i, lab in enumerate(c.turn_labels)]
-    return [agreement(model, SESSION_JUDGE, "session", s_pairs), agreement(model, TURN_JUDGE, "turn", t_pairs)]
+    t_pairs = [(lab, by_turn[(c.id, i)]) for c in convs for i, lab in enumerate(c.turn_labels) if (c.id, i) in by_turn]
+    s_all, t_all = len(convs), sum(len(c.turn_labels) for c in convs)
+    return [
+        agreement(model, SESSION_JUDGE, "session", s_pairs).model_copy(update={"missing": s_all - len(s_pairs)}),
+        agreement(model, TURN_JUDGE, "turn", t_pairs).model_copy(update={"missing": t_all - len(t_pairs)}),
+    ]
 
 
 def _f(x: float | None, pct: bool = False) -> str:
@@ -175,7 +198,7 @@ def table(rows: Sequence[Agreement]) -> str:
     for a in rows:
         ci = f" [{a.kappa_ci[0]:.2f}, {a.kappa_ci[1]:.2f}]" if a.kappa_ci else " [–]"
         lines.append(
-            f"| {a.model} | `{a.judge}` | {a.granularity} | {a.results} ({a.unscored}) | {a.labels_yes} | {a.judged_yes} "
+            f"| {a.model} | `{a.judge}` | {a.granularity} | {a.results}{f' of {a.results + a.missing}' if a.missing else ''} ({a.unscored}) | {a.labels_yes} | {a.judged_yes} "
             f"| {_f(a.accuracy, True)} | {_f(a.kappa)}{ci} | {_f(a.tpr, True)} | {_f(a.tnr, True)} |"
         )
     return "\n".join(lines)
@@ -187,6 +210,7 @@ def section_conversations_models(
     threads: int = 1,
     out: Path | None = None,
     engine_for: Callable[[str], Engine] | None = None,
+    report_only: bool = False,
 ) -> list[Agreement]:
     """Print the section (bench.py `conversations-models`) and return its rows; `engine_for(model)` replaces the
     real model (tests)."""
@@ -195,7 +219,7 @@ def section_conversations_models(
     rows: list[Agreement] = []
     for model in models:
         engine = engine_for(model) if engine_for else None
-        rows += measure(convs, model, base / f"{model}-{len(convs)}", engine=engine, threads=threads)
+        rows += measure(convs, model, base / f"{model}-{len(convs)}", engine=engine, threads=threads, report_only=report_only)
     turns = sum(len(c.turn_labels) for c in convs)
     print(f"\n## The installable models on {len(convs)} labelled conversations ({turns} turns), {threads} thread(s)\n")
     print(table(rows))
@@ -209,13 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", type=int, default=None, help="judge only the first N conversations (default: all 24)")
     ap.add_argument("--threads", type=int, default=1, help="the model's CPU threads (default 1)")
     ap.add_argument("--out", type=Path, default=None, help="run directories go under it (default runs/conversations-models)")
+    ap.add_argument("--report-only", action="store_true", help="judge nothing: the table of what the run directories hold so far")
     a = ap.parse_args(argv)
     if a.threads < 1 or (a.conversations is not None and a.conversations < 2):
         raise SystemExit("--threads must be at least 1, --conversations at least 2")
     from localjudge.errors import LocalJudgeError
 
     try:
-        section_conversations_models(a.model or MODELS, a.conversations, a.threads, a.out)
+        section_conversations_models(a.model or MODELS, a.conversations, a.threads, a.out, report_only=a.report_only)
     except (LocalJudgeError, ValueError) as e:  # a model not installed, a bad data line: one line, exit 2
         print(f"error: {e} (finished judgements stay in their run directories)", file=sys.stderr)
         return 2

@@ -63,6 +63,8 @@ def test_an_always_yes_judge_on_two_conversations_is_at_chance_and_a_rerun_resum
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     engines: list[ScriptedEngine] = []
+    before = bcm.section_conversations_models(["scripted"], 2, out=tmp_path, report_only=True)
+    assert [(a.results, a.missing) for a in before] == [(0, 2), (0, 6)]  # nothing judged yet: all missing, none guessed
 
     def engine_for(model: str) -> ScriptedEngine:
         engines.append(ScriptedEngine([YES], cycle=True))
@@ -77,6 +79,7 @@ def test_an_always_yes_judge_on_two_conversations_is_at_chance_and_a_rerun_resum
     assert engines[0].calls == 8
     bcm.section_conversations_models(["scripted"], 2, out=tmp_path, engine_for=engine_for)
     assert engines[1].calls == 0  # every judgement reused from the run directories
+    assert bcm.section_conversations_models(["scripted"], 2, out=tmp_path, report_only=True) == [session, turn]
 
 
 def _oracle(convs: Sequence[bcm.LabelledConversation]) -> ScriptedEngine:
