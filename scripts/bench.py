@@ -42,6 +42,10 @@
     python scripts/bench.py defaults [--rows 12] [--load N]  default options vs the previous release's settings and
                                                  the naive GBNF loop on the same RAG rows x groundedness, alone and
                                                  (with --load) beside N busy processes (scripts/bench_defaults.py)
+    python scripts/bench.py conversations-models [--rows 24] [--model NAME ...] [--threads 1] [--out DIR]  the
+                                                 installable models on the labelled multi-turn set: agreement of
+                                                 conversation_completeness / deepeval_turn_relevancy with labels
+                                                 true by construction (scripts/bench_conversations_models.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -119,6 +123,7 @@ def main() -> None:
             "gpu",
             "clients",
             "conversation",
+            "conversations-models",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -234,6 +239,13 @@ def main() -> None:
         import bench_conversation
 
         bench_conversation.section_conversation(a.n if "--n" in sys.argv else 10, threads=1)
+    if a.section == "conversations-models":  # issue 31: scripts/bench_conversations_models.py (labelled multi-turn set)
+        import bench_conversations_models as bcm
+
+        cm = (["--conversations", str(a.rows)] if "--rows" in sys.argv else []) + ["--threads", str(a.threads)]
+        cm += [x for m in a.model or [] for x in ("--model", m)] + (["--out", str(a.out)] if a.out else [])
+        if rc := bcm.main(cm):
+            sys.exit(rc)
 
 
 if __name__ == "__main__":

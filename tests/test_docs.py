@@ -98,6 +98,8 @@ NOT_RUN = {
     "tests/test_server_backend.py runs the server: backend against a loopback server",
     ("docs/trust.md", "--target-width 0.05"): "needs run directories with labels; tests/test_trust_wiring.py runs agree "
     "--target-width, run --labels and report --compare on scripted runs with imported labels",
+    ("docs/conversations.md", "python scripts/bench.py conversations-models"): "a benchmark of the two real models over "
+    "24 conversations (many minutes); tests/test_bench_conversations_models.py runs the section on scripted engines",
 }
 LANGS = ("python", "bash", "sh", "shell", "console")
 
