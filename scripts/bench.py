@@ -24,6 +24,9 @@
                                                  [--draws 500] [--out DIR]  the same table measured: the model judges
                                                  the labelled TruthfulQA rows into a resumable run directory
                                                  (scripts/bench_trust_models.py)
+    python scripts/bench.py trust-pairs [--rows 221] [--model smollm2-135m] [--labels 20,40,60]  the same on the
+                                                 HHH pairs with the `pairwise` judge, both orders; estimand: the
+                                                 share of pairs humans prefer answer A (scripts/bench_trust_pairs.py)
     python scripts/bench.py panel-reuse [--rows 6]  a panel reusing an earlier solo run of a member vs a fresh panel
                                                  (scripts/bench_trust.py)
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
@@ -120,6 +123,7 @@ def main() -> None:
             "_defaults",
             "trust-estimators",
             "trust-models",
+            "trust-pairs",
             "gpu",
             "clients",
             "conversation",
@@ -195,6 +199,14 @@ def main() -> None:
         tm = ["--threads", str(a.threads), "--labels", a.labels, "--draws", str(a.draws), "--seed", str(a.seed)]
         tm += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
         if rc := bench_trust_models.main(tm + (["--out", str(a.out)] if a.out else [])):
+            sys.exit(rc)
+    if a.section == "trust-pairs":  # issue 33: scripts/bench_trust_pairs.py (the pairwise judge on HHH pairs)
+        import bench_trust_pairs
+
+        tp = ["--threads", str(a.threads), "--draws", str(a.draws), "--seed", str(a.seed)]
+        tp += ["--labels", a.labels] if "--labels" in sys.argv else []  # its own default fits 221 pairs
+        tp += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
+        if rc := bench_trust_pairs.main(tp + (["--out", str(a.out)] if a.out else [])):
             sys.exit(rc)
     if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
         import bench_trust

@@ -7,7 +7,9 @@ Judges of known quality judge N rows whose true pass rate is known; a random n o
 Per judge and label count, over the trials: the coverage of each estimator's 95 % interval (the share of trials whose
 interval holds the true rate) and its mean half-width. Then active labelling (uncertainty sampling) against random
 labelling with the same inverse-probability-weighted estimator: the labels each needs for the same mean half-width,
-and active's bias (mean error over the trials against its standard error). Output depends on the seed only.
+and active's bias at 100 and 200 labels: the mean error over the trials divided by the estimator's own standard error
+(averaged over the trials: the bias in the units a user's interval has) and by the Monte-Carlo standard error of the
+mean error (SD / sqrt(trials): whether the bias is distinguishable from simulation noise). Output depends on the seed only.
 Stand-alone (scripts/bench_trust.py is the panel-reuse bench); the lead wires it into scripts/bench.py as `trust`.
 """
 
@@ -117,11 +119,42 @@ def random_labels(judge: Judge, trials: int, seed: int) -> list[list[str]]:
     return rows
 
 
-def _ipw(judge: Judge, budget: int, trials: int, seed: int, uncertainty: bool) -> tuple[float, float, float, float, float]:
-    """(mean half-width, coverage, mean labels, mean error, standard error of the mean error) of the IPW estimator
-    with active (uncertainty) or uniform sampling at `budget` expected labels."""
+@dataclass(frozen=True)
+class IpwCell:
+    """The IPW estimator over the trials of one budget: mean half-width, coverage, mean labels, and its error
+    against the truth as the mean error and the two standard errors it can be judged by."""
+
+    width: float
+    coverage: float
+    labels: float
+    mean_error: float
+    mean_se: float  # the estimator's own standard error, averaged over the trials
+    mc_se: float  # the Monte-Carlo standard error of the mean error: SD(error) / sqrt(trials)
+
+    @property
+    def error_over_se(self) -> float:
+        """Mean error in units of the estimator's own (per-trial) standard error: the bias a user would see."""
+        return self.mean_error / self.mean_se if self.mean_se > 0 else float("nan")
+
+    @property
+    def error_over_mc_se(self) -> float:
+        """Mean error in units of its Monte-Carlo standard error: |value| <= 2 is 'unbiased within noise'."""
+        return self.mean_error / self.mc_se if self.mc_se > 0 else float("nan")
+
+
+def ipw_cell(widths: list[float], covered: list[bool], labels: list[int], errors: list[float], ses: list[float]) -> IpwCell:
+    """Summarise per-trial IPW results (see IpwCell)."""
+    err = np.asarray(errors, dtype=float)
+    mc = float(np.std(err, ddof=1) / np.sqrt(err.size)) if err.size > 1 else float("nan")
+    return IpwCell(
+        float(np.mean(widths)), float(np.mean(covered)), float(np.mean(labels)), float(err.mean()), float(np.mean(ses)), mc
+    )
+
+
+def _ipw(judge: Judge, budget: int, trials: int, seed: int, uncertainty: bool) -> IpwCell:
+    """The IPW estimator with active (uncertainty) or uniform sampling at `budget` expected labels, over the trials."""
     rng = np.random.default_rng([seed, budget, int(uncertainty)])
-    w, cov, n, err = [], [], [], []
+    w, cov, n, err, ses = [], [], [], [], []
     for _ in range(trials):
         y, f, u = judge.make(rng)
         probs = active.sampling_probabilities(u, budget) if uncertainty else active.uniform_probabilities(N_ROWS, budget)
@@ -132,7 +165,8 @@ def _ipw(judge: Judge, budget: int, trials: int, seed: int, uncertainty: bool) -
         cov.append(est.interval[0] <= judge.truth <= est.interval[1])
         n.append(len(rows))
         err.append(est.estimate - judge.truth)
-    return float(np.mean(w)), float(np.mean(cov)), float(np.mean(n)), float(np.mean(err)), float(np.std(err) / np.sqrt(trials))
+        ses.append(est.std_error)
+    return ipw_cell(w, cov, n, err, ses)
 
 
 def _labels_for(width: float, budgets: list[float], widths: list[float]) -> float:
@@ -147,11 +181,14 @@ def active_vs_random(judge: Judge, trials: int, seed: int) -> list[str]:
     rnd = {b: _ipw(judge, b, trials, seed, False) for b in (100, 200)}
     cells = []
     for b in (100, 200):
-        need = _labels_for(rnd[b][0], [a[2] for a in act], [a[0] for a in act])
-        cells += [f"±{rnd[b][0]:.3f}", f"{need:.0f}"]
+        need = _labels_for(rnd[b].width, [a.labels for a in act], [a.width for a in act])
+        cells += [f"±{rnd[b].width:.3f}", f"{need:.0f}"]
     a100, a200 = act[BUDGETS.index(100)], act[BUDGETS.index(200)]
-    coverage = f"{a100[1]:.1%} / {a200[1]:.1%} ; {rnd[100][1]:.1%} / {rnd[200][1]:.1%}"
-    return [*cells, coverage, f"{a200[3]:+.4f} ± {a200[4]:.4f}", f"{a200[3] / a200[4]:+.2f}"]
+    coverage = f"{a100.coverage:.1%} / {a200.coverage:.1%} ; {rnd[100].coverage:.1%} / {rnd[200].coverage:.1%}"
+    bias = []
+    for a in (a100, a200):
+        bias += [f"{a.mean_error:+.4f}", f"{a.error_over_se:+.3f}", f"{a.error_over_mc_se:+.2f}"]
+    return [*cells, coverage, *bias]
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -176,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         out += [_table(head, random_labels(judge, args.trials, args.seed)), ""]
     out += ["**Active vs random labelling** (same inverse-probability-weighted PPI estimator; labels = expected budget)", ""]
     head2 = ["judge", "random ± at 100", "active labels for it", "random ± at 200", "active labels for it"]
-    head2 += ["coverage at 100 / 200: active ; random", "active error at 200 (mean ± SE)", "error / SE"]
+    head2 += ["coverage at 100 / 200: active ; random"]
+    for b in (100, 200):
+        head2 += [f"active mean error at {b}", f"÷ mean per-trial SE at {b}", f"÷ MC SE (SD/√trials) at {b}"]
     rows2 = [[j.name, *active_vs_random(j, args.trials, args.seed)] for j in JUDGES[:3]]
     out += [_table(head2, rows2)]
     print("\n".join(out))

@@ -270,3 +270,19 @@ def test_the_active_interval_is_the_normal_interval_widened_by_half_a_label_step
     assert est.ppi_python_interval == pytest.approx((est.estimate - z * est.std_error, est.estimate + z * est.std_error))
     lo, hi = est.ppi_python_interval
     assert est.interval == pytest.approx((lo - 0.5 / 3, hi + 0.5 / 3))  # 0/1 labels: a step of 1, 3 labels
+
+
+def test_bench_active_bias_is_reported_against_both_the_per_trial_and_the_monte_carlo_standard_error() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import bench_trust_estimators as bte
+
+    cell = bte.ipw_cell([0.1] * 4, [True] * 4, [100] * 4, [0.01, 0.03, -0.01, 0.01], [0.05, 0.05, 0.05, 0.05])
+    assert cell.mean_error == pytest.approx(0.01)
+    assert cell.error_over_se == pytest.approx(0.2)  # 0.01 / the estimator's own SE 0.05
+    mc = float(np.std([0.01, 0.03, -0.01, 0.01], ddof=1)) / 2  # SD / sqrt(4 trials)
+    assert cell.mc_se == pytest.approx(mc) and cell.error_over_mc_se == pytest.approx(0.01 / mc)
+    row = bte.active_vs_random(bte.JUDGES[0], 3, 1)
+    assert len(row) == 5 + 6  # widths and labels, coverage, then mean error and both ratios at 100 and at 200
