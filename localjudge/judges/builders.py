@@ -132,7 +132,8 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         derived = {
             "ragas_agent": {"stage_input"},
             "deepeval_conversation": set(DERIVED),
-            "deepeval_agentic": {"score", "incorrect_tool_calls_reasons"},  # its reason call's values (judges/deepeval_agentic.py)
+            # its reason call's values (judges/deepeval_agentic.py)
+            "deepeval_agentic": {"score", "incorrect_tool_calls_reasons"},
         }[traits.calls]
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
