@@ -1,0 +1,124 @@
+"""Dev script: tests/golden/<name>.txt for DeepEval's several-call judges (kinds `deepeval_conversation` and
+`deepeval_agentic`): the first prompt the installed deepeval package's own metric sends for a fixed case, recorded
+from the real metric (a model that records the prompt, then stops the metric). Run it again after a DeepEval
+upgrade; tests/test_deepeval_golden.py checks the files against the package and against each judge's own first
+prompt for the same case."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from make_deepeval_conversation_judges import GOLDEN_TURNS  # noqa: E402  (the single-call ports' golden turns)
+
+ROLE = "A cheerful weather assistant who answers in one sentence, in °C."
+INPUT = 'What\'s the weather in "Lyon" — and tomorrow, in °C?'
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("get_weather", {"city": "Lyon", "unit": "C"}),
+    ("search", {"query": "Lyon forecast", "days": 2, "exact": True}),
+]
+
+
+class _First(Exception):
+    """Raised by the recording model once it has the first prompt: nothing after it is needed."""
+
+
+def first_prompt(make_metric: Callable[[Any], Any], case: Any) -> str:
+    """The first prompt the metric `make_metric(model)` sends for `case`."""
+    from deepeval.models.base_model import DeepEvalBaseLLM
+
+    seen: list[str] = []
+
+    class Recording(DeepEvalBaseLLM):
+        def __init__(self) -> None:
+            super().__init__(model="recording")
+
+        def load_model(self, *a: Any, **k: Any) -> None:
+            return None
+
+        def generate(self, prompt: str, schema: Any = None, **k: Any) -> Any:
+            seen.append(prompt)
+            raise _First
+
+        async def a_generate(self, prompt: str, schema: Any = None, **k: Any) -> Any:
+            return self.generate(prompt, schema)
+
+        def get_model_name(self, *a: Any, **k: Any) -> str:
+            return "recording"
+
+    try:
+        make_metric(Recording()).measure(case, _show_indicator=False)
+    except _First:
+        pass
+    if not seen:
+        raise SystemExit("the metric sent no prompt")
+    return seen[0]
+
+
+def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
+    import deepeval.metrics as metrics
+    from deepeval.test_case import ConversationalTestCase, Turn
+
+    cls = getattr(metrics, metric_name)
+    case = ConversationalTestCase(turns=[Turn(role=t["role"], content=t["content"]) for t in GOLDEN_TURNS], chatbot_role=ROLE)
+    return (lambda model: cls(model=model, async_mode=False)), case
+
+
+def _agentic(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
+    import deepeval.metrics as metrics
+    from deepeval.test_case import LLMTestCase, ToolCall
+
+    cls = getattr(metrics, metric_name)
+    case = LLMTestCase(
+        input=INPUT,
+        actual_output=GOLDEN_TURNS[-1]["content"],
+        tools_called=[ToolCall(name=n, input_parameters=a) for n, a in CALLS],
+    )
+    return (lambda model: cls(model=model, async_mode=False)), case
+
+
+# judge name -> (how the package's metric and case are made, which of the two inputs the judge reads)
+PORTS: dict[str, tuple[str, str]] = {
+    "deepeval_knowledge_retention": ("KnowledgeRetentionMetric", "conversation"),
+    "deepeval_conversation_completeness": ("ConversationCompletenessMetric", "conversation"),
+    "deepeval_role_adherence": ("RoleAdherenceMetric", "conversation"),
+    "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
+}
+
+
+def golden(name: str) -> str:
+    """The package's first prompt for the fixed case, as tests/golden/ stores messages (one user message)."""
+    metric, kind = PORTS[name]
+    make, case = (_conversational if kind == "conversation" else _agentic)(metric)
+    return f"===== user =====\n{first_prompt(make, case)}\n"
+
+
+def variables(name: str) -> dict[str, str]:
+    """The judge's variables for the same case, as a localjudge run gives them."""
+    from localjudge.conversations import from_messages
+    from localjudge.conversations.deepeval_case import tools_called_text
+    from localjudge.conversations.model import ToolCall
+    from localjudge.conversations.render import deepeval_turns_text
+
+    if PORTS[name][1] == "conversation":
+        return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "chatbot_role": ROLE}
+    return {
+        "deepeval_input": INPUT,
+        "deepeval_tools_called": tools_called_text([ToolCall(name=n, arguments=a) for n, a in CALLS]),
+    }
+
+
+def main() -> None:
+    for name in PORTS:
+        path = ROOT / "tests" / "golden" / f"{name}.txt"
+        path.write_text(golden(name), encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
