@@ -30,7 +30,11 @@ TOOL_VARIABLES = [
 ]
 FIELD_ALIASES = {"inputs": ["input", "question", "request"], "outputs": ["output", "answer", "response"]}
 SENTINELS = {"request": "@@REQUEST@@", "tools_called": "@@TOOLS_CALLED@@", "available_tools": "@@AVAILABLE_TOOLS@@"}
-EXPECTED_VARIABLE = ("expected_calls", "the expected calls, as MLflow formats them (localjudge.conversations.expected_calls_text)", [])
+EXPECTED_VARIABLE = (
+    "expected_calls",
+    "the expected calls, as MLflow formats them (localjudge.conversations.expected_calls_text)",
+    [],
+)
 
 
 def tool_prompt(name: str, expected: bool = False) -> str:

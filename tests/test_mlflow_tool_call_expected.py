@@ -25,13 +25,20 @@ prompts = importlib.import_module("mlflow.genai.judges.prompts.tool_call_correct
 
 def _chat(calls: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "Book a table for 2 at Chez Léa, 8pm."}]
-    msgs += [] if not calls else [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}} for i, (n, a, _) in enumerate(calls)],
-        }
-    ]
+    msgs += (
+        []
+        if not calls
+        else [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                    for i, (n, a, _) in enumerate(calls)
+                ],
+            }
+        ]
+    )
     msgs += [{"role": "tool", "tool_call_id": f"c{i}", "content": out} for i, (_, _, out) in enumerate(calls) if out is not None]
     return msgs + [{"role": "assistant", "content": "Done."}]
 
@@ -40,12 +47,21 @@ CASES = [  # (actual calls (name, JSON arguments, output), expected calls, tools
     (
         [("book", '{"venue": "Chez Léa", "people": 2}', "booked #42 {ok}"), ("menu", '{"venue": "Chez Léa"}', None)],
         [ToolCall(name="book", arguments={"venue": "Chez Léa", "people": 2}), ToolCall(name="menu", arguments={})],
-        [ToolSpec(name="book", description="Book a table", parameters={"properties": {"venue": {"type": "string"}}, "required": ["venue"]})],
+        [
+            ToolSpec(
+                name="book",
+                description="Book a table",
+                parameters={"properties": {"venue": {"type": "string"}}, "required": ["venue"]},
+            )
+        ],
     ),
     ([], [ToolCall(name="search", arguments={"query": "MLflow", "filters": {"lang": ["en", "fr"]}})], []),
     (
         [("search", '{"query": "a \\"quoted\\"\\nline {x}"}', "3 hits")],
-        [ToolCall(name="search", arguments={"query": "a \"quoted\"\nline {x}"}), ToolCall(name="summarize", arguments={"max_length": 100})],
+        [
+            ToolCall(name="search", arguments={"query": 'a "quoted"\nline {x}'}),
+            ToolCall(name="summarize", arguments={"max_length": 100}),
+        ],
         [ToolSpec(name="search", description="Search"), ToolSpec(name="summarize")],
     ),
 ]
@@ -72,7 +88,10 @@ def test_expected_judge_sends_mlflows_own_prompt_given_expectations(case):
             for c in conv.tool_calls()
         ],
         available_tools=[
-            ChatTool(type="function", function=FunctionToolDefinition(name=t.name, description=t.description, parameters=t.parameters or None))
+            ChatTool(
+                type="function",
+                function=FunctionToolDefinition(name=t.name, description=t.description, parameters=t.parameters or None),
+            )
             for t in tools
         ],
         expected_calls=[FunctionCall(name=c.name, arguments=c.arguments) for c in expected],
@@ -83,7 +102,11 @@ def test_expected_judge_sends_mlflows_own_prompt_given_expectations(case):
 
 @pytest.mark.parametrize(
     "calls",
-    [[], [ToolCall(name="t")], [ToolCall(name="é", arguments={"q": "Léa", "n": [1, 2.5, None, True]}), ToolCall(name="x", arguments={"b": 1, "a": {}})]],
+    [
+        [],
+        [ToolCall(name="t")],
+        [ToolCall(name="é", arguments={"q": "Léa", "n": [1, 2.5, None, True]}), ToolCall(name="x", arguments={"b": 1, "a": {}})],
+    ],
 )
 def test_expected_calls_text_is_mlflows_format_expected_calls(calls):
     from mlflow.genai.utils.type import FunctionCall
