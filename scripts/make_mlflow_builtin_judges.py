@@ -5,6 +5,9 @@
   message `mlflow.genai.judges.prompts.<name>.get_prompt` builds, with `{{request}}`, `{{available_tools}}`,
   `{{tools_called}}` left for localjudge to fill (rendered as MLflow renders them:
   localjudge.conversations.render.tool_calls_text / available_tools_text);
+* `tool_call_correctness_expected`: ToolCallCorrectness given expected calls with arguments (fuzzy mode, order
+  ignored: MLflow's defaults), the same `get_prompt` with `{{expected_calls}}` too (rendered as MLflow renders it:
+  localjudge.conversations.render.expected_calls_text);
 * `completeness`, `fluency`, `summarization`: the system and user messages of the `InstructionsJudge` each
   scorer builds (`_build_system_message`, `_build_user_message`), values JSON-dumped as MLflow dumps them.
 
@@ -27,21 +30,35 @@ TOOL_VARIABLES = [
 ]
 FIELD_ALIASES = {"inputs": ["input", "question", "request"], "outputs": ["output", "answer", "response"]}
 SENTINELS = {"request": "@@REQUEST@@", "tools_called": "@@TOOLS_CALLED@@", "available_tools": "@@AVAILABLE_TOOLS@@"}
+EXPECTED_VARIABLE = (
+    "expected_calls",
+    "the expected calls, as MLflow formats them (localjudge.conversations.expected_calls_text)",
+    [],
+)
 
 
-def tool_prompt(name: str) -> str:
-    """The package's prompt for `name` with its three values as mustache placeholders."""
+def tool_prompt(name: str, expected: bool = False) -> str:
+    """The package's prompt for `name` with its values as mustache placeholders; with `expected`, the prompt
+    ToolCallCorrectness builds given expected calls with arguments (`{{expected_calls}}` too)."""
     import importlib
     from unittest import mock
 
     mod = importlib.import_module(f"mlflow.genai.judges.prompts.{name}")
-    # get_prompt formats the lists with format_tools_called / format_available_tools: stand in the sentinels
+    sentinels = dict(SENTINELS, **({"expected_calls": "@@EXPECTED_CALLS@@"} if expected else {}))
+    # get_prompt formats the lists with format_tools_called / format_available_tools (and _format_expected_calls):
+    # stand in the sentinels
     with (
         mock.patch.object(mod, "format_tools_called", lambda _: SENTINELS["tools_called"]),
         mock.patch.object(mod, "format_available_tools", lambda _: SENTINELS["available_tools"]),
     ):
-        text = mod.get_prompt(request=SENTINELS["request"], tools_called=[], available_tools=[])
-    for var, s in SENTINELS.items():
+        if expected:
+            with mock.patch.object(mod, "_format_expected_calls", lambda *_: sentinels["expected_calls"]):
+                text = mod.get_prompt(
+                    request=SENTINELS["request"], tools_called=[], available_tools=[], expected_calls=[], include_arguments=True
+                )
+        else:
+            text = mod.get_prompt(request=SENTINELS["request"], tools_called=[], available_tools=[])
+    for var, s in sentinels.items():
         assert text.count(s) == 1, (name, var)
         text = text.replace(s, "{{" + var + "}}")
     return text
@@ -70,17 +87,18 @@ def header(name: str, description: str, style: str, url: str, notes: str) -> lis
     ]
 
 
-def tool_file(name: str, cls_name: str, description: str) -> str:
-    text = tool_prompt(name)
+def tool_file(name: str, cls_name: str, description: str, expected: bool = False) -> str:
+    text = tool_prompt(name, expected)
     assert "'''" not in text
+    how = " given expected calls with arguments (fuzzy mode, order ignored)" if expected else ""
     out = header(
-        name,
-        description + " On one trace's tool calls (MLflow).",
+        name + ("_expected" if expected else ""),
+        description + (" Against the expected calls." if expected else "") + " On one trace's tool calls (MLflow).",
         "mustache",
         BASE + f"{name}.py",
-        f"{cls_name} (mlflow.genai.scorers): the user message get_prompt builds, byte for byte.",
+        f"{cls_name} (mlflow.genai.scorers): the user message get_prompt builds{how}, byte for byte.",
     )
-    for var, desc, aliases in TOOL_VARIABLES:
+    for var, desc, aliases in TOOL_VARIABLES + ([EXPECTED_VARIABLE] if expected else []):
         out += ["[[variables]]", f"name = {var!r}", f"description = {desc!r}"]
         if aliases:
             out.append(f"aliases = {json.dumps(aliases)}")
@@ -125,6 +143,8 @@ def files() -> dict[str, str]:
         "tool_call_correctness": tool_file("tool_call_correctness", "ToolCallCorrectness", b.ToolCallCorrectness().description),
         "tool_call_efficiency": tool_file("tool_call_efficiency", "ToolCallEfficiency", b.ToolCallEfficiency().description),
     }
+    desc = b.ToolCallCorrectness().description
+    out["tool_call_correctness_expected"] = tool_file("tool_call_correctness", "ToolCallCorrectness", desc, expected=True)
     for name, cls in (("completeness", b.Completeness), ("fluency", b.Fluency), ("summarization", b.Summarization)):
         out[name] = fields_file(name, cls)
     return out

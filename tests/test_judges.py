@@ -63,6 +63,7 @@ BUILTINS = [
     "user_frustration",
     # MLflow's trace tool-call judges and remaining single-turn judges (tests/test_mlflow_builtin_judges_golden.py)
     "tool_call_correctness",
+    "tool_call_correctness_expected",
     "tool_call_efficiency",
     "completeness",
     "fluency",

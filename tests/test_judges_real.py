@@ -15,7 +15,7 @@ from localjudge.conversations.deepeval_case import tools_called_text
 from localjudge.conversations.model import ToolCall
 from localjudge.conversations.ragas_text import ragas_text
 from localjudge.conversations.readers import from_messages
-from localjudge.conversations.render import deepeval_turns_text
+from localjudge.conversations.render import deepeval_turns_text, expected_calls_text
 from localjudge.engine import DecodeOptions
 from localjudge.judges import get_judge, list_judges, make_custom_prompt_judge, make_instructions_judge
 
@@ -93,6 +93,12 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
                 "available_tools": "- search: Search the web",
             }
             for n in ("tool_call_correctness", "tool_call_efficiency")
+        },
+        "tool_call_correctness_expected": {
+            "request": q,
+            "tools_called": f"Tool Call 1: search\n  Input Arguments: {{'query': {q!r}}}\n  Output: {ctx}",
+            "available_tools": "- search: Search the web",
+            "expected_calls": expected_calls_text([ToolCall(name="search", arguments={"query": q})]),
         },
         "completeness": {"inputs": q, "outputs": a},
         "fluency": {"outputs": a},

@@ -4,7 +4,7 @@ tool calls, per-turn windows, and deterministic tool-call metrics (docs/conversa
 
 from .model import Conversation, ToolCall, ToolSpec, Turn
 from .readers import Bounds, from_deepeval, from_messages, from_ragas
-from .render import available_tools_text, conversation_text, tool_calls_text, turn_windows
+from .render import available_tools_text, conversation_text, expected_calls_text, tool_calls_text, turn_windows
 from .toolcalls import deepeval_tool_correctness, ragas_tool_call_accuracy
 from .traces import from_mlflow_store, from_mlflow_traces, from_otel
 
@@ -17,6 +17,7 @@ __all__ = [
     "available_tools_text",
     "conversation_text",
     "deepeval_tool_correctness",
+    "expected_calls_text",
     "from_deepeval",
     "from_mlflow_store",
     "from_mlflow_traces",

@@ -17,7 +17,10 @@ the rows:
   conversation (with tool calls). The model-free `tool_call_exact` / `_ordered` / `_subset` judges read these.
 
 Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges read that one: `route_columns`),
-`tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`), `deepeval_turns`
+`tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`), `expected_calls`
+(the expected calls as MLflow's `_format_expected_calls` prints them, what `tool_call_correctness_expected` reads:
+`expected_calls_text`; from the conversation's `expected_tool_calls`, else the data row's column of that name; absent
+when neither has a non-empty list, or when the row's value cannot be read as calls), `deepeval_turns`
 (the turns as DeepEval's conversational templates print them: `deepeval_turns_text`) and `ragas_conversation` (the
 conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
 unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
@@ -36,14 +39,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import input_text, tools_called_text
-from .model import Conversation
+from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
-from .render import TOOL_CALL_JUDGES, available_tools_text, conversation_text, deepeval_turns_text, tool_calls_text, turn_windows
+from .render import (
+    TOOL_CALL_JUDGES,
+    available_tools_text,
+    conversation_text,
+    deepeval_turns_text,
+    expected_calls_text,
+    tool_calls_text,
+    turn_windows,
+)
 
 Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
 EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
+EXPECTED_TEXT = "expected_calls"  # the reference calls as MLflow prints them (tool_call_correctness_expected)
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
 RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_repr prints it (ragas_agent judges)
 # DeepEval's LLMTestCase input and tools_called (deepeval_agentic judges; conversations/deepeval_case.py); a
@@ -202,12 +214,17 @@ class ConversationDataset(Dataset):
         values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
         values.setdefault(DEEPEVAL_INPUT, input_text(conv))
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
+        if EXPECTED_TEXT not in values:
+            expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
+            if expected:
+                values[EXPECTED_TEXT] = expected_calls_text(expected)
         return values
 
     def _scan(self) -> None:
         cols: dict[str, None] = dict.fromkeys(
             ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
+        cols[EXPECTED_TEXT] = None
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
@@ -215,6 +232,35 @@ class ConversationDataset(Dataset):
             cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
         self._count = sum(1 for _ in self._rows())
+
+
+def _row_calls(value: Any) -> list[ToolCall] | None:
+    """A data row's `expected_tool_calls` (a list of `{name, arguments}`, OpenAI `tool_calls` items, or its JSON
+    text) as calls; None when absent or unreadable (the tool_call rows' judges report a bad value themselves)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, list):
+        return None
+    out = []
+    for v in value:
+        if isinstance(v, dict) and isinstance(v.get("function"), dict):
+            v = v["function"]
+        if not isinstance(v, dict):
+            return None
+        args = v.get("arguments") or {}
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                return None
+        try:
+            out.append(ToolCall(name=v.get("name"), arguments=args))
+        except ValueError:
+            return None
+    return out
 
 
 def _json(value: Any) -> str:

@@ -7,7 +7,8 @@
   have, are kept as `{"role": "system"}` messages; an assistant turn's text comes before its tool calls.
 * `tool_calls_text` / `available_tools_text` are MLflow's `format_tools_called` / `format_available_tools`
   (mlflow/genai/judges/utils/formatting_utils.py), the `{{ tools_called }}` / `{{ available_tools }}`
-  values of its tool-call judges.
+  values of its tool-call judges; `expected_calls_text` is its `_format_expected_calls` (with arguments), the
+  `{{ expected_calls }}` value of `tool_call_correctness` given expectations (`tool_call_correctness_expected`).
 * `turn_windows` is DeepEval's per-turn convention (metrics/utils/turns.py, `TurnRelevancy`): the turns
   are cut into unit interactions (a user turn up to the next user turn that follows an assistant turn)
   and each unit is judged with the `window_size - 1` units before it.
@@ -75,6 +76,17 @@ def tool_calls_text(conv: Conversation) -> str:
             text += f"\n  Exception: {r.error}"
         parts.append(text)
     return "\n\n".join(parts) if parts else "No tools called"
+
+
+def expected_calls_text(calls: list[ToolCall]) -> str:
+    """The `{{ expected_calls }}` value: `Expected Tool Call N: name` and its `Arguments:` as JSON (`empty` when
+    none), as MLflow's `_format_expected_calls` prints them with arguments; `No expected tool calls provided.`
+    for an empty list (MLflow itself falls back to its ground-truth-free prompt then)."""
+    lines = []
+    for i, c in enumerate(calls, start=1):
+        lines.append(f"Expected Tool Call {i}: {c.name}")
+        lines.append(f"  Arguments: {json.dumps(c.arguments)}" if c.arguments else "  Arguments: empty")
+    return "\n".join(lines) if lines else "No expected tool calls provided."
 
 
 def available_tools_text(tools: list[ToolSpec]) -> str:

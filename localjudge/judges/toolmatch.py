@@ -96,3 +96,39 @@ def deepeval_arg_score(d1: dict[str, Any], d2: dict[str, Any]) -> float:
         elif isinstance(d1[k], dict) and isinstance(d2[k], dict):
             score += deepeval_arg_score(d1[k], d2[k]) / len(total)
     return score
+
+
+def mlflow_exact_match(actual: Any, expected: Any, *, ordered: bool) -> bool:
+    """MLflow 3.17 `ToolCallCorrectness(should_exact_match=True)`'s verdict on a whole call list (none of the
+    per-call rules above gives it: they cannot see a missing call, compare with Python `==` so `1` equals `1.0`
+    and `True`, and count duplicates). A call's signature is its name and `json.dumps(arguments, sort_keys=True)`,
+    or its name alone when any expected call has no `arguments` (MLflow's partial expectations); a different
+    count is "no"; `ordered` (`should_consider_ordering`) compares position by position, else the two SETS of
+    signatures (so `[a, a, b]` matches `[a, b, b]`, as in MLflow). Bad input is one InputError naming the field."""
+    if isinstance(expected, str):
+        try:
+            expected = json.loads(expected)
+        except ValueError:
+            raise InputError("expected_tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
+    if not isinstance(expected, list) or not expected:
+        raise InputError("expected_tool_calls: give a non-empty list of {'name': ..., 'arguments': {...}}")
+    inner = [e["function"] if isinstance(e, dict) and isinstance(e.get("function"), dict) else e for e in expected]
+    with_args = not any(isinstance(e, dict) and e.get("arguments") is None for e in inner)
+    exp = [_call(e, f"expected_tool_calls[{i}]") for i, e in enumerate(expected)]
+    if isinstance(actual, str):
+        try:
+            actual = json.loads(actual)
+        except ValueError:
+            raise InputError("tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
+    if not isinstance(actual, list):
+        raise InputError("tool_calls: give a list of {'name': ..., 'arguments': {...}}")
+    act = [_call(a, f"tool_calls[{i}]") for i, a in enumerate(actual)]
+    if len(act) != len(exp):
+        return False
+
+    def sig(call: tuple[str, dict[str, Any]]) -> str:
+        return f"{call[0]}({json.dumps(call[1], sort_keys=True)})" if with_args else call[0]
+
+    if ordered:
+        return all(sig(a) == sig(e) for a, e in zip(act, exp, strict=True))
+    return {sig(a) for a in act} == {sig(e) for e in exp}
