@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from localjudge.conversations import from_messages
-from localjudge.conversations.model import ToolSpec
-from localjudge.conversations.render import available_tools_text, tool_calls_text
+from localjudge.conversations.model import ToolCall, ToolSpec
+from localjudge.conversations.render import available_tools_text, expected_calls_text, tool_calls_text
 from localjudge.judges import get_judge
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,13 +44,15 @@ TOOLS = [
     ),
     ToolSpec(name="menu", description="A venue's menu"),
 ]
+# what the user expected called (tool_call_correctness_expected): the booking right, a menu call missing its venue
+EXPECTED = [ToolCall(name="book", arguments={"venue": "Chez Léa", "people": 2}), ToolCall(name="menu", arguments={})]
 
 
 def _mlflow_tool_prompt(name: str) -> str:
     from mlflow.genai.utils.type import FunctionCall
     from mlflow.types.chat import ChatTool, FunctionToolDefinition
 
-    mod = importlib.import_module(f"mlflow.genai.judges.prompts.{name}")
+    mod = importlib.import_module(f"mlflow.genai.judges.prompts.{name.removesuffix('_expected')}")
     calls = [
         FunctionCall(name="book", arguments={"venue": "Chez Léa", "people": 2}, outputs="booked #42 {ok}"),
         FunctionCall(name="menu", arguments={"venue": "Chez Léa"}),
@@ -62,15 +64,17 @@ def _mlflow_tool_prompt(name: str) -> str:
         )
         for t in TOOLS
     ]
+    if name == "tool_call_correctness_expected":
+        expected = [FunctionCall(name=c.name, arguments=c.arguments) for c in EXPECTED]
+        return importlib.import_module("mlflow.genai.judges.prompts.tool_call_correctness").get_prompt(
+            request=CHAT[0]["content"], tools_called=calls, available_tools=tools, expected_calls=expected
+        )
     return mod.get_prompt(request=CHAT[0]["content"], tools_called=calls, available_tools=tools)
 
 
-@pytest.mark.parametrize("name", ["tool_call_correctness", "tool_call_efficiency"])
+@pytest.mark.parametrize("name", ["tool_call_correctness", "tool_call_efficiency", "tool_call_correctness_expected"])
 def test_tool_call_judge_sends_mlflows_own_prompt_for_a_conversations_calls(name):
-    conv = from_messages(CHAT)
-    msgs = get_judge(name).render(
-        request=CHAT[0]["content"], tools_called=tool_calls_text(conv), available_tools=available_tools_text(TOOLS)
-    )
+    msgs = get_judge(name).render(**_tool_values(name))
     assert [m.role for m in msgs] == ["user"]
     assert msgs[0].content == _mlflow_tool_prompt(name)
 
@@ -98,12 +102,23 @@ def _serialise(messages) -> str:
     return "".join(f"===== {m.role} =====\n{m.content}\n" for m in messages)
 
 
+def _tool_values(name: str) -> dict[str, str]:
+    """A tool-call judge's values on this file's conversation (and EXPECTED for the judge given expectations)."""
+    values = {
+        "request": CHAT[0]["content"],
+        "tools_called": tool_calls_text(from_messages(CHAT)),
+        "available_tools": available_tools_text(TOOLS),
+    }
+    if name == "tool_call_correctness_expected":
+        values["expected_calls"] = expected_calls_text(EXPECTED)
+    return values
+
+
 def golden_render(name: str) -> str:
     """The judge's messages on this file's conversation, as tests/golden/ stores them."""
+    values: dict = {}
     if name.startswith("tool_call"):
-        conv = from_messages(CHAT)
-        values = {"request": CHAT[0]["content"], "tools_called": tool_calls_text(conv)}
-        values["available_tools"] = available_tools_text(TOOLS)
+        values = _tool_values(name)
     elif name == "fluency":
         values = {"outputs": CHAT[-1]["content"]}
     else:
@@ -111,7 +126,17 @@ def golden_render(name: str) -> str:
     return _serialise(get_judge(name).render(**values))
 
 
-@pytest.mark.parametrize("name", ["tool_call_correctness", "tool_call_efficiency", "completeness", "fluency", "summarization"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tool_call_correctness",
+        "tool_call_efficiency",
+        "tool_call_correctness_expected",
+        "completeness",
+        "fluency",
+        "summarization",
+    ],
+)
 def test_golden_file_is_the_judges_rendering_checked_against_mlflow_above(name):
     """tests/golden/NAME.txt (which test_judges_golden requires of every built-in judge) holds the rendering the
     tests above compare with the installed package, so a change of the judge file shows as a golden diff too."""
