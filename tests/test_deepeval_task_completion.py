@@ -15,6 +15,7 @@ pytest.importorskip("deepeval")
 
 from deepeval.metrics import TaskCompletionMetric  # noqa: E402
 from deepeval.metrics.utils import print_tools_called  # noqa: E402
+from deepeval.models import DeepEvalBaseLLM  # noqa: E402
 from deepeval.test_case import LLMTestCase  # noqa: E402
 from deepeval.test_case import ToolCall as DEToolCall  # noqa: E402
 
@@ -29,16 +30,42 @@ from localjudge.conversations.deepeval_case import (  # noqa: E402
 from localjudge.engine.base import ScriptedEngine  # noqa: E402
 from localjudge.judges import get_judge  # noqa: E402
 from localjudge.judges.judge import Judge  # noqa: E402
-from test_deepeval_agentic_judges import Recording  # noqa: E402
 
 NAME = "deepeval_task_completion"
+
+
+class Recording(DeepEvalBaseLLM):
+    """A DeepEval model that records each prompt and answers the next canned JSON text."""
+
+    def __init__(self, answers: list[str]):
+        self.answers, self.prompts = list(answers), []  # type: list[str]
+        super().__init__(model="recording")
+
+    def load_model(self) -> Any:
+        return self
+
+    def generate(self, prompt: str, schema: Any = None) -> str:
+        self.prompts.append(prompt)
+        return self.answers.pop(0)
+
+    async def a_generate(self, prompt: str, schema: Any = None) -> str:
+        return self.generate(prompt, schema)
+
+    def get_model_name(self) -> str:
+        return "recording"
+
+
 WEATHER = [
     {"role": "user", "content": "What is the weather in Paris tomorrow?"},
     {
         "role": "assistant",
         "content": "",
         "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris", "n": [1, 2.5], "ok": true, "note": "café"}'}},
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris", "n": [1, 2.5], "ok": true, "note": "café"}'},
+            },
             {"id": "c2", "type": "function", "function": {"name": "now", "arguments": "{}"}},
         ],
     },
@@ -51,11 +78,15 @@ PLAIN = [{"role": "user", "content": "Say hi in French."}, {"role": "assistant",
 def de_case(msgs: list[dict[str, Any]]) -> LLMTestCase:
     conv = from_messages(msgs)
     outs = call_outputs(conv)
-    calls = [DEToolCall(name=c.name, input_parameters=c.arguments or None, output=outs.get(c.id or "")) for c in conv.tool_calls()]
+    calls = [
+        DEToolCall(name=c.name, input_parameters=c.arguments or None, output=outs.get(c.id or "")) for c in conv.tool_calls()
+    ]
     return LLMTestCase(input=input_text(conv), actual_output=actual_output_text(conv), tools_called=calls or None)
 
 
-def run_both(msgs: list[dict[str, Any]], answers: list[dict[str, Any]], strict: bool = False) -> tuple[list[str], Any, Any, list[str]]:
+def run_both(
+    msgs: list[dict[str, Any]], answers: list[dict[str, Any]], strict: bool = False
+) -> tuple[list[str], Any, Any, list[str]]:
     """(DeepEval's prompts, its metric after measure, the judge's result, the judge's prompts) on the same answers."""
     texts = [json.dumps(a) for a in answers]
     model = Recording(texts)
@@ -112,11 +143,16 @@ def test_strict_mode_zeroes_a_verdict_under_one_as_deepeval_does(verdict: float,
 
 def test_an_output_that_does_not_parse_is_unscored_naming_the_stage():
     res = get_judge(NAME).evaluate(
-        ScriptedEngine([json.dumps(TASK), "no json"]), deepeval_input="hi", deepeval_actual_output="", deepeval_tools_called_json=""
+        ScriptedEngine([json.dumps(TASK), "no json"]),
+        deepeval_input="hi",
+        deepeval_actual_output="",
+        deepeval_tools_called_json="",
     )
     assert res.score is None and res.unscored_reason == "parse_error"
     assert res.error is not None and res.error.startswith("generate_verdict:") and res.details["task"] == TASK["task"]
-    res = get_judge(NAME).evaluate(ScriptedEngine(["{"]), deepeval_input="hi", deepeval_actual_output="", deepeval_tools_called_json="")
+    res = get_judge(NAME).evaluate(
+        ScriptedEngine(["{"]), deepeval_input="hi", deepeval_actual_output="", deepeval_tools_called_json=""
+    )
     assert res.error is not None and res.error.startswith("extract_goal_and_outcome:")
 
 
@@ -138,7 +174,9 @@ def test_the_judge_file_is_what_the_script_writes_from_the_installed_package():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py"
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
