@@ -1,8 +1,8 @@
-"""Dev script: write DeepEval's LLM-judged agentic metric ArgumentCorrectnessMetric as a localjudge judge file
-(localjudge/judges/builtin/deepeval_argument_correctness.toml, kind `deepeval_agentic`) from the installed deepeval
-package: each prompt is the package's own template rendered with `{{...}}` placeholders where DeepEval prints its
-values (multimodal off). Run it again after a DeepEval upgrade; tests/test_deepeval_agentic_judges.py checks the
-file against the installed package's prompts, byte for byte."""
+"""Dev script: write DeepEval's LLM-judged agentic metrics ArgumentCorrectnessMetric and TaskCompletionMetric as
+localjudge judge files (localjudge/judges/builtin/deepeval_argument_correctness.toml and
+deepeval_task_completion.toml, kind `deepeval_agentic`) from the installed deepeval package: each prompt is the package's own template rendered with `{{...}}` placeholders where DeepEval prints its
+values (multimodal off). Run it again after a DeepEval upgrade; tests/test_deepeval_agentic_judges.py and
+tests/test_deepeval_task_completion.py check the files against the installed package's prompts, byte for byte."""
 
 from __future__ import annotations
 
@@ -56,12 +56,96 @@ def stages() -> list[dict[str, Any]]:
     ]
 
 
+TC_URL = "https://github.com/confident-ai/deepeval/tree/main/deepeval/metrics/task_completion/templates/"
+TASK_SCHEMA = {
+    "type": "object",
+    "properties": {"task": {"type": "string"}, "outcome": {"type": "string"}},
+    "required": ["task", "outcome"],
+}
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "number", "minimum": 0, "maximum": 1, "multipleOf": 0.01},
+        "reason": {"type": "string"},
+    },
+    "required": ["verdict", "reason"],
+}
+
+
+def task_completion_stages() -> list[dict[str, Any]]:
+    """TaskCompletionMetric's two calls without a trace: the task and outcome, then the verdict on them."""
+    from deepeval.metrics.task_completion.task_completion import TaskCompletionTemplate as T
+
+    extract = T.extract_goal_and_outcome(
+        input="{{deepeval_input}}",
+        actual_output="{{deepeval_actual_output}}",
+        tools_called_formatted="{{deepeval_tools_called_json}}",
+        multimodal=False,
+        strict=True,
+    )
+    verdict = T.generate_verdict(task="{{deepeval_task}}", actual_outcome="{{deepeval_outcome}}", multimodal=False, strict=True)
+    return [
+        {
+            "name": "extract_goal_and_outcome",
+            "template": extract,
+            "output": {"kind": "json_schema", "schema": json.dumps(TASK_SCHEMA), "field_tokens": 96},
+        },
+        {
+            "name": "generate_verdict",
+            "template": verdict,
+            "output": {"kind": "json_schema", "schema": json.dumps(VERDICT_SCHEMA), "field_tokens": 96},
+        },
+    ]
+
+
+def task_completion_header() -> list[str]:
+    return [
+        "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);",
+        "# written by scripts/make_deepeval_agentic_judges.py from the installed deepeval package.",
+        'name = "deepeval_task_completion"',
+        "description = "
+        + q(
+            "DeepEval's TaskCompletionMetric: the task the user wanted and the outcome the agent reached (from the "
+            "input, the tool calls and the final response), then a 0-1 verdict on how well the outcome achieves it."
+        ),
+        'version = "1"',
+        'kind = "deepeval_agentic"',
+        'template_style = "mustache"',
+        "pass_threshold = 0.5",
+        'deepeval_agentic = "task_completion"',
+        "[source]",
+        'project = "DeepEval"',
+        'license = "Apache-2.0"',
+        f'url = "{TC_URL}extract_goal_and_outcome.txt"',
+        "notes = "
+        + q(
+            "DeepEval 4.3.1 TaskCompletionMetric without a trace: the extract_goal_and_outcome and generate_verdict "
+            "templates verbatim; score = the verdict (0 under strict_mode when below 1)."
+        ),
+        "[[variables]]",
+        'name = "deepeval_input"',
+        "description = " + q("the test case's input: the user turns (localjudge.conversations.deepeval_case)"),
+        "[[variables]]",
+        'name = "deepeval_actual_output"',
+        "description = " + q("the test case's actual_output: the last assistant message"),
+        "allow_empty = true",
+        "[[variables]]",
+        'name = "deepeval_tools_called_json"',
+        "description = "
+        + q("the tool calls (with their results as output) as DeepEval's print_tools_called prints them, empty when none"),
+        "allow_empty = true",
+    ]
+
+
 def q(s: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's)."""
     return json.dumps(s, ensure_ascii=False)
 
 
-def toml() -> str:
+def toml(name: str = "deepeval_argument_correctness") -> str:
+    """The judge file `name` as the installed package's templates make it."""
+    if name == "deepeval_task_completion":
+        return _file(task_completion_header(), task_completion_stages())
     lines = [
         "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);",
         "# written by scripts/make_deepeval_agentic_judges.py from the installed deepeval package.",
@@ -93,7 +177,12 @@ def toml() -> str:
         'name = "deepeval_tools_called"',
         "description = " + q("the tool calls as DeepEval prints a list of ToolCall (repr), [] when none"),
     ]
-    for s in stages():
+    return _file(lines, stages())
+
+
+def _file(header: list[str], stage_list: list[dict[str, Any]]) -> str:
+    lines = list(header)
+    for s in stage_list:
         assert "'''" not in s["template"]
         lines += [
             "[[stages]]",
@@ -108,9 +197,10 @@ def toml() -> str:
 
 
 def main() -> None:
-    path = ROOT / "localjudge" / "judges" / "builtin" / "deepeval_argument_correctness.toml"
-    path.write_text(toml(), encoding="utf-8")
-    print(path)
+    for name in ("deepeval_argument_correctness", "deepeval_task_completion"):
+        path = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
+        path.write_text(toml(name), encoding="utf-8")
+        print(path)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_conversation_completeness": ("ConversationCompletenessMetric", "conversation"),
     "deepeval_role_adherence": ("RoleAdherenceMetric", "conversation"),
     "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
+    "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
 }
 
 
@@ -101,16 +102,20 @@ def golden(name: str) -> str:
 def variables(name: str) -> dict[str, str]:
     """The judge's variables for the same case, as a localjudge run gives them."""
     from localjudge.conversations import from_messages
-    from localjudge.conversations.deepeval_case import tools_called_text
+    from localjudge.conversations.deepeval_case import print_tools_called_text, tools_called_text
     from localjudge.conversations.model import ToolCall
     from localjudge.conversations.render import deepeval_turns_text
 
     if PORTS[name][1] == "conversation":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "chatbot_role": ROLE}
-    return {
-        "deepeval_input": INPUT,
-        "deepeval_tools_called": tools_called_text([ToolCall(name=n, arguments=a) for n, a in CALLS]),
-    }
+    calls = [ToolCall(name=n, arguments=a) for n, a in CALLS]
+    if name == "deepeval_task_completion":
+        return {
+            "deepeval_input": INPUT,
+            "deepeval_actual_output": GOLDEN_TURNS[-1]["content"],
+            "deepeval_tools_called_json": print_tools_called_text(calls),
+        }
+    return {"deepeval_input": INPUT, "deepeval_tools_called": tools_called_text(calls)}
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """DeepEval's several-call judges (knowledge retention, conversation completeness, role adherence, argument
-correctness) have golden first prompts: tests/golden/<name>.txt is what the installed package's own metric sends
+correctness, task completion) have golden first prompts: tests/golden/<name>.txt is what the installed package's own metric sends
 first for a fixed case (recorded from the real metric), and each judge's own first prompt for the same case is that
 text, byte for byte."""
 

@@ -80,6 +80,7 @@ BUILTINS = [
     "topic_adherence",
     # DeepEval's agentic metrics (kind deepeval_agentic; tests/test_deepeval_agentic_judges.py)
     "deepeval_argument_correctness",
+    "deepeval_task_completion",
     # DeepEval's several-call conversational metrics (kind deepeval_conversation; tests/test_deepeval_knowledge_retention.py)
     "deepeval_knowledge_retention",
     "deepeval_conversation_completeness",

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from localjudge.conversations import Conversation
-from localjudge.conversations.deepeval_case import tools_called_text
+from localjudge.conversations.deepeval_case import print_tools_called_text, tools_called_text
 from localjudge.conversations.model import ToolCall
 from localjudge.conversations.ragas_text import ragas_text
 from localjudge.conversations.readers import from_messages
@@ -123,6 +123,11 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             "deepeval_input": q,
             "deepeval_tools_called": tools_called_text([ToolCall(name="search", arguments={"query": q})]),
         },
+        "deepeval_task_completion": {
+            "deepeval_input": q,
+            "deepeval_actual_output": a,
+            "deepeval_tools_called_json": print_tools_called_text([ToolCall(name="search", arguments={"query": q})]),
+        },
         # DeepEval's knowledge retention (kind deepeval_conversation): the turns as DeepEval prints them
         "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
@@ -168,6 +173,9 @@ def check_typed(judge, r, engine):
         assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
         if judge.spec.ragas_agent is not None and judge.spec.ragas_agent.metric != "topic_adherence":
             assert value in (0.0, 1.0)
+    elif kind == "deepeval_agentic" and judge.spec.deepeval_agentic == "task_completion":  # task, then the verdict
+        assert r.usage.calls == 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == r.details["verdict"]
+        assert isinstance(r.details["task"], str) and isinstance(r.details["outcome"], str)
     elif kind == "deepeval_agentic":  # DeepEval's verdicts then reason; the score is the fraction of yes
         verdicts = [v["verdict"] for v in r.details["verdicts"]]
         assert r.usage.calls == 2 and isinstance(value, float) and r.score == value

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
-from .deepeval_case import input_text, tools_called_text
+from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -61,6 +61,8 @@ RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_
 # DeepEval's LLMTestCase input and tools_called (deepeval_agentic judges; conversations/deepeval_case.py); a
 # tool_call row's are its call's: the user turns before it, and it alone
 DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
+# and its actual_output and tools_called as TaskCompletion prints them (deepeval_task_completion)
+DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON = "deepeval_actual_output", "deepeval_tools_called_json"
 
 
 class ConversationOptions(BaseModel):
@@ -169,6 +171,7 @@ class ConversationDataset(Dataset):
                     values = self._values(row, conv, f"{cid}:call{k}")
                     values.update(tool_call=_json(call.model_dump(include={"name", "arguments"})), tool_call_index=str(k))
                     values.update({DEEPEVAL_INPUT: input_text(conv, k), DEEPEVAL_TOOLS: tools_called_text([call])})
+                    values[DEEPEVAL_TOOLS_JSON] = print_tools_called_text([call], call_outputs(conv))
                     expected: Any = conv.expected_tool_calls
                     if expected is not None:
                         values[EXPECTED] = _json([c.model_dump(include={"name", "arguments"}) for c in expected])
@@ -214,6 +217,8 @@ class ConversationDataset(Dataset):
         values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
         values.setdefault(DEEPEVAL_INPUT, input_text(conv))
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
+        values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
+        values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:
@@ -226,6 +231,7 @@ class ConversationDataset(Dataset):
         )
         cols[EXPECTED_TEXT] = None
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
+        cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

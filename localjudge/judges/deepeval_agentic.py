@@ -1,5 +1,6 @@
-"""The calls of DeepEval 4.3.1's LLM-judged agentic metric ArgumentCorrectnessMetric (kind `deepeval_agentic`),
-and its arithmetic as DeepEval computes it (deepeval/metrics/argument_correctness/argument_correctness.py).
+"""The calls of DeepEval 4.3.1's LLM-judged agentic metrics ArgumentCorrectnessMetric and TaskCompletionMetric
+(kind `deepeval_agentic`, which one by the judge file's `deepeval_agentic`), and their arithmetic as DeepEval
+computes it (deepeval/metrics/argument_correctness/argument_correctness.py, task_completion/task_completion.py).
 
 Stage 0 (`generate_verdicts`) gives a yes/no verdict per tool call in `{{deepeval_tools_called}}` on whether its
 arguments address `{{deepeval_input}}` (with `--granularity tool_call` a row holds one call, so one verdict);
@@ -8,6 +9,11 @@ score = the fraction of `yes` verdicts (`score_qag_verdicts`; 1 when the model g
 prints it) and the score with two decimals. A row with no tool calls scores 1.0 with DeepEval's reason "No tool
 calls provided" and no model call. An output that does not parse makes the result unscored (`parse_error`,
 naming the stage); the calls made so far are kept on it.
+
+TaskCompletion: stage 0 (`extract_goal_and_outcome`) reads `{{deepeval_input}}`, `{{deepeval_tools_called_json}}`
+and `{{deepeval_actual_output}}` and gives the `task` and the `outcome`; stage 1 (`generate_verdict`) compares
+them (`{{deepeval_task}}`, `{{deepeval_outcome}}`) and gives a `verdict` in [0, 1] and its `reason`; score = the
+verdict. Both metrics apply DeepEval's `strict_mode` (`deepeval_strict_mode = true`: a score under 1 becomes 0).
 """
 
 from __future__ import annotations
@@ -35,6 +41,40 @@ def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
     return str([v.get("reason") for v in verdicts if v.get("verdict") == "no"])
 
 
+def strict(judge: Judge, score: float) -> float:
+    """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1."""
+    return 0.0 if judge.spec.deepeval_strict_mode and score < 1 else score
+
+
+def agentic_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+    """The calls of the metric the judge file names (see `Judge._calls`)."""
+    if judge.spec.deepeval_agentic == "task_completion":
+        return (yield from task_completion_calls(judge, raw, text, gens, model_id))
+    return (yield from argument_correctness_calls(judge, raw, text, gens, model_id))
+
+
+def task_completion_calls(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+) -> Calls:
+    """TaskCompletionMetric's calls without a trace: the task and outcome, then the verdict on them."""
+    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    outputs: dict[str, Any] = {}
+    try:
+        gens += yield [(judge._messages(0, raw, text), fmts[0])]
+        extracted = fmts[0].value(fmts[0].parse(gens[-1].text))
+        outputs["task"], outputs["outcome"] = str(extracted["task"]), str(extracted["outcome"])
+        fields = {"deepeval_task": outputs["task"], "deepeval_outcome": outputs["outcome"]}
+        gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
+        verdict = fmts[1].value(fmts[1].parse(gens[-1].text))
+        outputs["verdict"], outputs["reason"] = float(verdict["verdict"]), verdict.get("reason")
+        score = strict(judge, outputs["verdict"])
+        details = {**outputs, "strict_mode": judge.spec.deepeval_strict_mode}
+        return judge._scored(judge._base(gens, fmts[1], model_id), score, score, outputs["reason"], outputs, details)
+    except ParseError as e:
+        stage = judge.spec.stages[1 if "task" in outputs else 0].name
+        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+
+
 def argument_correctness_calls(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
 ) -> Calls:
@@ -47,7 +87,7 @@ def argument_correctness_calls(
     try:
         gens += yield [(judge._messages(0, raw, text), fmts[0])]
         verdicts = outputs["verdicts"] = list(fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"])
-        score = verdicts_score([v["verdict"] for v in verdicts])
+        score = strict(judge, verdicts_score([v["verdict"] for v in verdicts]))
         fields = {"score": format(score, ".2f"), "incorrect_tool_calls_reasons": incorrect_reasons_text(verdicts)}
         gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
         reason = outputs["reason"] = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]

@@ -59,6 +59,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "ragas_agent",
             "deepeval_agentic",
             "deepeval_conversation",
+            "deepeval_strict_mode",
         ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
@@ -298,9 +299,9 @@ class Judge(VariableValues, JudgeOutcomes):
 
                 return (yield from agent_calls(self, raw, text, gens, model_id))
             if self.traits.calls == "deepeval_agentic":
-                from .deepeval_agentic import argument_correctness_calls
+                from .deepeval_agentic import agentic_calls
 
-                return (yield from argument_correctness_calls(self, raw, text, gens, model_id))
+                return (yield from agentic_calls(self, raw, text, gens, model_id))
             if self.traits.calls == "deepeval_conversation":
                 from .deepeval_conversation import conversation_calls
 

@@ -232,7 +232,8 @@ class JudgeSpec(_Strict):
     match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
-    deepeval_agentic: Literal["argument_correctness"] | None = None  # deepeval_agentic (judges/deepeval_agentic.py)
+    deepeval_agentic: Literal["argument_correctness", "task_completion"] | None = None  # deepeval_agentic
+    deepeval_strict_mode: bool = False  # deepeval_agentic: DeepEval's strict_mode (a score under 1 becomes 0)
     deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
