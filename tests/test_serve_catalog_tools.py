@@ -119,9 +119,7 @@ def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(servers
     metric = Faithfulness(llm=llm)
 
     async def score() -> list[float]:
-        return [
-            (await metric.ascore(user_input=q, response=a, retrieved_contexts=c)).value for q, a, c in ROWS
-        ]
+        return [(await metric.ascore(user_input=q, response=a, retrieved_contexts=c)).value for q, a, c in ROWS]
 
     values = asyncio.run(score())
     assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values), values
