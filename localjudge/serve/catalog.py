@@ -12,6 +12,12 @@ between its variables (`Contract.segments`); a candidate is looked up by the sha
 leading fixed text (one dict lookup per distinct prefix length), then each message must start with its
 first segment, end with its last and hold the others in order (`str.find`, linear). A request that
 differs by one character from the template's fixed text is not a match.
+
+The catalog also knows some judge prompts it does not tighten (`Catalog.prompts`): RAGAS 0.4's metric
+prompts (ragas_prompts.json, scripts/make_ragas_prompt_catalog.py). `Catalog.known` recognises those as
+well; `protocol.plan` uses it for one rule only: a known judge prompt sent with exactly one tool and no
+tool_choice or format (instructor's TOOLS mode through LiteLLM's `ollama_chat/`, which drops tool_choice)
+is answered with a call of that tool.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ class Contract:
     fingerprint: str  # sha256 (12 hex digits) of the roles and fixed segments
     roles: tuple[str, ...]
     segments: tuple[tuple[str, ...], ...]  # per message: the fixed text between its variables
-    schema: dict[str, Any]  # the judge's output contract (a JSON schema object)
+    schema: dict[str, Any]  # the judge's output contract (a JSON schema object; {} for a prompt only recognised)
 
     @property
     def label(self) -> str:
@@ -91,12 +97,13 @@ class Tightened:
 class Catalog:
     """The built-in single-call judges whose output contract is a JSON object, by prompt fingerprint."""
 
-    def __init__(self, contracts: list[Contract]):
+    def __init__(self, contracts: list[Contract], prompts: list[Contract] | None = None):
         self.contracts = contracts
+        self.prompts = prompts or []  # recognised, never tightened (only the one-tool rule: `known`)
         self._index: dict[str, list[Contract]] = {}
-        for c in contracts:
+        for c in [*contracts, *self.prompts]:
             self._index.setdefault(_key(c.segments[0][0][:PREFIX]), []).append(c)
-        self._lengths = sorted({min(PREFIX, len(c.segments[0][0])) for c in contracts})
+        self._lengths = sorted({min(PREFIX, len(c.segments[0][0])) for c in [*contracts, *self.prompts]})
 
     @classmethod
     def builtin(cls) -> Catalog:
@@ -123,10 +130,15 @@ class Catalog:
                 name = j.name if same is None else f"{same.judge},{j.name}"
                 if same is None or same.schema == schema:
                     seen[fp] = Contract(name, fp, roles, tuple(v), schema)
-        return cls(list(seen.values()))
+        return cls(list(seen.values()), ragas_prompts())
 
     def match(self, messages: list[Message]) -> Contract | None:
-        """The catalog judge whose prompt `messages` are, or None."""
+        """The catalog judge whose prompt `messages` are, or None (only judges with a contract to tighten to)."""
+        c = self.known(messages)
+        return c if c is not None and not any(c is x for x in self.prompts) else None
+
+    def known(self, messages: list[Message]) -> Contract | None:
+        """The catalog judge or recognised prompt (`prompts`) that `messages` are, or None."""
         if not messages:
             return None
         head = messages[0].content
@@ -148,6 +160,19 @@ class Catalog:
             return Tightened(c, c.schema) if plain else Tightened(c, None, "the contract uses keywords beyond enum and bounds")
         merged, why = intersect(client, c.schema)
         return Tightened(c, merged, why)
+
+
+def ragas_prompts() -> list[Contract]:
+    """RAGAS's metric prompts (ragas_prompts.json): one user message, the input JSON between two fixed texts."""
+    from importlib.resources import files
+
+    rows = json.loads(files(__package__).joinpath("ragas_prompts.json").read_text(encoding="utf-8"))
+    out = []
+    for r in rows[1:]:  # the first row names the RAGAS version the file was made from
+        segs = ((r["before"], r["after"]),)
+        fp = hashlib.sha256(repr((("user",), segs)).encode()).hexdigest()[:12]
+        out.append(Contract(r["judge"], fp, ("user",), segs, {}))
+    return out
 
 
 def markdown_table(catalog: Catalog) -> str:

@@ -10,6 +10,10 @@ With `tool_choice` "auto" (or absent) the answer is free text; text that spells 
 tools (`{"name": ..., "arguments": {...}}`, arguments valid) is answered as a tool call. With `tools` (auto)
 and a `json_schema` response_format together, the answer is constrained to either: a call of one of the
 tools (its arguments by the tool's schema) or content valid for the response schema.
+One exception to auto (`_catalog_call`, with the server's catalog): messages that are a known judge prompt
+(`Catalog.known`), sent with exactly one tool and no tool_choice, response_format or alias contract, are
+answered with a call of that tool, as if tool_choice named it (instructor's TOOLS mode through LiteLLM's
+`ollama_chat/` drops tool_choice; a judge prompt wants its verdict, never free text). Recorded in `contract`.
 `strict` (response_format's or a tool's) must be a boolean; true and false compile the schema alike and
 exactly (a keyword that cannot be honoured is a 400, never dropped): localjudge has no looser mode.
 
@@ -246,7 +250,10 @@ def plan(
         logprobs=bool(req.logprobs),
         top_logprobs=req.top_logprobs or 0,
     )
-    _plan_tools(req, p)
+    forced = _catalog_call(req, messages, catalog, aliases)
+    _plan_tools(req, p, forced[1] if forced else None)
+    if forced:
+        p.contract = forced[0]
     if p.tool_mode in ("none", "auto"):
         _plan_response_format(req.response_format, p)
     if aliases and req.model in aliases:
@@ -259,7 +266,25 @@ def plan(
     return p
 
 
-def _plan_tools(req: ChatRequest, p: Plan) -> None:
+def _catalog_call(
+    req: ChatRequest, messages: list[Message], catalog: Catalog | None, aliases: Mapping[str, Alias] | None
+) -> tuple[str, str] | None:
+    """`(contract label, tool name)` when the request is a known judge prompt offering exactly one tool and
+    leaving the choice open (no tool_choice, response_format or alias contract): its answer is a call of it."""
+    if catalog is None or req.tool_choice is not None or req.response_format is not None or len(req.tools or []) != 1:
+        return None
+    alias = aliases.get(req.model) if aliases and req.model else None
+    if alias is not None and (alias.schema is not None or alias.fmt is not None):
+        return None
+    c = catalog.known(messages)
+    if c is None:
+        return None
+    name = (req.tools or [])[0].function.name
+    return f"{c.label}+tool_call", name
+
+
+def _plan_tools(req: ChatRequest, p: Plan, force: str | None = None) -> None:
+    """`req`'s tools into `p`; `force`: the tool the answer must call (the catalog's rule) when tool_choice is absent."""
     tools: dict[str, FunctionDef] = {}
     for i, t in enumerate(req.tools or []):
         if t.function.parameters is not None:  # checked in every tool_choice mode, compiled or not
@@ -267,7 +292,7 @@ def _plan_tools(req: ChatRequest, p: Plan) -> None:
         if t.function.name in tools:
             raise bad_request(f"tools: the function name {t.function.name!r} is given twice", param="tools")
         tools[t.function.name] = t.function
-    choice = req.tool_choice
+    choice = req.tool_choice if force is None else {"type": "function", "function": {"name": force}}
     if not tools:
         if choice not in (None, "none", "auto"):
             raise bad_request("tool_choice: given without tools; send the tools it refers to", param="tool_choice")

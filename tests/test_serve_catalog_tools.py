@@ -1,0 +1,126 @@
+"""The judge catalog's one-tool rule (issue 32): a known judge prompt (a RAGAS 0.4 metric prompt here) sent
+with exactly one tool and no tool_choice/format, as instructor's TOOLS mode through LiteLLM's `ollama_chat/`
+sends it, is answered with a call of that tool, on /api/chat and /v1/chat/completions alike, and says so in
+`X-Localjudge-Contract`. Another prompt with one tool, or the same request to a `--no-catalog-formats`
+server, is planned as before (auto: the model may write text). Real server on a loopback port, real RAGAS,
+instructor and LiteLLM; the catalog's RAGAS text is checked against the installed package."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from serve_support import healthy, post, start_server
+
+from localjudge.engine.base import Message
+from localjudge.serve.catalog import Catalog
+
+ragas = pytest.importorskip("ragas")
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = "x-localjudge-contract"
+ROWS = [
+    ("What is the capital of France?", "Paris is the capital of France.", ["Paris is the capital and largest city of France."]),
+    ("How many legs has a spider?", "A spider has six legs.", ["Spiders have eight legs and two body parts."]),
+]
+
+
+def _statements_request(model: str, prompt: str | None = None) -> tuple[dict, dict]:
+    from ragas.metrics.collections.faithfulness.util import (
+        StatementGeneratorInput,
+        StatementGeneratorOutput,
+        StatementGeneratorPrompt,
+    )
+
+    q, a, _ = ROWS[0]
+    text = prompt or StatementGeneratorPrompt().to_string(StatementGeneratorInput(question=q, answer=a))
+    schema = StatementGeneratorOutput.model_json_schema()
+    tool = {"type": "function", "function": {"name": "StatementGeneratorOutput", "description": "x", "parameters": schema}}
+    return {"model": model, "messages": [{"role": "user", "content": text}], "tools": [tool], "stream": False}, schema
+
+
+def test_the_ragas_prompt_file_is_the_installed_packages_text():
+    spec = importlib.util.spec_from_file_location("make_ragas_prompt_catalog", ROOT / "scripts" / "make_ragas_prompt_catalog.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    on_disk = json.loads((ROOT / "localjudge" / "serve" / "ragas_prompts.json").read_text(encoding="utf-8"))
+    assert on_disk == mod.entries()
+
+
+def test_a_ragas_prompt_is_known_but_not_tightened():
+    body, _ = _statements_request("m")
+    msgs = [Message(role="user", content=body["messages"][0]["content"])]
+    catalog = Catalog.builtin()
+    c = catalog.known(msgs)
+    assert c is not None and c.judge == "ragas.faithfulness.statements"
+    assert catalog.match(msgs) is None and catalog.tighten(msgs, None) is None  # no contract of its own: text as before
+    changed = [Message(role="user", content=msgs[0].content.replace("Break down", "Break up"))]
+    assert catalog.known(changed) is None
+
+
+@pytest.fixture(scope="module")
+def servers(_localjudge_home):
+    """Two real servers on free loopback ports, one thread each: the catalog on, and `--no-catalog-formats`."""
+    on = start_server("--option", "n_threads=1", "--compile-timeout", "20")
+    off = start_server("--option", "n_threads=1", "--compile-timeout", "20", "--no-catalog-formats")
+    for s in (on, off):
+        s.host = s.url.removesuffix("/v1")  # type: ignore[attr-defined]
+    yield on, off
+    on.stop()
+    off.stop()
+
+
+@pytest.mark.slow
+def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(servers):
+    on, _ = servers
+    body, schema = _statements_request(on.model)
+    s, out, h = post(on.host, body, path="/api/chat")
+    assert s == 200, out
+    (call,) = out["message"]["tool_calls"]
+    assert call["function"]["name"] == "StatementGeneratorOutput"
+    jsonschema.validate(call["function"]["arguments"], schema)
+    assert h[HEADER].startswith("ragas.faithfulness.statements@") and h[HEADER].endswith("+tool_call")
+    s, out, h = post(on.url, body)
+    assert s == 200, out
+    (call,) = out["choices"][0]["message"]["tool_calls"]
+    jsonschema.validate(json.loads(call["function"]["arguments"]), schema)
+    assert out["system_fingerprint"].endswith("+tool_call") and h[HEADER].endswith("+tool_call")
+
+
+@pytest.mark.slow
+def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(servers):
+    on, off = servers
+    body, _ = _statements_request(on.model)
+    s, out, h = post(off.host, body, path="/api/chat")
+    assert s == 200, out
+    assert HEADER not in h and not out["message"].get("tool_calls")  # as before: the small model writes text
+    other, _ = _statements_request(on.model, prompt="Tell me a short story about a cat.")
+    s, out, h = post(on.host, other, path="/api/chat")
+    assert s == 200, out
+    assert HEADER not in h and not out["message"].get("tool_calls") and out["message"]["content"]
+
+
+@pytest.mark.slow
+def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(servers):
+    import instructor
+    import litellm
+    from ragas.llms import llm_factory
+    from ragas.metrics.collections import Faithfulness
+
+    on, _ = servers
+    client = instructor.from_litellm(litellm.acompletion)
+    llm = llm_factory(f"ollama_chat/{on.model}", provider="litellm", client=client, adapter="litellm", api_base=on.host)
+    metric = Faithfulness(llm=llm)
+
+    async def score() -> list[float]:
+        return [(await metric.ascore(user_input=q, response=a, retrieved_contexts=c)).value for q, a, c in ROWS]
+
+    values = asyncio.run(score())
+    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values), values
+    assert healthy(on.url)["errors"] == 0
