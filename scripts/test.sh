@@ -5,7 +5,9 @@
 # docstring coverage >= 90 %, the docs site (mkdocs build --strict into site/, never with --quiet, which
 # stops strict mode counting warnings: a broken link or anchor, a missing page or a generated page that fails,
 # fails it); the built wheel in a clean venv per extra (scripts/test_wheel.sh; SKIP_WHEEL_TEST=1 skips it);
-# then pytest (arguments are passed to pytest: `bash scripts/test.sh -m "not slow"`).
+# then pytest in two processes, each test file whole in one of them (pytest-xdist `-n 2 --dist loadfile`:
+# a file's module-scoped engines and servers are built once; LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs
+# in this process), with the arguments passed to pytest: `bash scripts/test.sh -m "not slow"`.
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
 # The `localjudge view` tests drive it with selenium through chromedriver (Debian's chromium-driver).
@@ -28,4 +30,4 @@ echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
 echo "== docs (mkdocs build --strict)"; NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 echo "== wheel"; [ "${SKIP_WHEEL_TEST:-}" = 1 ] || bash scripts/test_wheel.sh
 echo "== pytest"
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" --dist loadfile "$@"
