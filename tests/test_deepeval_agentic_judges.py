@@ -14,9 +14,9 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 pytest.importorskip("deepeval")
 
 from deepeval.metrics import ArgumentCorrectnessMetric  # noqa: E402
-from deepeval.models import DeepEvalBaseLLM  # noqa: E402
 from deepeval.test_case import LLMTestCase  # noqa: E402
 from deepeval.test_case import ToolCall as DEToolCall  # noqa: E402
+from deepeval_support import RecordingLLM  # noqa: E402
 
 import localjudge  # noqa: E402
 from localjudge.conversations import from_messages  # noqa: E402
@@ -25,27 +25,6 @@ from localjudge.engine.base import ScriptedEngine  # noqa: E402
 from localjudge.judges import get_judge  # noqa: E402
 
 NAME = "deepeval_argument_correctness"
-
-
-class Recording(DeepEvalBaseLLM):
-    """A DeepEval model that records each prompt and answers the next canned JSON text."""
-
-    def __init__(self, answers: list[str]):
-        self.answers, self.prompts = list(answers), []  # type: list[str]
-        super().__init__(model="recording")
-
-    def load_model(self) -> Any:
-        return self
-
-    def generate(self, prompt: str, schema: Any = None) -> str:
-        self.prompts.append(prompt)
-        return self.answers.pop(0)
-
-    async def a_generate(self, prompt: str, schema: Any = None) -> str:
-        return self.generate(prompt, schema)
-
-    def get_model_name(self) -> str:
-        return "recording"
 
 
 def messages(args: dict[str, Any], second: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -64,7 +43,7 @@ def run_both(msgs: list[dict[str, Any]], answers: list[dict[str, Any]]) -> tuple
     """(DeepEval's prompts, its score, the judge's result, the judge's prompts) on the same canned answers."""
     conv = from_messages(msgs)
     texts = [json.dumps(a) for a in answers]
-    model = Recording(texts)
+    model = RecordingLLM.canned(texts)
     metric = ArgumentCorrectnessMetric(model=model, async_mode=False)
     case = LLMTestCase(
         input=input_text(conv),

@@ -12,6 +12,8 @@ from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
+from deepeval_support import RecordingLLM  # noqa: E402
+
 TRIP = [
     ("user", 'Book me a table in Lyon — for "two" {tonight}, and find a hotel.'),
     ("assistant", "Your table for two is booked."),
@@ -35,35 +37,14 @@ def answer(prompt: str) -> dict:
     return {"intentions": intents}
 
 
-def _recording(prompts: list[str]):
-    from deepeval.models.base_model import DeepEvalBaseLLM
-
-    class Recording(DeepEvalBaseLLM):
-        def __init__(self):
-            super().__init__(model="recording")
-
-        def load_model(self, *a, **k):
-            return None
-
-        def generate(self, prompt, schema=None, **k):
-            prompts.append(prompt)
-            return schema(**answer(prompt))
-
-        async def a_generate(self, prompt, schema=None, **k):
-            return self.generate(prompt, schema)
-
-        def get_model_name(self, *a, **k):
-            return "recording"
-
-    return Recording()
-
-
 def _theirs(turns, strict_mode=False):
     from deepeval.metrics import ConversationCompletenessMetric
     from deepeval.test_case import ConversationalTestCase, Turn
 
     prompts: list[str] = []
-    metric = ConversationCompletenessMetric(model=_recording(prompts), async_mode=False, strict_mode=strict_mode)
+    metric = ConversationCompletenessMetric(
+        model=RecordingLLM.by_schema(answer, prompts), async_mode=False, strict_mode=strict_mode
+    )
     metric.measure(ConversationalTestCase(turns=[Turn(role=r, content=c) for r, c in turns]), _show_indicator=False)
     return metric, prompts
 

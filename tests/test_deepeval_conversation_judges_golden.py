@@ -14,6 +14,8 @@ from integrations_support import prompt_text, scripted, yes_no
 
 pytest.importorskip("deepeval")
 
+from deepeval_support import RecordingLLM  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 make = importlib.import_module("make_deepeval_conversation_judges")
@@ -40,29 +42,14 @@ def _case():
 
 
 def _recording_llm(prompts, verdict_of):
-    from deepeval.models.base_model import DeepEvalBaseLLM
+    """DeepEval's own schema answered: a verdict by `verdict_of(prompt)`, or a summary reason."""
 
-    class Recording(DeepEvalBaseLLM):
-        def __init__(self):
-            super().__init__(model="recording")
+    def answer(prompt, schema):
+        if "verdict" in schema.model_fields:
+            return schema(verdict=verdict_of(prompt), reason="r")
+        return schema(reason="summary")
 
-        def load_model(self, *a, **k):
-            return None
-
-        def generate(self, prompt, schema=None, **k):
-            prompts.append(prompt)
-            fields = schema.model_fields
-            if "verdict" in fields:
-                return schema(verdict=verdict_of(prompt), reason="r")
-            return schema(reason="summary")
-
-        async def a_generate(self, prompt, schema=None, **k):
-            return self.generate(prompt, schema)
-
-        def get_model_name(self, *a, **k):
-            return "recording"
-
-    return Recording()
+    return RecordingLLM(answer, prompts)
 
 
 def _no_on_blue(prompt: str) -> str:

@@ -15,6 +15,8 @@ from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
+from deepeval_support import RecordingLLM  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 make = importlib.import_module("make_deepeval_conversation_judges")
@@ -48,35 +50,12 @@ def answer(prompt: str) -> dict:
     return {"reason": "because"}
 
 
-def _recording(prompts: list[str]):
-    from deepeval.models.base_model import DeepEvalBaseLLM
-
-    class Recording(DeepEvalBaseLLM):
-        def __init__(self):
-            super().__init__(model="recording")
-
-        def load_model(self, *a, **k):
-            return None
-
-        def generate(self, prompt, schema=None, **k):
-            prompts.append(prompt)
-            return schema(**answer(prompt))
-
-        async def a_generate(self, prompt, schema=None, **k):
-            return self.generate(prompt, schema)
-
-        def get_model_name(self, *a, **k):
-            return "recording"
-
-    return Recording()
-
-
 def _theirs(turns, strict_mode=False):
     from deepeval.metrics import KnowledgeRetentionMetric
     from deepeval.test_case import ConversationalTestCase, Turn
 
     prompts: list[str] = []
-    metric = KnowledgeRetentionMetric(model=_recording(prompts), async_mode=False, strict_mode=strict_mode)
+    metric = KnowledgeRetentionMetric(model=RecordingLLM.by_schema(answer, prompts), async_mode=False, strict_mode=strict_mode)
     metric.measure(ConversationalTestCase(turns=[Turn(role=r, content=c) for r, c in turns]), _show_indicator=False)
     return metric, prompts
 

@@ -12,6 +12,8 @@ from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
+from deepeval_support import RecordingLLM  # noqa: E402
+
 ROLE = 'A cheerful pirate "captain" who {always} speaks like a pirate.'
 PIRATE = [
     ("user", "Ahoy! Where is the treasure?"),
@@ -37,35 +39,12 @@ def answer(prompt: str) -> dict:
     return {"verdicts": verdicts}
 
 
-def _recording(prompts: list[str]):
-    from deepeval.models.base_model import DeepEvalBaseLLM
-
-    class Recording(DeepEvalBaseLLM):
-        def __init__(self):
-            super().__init__(model="recording")
-
-        def load_model(self, *a, **k):
-            return None
-
-        def generate(self, prompt, schema=None, **k):
-            prompts.append(prompt)
-            return schema(**answer(prompt))
-
-        async def a_generate(self, prompt, schema=None, **k):
-            return self.generate(prompt, schema)
-
-        def get_model_name(self, *a, **k):
-            return "recording"
-
-    return Recording()
-
-
 def _theirs(turns, strict_mode=False):
     from deepeval.metrics import RoleAdherenceMetric
     from deepeval.test_case import ConversationalTestCase, Turn
 
     prompts: list[str] = []
-    metric = RoleAdherenceMetric(model=_recording(prompts), async_mode=False, strict_mode=strict_mode)
+    metric = RoleAdherenceMetric(model=RecordingLLM.by_schema(answer, prompts), async_mode=False, strict_mode=strict_mode)
     case = ConversationalTestCase(turns=[Turn(role=r, content=c) for r, c in turns], chatbot_role=ROLE)
     metric.measure(case, _show_indicator=False)
     return metric, prompts

@@ -15,9 +15,9 @@ pytest.importorskip("deepeval")
 
 from deepeval.metrics import TaskCompletionMetric  # noqa: E402
 from deepeval.metrics.utils import print_tools_called  # noqa: E402
-from deepeval.models import DeepEvalBaseLLM  # noqa: E402
 from deepeval.test_case import LLMTestCase  # noqa: E402
 from deepeval.test_case import ToolCall as DEToolCall  # noqa: E402
+from deepeval_support import RecordingLLM  # noqa: E402
 
 import localjudge  # noqa: E402
 from localjudge.conversations import from_messages  # noqa: E402
@@ -32,27 +32,6 @@ from localjudge.judges import get_judge  # noqa: E402
 from localjudge.judges.judge import Judge  # noqa: E402
 
 NAME = "deepeval_task_completion"
-
-
-class Recording(DeepEvalBaseLLM):
-    """A DeepEval model that records each prompt and answers the next canned JSON text."""
-
-    def __init__(self, answers: list[str]):
-        self.answers, self.prompts = list(answers), []  # type: list[str]
-        super().__init__(model="recording")
-
-    def load_model(self) -> Any:
-        return self
-
-    def generate(self, prompt: str, schema: Any = None) -> str:
-        self.prompts.append(prompt)
-        return self.answers.pop(0)
-
-    async def a_generate(self, prompt: str, schema: Any = None) -> str:
-        return self.generate(prompt, schema)
-
-    def get_model_name(self) -> str:
-        return "recording"
 
 
 WEATHER = [
@@ -89,7 +68,7 @@ def run_both(
 ) -> tuple[list[str], Any, Any, list[str]]:
     """(DeepEval's prompts, its metric after measure, the judge's result, the judge's prompts) on the same answers."""
     texts = [json.dumps(a) for a in answers]
-    model = Recording(texts)
+    model = RecordingLLM.canned(texts)
     metric = TaskCompletionMetric(model=model, async_mode=False, strict_mode=strict)
     metric.measure(de_case(msgs), _show_indicator=False)
     queue, ours = list(texts), []
