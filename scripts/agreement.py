@@ -139,22 +139,26 @@ def truthfulqa(data_dir: Path, out: Path, n: int, model: str | None) -> tuple[li
     return table, timing
 
 
-def hhh(data_dir: Path, out: Path, n: int, model: str | None) -> tuple[list[list[str]], str]:
-    src = read_jsonl(data_dir / "hhh_pairs.jsonl", n)
+def hhh_pair_rows(src: list[dict], with_source: bool = False) -> list[dict]:
+    """HHH pairs as the `pairwise` judge reads them: the human-preferred answer first on even rows, second on odd
+    rows, `pref` its position (1 = A, 2 = B); `with_source` keeps the pair's source set."""
     rows = []
     for i, r in enumerate(src):
         first = i % 2 == 0
-        rows.append(
-            {
-                "id": f"hhh{r.get('index', i)}",
-                "question": r["instruction"],
-                "context": criterion(r["rubric"]),
-                "answer_1": r["chosen"] if first else r["rejected"],
-                "answer_2": r["rejected"] if first else r["chosen"],
-                "pref": 1 if first else 2,
-                "source": r["source"],
-            }
-        )
+        row = {
+            "id": f"hhh{r.get('index', i)}",
+            "question": r["instruction"],
+            "context": criterion(r["rubric"]),
+            "answer_1": r["chosen"] if first else r["rejected"],
+            "answer_2": r["rejected"] if first else r["chosen"],
+            "pref": 1 if first else 2,
+        }
+        rows.append({**row, "source": r["source"]} if with_source else row)
+    return rows
+
+
+def hhh(data_dir: Path, out: Path, n: int, model: str | None) -> tuple[list[list[str]], str]:
+    rows = hhh_pair_rows(read_jsonl(data_dir / "hhh_pairs.jsonl", n), with_source=True)
     data = write_jsonl(out / "hhh.jsonl", rows)
     run_dir = out / "hhh_both_orders_run"
     t0 = time.time()

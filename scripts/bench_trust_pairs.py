@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agreement import criterion  # noqa: E402
+from agreement import hhh_pair_rows  # noqa: E402
 from bench_trust_estimators import _table  # noqa: E402
 from bench_trust_models import HEAD, Judged, describe, parse_counts, table  # noqa: E402
 
@@ -42,20 +42,7 @@ LABELS = (20, 40, 60)
 def hhh_rows(limit: int | None) -> list[dict[str, Any]]:
     """The pairs as the `pairwise` judge reads them; `pref` is the position (1 = A, 2 = B) humans prefer."""
     src = [json.loads(x) for x in DATA.read_text(encoding="utf-8").splitlines() if x.strip()]
-    rows = []
-    for i, r in enumerate(src[:limit]):
-        first = i % 2 == 0
-        rows.append(
-            {
-                "id": f"hhh{r.get('index', i)}",
-                "question": r["instruction"],
-                "context": criterion(r["rubric"]),
-                "answer_1": r["chosen"] if first else r["rejected"],
-                "answer_2": r["rejected"] if first else r["chosen"],
-                "pref": 1 if first else 2,
-            }
-        )
-    return rows
+    return hhh_pair_rows(src[:limit])
 
 
 def judge_pairs(
