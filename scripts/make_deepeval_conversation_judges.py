@@ -128,7 +128,12 @@ STAGED = {
             ("get_qa_pair_verdict", ("relevant_topics", "question", "response"), "RelevancyVerdict"),
             (
                 "generate_reason",
-                ("success", "score", "threshold", *(f"{k}_reason_line" for k in ("true_positives", "true_negatives", "false_positives", "false_negatives"))),
+                (
+                    "success",
+                    "score",
+                    "threshold",
+                    *(f"{k}_reason_line" for k in ("true_positives", "true_negatives", "false_positives", "false_negatives")),
+                ),
                 "TopicAdherenceReason",
             ),
         ],
@@ -177,7 +182,7 @@ def staged_judge_file(name: str) -> str:
         out += [
             "[[variables]]\n",
             "name = 'relevant_topics'\n",
-            "description = \"the topics the assistant should keep to (DeepEval's relevant_topics): a list column of the row\"\n",
+            'description = "the topics the assistant should keep to (DeepEval\'s relevant_topics): a list column of the row"\n',
         ]
     for method, holes, model in stages:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder

@@ -7,7 +7,6 @@ prompt for the same case."""
 from __future__ import annotations
 
 import json
-
 import sys
 from collections.abc import Callable
 from pathlib import Path

@@ -14,7 +14,7 @@ pytest.importorskip("deepeval")
 
 from deepeval_support import RecordingLLM  # noqa: E402
 
-TOPICS = ["cooking", "travel in \"Lyon\""]
+TOPICS = ["cooking", 'travel in "Lyon"']
 TRIP = [
     ("user", "Hi, I'm Léa — what's a {good} dish in Lyon?"),
     ("assistant", "Try quenelles."),
@@ -28,7 +28,7 @@ def answer(prompt: str) -> dict:
     """The same canned answers for DeepEval and for us: one pair per exchange, TP for food, FN for sport."""
     if "Relevant topics:" in prompt:
         q = prompt.rsplit("Question: ", 1)[1]
-        return {"verdict": "TP", "reason": "on topic"} if "dish" in q else {"verdict": "FN", "reason": "off \"topic\""}
+        return {"verdict": "TP", "reason": "on topic"} if "dish" in q else {"verdict": "FN", "reason": 'off "topic"'}
     if prompt.rstrip().endswith("\n\n") or "Conversation: \n" in prompt:
         unit = prompt.rsplit("Conversation: \n", 1)[1]
         user = unit.split("user \n", 1)[1].split(" \n", 1)[0]

@@ -33,9 +33,7 @@ DERIVED = (
     "false_positives_reason_line",
     "false_negatives_reason_line",
 )
-NO_PAIRS = (
-    "There were no question-answer pairs to evaluate. Please enable verbose logs to look at the evaluation steps taken"
-)
+NO_PAIRS = "There were no question-answer pairs to evaluate. Please enable verbose logs to look at the evaluation steps taken"
 VERDICTS = ("TP", "TN", "FP", "FN")
 
 
