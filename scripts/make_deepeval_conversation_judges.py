@@ -120,6 +120,27 @@ STAGED = {
         "out-of-character assistant turns are listed; score = the fraction of assistant turns in character "
         "(DeepEval RoleAdherenceMetric).",
     ),
+    "deepeval_topic_adherence": (
+        "TopicAdherenceMetric",
+        "topic_adherence",
+        [
+            ("get_qa_pairs", ("conversation",), "QAPairs"),
+            ("get_qa_pair_verdict", ("relevant_topics", "question", "response"), "RelevancyVerdict"),
+            (
+                "generate_reason",
+                (
+                    "success",
+                    "score",
+                    "threshold",
+                    *(f"{k}_reason_line" for k in ("true_positives", "true_negatives", "false_positives", "false_negatives")),
+                ),
+                "TopicAdherenceReason",
+            ),
+        ],
+        "Whether the assistant keeps to the row's `relevant_topics`: the question/answer pairs of each exchange are "
+        "extracted, then each is classified as a true/false positive/negative against the topics; score = the "
+        "fraction of true ones, 0 with no pair (DeepEval TopicAdherenceMetric).",
+    ),
 }
 
 
@@ -156,6 +177,12 @@ def staged_judge_file(name: str) -> str:
             "[[variables]]\n",
             "name = 'chatbot_role'\n",
             "description = \"the assistant's role (DeepEval's ConversationalTestCase.chatbot_role): a column of the row\"\n",
+        ]
+    if any("relevant_topics" in holes for _, holes, _ in stages):
+        out += [
+            "[[variables]]\n",
+            "name = 'relevant_topics'\n",
+            'description = "the topics the assistant should keep to (DeepEval\'s relevant_topics): a list column of the row"\n',
         ]
     for method, holes, model in stages:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder

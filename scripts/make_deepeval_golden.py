@@ -6,6 +6,7 @@ prompt for the same case."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -66,7 +67,12 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
 
     cls = getattr(metrics, metric_name)
     case = ConversationalTestCase(turns=[Turn(role=t["role"], content=t["content"]) for t in GOLDEN_TURNS], chatbot_role=ROLE)
+    if metric_name == "TopicAdherenceMetric":
+        return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
     return (lambda model: cls(model=model, async_mode=False)), case
+
+
+TOPICS = ["weather", "travel"]  # TopicAdherenceMetric's relevant_topics for the golden case
 
 
 def _agentic(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
@@ -87,6 +93,7 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_knowledge_retention": ("KnowledgeRetentionMetric", "conversation"),
     "deepeval_conversation_completeness": ("ConversationCompletenessMetric", "conversation"),
     "deepeval_role_adherence": ("RoleAdherenceMetric", "conversation"),
+    "deepeval_topic_adherence": ("TopicAdherenceMetric", "conversation"),
     "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
     "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
 }
@@ -106,6 +113,8 @@ def variables(name: str) -> dict[str, str]:
     from localjudge.conversations.model import ToolCall
     from localjudge.conversations.render import deepeval_turns_text
 
+    if name == "deepeval_topic_adherence":
+        return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}
     if PORTS[name][1] == "conversation":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "chatbot_role": ROLE}
     calls = [ToolCall(name=n, arguments=a) for n, a in CALLS]

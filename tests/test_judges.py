@@ -85,6 +85,7 @@ BUILTINS = [
     "deepeval_knowledge_retention",
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
+    "deepeval_topic_adherence",
 ]
 
 

@@ -132,6 +132,7 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_knowledge_retention": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
+        "deepeval_topic_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "relevant_topics": '["geography"]'},
     }
 
 

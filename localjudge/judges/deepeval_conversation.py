@@ -32,6 +32,9 @@ from typing import Any
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError
 from ..formats import OutputFormat
+from .deepeval_goal import DERIVED as GOAL_DERIVED
+from .deepeval_goal import first_request as goal_first_request
+from .deepeval_goal import topic_adherence_calls
 from .ragas_agent import Judge
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)
@@ -47,6 +50,7 @@ DERIVED = (
     "intentions",
     "incompletenesses",
     "out_of_character_responses",
+    *GOAL_DERIVED,
 )
 
 
@@ -95,6 +99,8 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
     user turn); conversation completeness's intentions extraction."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
+    if cfg.metric == "topic_adherence":
+        return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
     if cfg.metric in ("conversation_completeness", "role_adherence"):
         return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
     asks = extract_requests(judge, raw, text)
@@ -117,6 +123,8 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
     try:
         if cfg.metric == "conversation_completeness":
             return (yield from _completeness(judge, raw, text, gens, model_id, outputs))
+        if cfg.metric == "topic_adherence":
+            return (yield from topic_adherence_calls(judge, raw, text, gens, model_id, outputs))
         if cfg.metric == "role_adherence":
             return (yield from _role_adherence(judge, raw, text, gens, model_id, outputs))
         extracts = extract_requests(judge, raw, text)
