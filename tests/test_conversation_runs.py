@@ -245,7 +245,8 @@ def test_docs_conversations_page_bash_snippet_runs(sessions_store, tmp_path, mon
     from localjudge.cli import main
 
     page = (Path(__file__).resolve().parent.parent / "docs/conversations.md").read_text(encoding="utf-8")
-    (block,) = re.findall(r"```bash\n(.*?)```", page, re.S)
+    # the page's command block (its other bash block runs the bench, a script: tests/test_docs.py lists it)
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", page, re.S) if b.startswith("localjudge ")]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "chats.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CHATS), encoding="utf-8")
     for line in block.strip().splitlines():
