@@ -6,6 +6,7 @@ from .model import Conversation, ToolCall, ToolSpec, Turn
 from .readers import Bounds, from_deepeval, from_messages, from_ragas
 from .render import available_tools_text, conversation_text, expected_calls_text, tool_calls_text, turn_windows
 from .toolcalls import deepeval_tool_correctness, ragas_tool_call_accuracy
+from .otel_files import read_otel_traces
 from .traces import from_mlflow_store, from_mlflow_traces, from_otel
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "from_otel",
     "from_ragas",
     "ragas_tool_call_accuracy",
+    "read_otel_traces",
     "tool_calls_text",
     "turn_windows",
 ]
