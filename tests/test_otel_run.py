@@ -85,9 +85,7 @@ def traces_dir(tmp_path):
     d = tmp_path / "traces"
     d.mkdir()
     first = _sdk_trace([_text("user", "What is 2+2?")], "4.", "s1")
-    second = _sdk_trace(
-        [_text("user", "What is 2+2?"), _text("assistant", "4."), _text("user", "And times 3?")], "12.", "s1"
-    )
+    second = _sdk_trace([_text("user", "What is 2+2?"), _text("assistant", "4."), _text("user", "And times 3?")], "12.", "s1")
     third = _sdk_trace([_text("user", "Minus 2?")], "10.", "s1", key="session.id")  # only its own turn
     lone = _sdk_trace([_text("user", "Weather in Paris?")], "Sunny.", call=("get_weather", {"city": "Paris"}, "sun"))
     (d / "a.json").write_text(json.dumps(_otlp(third)))  # name order is not time order
@@ -162,11 +160,23 @@ def test_a_jsonl_file_of_traces_is_read_one_trace_per_line(tmp_path):
 @pytest.mark.parametrize(
     ("content", "bounds", "message"),
     [
-        ("{not json", Bounds(), "bad.json: not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+        (
+            "{not json",
+            Bounds(),
+            "bad.json: not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)",
+        ),
         (json.dumps({"resourceSpans": "x"}), Bounds(), "bad.json: 'resourceSpans' is not a list of objects"),
-        (json.dumps({"data": 1}), Bounds(), "bad.json: not an OpenTelemetry trace (no 'resourceSpans' or 'spans'); found ['data']"),
+        (
+            json.dumps({"data": 1}),
+            Bounds(),
+            "bad.json: not an OpenTelemetry trace (no 'resourceSpans' or 'spans'); found ['data']",
+        ),
         (json.dumps({"spans": [{"name": "x"}]}), Bounds(), "bad.json: OpenTelemetry span #0 is missing 'spanId'"),
-        (json.dumps({"spans": [{"name": "x", "spanId": "1", "traceId": "t"}]}), Bounds(), "bad.json: OpenTelemetry trace has no GenAI"),
+        (
+            json.dumps({"spans": [{"name": "x", "spanId": "1", "traceId": "t"}]}),
+            Bounds(),
+            "bad.json: OpenTelemetry trace has no GenAI",
+        ),
         (json.dumps({"spans": [{}, {}, {}]}), Bounds(max_spans=2), "bad.json: 3 spans, more than the limit of 2 for one trace"),
         ("{}" + " " * 50, Bounds(max_bytes=10), "bad.json: 52 bytes, more than the limit of 10 for one trace"),
     ],
@@ -195,7 +205,10 @@ def test_cli_otel_traces_bad_file_exits_2_with_one_line_and_runs_nothing(tmp_pat
     from localjudge.cli import main
 
     (tmp_path / "bad.json").write_text(json.dumps({"spans": "x"}))
-    r = CliRunner().invoke(main, ["run", "--otel-traces", str(tmp_path / "bad.json"), "-j", "conversation_completeness", "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(
+        main,
+        ["run", "--otel-traces", str(tmp_path / "bad.json"), "-j", "conversation_completeness", "--out", str(tmp_path / "o")],
+    )
     assert r.exit_code == 2, r.output
     assert f"{tmp_path / 'bad.json'}: 'spans' is a str, not a list" in r.output
     both = CliRunner().invoke(main, ["run", str(tmp_path / "d.jsonl"), "--otel-traces", str(tmp_path), "-j", "x"])

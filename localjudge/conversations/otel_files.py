@@ -77,9 +77,9 @@ def _objects(path: Path, bounds: Bounds) -> Iterator[tuple[str, Any]]:
                 return
     elif path.suffix != ".jsonl":
         raise InputError(f"{path}: {path.stat().st_size} bytes, more than the limit of {bounds.max_bytes} for one trace")
-    with path.open("rb") as f:
+    with path.open("rb") as fh:
         n = 0
-        while line := f.readline(bounds.max_bytes + 2):  # a line is never read whole past the bound
+        while line := fh.readline(bounds.max_bytes + 2):  # a line is never read whole past the bound
             n += 1
             if len(line.rstrip(b"\r\n")) > bounds.max_bytes:
                 raise InputError(f"{path} line {n}: more than {bounds.max_bytes} bytes of JSON for one trace")
