@@ -133,6 +133,9 @@ def test_evaluate_otel_traces_session_level_and_per_turn(traces_dir, tmp_path):
     turn = localjudge.evaluate(data, ["conversation_completeness"], engine=engine, out=tmp_path / "t", conversation="turn")
     got = [(r.conversation_id, r.turn_index, r.result.value) for r in turn.results]
     assert got[:3] == [("s1", 0, "yes"), ("s1", 1, "no"), ("s1", 2, "yes")] and len(got) == 4
+    # resumed from the same files: every cell reused, nothing judged again
+    again = localjudge.evaluate(data, ["conversation_completeness"], engine=engine, out=tmp_path / "t", conversation="turn")
+    assert again.counts.reused == 4 and again.counts.evaluated == 0
 
 
 def test_evaluate_otel_traces_per_tool_call(traces_dir, tmp_path):
@@ -152,6 +155,9 @@ def test_a_jsonl_file_of_traces_is_read_one_trace_per_line(tmp_path):
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     (conv,) = read_otel_traces(f)
     assert [t.content for t in conv.turns] == ["q0", "a0", "q1", "a1", "q2", "a2"]
+    as_json = tmp_path / "lines.json"  # JSON Lines under a .json name: its lines are the traces
+    as_json.write_text(f.read_text())
+    assert read_otel_traces(as_json)[0].turns == conv.turns
     one = tmp_path / "one.json"
     one.write_text(json.dumps(lines[0]))
     assert [c.id for c in read_otel_traces(one)] == ["s9"]
