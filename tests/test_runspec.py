@@ -51,6 +51,7 @@ RUN_OPTIONS: dict[tuple[str, ...], str] = {
 # --mlflow-sessions replaces DATA (test_mlflow_sessions_option_sets_the_data below); --log-assessments acts after the run
 NOT_RUN_OPTIONS = {"quiet", "mlflow_log", "experiment", "tracking_uri", "labels_file", "label_column", "help"}
 NOT_RUN_OPTIONS |= {"mlflow_sessions", "log_assessments"}
+NOT_RUN_OPTIONS |= {"otel_traces"}  # replaces DATA (tests/test_otel_run.py)
 
 
 class _Stop(Exception):

@@ -110,6 +110,14 @@ class Terminated(KeyboardInterrupt):
     "names the experiment (default: all).",
 )
 @click.option(
+    "--otel-traces",
+    default=None,
+    metavar="PATH",
+    help="Judge the conversations of OpenTelemetry GenAI traces instead of DATA: a trace file (OTLP/JSON), a JSONL "
+    "file of traces or a directory of *.json traces; traces sharing gen_ai.conversation.id / session.id are one "
+    "conversation.",
+)
+@click.option(
     "--log-assessments",
     is_flag=True,
     help="With --mlflow-sessions: log each result on its session's traces as an MLflow assessment (feedback).",
@@ -177,6 +185,7 @@ def run_cmd(
     truncate_conversation: bool = False,
     mlflow_sessions: str | None = None,
     log_assessments: bool = False,
+    otel_traces: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..run.spec import RunSpec
@@ -196,8 +205,8 @@ def run_cmd(
         executor = RayExecutor(address=ray_address, workers=workers)
     elif ray_address is not None or workers is not None:
         raise InputError("--ray-address and --workers need --engine ray")
-    if (data is None) == (mlflow_sessions is None):
-        raise click.UsageError("give DATA or --mlflow-sessions TRACKING_URI (one of them)")
+    if sum(x is not None for x in (data, mlflow_sessions, otel_traces)) != 1:
+        raise click.UsageError("give DATA or --mlflow-sessions TRACKING_URI or --otel-traces PATH (one of them)")
     if (experiment and not (mlflow_log or mlflow_sessions)) or (tracking_uri and not mlflow_log):
         raise click.UsageError("--experiment and --tracking-uri go with --mlflow (--experiment also with --mlflow-sessions)")
     if log_assessments and not mlflow_sessions:
@@ -211,12 +220,16 @@ def run_cmd(
         from ..conversations.dataset import MlflowSessions
 
         source = MlflowSessions(tracking_uri=mlflow_sessions, experiment=experiment)
+    if otel_traces is not None:
+        from ..conversations.dataset import OtelTraces
+
+        source = OtelTraces(path=Path(otel_traces))
     conversation: Any = None
     if granularity is not None or window != 10 or truncate_conversation:
         from ..conversations.dataset import ConversationOptions
 
         conversation = ConversationOptions(granularity=granularity or "session", window=window, truncate=truncate_conversation)
-    out_dir = Path(out) if out else Path("runs") / (Path(data).stem if data else "mlflow-sessions")
+    out_dir = Path(out) if out else Path("runs") / (Path(data or otel_traces or "").stem or "mlflow-sessions")
     show = not quiet and sys.stderr.isatty()
     bar = ProgressLine(sys.stderr, enabled=show)
     old = signal.getsignal(signal.SIGTERM)

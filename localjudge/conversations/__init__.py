@@ -3,6 +3,7 @@ OpenTelemetry GenAI spans, DeepEval and RAGAS objects, MLflow's renderings of a 
 tool calls, per-turn windows, and deterministic tool-call metrics (docs/conversations.md)."""
 
 from .model import Conversation, ToolCall, ToolSpec, Turn
+from .otel_files import read_otel_traces
 from .readers import Bounds, from_deepeval, from_messages, from_ragas
 from .render import available_tools_text, conversation_text, expected_calls_text, tool_calls_text, turn_windows
 from .toolcalls import deepeval_tool_correctness, ragas_tool_call_accuracy
@@ -25,6 +26,7 @@ __all__ = [
     "from_otel",
     "from_ragas",
     "ragas_tool_call_accuracy",
+    "read_otel_traces",
     "tool_calls_text",
     "turn_windows",
 ]

@@ -2,7 +2,8 @@
 
 A run is told how (`ConversationOptions`, the `conversation` field of the `RunSpec`), and reads its conversations
 from a `messages` column of any dataset (JSONL / CSV / Parquet / DataFrame / records: an OpenAI-style list, or
-it as JSON text) or from the sessions of an MLflow tracking store (`MlflowSessions`). The granularity decides
+it as JSON text), from the sessions of an MLflow tracking store (`MlflowSessions`) or from OpenTelemetry
+trace files (`OtelTraces`). The granularity decides
 the rows:
 
 * `session`: one row per conversation, whose `conversation` column is the whole conversation as MLflow renders
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -105,6 +107,22 @@ class MlflowSessions(BaseModel):
         if not convs:
             raise InputError(f"{self.tracking_uri}: no traces with a session (mlflow.trace.session) to judge")
         return convs
+
+
+class OtelTraces(BaseModel):
+    """A run's data read from OpenTelemetry trace files: a trace file, a JSONL file of traces, or a directory
+    of `*.json` traces; traces sharing `gen_ai.conversation.id` / `session.id` are one conversation
+    (`otel_files.py` says the rule and the bounds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: Path
+
+    def conversations(self) -> list[Conversation]:
+        """The conversations, read with `read_otel_traces`; a bad file is one InputError line naming it."""
+        from .otel_files import read_otel_traces
+
+        return read_otel_traces(self.path)
 
 
 class ConversationDataset(Dataset):
@@ -284,12 +302,14 @@ def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, 
 
 def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:
     """The conversation rows of a run's data, or None when the run is not about conversations: data read from
-    MLflow sessions, or `options` given, or a dataset with a `messages` column and no `conversation` column
+    MLflow sessions or OpenTelemetry trace files, or `options` given, or a dataset with a `messages` column and no `conversation` column
     judged by a judge that takes `conversation` (then session-level)."""
     from ..datasets import open_dataset
 
     if isinstance(data, MlflowSessions):
         return ConversationDataset(data.conversations(), options or ConversationOptions(), label="mlflow")
+    if isinstance(data, OtelTraces):
+        return ConversationDataset(data.conversations(), options or ConversationOptions(), label=data.path.name or "otel")
     if options is None and not wants_conversation:
         return None
     ds = open_dataset(data)

@@ -21,10 +21,12 @@ _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant"
 @dataclass(frozen=True)
 class Bounds:
     """The largest conversation a reader accepts: turns, and UTF-8 bytes of text (JSON input, or the sum of
-    turn contents and tool arguments)."""
+    turn contents and tool arguments); and the most trace files and spans a trace reader accepts."""
 
     max_turns: int = 1000
     max_bytes: int = 4_000_000
+    max_traces: int = 10_000  # traces (files, or JSONL lines) read as one run's data (`conversations/otel_files.py`)
+    max_spans: int = 10_000  # spans of one OpenTelemetry trace
 
 
 DEFAULT_BOUNDS = Bounds()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..agent.trace_model import Trace
 from ..agent.trace_otel import parse_otel
 from ..errors import InputError
 from .model import Conversation, ToolCall, Turn
@@ -103,7 +104,11 @@ def from_otel(obj: dict[str, Any], *, bounds: Bounds = DEFAULT_BOUNDS) -> Conver
     semantic conventions: `parts` of type text / tool_call / tool_call_response) or from the indexed
     `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes (OpenLLMetry). The conversation id is
     `gen_ai.conversation.id` or `session.id` when a span has one, else the trace id."""
-    trace = parse_otel(obj)
+    return from_otel_trace(parse_otel(obj), bounds=bounds)
+
+
+def from_otel_trace(trace: Trace, *, bounds: Bounds = DEFAULT_BOUNDS) -> Conversation:
+    """`from_otel` of a trace already read by `agent.trace_otel.parse_otel`."""
     chats = [s for s in trace.spans if _is_chat(s.attributes)]
     if not chats:
         raise InputError("OpenTelemetry trace has no GenAI model-call span (gen_ai.input.messages or gen_ai.prompt.0.role)")

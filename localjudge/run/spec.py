@@ -78,7 +78,7 @@ class RunSpec(BaseModel):
     rows: set[int] | None = None  # only these row indexes (a cascade's escalated rows)
     chunk_size: int = 16
     both_orders: bool = False
-    # conversations (data with a `messages` column, or MlflowSessions): session-level or per-turn rows; None: the
+    # conversations (data with a `messages` column, MlflowSessions or OtelTraces): session-level or per-turn rows; None: the
     # data's rows as they are, or session-level for a `messages` column judged by a judge taking `conversation`
     conversation: ConversationOptions | None = None
     # model and decoding
