@@ -25,12 +25,12 @@ makes the result unscored (`parse_error`, naming the stage); the calls made so f
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import Any
 
+from ..conversations.render import deepeval_turns  # the turns value read back (kept importable here)
 from ..engine.base import Calls, Generation, Message
-from ..errors import InputError, ParseError
+from ..errors import ParseError
 from ..formats import OutputFormat
 from .deepeval_goal import DERIVED as GOAL_DERIVED
 from .deepeval_goal import first_request as goal_first_request
@@ -52,23 +52,6 @@ DERIVED = (
     "out_of_character_responses",
     *GOAL_DERIVED,
 )
-
-
-def deepeval_turns(value: Any) -> list[dict[str, str]]:
-    """`deepeval_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_turns_text`)."""
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            value = None
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(t, dict) and isinstance(t.get("content"), str) and isinstance(t.get("role"), str) for t in value
-    ):
-        raise InputError(
-            "variable 'deepeval_turns' must be a list of {'content': str, 'role': str} turns "
-            "(give the row a conversation: --conversation FILE, or a messages column); fix the row"
-        )
-    return [dict(t) for t in value]
 
 
 def qag_score(verdicts: list[str], passing: str, strict_mode: bool) -> float:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..conversations.render import deepeval_turns
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError
 from ..formats import OutputFormat
@@ -103,7 +104,6 @@ def topic_adherence_calls(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
 ) -> Calls:
     """TopicAdherenceMetric's calls: pairs per unit, a verdict per pair, the reason (none without pairs)."""
-    from .deepeval_conversation import deepeval_turns
 
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
