@@ -16,12 +16,10 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
 from .model import Conversation, ToolCall, ToolSpec, Turn
 
 # MLflow's built-in session judges that render tool calls into the conversation
@@ -166,20 +164,3 @@ def deepeval_turns_text(conv: Conversation) -> str:
     return str(
         [{"content": t.content, "role": t.role} for t in conv.turns if t.role != "tool" and (t.role != "assistant" or t.content)]
     )
-
-
-def deepeval_turns(value: Any) -> list[dict[str, str]]:
-    """`deepeval_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_turns_text`)."""
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            value = None
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(t, dict) and isinstance(t.get("content"), str) and isinstance(t.get("role"), str) for t in value
-    ):
-        raise InputError(
-            "variable 'deepeval_turns' must be a list of {'content': str, 'role': str} turns "
-            "(give the row a conversation: --conversation FILE, or a messages column); fix the row"
-        )
-    return [dict(t) for t in value]

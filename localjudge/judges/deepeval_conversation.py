@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..conversations.render import deepeval_turns  # the turns value read back (kept importable here)
 from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError
 from ..formats import OutputFormat
 from .deepeval_goal import DERIVED as GOAL_DERIVED
 from .deepeval_goal import first_request as goal_first_request
 from .deepeval_goal import topic_adherence_calls
+from .deepeval_values import deepeval_turns  # the turns value read back (kept importable here)
 from .ragas_agent import Judge
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)

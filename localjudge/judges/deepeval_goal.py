@@ -17,10 +17,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..conversations.render import deepeval_turns
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError
 from ..formats import OutputFormat
+from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
 
 DERIVED = (
