@@ -41,3 +41,34 @@ class RecordingLLM(DeepEvalBaseLLM):
 
     def get_model_name(self, *a: Any, **k: Any) -> str:
         return "recording"
+
+
+def judge_turns(
+    name: str, turns: list[tuple[str, str]], answer: Callable[[str], Any], strict_mode: bool = False, **values: Any
+) -> tuple[Any, list[str]]:
+    """The ported judge `name` (strict mode set as DeepEval's) on `turns` ((role, content) pairs) with a scripted
+    engine answering `answer(prompt)` as JSON: (its result, the prompts it sent). `values`: its other variables."""
+    import json
+
+    from integrations_support import scripted
+
+    from localjudge.conversations import from_messages
+    from localjudge.conversations.render import deepeval_turns_text
+    from localjudge.judges import get_judge
+    from localjudge.judges.judge import Judge
+
+    judge = get_judge(name)
+    if strict_mode:
+        spec = judge.spec.model_copy(deep=True)
+        assert spec.deepeval_conversation is not None
+        spec.deepeval_conversation.strict_mode = True
+        judge = Judge(spec)
+    prompts: list[str] = []
+
+    def reply(msgs: Any, fmt: Any) -> str:
+        (m,) = msgs
+        prompts.append(m.content)
+        return json.dumps(answer(m.content), ensure_ascii=False)
+
+    conv = from_messages([{"role": r, "content": c} for r, c in turns])
+    return judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv), **values), prompts

@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
-from deepeval_support import RecordingLLM  # noqa: E402
+from deepeval_support import RecordingLLM, judge_turns  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -61,27 +60,7 @@ def _theirs(turns, strict_mode=False):
 
 
 def _ours(turns, strict_mode=False):
-    from localjudge.conversations import from_messages
-    from localjudge.conversations.render import deepeval_turns_text
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
-
-    judge = get_judge("deepeval_knowledge_retention")
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
-    prompts: list[str] = []
-
-    def reply(msgs, fmt):
-        (m,) = msgs
-        prompts.append(m.content)
-        return json.dumps(answer(m.content), ensure_ascii=False)
-
-    conv = from_messages([{"role": r, "content": c} for r, c in turns])
-    result = judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv))
-    return result, prompts
+    return judge_turns("deepeval_knowledge_retention", turns, answer, strict_mode)
 
 
 @pytest.mark.parametrize("turns", [TRIP, SMALL_TALK], ids=["forgetful", "no_knowledge"])

@@ -5,14 +5,11 @@ character, an index past the turns (its message kept as the model wrote it)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
-from deepeval_support import RecordingLLM  # noqa: E402
+from deepeval_support import RecordingLLM, judge_turns  # noqa: E402
 
 ROLE = 'A cheerful pirate "captain" who {always} speaks like a pirate.'
 PIRATE = [
@@ -51,30 +48,13 @@ def _theirs(turns, strict_mode=False):
 
 
 def _ours(turns, strict_mode=False):
-    from localjudge.conversations import from_messages
-    from localjudge.conversations.render import deepeval_turns_text
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
-
-    judge = get_judge("deepeval_role_adherence")
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
-    prompts: list[str] = []
-
-    def reply(msgs, fmt):
-        (m,) = msgs
-        prompts.append(m.content)
-        out = answer(m.content)
+    def with_messages(prompt):  # our schema asks for each verdict's ai_message (DeepEval sets it itself)
+        out = answer(prompt)
         for v in out.get("verdicts", []):
             v.setdefault("ai_message", None)
-        return json.dumps(out, ensure_ascii=False)
+        return out
 
-    conv = from_messages([{"role": r, "content": c} for r, c in turns])
-    result = judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv), chatbot_role=ROLE)
-    return result, prompts
+    return judge_turns("deepeval_role_adherence", turns, with_messages, strict_mode, chatbot_role=ROLE)
 
 
 @pytest.mark.parametrize("turns", [PIRATE, IN_CHARACTER, PAST_THE_END], ids=["one_out", "all_in", "index_past_end"])

@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from integrations_support import scripted
 
 pytest.importorskip("deepeval")
 
-from deepeval_support import RecordingLLM  # noqa: E402
+from deepeval_support import RecordingLLM, judge_turns  # noqa: E402
 
 TOPICS = ["cooking", 'travel in "Lyon"']
 TRIP = [
@@ -50,27 +49,7 @@ def _theirs(turns, strict_mode=False):
 
 
 def _ours(turns, strict_mode=False, topics=TOPICS):
-    from localjudge.conversations import from_messages
-    from localjudge.conversations.render import deepeval_turns_text
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
-
-    judge = get_judge("deepeval_topic_adherence")
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
-    prompts: list[str] = []
-
-    def reply(msgs, fmt):
-        (m,) = msgs
-        prompts.append(m.content)
-        return json.dumps(answer(m.content), ensure_ascii=False)
-
-    conv = from_messages([{"role": r, "content": c} for r, c in turns])
-    result = judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv), relevant_topics=topics)
-    return result, prompts
+    return judge_turns("deepeval_topic_adherence", turns, answer, strict_mode, relevant_topics=topics)
 
 
 @pytest.mark.parametrize("turns", [TRIP, TRIP[:2], OPEN], ids=["off_topic_half", "on_topic", "no_pairs"])
