@@ -4,10 +4,12 @@
 # Checks, in order (any finding fails): ruff check, ruff format --check, mypy on localjudge/, public
 # docstring coverage >= 90 %, the docs site (mkdocs build --strict into site/, never with --quiet, which
 # stops strict mode counting warnings: a broken link or anchor, a missing page or a generated page that fails,
-# fails it); the built wheel in a clean venv per extra (scripts/test_wheel.sh; SKIP_WHEEL_TEST=1 skips it);
-# then pytest in two processes, each test file whole in one of them (pytest-xdist `-n 2 --dist loadfile`:
-# a file's module-scoped engines and servers are built once; LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs
-# in this process), with the arguments passed to pytest: `bash scripts/test.sh -m "not slow"`.
+# fails it); the built wheel in a clean venv per extra (scripts/test_wheel.sh; SKIP_WHEEL_TEST=1 skips it), its
+# installs running beside pytest (they wait on pip and disk where pytest leaves a core idle; the wheel's log is
+# printed after pytest's, and either failing fails the command); pytest in two processes, each test file whole in
+# one of them (pytest-xdist `-n 2 --dist loadfile`: a file's module-scoped engines and servers are built once;
+# long files first, from tests/file_times.json; LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs in this
+# process), with the arguments passed to pytest: `bash scripts/test.sh -m "not slow"`.
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
 # The `localjudge view` tests drive it with selenium through chromedriver (Debian's chromium-driver).
@@ -28,6 +30,27 @@ echo "== mypy"; .venv/bin/mypy
 echo "== layering (import-linter)"; .venv/bin/lint-imports
 echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
 echo "== docs (mkdocs build --strict)"; NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
-echo "== wheel"; [ "${SKIP_WHEEL_TEST:-}" = 1 ] || bash scripts/test_wheel.sh
+wheel_pid=""
+if [ "${SKIP_WHEEL_TEST:-}" != 1 ]; then
+  echo "== wheel: build and check the artefacts; their clean venvs install beside pytest (the log follows pytest's)"
+  wheel_dir=$(mktemp -d "${TMPDIR:-/tmp}/localjudge-test.XXXXXX")
+  WHEEL_BUILT_SIGNAL="$wheel_dir/built" bash scripts/test_wheel.sh >"$wheel_dir/log" 2>&1 &
+  wheel_pid=$!
+  # `python -m build` writes into the source tree: pytest starts once the artefacts are built and checked (or failed)
+  while [ ! -e "$wheel_dir/built" ] && kill -0 "$wheel_pid" 2>/dev/null; do sleep 1; done
+fi
 echo "== pytest"
-exec .venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" --dist loadfile "$@"
+set +e
+.venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" --dist loadfile "$@"
+pytest_rc=$?
+wheel_rc=0
+if [ -n "$wheel_pid" ]; then
+  wait "$wheel_pid"
+  wheel_rc=$?
+  echo "== wheel (ran beside pytest)"
+  cat "$wheel_dir/log"
+  rm -rf "$wheel_dir"
+  [ "$wheel_rc" = 0 ] || echo "wheel: FAILED (its log above)" >&2
+fi
+[ "$pytest_rc" = 0 ] || exit "$pytest_rc"
+exit "$wheel_rc"

@@ -2,8 +2,8 @@
 # Test the artefact a user installs, not the checkout: build the sdist and the wheel (python -m build, the
 # wheel built from the sdist), check their contents against the source tree (scripts/check_wheel.py and
 # check-wheel-contents), then install the WHEEL into clean virtualenvs, one with no extra and one per extra
-# alone, and run scripts/wheel_smoke.py EXTRA in each (sequentially: 2 cores). scripts/test.sh calls this
-# before pytest.
+# alone, and run scripts/wheel_smoke.py EXTRA in each (sequentially: 2 cores). scripts/test.sh starts this
+# before pytest and runs pytest beside its installs (WHEEL_BUILT_SIGNAL).
 #
 #   bash scripts/test_wheel.sh                  # every extra
 #   WHEEL_EXTRAS="none hub" bash scripts/test_wheel.sh
@@ -40,6 +40,9 @@ LLAMA=$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-pyt
 echo "llama-cpp-python==$LLAMA" >"$WORK/constraints.txt"
 
 echo "== wheel: contents checked at $((SECONDS - start)) s"
+# scripts/test.sh starts pytest once this exists: the build wrote into the source tree (egg-info), the installs
+# below touch only $WORK and pip's cache, so they can run beside the tests.
+[ -z "${WHEEL_BUILT_SIGNAL:-}" ] || : >"$WHEEL_BUILT_SIGNAL"
 failed=()
 for extra in $EXTRAS; do
   t=$SECONDS

@@ -141,3 +141,37 @@ def keyed_server(_localjudge_home):
     server = start_server("--api-key", "s3cret-key", "--max-pending", "4", "--no-precompile")
     yield server
     server.stop()
+
+
+# Long test files first. `scripts/test.sh` runs pytest in two processes, each test file whole in one (xdist
+# `--dist loadfile`), handing out files in collection order: one long file collected late leaves the other process
+# idle at the end. tests/file_times.json holds each file's measured seconds (a whole run with
+# LOCALJUDGE_TEST_FILE_TIMES=PATH writes them); files run longest first, the unmeasured after them in their usual
+# order. Only the order of files changes: each file's tests keep theirs.
+FILE_TIMES = Path(__file__).with_name("file_times.json")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    import json
+
+    seconds = json.loads(FILE_TIMES.read_text())
+    items.sort(key=lambda item: -seconds.get(Path(str(item.fspath)).name, 0))  # stable: ties keep collection order
+
+
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    name = Path(report.location[0]).name
+    _file_seconds[name] = _file_seconds.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With LOCALJUDGE_TEST_FILE_TIMES=PATH, write each test file's seconds (setup, call and teardown) as JSON: the
+    controller of an xdist run sees every worker's reports, so one whole run measures every file."""
+    import json
+
+    out = os.environ.get("LOCALJUDGE_TEST_FILE_TIMES")
+    if out and not hasattr(session.config, "workerinput"):
+        ordered = dict(sorted(((k, round(v)) for k, v in _file_seconds.items()), key=lambda kv: -kv[1]))
+        Path(out).write_text(json.dumps(ordered, indent=1) + "\n")
