@@ -14,7 +14,7 @@ pytest.importorskip("deepeval")
 
 from deepeval_support import RecordingLLM  # noqa: E402
 
-CALL = {"name": "get_weather", "input_parameters": {"city": "Lyon", "days": [1, 2]}, "output": "24 °C, \"sunny\""}
+CALL = {"name": "get_weather", "input_parameters": {"city": "Lyon", "days": [1, 2]}, "output": '24 °C, "sunny"'}
 BOOK = {"name": "book_table", "input_parameters": {"place": "Chez {Léa}"}, "output": "ok"}
 TRIP = [
     ("user", "Hi, I'm Léa — what's the {weather} in Lyon?", []),
@@ -41,7 +41,7 @@ def answer(prompt: str) -> str:
         return json.dumps({"score": 1 if "Lyon" in task else 0.25, "reason": 'goal "met" & more'})
     if "**planning quality**" in prompt:
         return json.dumps({"score": 1.0 if "Lyon" in task else 0, "reason": "plan"})
-    return f"Because & \"so\": {'PASS' if 'Result: PASS' in prompt else 'FAIL'}"
+    return f'Because & "so": {"PASS" if "Result: PASS" in prompt else "FAIL"}'
 
 
 def _case(turns):
@@ -123,10 +123,10 @@ def test_a_conversation_with_no_exchange_is_only_the_reason_call_and_scores_zero
 
 
 def test_turns_that_are_not_deepeval_turns_are_a_one_line_error_naming_the_variable():
+    from integrations_support import scripted
+
     from localjudge.errors import InputError
     from localjudge.judges import get_judge
 
-    from integrations_support import scripted
-
-    with pytest.raises(InputError, match="deepeval_turns"):
+    with pytest.raises(InputError, match="variable 'deepeval_tool_turns' must be"):
         get_judge("deepeval_goal_accuracy").evaluate(scripted("{}"), deepeval_tool_turns="not turns")

@@ -16,6 +16,7 @@ threshold|float`), computed here and filled in (the generator checks the branch 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
@@ -67,7 +68,7 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
     """The first call: the first goal's accuracy score (the reason's, when there is no unit interaction)."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    units = goals_and_steps(deepeval_turns(raw[TURNS]))
+    units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     if units:
         return _messages(judge, 0, raw, text, {"task": units[0][0], "steps_taken": units[0][1]})
     threshold: float = 1 if cfg.strict_mode else 0.5
@@ -81,12 +82,14 @@ def goal_accuracy_calls(
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
     fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
-    units = goals_and_steps(deepeval_turns(raw[TURNS]))
+    units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     scored: list[list[dict[str, Any]]] = []
     for stage in (0, 1):
         got: list[dict[str, Any]] = []
         if units:
-            asks = [(_messages(judge, stage, raw, text, {"task": g, "steps_taken": s}), fmts[stage]) for g, s in units]
+            asks: list[tuple[Sequence[Message], OutputFormat]] = [
+                (_messages(judge, stage, raw, text, {"task": g, "steps_taken": s}), fmts[stage]) for g, s in units
+            ]
             gens += yield asks
             for gen in gens[-len(units) :]:
                 v = fmts[stage].value(fmts[stage].parse(gen.text))
