@@ -22,7 +22,7 @@ def deepeval_turns(value: Any, name: str = "deepeval_turns") -> list[dict[str, s
         isinstance(t, dict) and isinstance(t.get("content"), str) and isinstance(t.get("role"), str) for t in value
     ):
         raise InputError(
-            f"variable {name!r} must be a list of {'content': str, 'role': str} turns "
+            f"variable {name!r} must be a list of {{'content': str, 'role': str}} turns "
             "(give the row a conversation: --conversation FILE, or a messages column); fix the row"
         )
     return [dict(t) for t in value]
