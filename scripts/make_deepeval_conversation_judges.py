@@ -141,7 +141,23 @@ STAGED = {
         "extracted, then each is classified as a true/false positive/negative against the topics; score = the "
         "fraction of true ones, 0 with no pair (DeepEval TopicAdherenceMetric).",
     ),
+    "deepeval_goal_accuracy": (
+        "GoalAccuracyMetric",
+        "goal_accuracy",
+        [
+            ("get_accuracy_score", ("task", "steps_taken"), "GoalScore"),
+            ("get_plan_evaluation_score", ("task", "steps_taken"), "PlanScore"),
+            ("get_final_reason", ("goal_evaluations", "plan_evalautions", "final_score", "threshold"), None),
+        ],
+        "Whether the assistant achieved what the user asked in each exchange, and how well it planned and followed "
+        "its plan (tool calls included): each exchange's goal and plan are scored 0-1; score = the mean of the goal "
+        "mean and the plan mean (DeepEval GoalAccuracyMetric).",
+    ),
 }
+# a metric whose turns carry their tool calls reads `deepeval_tool_turns` (conversations/deepeval_tool_turns.py)
+TOOL_TURNS = ("deepeval_goal_accuracy",)
+# DeepEval's Jinja PASS/FAIL branch (`final_score|float >= threshold|float`), held as the `{{result}}` the judge fills
+BRANCH = ("Result: PASS", "Result: FAIL", "Result: {{result}}")
 
 
 def staged_judge_file(name: str) -> str:
@@ -169,8 +185,18 @@ def staged_judge_file(name: str) -> str:
         f"url = {q(URL + module + '/templates')}\n",
         f"notes = {q(f'DeepEval 4.3.1 {metric}: its templates byte for byte, output schemas from its pydantic models; score as score_qag_verdicts computes it.')}\n",
         "[[variables]]\n",
-        "name = 'deepeval_turns'\n",
-        "description = 'the turns as DeepEval prints them (localjudge.conversations.render.deepeval_turns_text)'\n",
+        *(
+            [
+                "name = 'deepeval_tool_turns'\n",
+                "description = 'the turns as DeepEval holds them, tool calls included "
+                "(localjudge.conversations.deepeval_tool_turns.deepeval_tool_turns_text)'\n",
+            ]
+            if name in TOOL_TURNS
+            else [
+                "name = 'deepeval_turns'\n",
+                "description = 'the turns as DeepEval prints them (localjudge.conversations.render.deepeval_turns_text)'\n",
+            ]
+        ),
     ]
     if any("role=chatbot_role" in holes for _, holes, _ in stages):
         out += [
@@ -188,11 +214,12 @@ def staged_judge_file(name: str) -> str:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder
         sentinels = {h: f"@@{h.upper()}@@" for h in named}
         text = deepeval_prompt_with(metric, method, sentinels)
-        if "{{" in text or any(text.count(v) != 1 for v in sentinels.values()):
+        if "final_score" in named:
+            text = _branch_as_variable(metric, method, sentinels, text)
+        if "{{" in text.replace(BRANCH[2], "") or any(text.count(v) != 1 for v in sentinels.values()):
             raise SystemExit(f"{name}.{method}: the rendered template cannot be held as a mustache template")
         for h, v in sentinels.items():
             text = text.replace(v, "{{" + named[h] + "}}")
-        schema = json.dumps(getattr(schemas, model).model_json_schema())
         out += [
             "[[stages]]\n",
             f"name = {q(method)}\n",
@@ -200,11 +227,23 @@ def staged_judge_file(name: str) -> str:
             "role = 'user'\n",
             f"template = {q(text)}\n",
             "[stages.output]\n",
-            'kind = "json_schema"\n',
-            f"schema = {q(schema)}\n",
-            "field_tokens = 64\n",
         ]
+        if model is None:  # DeepEval asks for free text (no schema)
+            out += ['kind = "text"\n', "max_tokens = 256\n"]
+        else:
+            schema = json.dumps(getattr(schemas, model).model_json_schema())
+            out += ['kind = "json_schema"\n', f"schema = {q(schema)}\n", "field_tokens = 64\n"]
     return "".join(out)
+
+
+def _branch_as_variable(metric: str, method: str, sentinels: dict[str, str], text: str) -> str:
+    """The template with DeepEval's PASS/FAIL branch as `{{result}}`: the sentinels render PASS (each `|float` is
+    0.0); rendered again with a failing score and threshold, only that word and the two numbers may differ."""
+    failing = deepeval_prompt_with(metric, method, {**sentinels, "final_score": 0, "threshold": 1})
+    expected = text.replace(sentinels["final_score"], "0").replace(sentinels["threshold"], "1")
+    if text.count(BRANCH[0]) != 1 or failing != expected.replace(BRANCH[0], BRANCH[1]):
+        raise SystemExit(f"{metric}.{method}: its PASS/FAIL branch is not where the judge file holds it")
+    return text.replace(BRANCH[0], BRANCH[2])
 
 
 def deepeval_prompt_with(metric: str, method: str, values: dict[str, object]) -> str:

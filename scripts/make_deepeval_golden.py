@@ -69,10 +69,25 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
     case = ConversationalTestCase(turns=[Turn(role=t["role"], content=t["content"]) for t in GOLDEN_TURNS], chatbot_role=ROLE)
     if metric_name == "TopicAdherenceMetric":
         return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
+    if metric_name == "GoalAccuracyMetric":
+        return (lambda model: cls(model=model, async_mode=False)), _tool_case()
     return (lambda model: cls(model=model, async_mode=False)), case
 
 
 TOPICS = ["weather", "travel"]  # TopicAdherenceMetric's relevant_topics for the golden case
+
+
+def _tool_case() -> Any:
+    """The golden turns with `CALLS` (each with an output) on the first assistant turn: GoalAccuracyMetric prints
+    a turn's tool calls."""
+    from deepeval.test_case import ConversationalTestCase, ToolCall, Turn
+
+    calls = [ToolCall(name=n, input_parameters=a, output=f"{n}: ok") for n, a in CALLS]
+    return ConversationalTestCase(
+        turns=[
+            Turn(role=t["role"], content=t["content"], tools_called=calls if i == 1 else None) for i, t in enumerate(GOLDEN_TURNS)
+        ]
+    )
 
 
 def _agentic(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
@@ -94,6 +109,7 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_conversation_completeness": ("ConversationCompletenessMetric", "conversation"),
     "deepeval_role_adherence": ("RoleAdherenceMetric", "conversation"),
     "deepeval_topic_adherence": ("TopicAdherenceMetric", "conversation"),
+    "deepeval_goal_accuracy": ("GoalAccuracyMetric", "conversation"),
     "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
     "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
 }
@@ -113,6 +129,11 @@ def variables(name: str) -> dict[str, str]:
     from localjudge.conversations.model import ToolCall
     from localjudge.conversations.render import deepeval_turns_text
 
+    if name == "deepeval_goal_accuracy":
+        from localjudge.conversations.deepeval_tool_turns import deepeval_tool_turns_text
+        from localjudge.conversations.readers import from_deepeval
+
+        return {"deepeval_tool_turns": deepeval_tool_turns_text(from_deepeval(_tool_case()))}
     if name == "deepeval_topic_adherence":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}
     if PORTS[name][1] == "conversation":

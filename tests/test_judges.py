@@ -86,6 +86,7 @@ BUILTINS = [
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
+    "deepeval_goal_accuracy",
 ]
 
 

@@ -133,7 +133,22 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
         "deepeval_topic_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "relevant_topics": '["geography"]'},
+        # DeepEval's goal accuracy: the turns with the assistant's tool call as DeepEval holds them
+        "deepeval_goal_accuracy": {"deepeval_tool_turns": _tool_turns(q, a)},
     }
+
+
+def _tool_turns(q: str, a: str) -> str:
+    from localjudge.conversations.deepeval_tool_turns import deepeval_tool_turns_text
+
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": json.dumps({"query": q})}}
+    messages = [
+        {"role": "user", "content": q},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": a},
+        {"role": "assistant", "content": a},
+    ]
+    return deepeval_tool_turns_text(from_messages(messages))
 
 
 def _conv(q: str, a: str) -> Conversation:
@@ -184,6 +199,9 @@ def check_typed(judge, r, engine):
     elif kind == "deepeval_conversation":  # DeepEval's chained calls; the score is DeepEval's arithmetic on them
         assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
         assert isinstance(r.rationale, str)
+        if judge.spec.deepeval_conversation is not None and judge.spec.deepeval_conversation.metric == "goal_accuracy":
+            goals, plans = r.details["goal_scores"], r.details["plan_scores"]  # a goal and a plan score, the reason
+            assert r.usage.calls == 3 and value == (goals[0]["score"] + plans[0]["score"]) / 2
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
+from .deepeval_tool_turns import deepeval_tool_turns_text
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -65,6 +66,7 @@ RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_
 DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
 # and its actual_output and tools_called as TaskCompletion prints them (deepeval_task_completion)
 DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON = "deepeval_actual_output", "deepeval_tools_called_json"
+DEEPEVAL_TOOL_TURNS = "deepeval_tool_turns"  # the turns with their tools_called printed (deepeval_goal_accuracy)
 
 
 class ConversationOptions(BaseModel):
@@ -237,6 +239,7 @@ class ConversationDataset(Dataset):
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
         values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
         values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
+        values.setdefault(DEEPEVAL_TOOL_TURNS, deepeval_tool_turns_text(conv))
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:

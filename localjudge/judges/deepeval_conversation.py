@@ -34,6 +34,9 @@ from ..formats import OutputFormat
 from .deepeval_goal import DERIVED as GOAL_DERIVED
 from .deepeval_goal import first_request as goal_first_request
 from .deepeval_goal import topic_adherence_calls
+from .deepeval_goal_accuracy import DERIVED as GOAL_ACCURACY_DERIVED
+from .deepeval_goal_accuracy import first_request as goal_accuracy_first_request
+from .deepeval_goal_accuracy import goal_accuracy_calls
 from .deepeval_values import deepeval_turns  # the turns value read back (kept importable here)
 from .ragas_agent import Judge
 
@@ -51,6 +54,7 @@ DERIVED = (
     "incompletenesses",
     "out_of_character_responses",
     *GOAL_DERIVED,
+    *GOAL_ACCURACY_DERIVED,
 )
 
 
@@ -84,6 +88,8 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
     assert cfg is not None
     if cfg.metric == "topic_adherence":
         return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
+    if cfg.metric == "goal_accuracy":
+        return goal_accuracy_first_request(judge, raw, text)
     if cfg.metric in ("conversation_completeness", "role_adherence"):
         return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
     asks = extract_requests(judge, raw, text)
@@ -97,7 +103,6 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
     fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
-    turns = deepeval_turns(raw["deepeval_turns"])
     outputs: dict[str, Any] = {}
 
     def parsed(stage: int, gen: Generation) -> Any:
@@ -110,6 +115,9 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
             return (yield from topic_adherence_calls(judge, raw, text, gens, model_id, outputs))
         if cfg.metric == "role_adherence":
             return (yield from _role_adherence(judge, raw, text, gens, model_id, outputs))
+        if cfg.metric == "goal_accuracy":
+            return (yield from goal_accuracy_calls(judge, raw, text, gens, model_id, outputs))
+        turns = deepeval_turns(raw["deepeval_turns"])
         extracts = extract_requests(judge, raw, text)
         knowledges: list[Any] = [None] * len(turns)
         if extracts:

@@ -10,8 +10,9 @@ from typing import Any
 from ..errors import InputError
 
 
-def deepeval_turns(value: Any) -> list[dict[str, str]]:
-    """`deepeval_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_turns_text`)."""
+def deepeval_turns(value: Any, name: str = "deepeval_turns") -> list[dict[str, str]]:
+    """`deepeval_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_turns_text`);
+    `name` is the variable the error names."""
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value)
@@ -21,7 +22,7 @@ def deepeval_turns(value: Any) -> list[dict[str, str]]:
         isinstance(t, dict) and isinstance(t.get("content"), str) and isinstance(t.get("role"), str) for t in value
     ):
         raise InputError(
-            "variable 'deepeval_turns' must be a list of {'content': str, 'role': str} turns "
+            f"variable {name!r} must be a list of {{'content': str, 'role': str}} turns "
             "(give the row a conversation: --conversation FILE, or a messages column); fix the row"
         )
     return [dict(t) for t in value]

@@ -131,7 +131,7 @@ class DeepEvalConversation(_Strict):
     """Which DeepEval conversational metric a deepeval_conversation judge computes from its stages
     (judges/deepeval_conversation.py), and DeepEval's `strict_mode` (a score under 1 becomes 0)."""
 
-    metric: Literal["knowledge_retention", "conversation_completeness", "role_adherence", "topic_adherence"]
+    metric: Literal["knowledge_retention", "conversation_completeness", "role_adherence", "topic_adherence", "goal_accuracy"]
     strict_mode: bool = False
 
 
