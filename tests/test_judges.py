@@ -86,6 +86,9 @@ BUILTINS = [
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
+    # DeepEval's turn-level RAG metrics (kind deepeval_conversation; tests/test_deepeval_turn_rag.py)
+    "deepeval_turn_faithfulness",
+    "deepeval_turn_contextual_relevancy",
 ]
 
 
