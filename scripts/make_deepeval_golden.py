@@ -123,7 +123,9 @@ def variables(name: str) -> dict[str, str]:
     if PORTS[name][0] in RAG_METRICS:
         from localjudge.conversations.render import deepeval_rag_turns_text
 
-        msgs = [{**t, **({"retrieval_context": c} if c is not None else {})} for t, c in zip(GOLDEN_TURNS, RAG_CONTEXTS, strict=True)]
+        msgs = [
+            {**t, **({"retrieval_context": c} if c is not None else {})} for t, c in zip(GOLDEN_TURNS, RAG_CONTEXTS, strict=True)
+        ]
         return {"deepeval_rag_turns": deepeval_rag_turns_text(from_messages(msgs))}
     if name == "deepeval_topic_adherence":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}

@@ -32,7 +32,10 @@ def test_an_assistant_message_carries_its_retrieval_context_and_other_turns_none
     ("message", "where"),
     [
         ({"role": "user", "content": "x", "retrieval_context": ["a"]}, r"^messages\[1\]\.retrieval_context: only an assistant"),
-        ({"role": "assistant", "content": "x", "retrieval_context": "a"}, r"^messages\[1\]\.retrieval_context: a str, not a list"),
+        (
+            {"role": "assistant", "content": "x", "retrieval_context": "a"},
+            r"^messages\[1\]\.retrieval_context: a str, not a list",
+        ),
         ({"role": "assistant", "content": "x", "retrieval_context": ["a", 3]}, r"^messages\[1\]\.retrieval_context\[1\]: a int"),
     ],
 )
@@ -55,7 +58,11 @@ def test_deepeval_rag_turns_prints_the_contexts_and_deepeval_turns_stays_as_it_w
     assert rag == str(
         [
             {"content": "Who wrote Candide?", "role": "user"},
-            {"content": "Voltaire.", "role": "assistant", "retrieval_context": ["Candide is by Voltaire.", "It dates from 1759."]},
+            {
+                "content": "Voltaire.",
+                "role": "assistant",
+                "retrieval_context": ["Candide is by Voltaire.", "It dates from 1759."],
+            },
             {"content": "Thanks", "role": "user"},
             {"content": "You're welcome.", "role": "assistant"},
         ]

@@ -45,7 +45,9 @@ def answer(prompt: str) -> dict:
     if '"statement"' in prompt and "Context:" in prompt:
         ctx = prompt.rsplit("Context:\n", 1)[1]
         rel = "yes" if ("Quenelles" in ctx or "Candide" in ctx) else "no"
-        return {"verdicts": [{"statement": ctx.split("\n", 1)[0][:30], "verdict": rel, "reason": None if rel == "yes" else "off"}]}
+        return {
+            "verdicts": [{"statement": ctx.split("\n", 1)[0][:30], "verdict": rel, "reason": None if rel == "yes" else "off"}]
+        }
     return {"reason": "because"}
 
 
@@ -60,7 +62,9 @@ def _theirs(name, turns, strict_mode=False):
     from deepeval.test_case import ConversationalTestCase, Turn
 
     prompts: list[str] = []
-    metric = getattr(metrics, METRICS[name])(model=RecordingLLM.by_schema(answer, prompts), async_mode=False, strict_mode=strict_mode)
+    metric = getattr(metrics, METRICS[name])(
+        model=RecordingLLM.by_schema(answer, prompts), async_mode=False, strict_mode=strict_mode
+    )
     case = ConversationalTestCase(turns=[Turn(role=r, content=c, retrieval_context=rc) for r, c, rc in turns])
     metric.measure(case, _show_indicator=False)
     return metric, prompts

@@ -209,7 +209,13 @@ def from_deepeval(case: Any, *, bounds: Bounds = DEFAULT_BOUNDS) -> Conversation
             ]
         rag = [_passage(p, f"deepeval turns[{i}].retrieval_context[{k}]") for k, p in enumerate(t.retrieval_context or [])]
         where = f"deepeval turns[{i}].retrieval_context"
-        turns.append(Turn(role=t.role, content=t.content, retrieval_context=retrieval_context(rag if t.retrieval_context is not None else None, where, t.role)))
+        turns.append(
+            Turn(
+                role=t.role,
+                content=t.content,
+                retrieval_context=retrieval_context(rag if t.retrieval_context is not None else None, where, t.role),
+            )
+        )
     meta = {k: v for k, v in (("scenario", case.scenario), ("name", case.name), ("user_description", case.user_description)) if v}
     conv = build(
         "deepeval ConversationalTestCase",

@@ -27,6 +27,7 @@ windows' reasons. A call whose output does not parse makes the result unscored (
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
@@ -90,7 +91,8 @@ def windows(turns: list[dict[str, Any]], window_size: int = WINDOW_SIZE) -> list
 
 def window_parts(window: list[dict[str, Any]]) -> tuple[str, str, list[str]]:
     """A window's user text, assistant text and retrieval context, as both metrics accumulate them."""
-    user, assistant, context = "", "", []
+    user, assistant = "", ""
+    context: list[str] = []
     for t in window:
         if t["role"] == "user":
             user += f"\n{t['content']} "
@@ -183,7 +185,7 @@ def _faithful_window(
 ) -> Calls:
     """One window of TurnFaithfulnessMetric: truths and claims, the verdicts, its reason."""
     user, assistant, context = window_parts(window)
-    asks = [
+    asks: list[tuple[Sequence[Message], OutputFormat]] = [
         (_messages(judge, 0, raw, text, {"reference_context": "\n\n".join(context)}), fmts[0]),
         (_messages(judge, 1, raw, text, {"user_content": user, "assistant_output": assistant}), fmts[1]),
     ]

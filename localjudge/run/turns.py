@@ -40,7 +40,10 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
             j = get_judge(given, judges_dir=judges_dir) if isinstance(given, str) else given
         except InputError:
             continue
-        if any(v.name in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_RAG_TURNS) for v in j.variables):
+        if any(
+            v.name in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_RAG_TURNS)
+            for v in j.variables
+        ):
             return True
     return False
 
