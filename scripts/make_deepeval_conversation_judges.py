@@ -153,11 +153,59 @@ STAGED = {
         "its plan (tool calls included): each exchange's goal and plan are scored 0-1; score = the mean of the goal "
         "mean and the plan mean (DeepEval GoalAccuracyMetric).",
     ),
+    "deepeval_turn_faithfulness": (
+        "TurnFaithfulnessMetric",
+        "turn_faithfulness",
+        [
+            ("generate_truths", ("reference_context",), "Truths"),
+            ("generate_claims", ("input=user_content", "assistant_output"), "Claims"),
+            ("generate_verdicts", ("claims", "reference_context"), "Verdicts"),
+            ("generate_reason", ("contradictions", "score"), "FaithfulnessScoreReason"),
+            ("generate_final_reason", ("final_score", "success", "reasons"), "FaithfulnessScoreReason"),
+        ],
+        "Whether each assistant answer keeps to the passages retrieved for it (the turns' `retrieval_context`): per "
+        "window of exchanges the truths of the passages and the claims of the answers are extracted and each claim "
+        "checked against the truths; score = the mean over windows of the fraction of claims not contradicted "
+        "(DeepEval TurnFaithfulnessMetric).",
+    ),
+    "deepeval_turn_contextual_relevancy": (
+        "TurnContextualRelevancyMetric",
+        "turn_contextual_relevancy",
+        [
+            ("generate_verdicts", ("input=user_content", "context"), "ContextualRelevancyVerdicts"),
+            (
+                "generate_reason",
+                ("input=user_content", "irrelevant_statements", "relevant_statements", "score"),
+                "ContextualRelevancyScoreReason",
+            ),
+            ("generate_final_reason", ("final_score", "success", "reasons"), "ContextualRelevancyScoreReason"),
+        ],
+        "Whether the passages retrieved for each assistant answer (the turns' `retrieval_context`) are relevant to "
+        "what the user asked: per window of exchanges each passage's statements are judged relevant or not; score = "
+        "the mean over windows of the fraction relevant (DeepEval TurnContextualRelevancyMetric).",
+    ),
 }
 # a metric whose turns carry their tool calls reads `deepeval_tool_turns` (conversations/deepeval_tool_turns.py)
 TOOL_TURNS = ("deepeval_goal_accuracy",)
 # DeepEval's Jinja PASS/FAIL branch (`final_score|float >= threshold|float`), held as the `{{result}}` the judge fills
 BRANCH = ("Result: PASS", "Result: FAIL", "Result: {{result}}")
+# the turn-level RAG ports read the turns with their retrieval contexts (conversations/render.py deepeval_rag_turns_text)
+RAG_TURNS = {"deepeval_turn_faithfulness", "deepeval_turn_contextual_relevancy"}
+
+
+def static_values(metric: str, method: str) -> dict[str, object]:
+    """The template values DeepEval fixes for a metric's call (its defaults, multimodal off): rendered into the file."""
+    if (metric, method) == ("TurnFaithfulnessMetric", "generate_truths"):
+        from deepeval.metrics.turn_faithfulness.turn_faithfulness import _turn_faithfulness_limit_description
+
+        return {"limit_description": _turn_faithfulness_limit_description(None)}
+    if (metric, method) == ("TurnContextualRelevancyMetric", "generate_verdicts"):
+        from deepeval.metrics.turn_contextual_relevancy.turn_contextual_relevancy import (
+            _contextual_relevancy_verdict_kwargs,
+        )
+
+        return dict(_contextual_relevancy_verdict_kwargs(False))
+    return {}
 
 
 def staged_judge_file(name: str) -> str:
@@ -198,6 +246,12 @@ def staged_judge_file(name: str) -> str:
             ]
         ),
     ]
+    if name in RAG_TURNS:
+        out[-2:] = [
+            "name = 'deepeval_rag_turns'\n",
+            "description = 'the turns with their retrieval contexts, as DeepEval prints them "
+            "(localjudge.conversations.render.deepeval_rag_turns_text)'\n",
+        ]
     if any("role=chatbot_role" in holes for _, holes, _ in stages):
         out += [
             "[[variables]]\n",
@@ -213,8 +267,8 @@ def staged_judge_file(name: str) -> str:
     for method, holes, model in stages:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder
         sentinels = {h: f"@@{h.upper()}@@" for h in named}
-        text = deepeval_prompt_with(metric, method, sentinels)
-        if "final_score" in named:
+        text = deepeval_prompt_with(metric, method, {**sentinels, **static_values(metric, method)})
+        if "final_score" in named and "threshold" in named:  # a PASS/FAIL branch (GoalAccuracy's final reason)
             text = _branch_as_variable(metric, method, sentinels, text)
         if "{{" in text.replace(BRANCH[2], "") or any(text.count(v) != 1 for v in sentinels.values()):
             raise SystemExit(f"{name}.{method}: the rendered template cannot be held as a mustache template")

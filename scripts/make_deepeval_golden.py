@@ -66,7 +66,9 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
     from deepeval.test_case import ConversationalTestCase, Turn
 
     cls = getattr(metrics, metric_name)
-    case = ConversationalTestCase(turns=[Turn(role=t["role"], content=t["content"]) for t in GOLDEN_TURNS], chatbot_role=ROLE)
+    rag = RAG_CONTEXTS if metric_name in RAG_METRICS else [None] * len(GOLDEN_TURNS)
+    turns = [Turn(role=t["role"], content=t["content"], retrieval_context=c) for t, c in zip(GOLDEN_TURNS, rag, strict=True)]
+    case = ConversationalTestCase(turns=turns, chatbot_role=ROLE)
     if metric_name == "TopicAdherenceMetric":
         return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
     if metric_name == "GoalAccuracyMetric":
@@ -75,6 +77,9 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
 
 
 TOPICS = ["weather", "travel"]  # TopicAdherenceMetric's relevant_topics for the golden case
+# the turn-level RAG metrics' golden case: GOLDEN_TURNS with each assistant turn's retrieval context (two passages, none)
+RAG_METRICS = ("TurnFaithfulnessMetric", "TurnContextualRelevancyMetric")
+RAG_CONTEXTS: list[list[str] | None] = [None, ['Lyon: "sunny", 24 °C.', "Tomorrow: rain {likely}."], None, None]
 
 
 def _tool_case() -> Any:
@@ -112,6 +117,8 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_goal_accuracy": ("GoalAccuracyMetric", "conversation"),
     "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
     "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
+    "deepeval_turn_faithfulness": ("TurnFaithfulnessMetric", "conversation"),
+    "deepeval_turn_contextual_relevancy": ("TurnContextualRelevancyMetric", "conversation"),
 }
 
 
@@ -134,6 +141,13 @@ def variables(name: str) -> dict[str, str]:
         from localjudge.conversations.readers import from_deepeval
 
         return {"deepeval_tool_turns": deepeval_tool_turns_text(from_deepeval(_tool_case()))}
+    if PORTS[name][0] in RAG_METRICS:
+        from localjudge.conversations.render import deepeval_rag_turns_text
+
+        msgs = [
+            {**t, **({"retrieval_context": c} if c is not None else {})} for t, c in zip(GOLDEN_TURNS, RAG_CONTEXTS, strict=True)
+        ]
+        return {"deepeval_rag_turns": deepeval_rag_turns_text(from_messages(msgs))}
     if name == "deepeval_topic_adherence":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}
     if PORTS[name][1] == "conversation":

@@ -87,6 +87,9 @@ BUILTINS = [
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
     "deepeval_goal_accuracy",
+    # DeepEval's turn-level RAG metrics (kind deepeval_conversation; tests/test_deepeval_turn_rag.py)
+    "deepeval_turn_faithfulness",
+    "deepeval_turn_contextual_relevancy",
 ]
 
 

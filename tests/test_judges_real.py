@@ -15,7 +15,7 @@ from localjudge.conversations.deepeval_case import print_tools_called_text, tool
 from localjudge.conversations.model import ToolCall
 from localjudge.conversations.ragas_text import ragas_text
 from localjudge.conversations.readers import from_messages
-from localjudge.conversations.render import deepeval_turns_text, expected_calls_text
+from localjudge.conversations.render import deepeval_rag_turns_text, deepeval_turns_text, expected_calls_text
 from localjudge.engine import DecodeOptions
 from localjudge.judges import get_judge, list_judges, make_custom_prompt_judge, make_instructions_judge
 
@@ -135,6 +135,9 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_topic_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "relevant_topics": '["geography"]'},
         # DeepEval's goal accuracy: the turns with the assistant's tool call as DeepEval holds them
         "deepeval_goal_accuracy": {"deepeval_tool_turns": _tool_turns(q, a)},
+        # DeepEval's turn-level RAG judges: the turns with the answer's retrieval context (deepeval_rag_turns_text)
+        "deepeval_turn_faithfulness": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
+        "deepeval_turn_contextual_relevancy": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
     }
 
 
@@ -153,6 +156,10 @@ def _tool_turns(q: str, a: str) -> str:
 
 def _conv(q: str, a: str) -> Conversation:
     return from_messages([{"role": "user", "content": q}, {"role": "assistant", "content": a}])
+
+
+def _rag_conv(q: str, a: str, ctx: str) -> Conversation:
+    return from_messages([{"role": "user", "content": q}, {"role": "assistant", "content": a, "retrieval_context": [ctx]}])
 
 
 def conversation(q: str, a: str) -> str:

@@ -22,7 +22,8 @@ Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges rea
 (the expected calls as MLflow's `_format_expected_calls` prints them, what `tool_call_correctness_expected` reads:
 `expected_calls_text`; from the conversation's `expected_tool_calls`, else the data row's column of that name; absent
 when neither has a non-empty list, or when the row's value cannot be read as calls), `deepeval_turns`
-(the turns as DeepEval's conversational templates print them: `deepeval_turns_text`) and `ragas_conversation` (the
+(the turns as DeepEval's conversational templates print them: `deepeval_turns_text`), `deepeval_rag_turns` (the
+same with each assistant turn's retrieval context: `deepeval_rag_turns_text`) and `ragas_conversation` (the
 conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
 unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
 index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
@@ -49,6 +50,7 @@ from .render import (
     TOOL_CALL_JUDGES,
     available_tools_text,
     conversation_text,
+    deepeval_rag_turns_text,
     deepeval_turns_text,
     expected_calls_text,
     tool_calls_text,
@@ -60,6 +62,8 @@ CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
 EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
 EXPECTED_TEXT = "expected_calls"  # the reference calls as MLflow prints them (tool_call_correctness_expected)
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
+# the turns with their retrieval contexts (deepeval_turn_* RAG judges: judges/deepeval_turn_rag.py)
+DEEPEVAL_RAG_TURNS = "deepeval_rag_turns"
 RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_repr prints it (ragas_agent judges)
 # DeepEval's LLMTestCase input and tools_called (deepeval_agentic judges; conversations/deepeval_case.py); a
 # tool_call row's are its call's: the user turns before it, and it alone
@@ -234,6 +238,7 @@ class ConversationDataset(Dataset):
         values.setdefault("tools_called", tool_calls_text(conv))
         values.setdefault("available_tools", available_tools_text(conv.available_tools))
         values.setdefault(DEEPEVAL_TURNS, deepeval_turns_text(conv))
+        values.setdefault(DEEPEVAL_RAG_TURNS, deepeval_rag_turns_text(conv))
         values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
         values.setdefault(DEEPEVAL_INPUT, input_text(conv))
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
@@ -253,6 +258,7 @@ class ConversationDataset(Dataset):
         cols[EXPECTED_TEXT] = None
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
+        cols[DEEPEVAL_RAG_TURNS] = None  # the turns with their retrieval contexts (deepeval_turn_* RAG judges)
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

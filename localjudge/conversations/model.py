@@ -34,8 +34,9 @@ class ToolSpec(_Strict):
 
 
 class Turn(_Strict):
-    """One message. `tool_calls` only on assistant turns; `tool_call_id` (the call answered), `name`
-    (the tool) and `error` (the exception text when the tool failed) only on tool turns."""
+    """One message. `tool_calls` and `retrieval_context` (the passages retrieved for this answer, DeepEval's
+    `Turn.retrieval_context`; None when the source gives none) only on assistant turns; `tool_call_id` (the call
+    answered), `name` (the tool) and `error` (the exception text when the tool failed) only on tool turns."""
 
     role: Role
     content: str = ""
@@ -43,6 +44,7 @@ class Turn(_Strict):
     tool_call_id: str | None = None
     name: str | None = None
     error: str | None = None
+    retrieval_context: list[str] | None = None
 
     @model_validator(mode="after")
     def _fields_fit_role(self) -> Turn:
@@ -50,6 +52,8 @@ class Turn(_Strict):
             raise ValueError(f"tool_calls are only allowed on assistant turns, not on a {self.role} turn")
         if self.role != "tool" and (self.tool_call_id is not None or self.error is not None):
             raise ValueError(f"tool_call_id and error are only allowed on tool turns, not on a {self.role} turn")
+        if self.retrieval_context is not None and self.role != "assistant":
+            raise ValueError(f"retrieval_context is only allowed on assistant turns, not on a {self.role} turn")
         return self
 
 

@@ -36,7 +36,12 @@ def check_bounds(conv: Conversation, bounds: Bounds, where: str) -> Conversation
     """`conv` unchanged, or `InputError` when it has more turns or more text than `bounds` allow."""
     if len(conv.turns) > bounds.max_turns:
         raise InputError(f"{where}: {len(conv.turns)} turns, more than the limit of {bounds.max_turns}")
-    size = sum(len(t.content.encode()) + sum(len(json.dumps(c.arguments, default=str)) for c in t.tool_calls) for t in conv.turns)
+    size = sum(
+        len(t.content.encode())
+        + sum(len(json.dumps(c.arguments, default=str)) for c in t.tool_calls)
+        + sum(len(p.encode()) for p in t.retrieval_context or ())
+        for t in conv.turns
+    )
     if size > bounds.max_bytes:
         raise InputError(f"{where}: {size} bytes of text, more than the limit of {bounds.max_bytes}")
     return conv
@@ -98,7 +103,8 @@ def _turn(m: Any, i: int) -> Turn:
     role = m.get("role")
     if role not in _ROLES:
         raise InputError(f"{at}.role: {role!r} is not one of system, developer, user, assistant, tool")
-    unknown = sorted(set(m) - {"role", "content", "name", "tool_calls", "tool_call_id", "refusal", "annotations", "audio"})
+    known = {"role", "content", "name", "tool_calls", "tool_call_id", "refusal", "annotations", "audio", "retrieval_context"}
+    unknown = sorted(set(m) - known)
     if unknown:
         raise InputError(f"{at}: unknown field(s) {', '.join(unknown)}")
     raw_calls = m.get("tool_calls") or []
@@ -119,7 +125,23 @@ def _turn(m: Any, i: int) -> Turn:
     name = m.get("name")
     if name is not None and not isinstance(name, str):
         raise InputError(f"{at}.name: a {type(name).__name__}, not a string")
-    return Turn(role=_ROLES[role], content=content, tool_calls=calls, tool_call_id=tool_call_id, name=name)
+    rag = retrieval_context(m.get("retrieval_context"), f"{at}.retrieval_context", role)
+    return Turn(role=_ROLES[role], content=content, tool_calls=calls, tool_call_id=tool_call_id, name=name, retrieval_context=rag)
+
+
+def retrieval_context(value: Any, at: str, role: str) -> list[str] | None:
+    """An assistant turn's `retrieval_context` (the passages retrieved for its answer) as a list of strings; None
+    when absent or null; else one `InputError` line naming `at` (the field) and what to give instead."""
+    if value is None:
+        return None
+    if role != "assistant":
+        raise InputError(f"{at}: only an assistant message has a retrieval context, this is a {role} message")
+    if not isinstance(value, list):
+        raise InputError(f"{at}: a {type(value).__name__}, not a list of strings (the passages retrieved for this answer)")
+    for k, p in enumerate(value):
+        if not isinstance(p, str):
+            raise InputError(f"{at}[{k}]: a {type(p).__name__}, not a string; give each retrieved passage as text")
+    return list(value)
 
 
 def _content(c: Any, at: str, *, allow_none: bool) -> str | None:
@@ -185,7 +207,15 @@ def from_deepeval(case: Any, *, bounds: Bounds = DEFAULT_BOUNDS) -> Conversation
                 for c, o in calls
                 if o is not None
             ]
-        turns.append(Turn(role=t.role, content=t.content))
+        rag = [_passage(p, f"deepeval turns[{i}].retrieval_context[{k}]") for k, p in enumerate(t.retrieval_context or [])]
+        where = f"deepeval turns[{i}].retrieval_context"
+        turns.append(
+            Turn(
+                role=t.role,
+                content=t.content,
+                retrieval_context=retrieval_context(rag if t.retrieval_context is not None else None, where, t.role),
+            )
+        )
     meta = {k: v for k, v in (("scenario", case.scenario), ("name", case.name), ("user_description", case.user_description)) if v}
     conv = build(
         "deepeval ConversationalTestCase",
@@ -196,6 +226,17 @@ def from_deepeval(case: Any, *, bounds: Bounds = DEFAULT_BOUNDS) -> Conversation
         metadata={**meta, **dict(case.metadata or {})},
     )
     return check_bounds(conv, bounds, "deepeval ConversationalTestCase")
+
+
+def _passage(p: Any, at: str) -> str:
+    """A DeepEval retrieval context item as text: a string, or a `RetrievedContextData`'s text (its `context`)."""
+    if isinstance(p, str):
+        return p
+    from deepeval.test_case import RetrievedContextData
+
+    if isinstance(p, RetrievedContextData) and isinstance(p.context, str):
+        return p.context
+    raise InputError(f"{at}: a {type(p).__name__}, not a string; give each retrieved passage as text")
 
 
 def from_ragas(sample: Any, *, bounds: Bounds = DEFAULT_BOUNDS) -> Conversation:

@@ -164,3 +164,18 @@ def deepeval_turns_text(conv: Conversation) -> str:
     return str(
         [{"content": t.content, "role": t.role} for t in conv.turns if t.role != "tool" and (t.role != "assistant" or t.content)]
     )
+
+
+def deepeval_rag_turns_text(conv: Conversation) -> str:
+    """The turns with their retrieval contexts, as DeepEval's `convert_turn_to_dict(turn, [CONTENT, ROLE,
+    RETRIEVAL_CONTEXT])` gives them: `deepeval_turns_text`'s dicts, an assistant turn's with `'retrieval_context':
+    [...]` after its role when it has one (the `deepeval_rag_turns` value the turn-level RAG judges read)."""
+    out: list[dict[str, Any]] = []
+    for t in conv.turns:
+        if t.role == "tool" or (t.role == "assistant" and not t.content):
+            continue
+        d: dict[str, Any] = {"content": t.content, "role": t.role}
+        if t.retrieval_context is not None:
+            d["retrieval_context"] = list(t.retrieval_context)
+        out.append(d)
+    return str(out)

@@ -37,6 +37,9 @@ from .deepeval_goal import topic_adherence_calls
 from .deepeval_goal_accuracy import DERIVED as GOAL_ACCURACY_DERIVED
 from .deepeval_goal_accuracy import first_request as goal_accuracy_first_request
 from .deepeval_goal_accuracy import goal_accuracy_calls
+from .deepeval_turn_rag import DERIVED as RAG_DERIVED
+from .deepeval_turn_rag import first_request as rag_first_request
+from .deepeval_turn_rag import turn_rag_calls
 from .deepeval_values import deepeval_turns  # the turns value read back (kept importable here)
 from .ragas_agent import Judge
 
@@ -55,7 +58,9 @@ DERIVED = (
     "out_of_character_responses",
     *GOAL_DERIVED,
     *GOAL_ACCURACY_DERIVED,
+    *RAG_DERIVED,
 )
+RAG_METRICS = ("turn_faithfulness", "turn_contextual_relevancy")  # judges/deepeval_turn_rag.py
 
 
 def qag_score(verdicts: list[str], passing: str, strict_mode: bool) -> float:
@@ -86,6 +91,8 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
     user turn); conversation completeness's intentions extraction."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
+    if cfg.metric in RAG_METRICS:
+        return rag_first_request(judge, raw, text)
     if cfg.metric == "topic_adherence":
         return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
     if cfg.metric == "goal_accuracy":
@@ -102,6 +109,8 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
+    if cfg.metric in RAG_METRICS:  # they read the turns with their retrieval contexts, and name a failing stage themselves
+        return (yield from turn_rag_calls(judge, raw, text, gens, model_id, {}))
     fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
     outputs: dict[str, Any] = {}
 

@@ -131,7 +131,15 @@ class DeepEvalConversation(_Strict):
     """Which DeepEval conversational metric a deepeval_conversation judge computes from its stages
     (judges/deepeval_conversation.py), and DeepEval's `strict_mode` (a score under 1 becomes 0)."""
 
-    metric: Literal["knowledge_retention", "conversation_completeness", "role_adherence", "topic_adherence", "goal_accuracy"]
+    metric: Literal[
+        "knowledge_retention",
+        "conversation_completeness",
+        "role_adherence",
+        "topic_adherence",
+        "turn_faithfulness",
+        "turn_contextual_relevancy",
+        "goal_accuracy",
+    ]
     strict_mode: bool = False
 
 
@@ -264,7 +272,7 @@ class JudgeSpec(_Strict):
         if traits.calls == "deepeval_agentic" and (len(self.stages) != 2 or any(s.output is None for s in self.stages)):
             raise ValueError("kind 'deepeval_agentic' needs exactly 2 stages, each with an output")
         if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
-            want = 2 if self.deepeval_conversation.metric == "role_adherence" else 3
+            want = {"role_adherence": 2, "turn_faithfulness": 5}.get(self.deepeval_conversation.metric, 3)
             if len(self.stages) != want or any(s.output is None for s in self.stages):
                 raise ValueError(
                     f"deepeval_conversation metric {self.deepeval_conversation.metric!r} needs exactly {want} stages, "

@@ -31,7 +31,14 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
     """Whether any judge takes a variable only a conversation row has (`conversation`, or the conversation as
     DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`); catalog names are looked up, an
     unknown name is left to the run's planning to report."""
-    from ..conversations.dataset import CONVERSATION, DEEPEVAL_TOOL_TURNS, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TURNS, RAGAS_CONVERSATION
+    from ..conversations.dataset import (
+        CONVERSATION,
+        DEEPEVAL_RAG_TURNS,
+        DEEPEVAL_TOOL_TURNS,
+        DEEPEVAL_TOOLS_JSON,
+        DEEPEVAL_TURNS,
+        RAGAS_CONVERSATION,
+    )
     from ..errors import InputError
     from ..judges import get_judge
 
@@ -41,7 +48,8 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
         except InputError:
             continue
         if any(
-            v.name in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TOOL_TURNS)
+            v.name
+            in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TOOL_TURNS, DEEPEVAL_RAG_TURNS)
             for v in j.variables
         ):
             return True
