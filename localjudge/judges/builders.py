@@ -348,9 +348,17 @@ def _match(spec: JudgeSpec) -> Plan:
     return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
 
 
+def _geval(spec: JudgeSpec) -> Plan:
+    """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports this module)."""
+    from .deepeval_geval import plan
+
+    return plan(spec)
+
+
 BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {
     "metric": _v1,
     "instructions": _instructions,
     "prompt_template": _custom,
     "match": _match,
+    "deepeval_geval": _geval,
 }
