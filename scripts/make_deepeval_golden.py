@@ -69,6 +69,15 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
     case = ConversationalTestCase(turns=[Turn(role=t["role"], content=t["content"]) for t in GOLDEN_TURNS], chatbot_role=ROLE)
     if metric_name == "TopicAdherenceMetric":
         return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
+    if metric_name == "ConversationalGEval":  # the built-in example's criteria (judges/builtin/deepeval_professionalism.toml)
+        from deepeval.test_case import MultiTurnParams
+
+        from localjudge.judges import get_judge
+
+        cfg = get_judge("deepeval_professionalism").spec.deepeval_geval
+        assert cfg is not None
+        params = [MultiTurnParams(p) for p in cfg.evaluation_params]
+        return (lambda model: cls(name="p", criteria=cfg.criteria, evaluation_params=params, model=model, async_mode=False)), case
     return (lambda model: cls(model=model, async_mode=False)), case
 
 
@@ -96,6 +105,7 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_topic_adherence": ("TopicAdherenceMetric", "conversation"),
     "deepeval_argument_correctness": ("ArgumentCorrectnessMetric", "agentic"),
     "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
+    "deepeval_professionalism": ("ConversationalGEval", "conversation"),
 }
 
 
@@ -128,7 +138,7 @@ def variables(name: str) -> dict[str, str]:
 
 
 def main() -> None:
-    for name in PORTS:
+    for name in sys.argv[1:] or PORTS:
         path = ROOT / "tests" / "golden" / f"{name}.txt"
         path.write_text(golden(name), encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)

@@ -86,6 +86,8 @@ BUILTINS = [
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
+    # DeepEval's ConversationalGEval (kind deepeval_geval; tests/test_deepeval_geval.py)
+    "deepeval_professionalism",
 ]
 
 

@@ -133,6 +133,7 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
         "deepeval_topic_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "relevant_topics": '["geography"]'},
+        "deepeval_professionalism": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
     }
 
 
@@ -184,6 +185,9 @@ def check_typed(judge, r, engine):
     elif kind == "deepeval_conversation":  # DeepEval's chained calls; the score is DeepEval's arithmetic on them
         assert r.usage.calls >= 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
         assert isinstance(r.rationale, str)
+    elif kind == "deepeval_geval":  # ConversationalGEval: steps (from the criteria), then the 0-10 score and reason
+        assert r.usage.calls == 2 and len(r.details["evaluation_steps"]) >= 1 and isinstance(r.rationale, str)
+        assert r.score == min(max(r.details["g_score"] / 10, 0.0), 1.0) and 0.0 <= r.score <= 1.0
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -202,7 +206,7 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic", "deepeval_conversation"):
+    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic", "deepeval_conversation", "deepeval_geval"):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 
