@@ -156,7 +156,10 @@ def test_the_prompt_texts_file_matches_the_installed_package():
         ("strict_mode = true", "deepeval_geval"),  # neither criteria nor steps
         ('criteria = "x"\nevaluation_params = ["content", "tags"]', "deepeval_geval.evaluation_params.1"),
         ('criteria = "x"\nevaluation_params = []', "deepeval_geval"),
-        ('criteria = "x"\n[[deepeval_geval.rubric]]\nscore_range = [3, 11]\nexpected_outcome = "y"', "deepeval_geval.rubric.0.score_range"),
+        (
+            'criteria = "x"\n[[deepeval_geval.rubric]]\nscore_range = [3, 11]\nexpected_outcome = "y"',
+            "deepeval_geval.rubric.0.score_range",
+        ),
         ('criteria = "x"\ncriterion = "typo"', "deepeval_geval.criterion"),
     ],
 )

@@ -206,7 +206,15 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic", "deepeval_conversation", "deepeval_geval"):
+    if kind not in (
+        "per_item",
+        "two_stage",
+        "four_line",
+        "ragas_agent",
+        "deepeval_agentic",
+        "deepeval_conversation",
+        "deepeval_geval",
+    ):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 

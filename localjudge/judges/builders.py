@@ -349,10 +349,13 @@ def _match(spec: JudgeSpec) -> Plan:
 
 
 def _geval(spec: JudgeSpec) -> Plan:
-    """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports this module)."""
-    from .deepeval_geval import plan
+    """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports the store's result
+    model): its two prompts, each constrained to its pydantic model's schema."""
+    from .deepeval_geval import DERIVED, plan_parts
 
-    return plan(spec)
+    variables, prompts, schemas = plan_parts(spec)
+    formats: list[OutputFormat | None] = [build_format({"kind": "json_schema", "schema": s, "field_tokens": 64}) for s in schemas]
+    return Plan("mustache", variables, [[Msg("user", p)] for p in prompts], formats, derived=set(DERIVED))
 
 
 BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {

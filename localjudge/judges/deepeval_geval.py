@@ -22,14 +22,13 @@ from typing import Any
 from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError
 from ..formats import OutputFormat
-from .builders import Msg, Plan, build_format
 from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
 from .spec import DeepEvalGEval, GEvalParam, JudgeSpec, Variable
 
 # DeepEval's CONVERSATIONAL_G_EVAL_PARAMS labels, for the params localjudge supports
 LABELS: dict[str, str] = {"content": "Content", "role": "Role", "expected_outcome": "Expected Outcome", "scenario": "Scenario"}
-TURN_FIELDS = ("content", "role")
+TURN_FIELDS: tuple[GEvalParam, ...] = ("content", "role")
 DERIVED = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
 STAGES = ("generate_evaluation_steps", "generate_evaluation_results")
 
@@ -65,15 +64,17 @@ def rubric_text(cfg: DeepEvalGEval) -> str:
     """`format_rubrics` of the rubric sorted by its bands' starts (`validate_and_sort_rubrics`)."""
     bands = sorted(cfg.rubric, key=lambda r: r.score_range[0])
     return "\n".join(
-        f"{r.score_range[0]}: {r.expected_outcome}" if r.score_range[0] == r.score_range[1] else
-        f"{r.score_range[0]}-{r.score_range[1]}: {r.expected_outcome}"
+        f"{r.score_range[0]}: {r.expected_outcome}"
+        if r.score_range[0] == r.score_range[1]
+        else f"{r.score_range[0]}-{r.score_range[1]}: {r.expected_outcome}"
         for r in bands
     )
 
 
-def plan(spec: JudgeSpec) -> Plan:
-    """The kind's plan: DeepEval's two prompts (the rubric variant of the results prompt when a rubric is given),
-    the `deepeval_turns` variable and a variable per conversation-level param."""
+def plan_parts(spec: JudgeSpec) -> tuple[list[Variable], list[str], list[str]]:
+    """The kind's plan (built by `builders`, which imports this module lazily): its variables (`deepeval_turns`,
+    and one per conversation-level param), DeepEval's two prompts (the results prompt's rubric variant when a
+    rubric is given) and their output schemas."""
     cfg = spec.deepeval_geval
     assert cfg is not None
     t = texts()
@@ -84,14 +85,7 @@ def plan(spec: JudgeSpec) -> Plan:
         if p not in TURN_FIELDS
     ]
     results = t["generate_evaluation_results_rubric" if cfg.rubric else "generate_evaluation_results"]
-    return Plan(
-        "mustache",
-        variables,
-        [[Msg("user", t["generate_evaluation_steps"])], [Msg("user", results)]],
-        [build_format({"kind": "json_schema", "schema": t["steps_schema"], "field_tokens": 64}),
-         build_format({"kind": "json_schema", "schema": t["reason_score_schema"], "field_tokens": 64})],
-        derived=set(DERIVED),
-    )
+    return variables, [t["generate_evaluation_steps"], results], [t["steps_schema"], t["reason_score_schema"]]
 
 
 def _text(value: Any) -> str:
