@@ -73,6 +73,15 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
         return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
     if metric_name == "GoalAccuracyMetric":
         return (lambda model: cls(model=model, async_mode=False)), _tool_case()
+    if metric_name == "ConversationalGEval":  # the built-in example's criteria (judges/builtin/deepeval_professionalism.toml)
+        from deepeval.test_case import MultiTurnParams
+
+        from localjudge.judges import get_judge
+
+        cfg = get_judge("deepeval_professionalism").spec.deepeval_geval
+        assert cfg is not None
+        params = [MultiTurnParams(p) for p in cfg.evaluation_params]
+        return (lambda model: cls(name="p", criteria=cfg.criteria, evaluation_params=params, model=model, async_mode=False)), case
     return (lambda model: cls(model=model, async_mode=False)), case
 
 
@@ -119,6 +128,7 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_task_completion": ("TaskCompletionMetric", "agentic"),
     "deepeval_turn_faithfulness": ("TurnFaithfulnessMetric", "conversation"),
     "deepeval_turn_contextual_relevancy": ("TurnContextualRelevancyMetric", "conversation"),
+    "deepeval_professionalism": ("ConversationalGEval", "conversation"),
 }
 
 
@@ -163,7 +173,7 @@ def variables(name: str) -> dict[str, str]:
 
 
 def main() -> None:
-    for name in PORTS:
+    for name in sys.argv[1:] or PORTS:
         path = ROOT / "tests" / "golden" / f"{name}.txt"
         path.write_text(golden(name), encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)

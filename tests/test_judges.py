@@ -90,6 +90,8 @@ BUILTINS = [
     # DeepEval's turn-level RAG metrics (kind deepeval_conversation; tests/test_deepeval_turn_rag.py)
     "deepeval_turn_faithfulness",
     "deepeval_turn_contextual_relevancy",
+    # DeepEval's ConversationalGEval (kind deepeval_geval; tests/test_deepeval_geval.py)
+    "deepeval_professionalism",
 ]
 
 

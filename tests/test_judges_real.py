@@ -138,6 +138,7 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         # DeepEval's turn-level RAG judges: the turns with the answer's retrieval context (deepeval_rag_turns_text)
         "deepeval_turn_faithfulness": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
         "deepeval_turn_contextual_relevancy": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
+        "deepeval_professionalism": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
     }
 
 
@@ -209,6 +210,9 @@ def check_typed(judge, r, engine):
         if judge.spec.deepeval_conversation is not None and judge.spec.deepeval_conversation.metric == "goal_accuracy":
             goals, plans = r.details["goal_scores"], r.details["plan_scores"]  # a goal and a plan score, the reason
             assert r.usage.calls == 3 and value == (goals[0]["score"] + plans[0]["score"]) / 2
+    elif kind == "deepeval_geval":  # ConversationalGEval: steps (from the criteria), then the 0-10 score and reason
+        assert r.usage.calls == 2 and len(r.details["evaluation_steps"]) >= 1 and isinstance(r.rationale, str)
+        assert r.score == min(max(r.details["g_score"] / 10, 0.0), 1.0) and 0.0 <= r.score <= 1.0
     elif kind == "four_line":
         assert set(value) == {"accuracy", "comprehensiveness", "context_precision", "final"}
         assert value["final"] == round(
@@ -227,7 +231,15 @@ def check_typed(judge, r, engine):
     else:  # pragma: no cover - a new kind must be added here
         raise AssertionError(f"unchecked format {fmt.kind}")
     # what the model wrote parses again, on its own, to the same value (non-multi-call judges)
-    if kind not in ("per_item", "two_stage", "four_line", "ragas_agent", "deepeval_agentic", "deepeval_conversation"):
+    if kind not in (
+        "per_item",
+        "two_stage",
+        "four_line",
+        "ragas_agent",
+        "deepeval_agentic",
+        "deepeval_conversation",
+        "deepeval_geval",
+    ):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 

@@ -56,13 +56,14 @@ def test_every_judge_kind_is_one_row_of_the_kinds_table_and_each_built_in_judge_
         assert judge.traits is KINDS[kind], path.name
         seen.add(kind)
     # builder kinds (instructions, custom_prompt) come from factory.py; every other kind has built-in judge files
-    assert seen == {k for k, t in KINDS.items() if t.built_from in (None, "metric", "match")}
+    assert seen == {k for k, t in KINDS.items() if t.built_from in (None, "metric", "match", "deepeval_geval")}
 
 
 def test_a_kind_that_makes_several_calls_refuses_score_text_by_its_traits():
     judges = [get_judge(p.stem) for p in sorted(BUILTIN.glob("[!_]*.toml"))]
     several = [j for j in judges if j.traits.needs_model and not j.traits.single_call]
-    assert {j.kind for j in several} == {"per_item", "two_stage", "ragas_agent", "deepeval_agentic", "deepeval_conversation"}
+    several_kinds = {"per_item", "two_stage", "ragas_agent", "deepeval_agentic", "deepeval_conversation"}
+    assert {j.kind for j in several} == several_kinds | {"deepeval_geval"}
     for j in several:
         with pytest.raises(InputError, match="makes several calls"):
             j.score_text("{}")

@@ -9,7 +9,7 @@ Adding a judge is adding a file (see `spec.py` for the schema and `builtin/` for
 
 from __future__ import annotations
 
-from .factory import make_custom_prompt_judge, make_instructions_judge, make_metric
+from .factory import make_conversational_geval_judge, make_custom_prompt_judge, make_instructions_judge, make_metric
 from .judge import Judge
 from .registry import get_judge, judge_from_dict, list_judges, load_judge_file, registry
 from .spec import JudgeSpec
@@ -21,6 +21,7 @@ __all__ = [
     "judge_from_dict",
     "list_judges",
     "load_judge_file",
+    "make_conversational_geval_judge",
     "make_custom_prompt_judge",
     "make_instructions_judge",
     "make_metric",

@@ -348,9 +348,20 @@ def _match(spec: JudgeSpec) -> Plan:
     return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
 
 
+def _geval(spec: JudgeSpec) -> Plan:
+    """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports the store's result
+    model): its two prompts, each constrained to its pydantic model's schema."""
+    from .deepeval_geval import DERIVED, plan_parts
+
+    variables, prompts, schemas = plan_parts(spec)
+    formats: list[OutputFormat | None] = [build_format({"kind": "json_schema", "schema": s, "field_tokens": 64}) for s in schemas]
+    return Plan("mustache", variables, [[Msg("user", p)] for p in prompts], formats, derived=set(DERIVED))
+
+
 BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {
     "metric": _v1,
     "instructions": _instructions,
     "prompt_template": _custom,
     "match": _match,
+    "deepeval_geval": _geval,
 }

@@ -1,5 +1,6 @@
 """Python equivalents of the builder judge files: `make_metric`, `make_instructions_judge`,
-`make_custom_prompt_judge`. Each returns the same `Judge` a data file with that content would give.
+`make_custom_prompt_judge`, `make_conversational_geval_judge`. Each returns the same `Judge` a data file with that
+content would give.
 """
 
 from __future__ import annotations
@@ -96,3 +97,38 @@ def make_custom_prompt_judge(
     if numeric_values is not None:
         data["numeric_values"] = numeric_values
     return Judge(spec_from_dict(data, f"make_custom_prompt_judge({name!r})"), f"make_custom_prompt_judge({name!r})")
+
+
+def make_conversational_geval_judge(
+    name: str,
+    criteria: str | None = None,
+    evaluation_steps: list[str] | None = None,
+    evaluation_params: list[str] | None = None,
+    rubric: list[dict[str, Any]] | None = None,
+    *,
+    strict_mode: bool = False,
+    description: str = "",
+    pass_threshold: float = 0.5,
+) -> Judge:
+    """DeepEval's `ConversationalGEval(name, criteria | evaluation_steps, evaluation_params, rubric, strict_mode)`
+    as a judge (kind `deepeval_geval`): `evaluation_params` among content, role, scenario, expected_outcome
+    (content and role always shown; default both); `rubric` a list of {score_range: (lo, hi), expected_outcome}.
+    It judges a conversation's `deepeval_turns` (give it `--conversation` rows or a messages column)."""
+    cfg: dict[str, Any] = {"strict_mode": strict_mode}
+    if criteria is not None:
+        cfg["criteria"] = criteria
+    if evaluation_steps is not None:
+        cfg["evaluation_steps"] = list(evaluation_steps)
+    if evaluation_params is not None:
+        cfg["evaluation_params"] = list(evaluation_params)
+    if rubric is not None:
+        cfg["rubric"] = [dict(r) for r in rubric]
+    data: dict[str, Any] = {
+        "name": name,
+        "kind": "deepeval_geval",
+        "description": description or f"DeepEval ConversationalGEval judge {name}",
+        "pass_threshold": pass_threshold,
+        "deepeval_geval": cfg,
+    }
+    origin = f"make_conversational_geval_judge({name!r})"
+    return Judge(spec_from_dict(data, origin), origin)

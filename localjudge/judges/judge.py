@@ -60,6 +60,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "deepeval_agentic",
             "deepeval_conversation",
             "deepeval_strict_mode",
+            "deepeval_geval",
         ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
@@ -219,6 +220,10 @@ class Judge(VariableValues, JudgeOutcomes):
             from .deepeval_conversation import first_request as dv_first
 
             return [dv_first(self, raw, text)]
+        if self.traits.calls == "deepeval_geval":
+            from .deepeval_geval import first_request as geval_first
+
+            return [geval_first(self, raw, text)]
         return [self._messages(0, raw, text)]
 
     def fingerprint(self, **variables: Any) -> str:
@@ -306,6 +311,10 @@ class Judge(VariableValues, JudgeOutcomes):
                 from .deepeval_conversation import conversation_calls
 
                 return (yield from conversation_calls(self, raw, text, gens, model_id))
+            if self.traits.calls == "deepeval_geval":
+                from .deepeval_geval import geval_calls
+
+                return (yield from geval_calls(self, raw, text, gens, model_id))
             fmt = self._plan.formats[0]
             assert fmt is not None
             if options is not None and options.fast:  # verdict only: no rationale to decode

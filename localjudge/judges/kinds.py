@@ -22,12 +22,15 @@ Kind = Literal[
     "ragas_agent",
     "deepeval_agentic",
     "deepeval_conversation",
+    "deepeval_geval",
 ]
 # how a row is judged: one call, one call per item of the item variable, or statements then their verdicts
 # ("none": no model call, the judge computes its score itself: tool_call_match; "ragas_agent": RAGAS's agent
 # metrics' chained calls, judges/ragas_agent.py; "deepeval_conversation" and "deepeval_agentic": DeepEval's
 # conversational and agentic metrics' chained calls, judges/deepeval_conversation.py and judges/deepeval_agentic.py)
-CallShape = Literal["one", "per_item", "two_stage", "none", "ragas_agent", "deepeval_agentic", "deepeval_conversation"]
+CallShape = Literal[
+    "one", "per_item", "two_stage", "none", "ragas_agent", "deepeval_agentic", "deepeval_conversation", "deepeval_geval"
+]
 # what the kind adds to the variables' texts: nothing, MLflow's grading context, or the instructions' field list
 ExtraText = Literal["", "grading_context", "instruction_fields"]
 
@@ -69,4 +72,6 @@ KINDS: dict[str, KindTraits] = {
     # DeepEval's LLM-judged agentic metrics (judges/deepeval_agentic.py)
     "deepeval_agentic": KindTraits(needs=("stages", "deepeval_agentic"), calls="deepeval_agentic", examples=False),
     "deepeval_conversation": KindTraits(needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False),
+    # DeepEval's ConversationalGEval: its prompts built from `[deepeval_geval]` (judges/deepeval_geval.py)
+    "deepeval_geval": KindTraits(needs=("deepeval_geval",), calls="deepeval_geval", examples=False, built_from="deepeval_geval"),
 }

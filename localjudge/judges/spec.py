@@ -15,6 +15,8 @@ Kinds:
   ragas_agent   RAGAS's agent metrics: `stages` are its prompts, `[ragas_agent]` which metric chains them (ragas_agent.py)
   deepeval_conversation  DeepEval's conversational metrics: `stages` are its prompts, `[deepeval_conversation]` which
                 metric chains them (deepeval_conversation.py)
+  deepeval_geval DeepEval's ConversationalGEval: `[deepeval_geval]` criteria or evaluation_steps, evaluation_params,
+                rubric, strict_mode; its prompts are DeepEval's own (templates/deepeval_geval.toml, deepeval_geval.py)
 
 A minimal judge file (see builtin/*.toml for every kind):
 
@@ -143,6 +145,55 @@ class DeepEvalConversation(_Strict):
     strict_mode: bool = False
 
 
+GEvalParam = Literal["content", "role", "scenario", "expected_outcome"]
+
+
+class GEvalRubric(_Strict):
+    """One band of a ConversationalGEval rubric (DeepEval's `Rubric`): scores `score_range` (0-10, inclusive)
+    mean `expected_outcome`."""
+
+    score_range: tuple[int, int]
+    expected_outcome: str
+
+    @field_validator("score_range")
+    @classmethod
+    def _range(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if not (0 <= v[0] <= 10 and 0 <= v[1] <= 10):
+            raise ValueError("both score_range values must be between 0 and 10 inclusive")
+        if v[0] > v[1]:
+            raise ValueError("score_range's start must be less than or equal to its end")
+        return v
+
+
+class DeepEvalGEval(_Strict):
+    """A DeepEval ConversationalGEval judge (kind `deepeval_geval`, judges/deepeval_geval.py): the `criteria`
+    DeepEval turns into evaluation steps (one call), or the `evaluation_steps` themselves; the turn and
+    conversation fields shown (`content` and `role` always, as DeepEval adds them; `scenario`, `expected_outcome`
+    from the row); an optional `rubric`; DeepEval's `strict_mode` (a score under 1 becomes 0)."""
+
+    criteria: str | None = None
+    evaluation_steps: list[str] | None = None
+    evaluation_params: list[GEvalParam] = ["content", "role"]
+    rubric: list[GEvalRubric] = []
+    strict_mode: bool = False
+
+    @model_validator(mode="after")
+    def _given(self) -> DeepEvalGEval:
+        if self.criteria is None and self.evaluation_steps is None:
+            raise ValueError("give 'criteria' or 'evaluation_steps'")
+        if self.criteria is not None and not self.criteria.strip():
+            raise ValueError("'criteria' cannot be an empty string")
+        if self.evaluation_steps is not None and not self.evaluation_steps:
+            raise ValueError("'evaluation_steps' must not be empty: omit it (criteria then) or give the steps")
+        if not self.evaluation_params:
+            raise ValueError("'evaluation_params' cannot be an empty list")
+        bands = sorted(self.rubric, key=lambda r: r.score_range[0])
+        for a, b in zip(bands, bands[1:], strict=False):
+            if a.score_range[1] >= b.score_range[0]:
+                raise ValueError(f"rubric score ranges overlap: {list(a.score_range)} and {list(b.score_range)}")
+        return self
+
+
 class Example(_Strict):
     """A few-shot example of an MLflow v1 metric (MLflow's EvaluationExample)."""
 
@@ -243,6 +294,7 @@ class JudgeSpec(_Strict):
     deepeval_agentic: Literal["argument_correctness", "task_completion"] | None = None  # deepeval_agentic
     deepeval_strict_mode: bool = False  # deepeval_agentic: DeepEval's strict_mode (a score under 1 becomes 0)
     deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
+    deepeval_geval: DeepEvalGEval | None = None  # deepeval_geval
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
     alignment: Alignment | None = None

@@ -1,0 +1,186 @@
+"""Kind `deepeval_geval` (DeepEval's ConversationalGEval) sends, call for call, the prompts the installed deepeval
+package's own ConversationalGEval sends with `async_mode=False` on a model without logprobs (the real metric run with
+a recording model answering canned JSON), and gives DeepEval's score and reason on the same answers: criteria turned
+into steps, steps given, a rubric, conversation-level params, strict mode. Its prompt texts match the package's; a
+bad `[deepeval_geval]` field is a one-line error naming the judge file and the field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("deepeval")
+
+from deepeval_support import RecordingLLM  # noqa: E402
+from integrations_support import scripted  # noqa: E402
+
+from localjudge.conversations import from_messages  # noqa: E402
+from localjudge.conversations.render import deepeval_turns_text  # noqa: E402
+from localjudge.errors import JudgeSpecError  # noqa: E402
+from localjudge.judges import get_judge, load_judge_file, make_conversational_geval_judge  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORT = [
+    ("user", 'Hi! I\'m Léa — my "order" {#42} never arrived.'),
+    ("assistant", "I'm sorry to hear that. Could you give me the order number?"),
+    ("user", "It's 42. Fix it now!"),
+    ("assistant", "Whatever. Not my problem."),
+]
+SHORT = [("user", "Thanks!"), ("assistant", "You're welcome, have a nice day.")]
+NO_ASSISTANT = [("user", "Hello? Anyone there?")]
+CRITERIA = "Determine whether the assistant stays polite and resolves the user's problem."
+STEPS = ["Check every assistant turn is polite.", "Check the user's problem is resolved by the end."]
+RUBRIC = [
+    {"score_range": (7, 10), "expected_outcome": "Polite and helpful throughout."},
+    {"score_range": (0, 3), "expected_outcome": "Rude or unhelpful."},
+    {"score_range": (4, 6), "expected_outcome": "Mixed."},
+]
+
+
+def answer(prompt: str) -> dict:
+    """Canned answers, the same for DeepEval and for us: steps for the steps call; a score that depends on the
+    conversation (3 when "Not my problem" is in it, 10 for a one-exchange thanks, else 6)."""
+    if "generate 3-4 concise evaluation steps" in prompt:
+        return {"steps": ["Step one: politeness.", 'Step two: "resolution" {ok}.']}
+    score = 3 if "Not my problem" in prompt else 10 if "welcome" in prompt else 6
+    return {"reason": f"reason for {score}", "score": score}
+
+
+def _theirs(turns, params, **kw):
+    from deepeval.metrics import ConversationalGEval
+    from deepeval.metrics.g_eval.utils import Rubric
+    from deepeval.test_case import ConversationalTestCase, MultiTurnParams, Turn
+
+    prompts: list[str] = []
+    rubric = [Rubric(**r) for r in kw.pop("rubric")] if kw.get("rubric") else None
+    kw.pop("rubric", None)
+    values = kw.pop("values", {})
+    metric = ConversationalGEval(
+        name="polite",
+        evaluation_params=[MultiTurnParams(p) for p in params],
+        model=RecordingLLM(lambda p, schema: json.dumps(answer(p)), prompts),
+        async_mode=False,
+        rubric=rubric,
+        **kw,
+    )
+    case = ConversationalTestCase(turns=[Turn(role=r, content=c) for r, c in turns], **values)
+    metric.measure(case, _show_indicator=False)
+    return metric.score, metric.reason, prompts
+
+
+def _ours(turns, params, **kw):
+    values = kw.pop("values", {})
+    judge = make_conversational_geval_judge("polite", evaluation_params=params, **kw)
+    prompts: list[str] = []
+
+    def reply(msgs, fmt):
+        (m,) = msgs
+        prompts.append(m.content)
+        return json.dumps(answer(m.content), ensure_ascii=False)
+
+    conv = from_messages([{"role": r, "content": c} for r, c in turns])
+    res = judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv), **values)
+    return res, prompts
+
+
+CASES = {
+    "criteria": (SUPPORT, ["content"], {"criteria": CRITERIA}),
+    "criteria_role_first": (SHORT, ["role", "content"], {"criteria": CRITERIA}),
+    "steps_given": (SUPPORT, ["content", "role"], {"evaluation_steps": STEPS}),
+    "steps_no_assistant": (NO_ASSISTANT, ["content"], {"evaluation_steps": STEPS}),
+    "rubric": (SUPPORT, ["content"], {"criteria": CRITERIA, "rubric": RUBRIC}),
+    "scenario_outcome": (
+        SHORT,
+        ["scenario", "content", "expected_outcome"],
+        {"criteria": CRITERIA, "values": {"scenario": "A thankful {user}.", "expected_outcome": 'A "polite" close.'}},
+    ),
+    "strict_fails": (SUPPORT, ["content"], {"criteria": CRITERIA, "strict_mode": True}),
+    "strict_passes": (SHORT, ["content"], {"evaluation_steps": STEPS, "strict_mode": True, "rubric": RUBRIC}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_deepeval_geval_sends_the_real_metrics_prompts_and_gives_its_score_and_reason(case):
+    turns, params, kw = CASES[case]
+    score, reason, their_prompts = _theirs(turns, list(params), **json.loads(json.dumps(kw)) | _rubric(kw))
+    res, our_prompts = _ours(turns, list(params), **kw)
+    assert our_prompts == their_prompts
+    assert len(our_prompts) == (1 if "evaluation_steps" in kw else 2)
+    assert res.score == pytest.approx(score) and res.rationale == reason
+    assert res.passed == (score >= (1 if kw.get("strict_mode") else 0.5))
+
+
+def _rubric(kw: dict) -> dict:
+    return {"rubric": [dict(r, score_range=tuple(r["score_range"])) for r in kw["rubric"]]} if "rubric" in kw else {}
+
+
+def test_the_builtin_example_sends_the_real_metrics_prompts_for_its_criteria():
+    judge = get_judge("deepeval_professionalism")
+    cfg = judge.spec.deepeval_geval
+    assert cfg is not None and cfg.criteria
+    score, reason, their_prompts = _theirs(SUPPORT, ["content", "role"], criteria=cfg.criteria)
+    prompts: list[str] = []
+
+    def reply(msgs, fmt):
+        prompts.append(msgs[0].content)
+        return json.dumps(answer(msgs[0].content))
+
+    conv = from_messages([{"role": r, "content": c} for r, c in SUPPORT])
+    res = judge.evaluate(scripted(reply), deepeval_turns=deepeval_turns_text(conv))
+    assert prompts == their_prompts and res.score == score and res.rationale == reason
+
+
+def test_an_unparseable_score_is_unscored_naming_the_stage_and_keeps_the_steps():
+    judge = make_conversational_geval_judge("polite", criteria=CRITERIA)
+    answers = iter([json.dumps({"steps": ["one"]}), "not json"])
+    conv = from_messages([{"role": r, "content": c} for r, c in SHORT])
+    res = judge.evaluate(scripted(lambda msgs, fmt: next(answers)), deepeval_turns=deepeval_turns_text(conv))
+    assert res.score is None and res.unscored_reason == "parse_error"
+    assert res.error.startswith("generate_evaluation_results:")
+
+
+def test_the_prompt_texts_file_matches_the_installed_package():
+    script = ROOT / "scripts/make_deepeval_geval_templates.py"
+    assert subprocess.run([sys.executable, str(script), "--check"], cwd=ROOT).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('criteria = "  "', "deepeval_geval"),
+        ("evaluation_steps = []", "deepeval_geval"),
+        ("strict_mode = true", "deepeval_geval"),  # neither criteria nor steps
+        ('criteria = "x"\nevaluation_params = ["content", "tags"]', "deepeval_geval.evaluation_params.1"),
+        ('criteria = "x"\nevaluation_params = []', "deepeval_geval"),
+        (
+            'criteria = "x"\n[[deepeval_geval.rubric]]\nscore_range = [3, 11]\nexpected_outcome = "y"',
+            "deepeval_geval.rubric.0.score_range",
+        ),
+        ('criteria = "x"\ncriterion = "typo"', "deepeval_geval.criterion"),
+    ],
+)
+def test_a_bad_geval_field_is_a_one_line_error_naming_the_file_and_field(tmp_path, body, field):
+    path = tmp_path / "mine.toml"
+    path.write_text(f'name = "mine"\nkind = "deepeval_geval"\n[deepeval_geval]\n{body}\n', encoding="utf-8")
+    with pytest.raises(JudgeSpecError) as e:
+        load_judge_file(path)
+    msg = str(e.value)
+    assert "\n" not in msg and str(path) in msg and f"key '{field}'" in msg
+
+
+def test_overlapping_rubric_bands_are_refused_naming_both():
+    with pytest.raises(JudgeSpecError, match=r"overlap: \[0, 5\] and \[5, 10\]"):
+        make_conversational_geval_judge(
+            "p",
+            criteria="x",
+            rubric=[{"score_range": (5, 10), "expected_outcome": "a"}, {"score_range": (0, 5), "expected_outcome": "b"}],
+        )
+
+
+def test_a_conversation_level_param_is_a_required_variable_of_the_judge():
+    judge = make_conversational_geval_judge("p", criteria="x", evaluation_params=["content", "scenario"])
+    assert "scenario" in judge.required_variables and "deepeval_turns" in judge.required_variables
