@@ -86,6 +86,9 @@ BUILTINS = [
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
+    # MLflow's exact tool-call match, order ignored / in order (tests/test_mlflow_tool_call_expected.py)
+    "mlflow_tool_call_exact",
+    "mlflow_tool_call_exact_ordered",
 ]
 
 

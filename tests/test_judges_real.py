@@ -133,6 +133,14 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_conversation_completeness": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
         "deepeval_role_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "chatbot_role": "A helpful tutor."},
         "deepeval_topic_adherence": {"deepeval_turns": deepeval_turns_text(_conv(q, a)), "relevant_topics": '["geography"]'},
+        # MLflow's exact tool-call match (model-free, a conversation's whole call list)
+        **{
+            n: {
+                "tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+                "expected_tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+            }
+            for n in ("mlflow_tool_call_exact", "mlflow_tool_call_exact_ordered")
+        },
     }
 
 

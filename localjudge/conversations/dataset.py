@@ -21,7 +21,9 @@ Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges rea
 `tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`), `expected_calls`
 (the expected calls as MLflow's `_format_expected_calls` prints them, what `tool_call_correctness_expected` reads:
 `expected_calls_text`; from the conversation's `expected_tool_calls`, else the data row's column of that name; absent
-when neither has a non-empty list, or when the row's value cannot be read as calls), `deepeval_turns`
+when neither has a non-empty list, or when the row's value cannot be read as calls), `tool_calls` (every call the
+assistant made, a JSON list of `{name, arguments}`) and `expected_tool_calls` (the conversation's own as such a list,
+else the data row's column as given; what the model-free `mlflow_tool_call_exact` judges read), `deepeval_turns`
 (the turns as DeepEval's conversational templates print them: `deepeval_turns_text`) and `ragas_conversation` (the
 conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
 unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
@@ -56,7 +58,8 @@ from .render import (
 
 Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
-EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
+EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls (a session row's too: mlflow_tool_call_exact)
+CALLS = "tool_calls"  # every call the assistant made, a JSON list of {name, arguments} (mlflow_tool_call_exact)
 EXPECTED_TEXT = "expected_calls"  # the reference calls as MLflow prints them (tool_call_correctness_expected)
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
 RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_repr prints it (ragas_agent judges)
@@ -237,6 +240,11 @@ class ConversationDataset(Dataset):
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
         values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
         values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
+        values.setdefault(CALLS, _json([c.model_dump(include={"name", "arguments"}) for c in conv.tool_calls()]))
+        if conv.expected_tool_calls is not None:  # a framework case's own (DeepEval / RAGAS), else the data row's
+            values.setdefault(EXPECTED, _json([c.model_dump(include={"name", "arguments"}) for c in conv.expected_tool_calls]))
+        elif isinstance(values.get(EXPECTED), list | dict):  # from records / a DataFrame: as JSON text, as written
+            values[EXPECTED] = _json(values[EXPECTED])
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:
@@ -248,6 +256,7 @@ class ConversationDataset(Dataset):
             ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
         cols[EXPECTED_TEXT] = None
+        cols.update(dict.fromkeys([CALLS, EXPECTED]))
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
         if isinstance(self.source, Dataset):
