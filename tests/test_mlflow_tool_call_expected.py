@@ -236,7 +236,11 @@ def test_exact_judges_give_mlflows_own_verdict_on_every_case_in_a_session_run(tm
     for name, ordered in EXACT_JUDGES.items():
         want = [1.0 if _mlflow_verdict(a, e, ordered) else 0.0 for a, e in EXACT]
         assert [got[(name, f"case{i}")].score for i in range(len(EXACT))] == want, name
-        assert got[(name, "case1")].details == {"match": "mlflow_exact", "ordered": ordered, "mlflow_value": "yes" if not ordered else "no"}
+        assert got[(name, "case1")].details == {
+            "match": "mlflow_exact",
+            "ordered": ordered,
+            "mlflow_value": "yes" if not ordered else "no",
+        }
     assert run.counts.engine_loaded is False
 
 

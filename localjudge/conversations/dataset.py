@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
+from .framework_cases import case_conversations, case_list_framework
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -311,7 +312,7 @@ def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, 
 
 def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:
     """The conversation rows of a run's data, or None when the run is not about conversations: data read from
-    MLflow sessions or OpenTelemetry trace files, or `options` given, or a dataset with a `messages` column and no `conversation` column
+    MLflow sessions or OpenTelemetry trace files, a list of DeepEval / RAGAS conversational cases, or `options` given, or a dataset with a `messages` column and no `conversation` column
     judged by a judge that takes `conversation` (then session-level)."""
     from ..datasets import open_dataset
 
@@ -319,6 +320,10 @@ def conversation_rows(data: Any, options: ConversationOptions | None, wants_conv
         return ConversationDataset(data.conversations(), options or ConversationOptions(), label="mlflow")
     if isinstance(data, OtelTraces):
         return ConversationDataset(data.conversations(), options or ConversationOptions(), label=data.path.name or "otel")
+    framework = case_list_framework(data)
+    if framework is not None:  # DeepEval / RAGAS conversational cases (framework_cases.py)
+        convs = case_conversations(data, framework)
+        return ConversationDataset(convs, options or ConversationOptions(), label=f"{framework} cases")
     if options is None and not wants_conversation:
         return None
     ds = open_dataset(data)
