@@ -141,3 +141,19 @@ def test_a_deepeval_case_list_is_judged_by_the_real_default_model(tmp_path):
     )
     (r,) = run.results
     assert r.row_id == "paris" and r.result.scored and r.result.value in ("yes", "no")
+
+
+def test_the_docs_deepeval_case_list_snippet_runs(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    from localjudge.engine.backends import ModelRef
+
+    page = (Path(__file__).resolve().parent.parent / "docs/conversations.md").read_text(encoding="utf-8")
+    (code,) = [s for s in re.findall(r"```python\n(.*?)```", page, re.S) if "ConversationalTestCase" in s]
+    monkeypatch.setattr(ModelRef, "engine", lambda self: _no_for(set()))  # the default model's verdict is not the point
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "docs/conversations.md", "exec"), scope)
+    (r,) = scope["run"].results
+    assert (r.row_id, r.result.value) == ("paris", "yes") and (tmp_path / "runs/deepeval/results.jsonl").exists()
