@@ -62,6 +62,7 @@ RUN_BY = {
     ("docs/view.md", "localjudge labels export runs/quickstart"): "tests/test_view_docs.py",
     ("docs/view.md", "--allow-host judge.lan"): "tests/test_view_docs.py",
     ("docs/integrations.md", "session_scorer("): "tests/test_integrations_mlflow_session_scorers.py",
+    ("docs/conversations.md", "cases = [ConversationalTestCase("): "tests/test_framework_cases_run.py",
 }
 # Snippets no test runs, each with the reason.
 NOT_RUN = {

@@ -92,6 +92,9 @@ BUILTINS = [
     "deepeval_turn_contextual_relevancy",
     # DeepEval's ConversationalGEval (kind deepeval_geval; tests/test_deepeval_geval.py)
     "deepeval_professionalism",
+    # MLflow's exact tool-call match, order ignored / in order (tests/test_mlflow_tool_call_expected.py)
+    "mlflow_tool_call_exact",
+    "mlflow_tool_call_exact_ordered",
 ]
 
 

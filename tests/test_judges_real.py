@@ -139,6 +139,14 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         "deepeval_turn_faithfulness": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
         "deepeval_turn_contextual_relevancy": {"deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx))},
         "deepeval_professionalism": {"deepeval_turns": deepeval_turns_text(_conv(q, a))},
+        # MLflow's exact tool-call match (model-free, a conversation's whole call list)
+        **{
+            n: {
+                "tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+                "expected_tool_calls": '[{"name": "search", "arguments": {"q": "x"}}]',
+            }
+            for n in ("mlflow_tool_call_exact", "mlflow_tool_call_exact_ordered")
+        },
     }
 
 

@@ -6,6 +6,7 @@ rendered by `expected_calls_text` as MLflow's `_format_expected_calls` renders t
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 from unittest import mock
 
@@ -203,3 +204,66 @@ def test_no_per_call_rule_gives_mlflows_exact_verdict_so_the_whole_list_rule_is_
     for ordered in (False, True):
         differ = [i for i, (a, e) in enumerate(EXACT) if per_call(a, e) != mlflow_exact_match(a, e, ordered=ordered)]
         assert 2 in differ  # a missing call: every call made scores 1, MLflow says no
+
+
+# ------------------------------------------------------------------ exact mode as built-in judges, through a run
+
+EXACT_JUDGES = {"mlflow_tool_call_exact": False, "mlflow_tool_call_exact_ordered": True}
+
+
+def _exact_rows() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"case{i}",
+            "messages": _chat([(a["name"], json.dumps(a.get("arguments", {})), None) for a in actual]),
+            "expected_tool_calls": expected,
+        }
+        for i, (actual, expected) in enumerate(EXACT)
+    ]
+
+
+def _no_model(self):
+    raise AssertionError("a run of model-free judges loaded the model")
+
+
+def test_exact_judges_give_mlflows_own_verdict_on_every_case_in_a_session_run(tmp_path, monkeypatch):
+    import localjudge
+    from localjudge.engine.backends import ModelRef
+
+    monkeypatch.setattr(ModelRef, "engine", _no_model)
+    run = localjudge.evaluate(_exact_rows(), list(EXACT_JUDGES), model="smollm2-135m", out=tmp_path / "r", conversation="session")
+    got = {(r.judge, r.conversation_id): r.result for r in run.results}
+    for name, ordered in EXACT_JUDGES.items():
+        want = [1.0 if _mlflow_verdict(a, e, ordered) else 0.0 for a, e in EXACT]
+        assert [got[(name, f"case{i}")].score for i in range(len(EXACT))] == want, name
+        assert got[(name, "case1")].details == {
+            "match": "mlflow_exact",
+            "ordered": ordered,
+            "mlflow_value": "yes" if not ordered else "no",
+        }
+    assert run.counts.engine_loaded is False
+
+
+def test_cli_judge_and_run_give_the_exact_verdict_of_a_conversation_with_expected_calls(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+    from localjudge.engine.backends import ModelRef
+
+    monkeypatch.setattr(ModelRef, "engine", _no_model)
+    rows = _exact_rows()
+    conv = tmp_path / "chat.json"
+    conv.write_text(json.dumps(rows[1]), encoding="utf-8")  # reordered calls: yes unordered, no ordered
+    for name, want in (("mlflow_tool_call_exact", 1.0), ("mlflow_tool_call_exact_ordered", 0.0)):
+        res = CliRunner().invoke(main, ["judge", name, "--conversation", str(conv), "--granularity", "session"])
+        assert (res.exit_code, json.loads(res.output)["score"]) == (0, want), res.output
+    data = tmp_path / "chats.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows[:3] + [{"id": "none", "messages": rows[0]["messages"]}]))
+    out = tmp_path / "run"
+    res = CliRunner().invoke(
+        main, ["run", str(data), "-j", "mlflow_tool_call_exact_ordered", "--granularity", "session", "--out", str(out)]
+    )
+    assert res.exit_code == 1 and "1 (missing_value: 1)" in res.output, res.output  # a row unscored: exit 1
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [x["result"]["score"] for x in lines] == [1.0, 0.0, 0.0, None]
+    assert "'expected_tool_calls'" in lines[3]["error"]  # no expected calls: unscored, naming the column

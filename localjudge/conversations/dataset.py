@@ -21,9 +21,12 @@ Every row also has `conversation_with_tool_calls` (MLflow's tool-call judges rea
 `tools_called` and `available_tools` (MLflow's `format_tools_called` / `format_available_tools`), `expected_calls`
 (the expected calls as MLflow's `_format_expected_calls` prints them, what `tool_call_correctness_expected` reads:
 `expected_calls_text`; from the conversation's `expected_tool_calls`, else the data row's column of that name; absent
-when neither has a non-empty list, or when the row's value cannot be read as calls), `deepeval_turns`
+when neither has a non-empty list, or when the row's value cannot be read as calls), `tool_calls` (every call the
+assistant made, a JSON list of `{name, arguments}`), `expected_tool_calls` (the conversation's own as such a list,
+else the data row's column as given; what the model-free `mlflow_tool_call_exact` judges read), `deepeval_turns`
 (the turns as DeepEval's conversational templates print them: `deepeval_turns_text`), `deepeval_rag_turns` (the
-same with each assistant turn's retrieval context: `deepeval_rag_turns_text`) and `ragas_conversation` (the
+same with each assistant turn's retrieval context: `deepeval_rag_turns_text`), `deepeval_tool_turns` (the same with
+each assistant turn's tool calls: `deepeval_tool_turns_text`) and `ragas_conversation` (the
 conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
 unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
 index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
@@ -43,6 +46,7 @@ from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
 from .deepeval_tool_turns import deepeval_tool_turns_text
+from .framework_cases import case_conversations, case_list_framework
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -59,7 +63,8 @@ from .render import (
 
 Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
-EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls
+EXPECTED = "expected_tool_calls"  # a tool_call row's reference calls (a session row's too: mlflow_tool_call_exact)
+CALLS = "tool_calls"  # every call the assistant made, a JSON list of {name, arguments} (mlflow_tool_call_exact)
 EXPECTED_TEXT = "expected_calls"  # the reference calls as MLflow prints them (tool_call_correctness_expected)
 DEEPEVAL_TURNS = "deepeval_turns"  # the turns as DeepEval's conversational templates print them (deepeval_* judges)
 # the turns with their retrieval contexts (deepeval_turn_* RAG judges: judges/deepeval_turn_rag.py)
@@ -245,6 +250,11 @@ class ConversationDataset(Dataset):
         values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
         values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
         values.setdefault(DEEPEVAL_TOOL_TURNS, deepeval_tool_turns_text(conv))
+        values.setdefault(CALLS, _json([c.model_dump(include={"name", "arguments"}) for c in conv.tool_calls()]))
+        if conv.expected_tool_calls is not None:  # a framework case's own (DeepEval / RAGAS), else the data row's
+            values.setdefault(EXPECTED, _json([c.model_dump(include={"name", "arguments"}) for c in conv.expected_tool_calls]))
+        elif isinstance(values.get(EXPECTED), list | dict):  # from records / a DataFrame: as JSON text, as written
+            values[EXPECTED] = _json(values[EXPECTED])
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:
@@ -256,6 +266,7 @@ class ConversationDataset(Dataset):
             ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
         cols[EXPECTED_TEXT] = None
+        cols.update(dict.fromkeys([CALLS, EXPECTED]))
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
         cols[DEEPEVAL_RAG_TURNS] = None  # the turns with their retrieval contexts (deepeval_turn_* RAG judges)
@@ -311,7 +322,7 @@ def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, 
 
 def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:
     """The conversation rows of a run's data, or None when the run is not about conversations: data read from
-    MLflow sessions or OpenTelemetry trace files, or `options` given, or a dataset with a `messages` column and no `conversation` column
+    MLflow sessions or OpenTelemetry trace files, a list of DeepEval / RAGAS conversational cases, or `options` given, or a dataset with a `messages` column and no `conversation` column
     judged by a judge that takes `conversation` (then session-level)."""
     from ..datasets import open_dataset
 
@@ -319,6 +330,10 @@ def conversation_rows(data: Any, options: ConversationOptions | None, wants_conv
         return ConversationDataset(data.conversations(), options or ConversationOptions(), label="mlflow")
     if isinstance(data, OtelTraces):
         return ConversationDataset(data.conversations(), options or ConversationOptions(), label=data.path.name or "otel")
+    framework = case_list_framework(data)
+    if framework is not None:  # DeepEval / RAGAS conversational cases (framework_cases.py)
+        convs = case_conversations(data, framework)
+        return ConversationDataset(convs, options or ConversationOptions(), label=f"{framework} cases")
     if options is None and not wants_conversation:
         return None
     ds = open_dataset(data)

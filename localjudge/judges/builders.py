@@ -339,6 +339,13 @@ def _custom(spec: JudgeSpec) -> Plan:
 def _match(spec: JudgeSpec) -> Plan:
     """A model-free judge of one tool call (judges/toolmatch.py): its one message only shows what is compared
     (it is never sent; it is the cache key's prompt); its score is a float in [0, 1]."""
+    if spec.match == "mlflow_exact":  # MLflow's exact mode judges the whole call list of a conversation
+        variables = [
+            Variable(name="tool_calls", description="the calls the assistant made, in order: a JSON list"),
+            Variable(name="expected_tool_calls", description="the calls expected: a JSON list"),
+        ]
+        text = f"match: mlflow_exact (ordered: {spec.match_ordered})\ncalls: {{{{tool_calls}}}}\nexpected: {{{{expected_tool_calls}}}}"
+        return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
     variables = [
         Variable(name="tool_call", description="the call judged: {name, arguments} as JSON text"),
         Variable(name="tool_call_index", description="its 0-based index among the conversation's calls"),

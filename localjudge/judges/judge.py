@@ -56,6 +56,7 @@ class Judge(VariableValues, JudgeOutcomes):
             "alignment",
             "think_tokens",
             "match",
+            "match_ordered",
             "ragas_agent",
             "deepeval_agentic",
             "deepeval_conversation",
@@ -337,14 +338,19 @@ class Judge(VariableValues, JudgeOutcomes):
 
     def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult:
         """A tool_call_match judge's result (judges/toolmatch.py)."""
-        from .toolmatch import match_score
+        from .toolmatch import match_score, mlflow_exact_match
 
         assert self.spec.match is not None
+        fmt = self._plan.formats[0]
+        if self.spec.match == "mlflow_exact":  # the whole call list at once (a session row's `tool_calls`)
+            ordered = self.spec.match_ordered
+            yes = mlflow_exact_match(raw["tool_calls"], raw["expected_tool_calls"], ordered=ordered)
+            details = {"match": "mlflow_exact", "ordered": ordered, "mlflow_value": "yes" if yes else "no"}
+            return self._scored(self._base([], fmt, model_id), float(yes), float(yes), None, None, details)
         index = raw["tool_call_index"]
         if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).isdigit():
             raise InputError(f"judge '{self.name}': variable 'tool_call_index' must be a non-negative integer, got {index!r}")
         score = match_score(self.spec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
-        fmt = self._plan.formats[0]
         details = {"match": self.spec.match, "tool_call_index": int(index)}
         return self._scored(self._base([], fmt, model_id), score, score, None, None, details)
 

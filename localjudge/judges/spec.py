@@ -288,7 +288,8 @@ class JudgeSpec(_Strict):
     instructions: str | None = None  # instructions
     result: ResultType | None = None  # instructions
     prompt_template: str | None = None  # custom_prompt
-    match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
+    match: Literal["exact", "ordered", "subset", "mlflow_exact"] | None = None  # tool_call_match (judges/toolmatch.py)
+    match_ordered: bool = False  # tool_call_match `mlflow_exact`: MLflow's should_consider_ordering
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
     deepeval_agentic: Literal["argument_correctness", "task_completion"] | None = None  # deepeval_agentic

@@ -12,6 +12,9 @@ checks that each rule below is that code on a one-call list). The rules, by the 
 
 Values: `tool_call` (`{"name", "arguments"}`, a dict or its JSON text), `tool_call_index` (0-based, in the
 conversation's order), `expected_tool_calls` (a list of such calls, or its JSON text). No model is loaded.
+
+`match = 'mlflow_exact'` judges a session row's whole call list instead (`tool_calls`, `expected_tool_calls`):
+MLflow's exact-mode verdict, `mlflow_exact_match` below, ordered when the file says `match_ordered = true`.
 """
 
 from __future__ import annotations
