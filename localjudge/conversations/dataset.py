@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
+from .deepeval_trace import deepeval_trace_json
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
@@ -65,6 +66,7 @@ RAGAS_CONVERSATION = "ragas_conversation"  # the conversation as RAGAS's pretty_
 DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
 # and its actual_output and tools_called as TaskCompletion prints them (deepeval_task_completion)
 DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON = "deepeval_actual_output", "deepeval_tools_called_json"
+DEEPEVAL_TRACE = "deepeval_trace_json"  # the trace DeepEval's trace-based metrics print (conversations/deepeval_trace.py)
 
 
 class ConversationOptions(BaseModel):
@@ -237,6 +239,7 @@ class ConversationDataset(Dataset):
         values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
         values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
         values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
+        values.setdefault(DEEPEVAL_TRACE, deepeval_trace_json(conv))
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:
@@ -250,6 +253,7 @@ class ConversationDataset(Dataset):
         cols[EXPECTED_TEXT] = None
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
+        cols.update(dict.fromkeys([DEEPEVAL_TRACE]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

@@ -232,7 +232,9 @@ class JudgeSpec(_Strict):
     match: Literal["exact", "ordered", "subset"] | None = None  # tool_call_match (judges/toolmatch.py)
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
-    deepeval_agentic: Literal["argument_correctness", "task_completion"] | None = None  # deepeval_agentic
+    deepeval_agentic: Literal["argument_correctness", "task_completion", "step_efficiency", "plan_adherence"] | None = (
+        None  # deepeval_agentic
+    )
     deepeval_strict_mode: bool = False  # deepeval_agentic: DeepEval's strict_mode (a score under 1 becomes 0)
     deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
@@ -261,8 +263,11 @@ class JudgeSpec(_Strict):
                 raise ValueError(
                     f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
                 )
-        if traits.calls == "deepeval_agentic" and (len(self.stages) != 2 or any(s.output is None for s in self.stages)):
-            raise ValueError("kind 'deepeval_agentic' needs exactly 2 stages, each with an output")
+        n_agentic = 3 if self.deepeval_agentic == "plan_adherence" else 2
+        if traits.calls == "deepeval_agentic" and (
+            len(self.stages) != n_agentic or any(s.output is None for s in self.stages)
+        ):
+            raise ValueError(f"kind 'deepeval_agentic' ({self.deepeval_agentic}) needs exactly {n_agentic} stages, each with an output")
         if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
             want = 2 if self.deepeval_conversation.metric == "role_adherence" else 3
             if len(self.stages) != want or any(s.output is None for s in self.stages):

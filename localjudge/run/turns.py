@@ -29,9 +29,9 @@ RULE = "per judge and conversation, over scored per-turn results: mean score, mi
 
 def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | None) -> bool:
     """Whether any judge takes a variable only a conversation row has (`conversation`, or the conversation as
-    DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`); catalog names are looked up, an
+    DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`, `deepeval_trace_json`); catalog names are looked up, an
     unknown name is left to the run's planning to report."""
-    from ..conversations.dataset import CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TURNS, RAGAS_CONVERSATION
+    from ..conversations.dataset import CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TRACE, DEEPEVAL_TURNS, RAGAS_CONVERSATION
     from ..errors import InputError
     from ..judges import get_judge
 
@@ -40,7 +40,8 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
             j = get_judge(given, judges_dir=judges_dir) if isinstance(given, str) else given
         except InputError:
             continue
-        if any(v.name in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON) for v in j.variables):
+        conv_only = (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TRACE)
+        if any(v.name in conv_only for v in j.variables):
             return True
     return False
 
