@@ -86,6 +86,9 @@ BUILTINS = [
     "deepeval_conversation_completeness",
     "deepeval_role_adherence",
     "deepeval_topic_adherence",
+    # DeepEval's trace-based agentic metrics (kind deepeval_agentic; tests/test_deepeval_trace.py)
+    "deepeval_step_efficiency",
+    "deepeval_plan_adherence",
 ]
 
 
