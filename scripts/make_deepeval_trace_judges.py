@@ -130,8 +130,10 @@ def toml(name: str) -> str:
         "[[variables]]",
         'name = "deepeval_trace_json"',
         "description = "
-        + q("the conversation as the trace dict DeepEval builds for its agent run, printed as its metrics print it "
-            "(localjudge.conversations.deepeval_trace)"),
+        + q(
+            "the conversation as the trace dict DeepEval builds for its agent run, printed as its metrics print it "
+            "(localjudge.conversations.deepeval_trace)"
+        ),
     ]
     return _file(header, stages(name))
 

@@ -27,8 +27,8 @@ from deepeval_support import RecordingLLM  # noqa: E402
 
 import localjudge  # noqa: E402
 from localjudge.conversations import from_messages  # noqa: E402
-from localjudge.conversations.model import ToolSpec  # noqa: E402
 from localjudge.conversations.deepeval_trace import deepeval_trace_dict, deepeval_trace_json  # noqa: E402
+from localjudge.conversations.model import ToolSpec  # noqa: E402
 from localjudge.engine.base import ScriptedEngine  # noqa: E402
 from localjudge.judges import get_judge  # noqa: E402
 from localjudge.judges.judge import Judge  # noqa: E402
@@ -198,7 +198,9 @@ def test_a_conversation_run_fills_the_trace_from_the_messages():
 
     run = localjudge.evaluate([{"id": "w", "messages": WEATHER}], ["deepeval_step_efficiency"], engine=ScriptedEngine(answer))
     assert [r.result.score for r in run.results] == [0.25]
-    theirs, _, _, _ = run_both(StepEfficiencyMetric, "deepeval_step_efficiency", "weather", [TASK, {"score": 0.25, "reason": "slow"}])
+    theirs, _, _, _ = run_both(
+        StepEfficiencyMetric, "deepeval_step_efficiency", "weather", [TASK, {"score": 0.25, "reason": "slow"}]
+    )
     assert seen == theirs
 
 

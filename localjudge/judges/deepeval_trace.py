@@ -18,13 +18,18 @@ from typing import Any
 from ..engine.base import Calls, Generation
 from ..errors import ParseError
 from ..formats import OutputFormat
-from .deepeval_agentic import strict
 from .ragas_agent import Judge
 
 NO_PLAN_REASON = (
     "There were no plans to evaluate within the trace of your agent's execution. Please check if the agent's "
     "planning or reasoning or thinking is stored in any one of the trace attributes."
 )
+
+
+def strict(judge: Judge, score: float) -> float:
+    """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1 (deepeval_agentic's rule; not
+    imported from there, which dispatches here)."""
+    return 0.0 if judge.spec.deepeval_strict_mode and score < 1 else score
 
 
 def trace_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:

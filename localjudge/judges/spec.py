@@ -264,10 +264,10 @@ class JudgeSpec(_Strict):
                     f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
                 )
         n_agentic = 3 if self.deepeval_agentic == "plan_adherence" else 2
-        if traits.calls == "deepeval_agentic" and (
-            len(self.stages) != n_agentic or any(s.output is None for s in self.stages)
-        ):
-            raise ValueError(f"kind 'deepeval_agentic' ({self.deepeval_agentic}) needs exactly {n_agentic} stages, each with an output")
+        if traits.calls == "deepeval_agentic" and (len(self.stages) != n_agentic or any(s.output is None for s in self.stages)):
+            raise ValueError(
+                f"kind 'deepeval_agentic' ({self.deepeval_agentic}) needs exactly {n_agentic} stages, each with an output"
+            )
         if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
             want = 2 if self.deepeval_conversation.metric == "role_adherence" else 3
             if len(self.stages) != want or any(s.output is None for s in self.stages):
