@@ -117,6 +117,37 @@ def _agentic(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
     return (lambda model: cls(model=model, async_mode=False)), case
 
 
+def trace_conversation() -> Any:
+    """The golden case as a conversation: the input, the assistant calling CALLS (answered), the last turn."""
+    from localjudge.conversations import from_messages
+
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(CALLS)
+    ]
+    return from_messages(
+        [
+            {"role": "user", "content": INPUT},
+            {"role": "assistant", "content": "Plan: get the weather, then search the forecast.", "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": f"c{i}", "content": f"result {i}"} for i in range(len(CALLS))),
+            {"role": "assistant", "content": GOLDEN_TURNS[-1]["content"]},
+        ]
+    )
+
+
+def _traced(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
+    """The trace metric with the golden conversation's trace dict as DeepEval's evaluate sets it (the trace dict
+    itself is checked against a real @observe run in tests/test_deepeval_trace.py)."""
+    import deepeval.metrics as metrics
+    from deepeval.test_case import LLMTestCase
+
+    from localjudge.conversations.deepeval_trace import deepeval_trace_dict
+
+    cls = getattr(metrics, metric_name)
+    case = LLMTestCase(input=INPUT, actual_output=GOLDEN_TURNS[-1]["content"])
+    case._trace_dict = deepeval_trace_dict(trace_conversation())
+    return (lambda model: cls(model=model, async_mode=False)), case
+
+
 # judge name -> (how the package's metric and case are made, which of the two inputs the judge reads)
 PORTS: dict[str, tuple[str, str]] = {
     "deepeval_knowledge_retention": ("KnowledgeRetentionMetric", "conversation"),
@@ -129,13 +160,15 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_turn_faithfulness": ("TurnFaithfulnessMetric", "conversation"),
     "deepeval_turn_contextual_relevancy": ("TurnContextualRelevancyMetric", "conversation"),
     "deepeval_professionalism": ("ConversationalGEval", "conversation"),
+    "deepeval_step_efficiency": ("StepEfficiencyMetric", "trace"),
+    "deepeval_plan_adherence": ("PlanAdherenceMetric", "trace"),
 }
 
 
 def golden(name: str) -> str:
     """The package's first prompt for the fixed case, as tests/golden/ stores messages (one user message)."""
     metric, kind = PORTS[name]
-    make, case = (_conversational if kind == "conversation" else _agentic)(metric)
+    make, case = {"conversation": _conversational, "agentic": _agentic, "trace": _traced}[kind](metric)
     return f"===== user =====\n{first_prompt(make, case)}\n"
 
 
@@ -162,6 +195,10 @@ def variables(name: str) -> dict[str, str]:
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}
     if PORTS[name][1] == "conversation":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "chatbot_role": ROLE}
+    if PORTS[name][1] == "trace":
+        from localjudge.conversations.deepeval_trace import deepeval_trace_json
+
+        return {"deepeval_trace_json": deepeval_trace_json(trace_conversation())}
     calls = [ToolCall(name=n, arguments=a) for n, a in CALLS]
     if name == "deepeval_task_completion":
         return {

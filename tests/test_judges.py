@@ -95,6 +95,9 @@ BUILTINS = [
     # MLflow's exact tool-call match, order ignored / in order (tests/test_mlflow_tool_call_expected.py)
     "mlflow_tool_call_exact",
     "mlflow_tool_call_exact_ordered",
+    # DeepEval's trace-based agentic metrics (kind deepeval_agentic; tests/test_deepeval_trace.py)
+    "deepeval_step_efficiency",
+    "deepeval_plan_adherence",
 ]
 
 

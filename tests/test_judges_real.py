@@ -12,6 +12,7 @@ import pytest
 
 from localjudge.conversations import Conversation
 from localjudge.conversations.deepeval_case import print_tools_called_text, tools_called_text
+from localjudge.conversations.deepeval_trace import deepeval_trace_json
 from localjudge.conversations.model import ToolCall
 from localjudge.conversations.ragas_text import ragas_text
 from localjudge.conversations.readers import from_messages
@@ -147,6 +148,9 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
             }
             for n in ("mlflow_tool_call_exact", "mlflow_tool_call_exact_ordered")
         },
+        # DeepEval's trace-based agentic judges: a conversation with one tool call as DeepEval's trace dict
+        "deepeval_step_efficiency": {"deepeval_trace_json": deepeval_trace_json(_tool_conv(q, a, ctx))},
+        "deepeval_plan_adherence": {"deepeval_trace_json": deepeval_trace_json(_tool_conv(q, a, ctx))},
     }
 
 
@@ -161,6 +165,18 @@ def _tool_turns(q: str, a: str) -> str:
         {"role": "assistant", "content": a},
     ]
     return deepeval_tool_turns_text(from_messages(messages))
+
+
+def _tool_conv(q: str, a: str, ctx: str) -> Conversation:
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": json.dumps({"query": q})}}
+    return from_messages(
+        [
+            {"role": "user", "content": q},
+            {"role": "assistant", "content": "Plan: 1. search the web. 2. answer.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": ctx},
+            {"role": "assistant", "content": a},
+        ]
+    )
 
 
 def _conv(q: str, a: str) -> Conversation:
@@ -208,6 +224,10 @@ def check_typed(judge, r, engine):
     elif kind == "deepeval_agentic" and judge.spec.deepeval_agentic == "task_completion":  # task, then the verdict
         assert r.usage.calls == 2 and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == r.details["verdict"]
         assert isinstance(r.details["task"], str) and isinstance(r.details["outcome"], str)
+    elif kind == "deepeval_agentic" and judge.spec.deepeval_agentic in ("step_efficiency", "plan_adherence"):
+        # the task (and the plan), then the score: the model's, or 1 with no plan
+        assert r.usage.calls in (2, 3) and isinstance(value, float) and 0.0 <= value <= 1.0 and r.score == value
+        assert isinstance(r.details["task"], str) and isinstance(r.rationale, str)
     elif kind == "deepeval_agentic":  # DeepEval's verdicts then reason; the score is the fraction of yes
         verdicts = [v["verdict"] for v in r.details["verdicts"]]
         assert r.usage.calls == 2 and isinstance(value, float) and r.score == value

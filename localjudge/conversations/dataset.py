@@ -46,6 +46,7 @@ from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
 from .deepeval_tool_turns import deepeval_tool_turns_text
+from .deepeval_trace import deepeval_trace_json
 from .framework_cases import case_conversations, case_list_framework
 from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
@@ -76,6 +77,7 @@ DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
 # and its actual_output and tools_called as TaskCompletion prints them (deepeval_task_completion)
 DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON = "deepeval_actual_output", "deepeval_tools_called_json"
 DEEPEVAL_TOOL_TURNS = "deepeval_tool_turns"  # the turns with their tools_called printed (deepeval_goal_accuracy)
+DEEPEVAL_TRACE = "deepeval_trace_json"  # the trace DeepEval's trace-based metrics print (conversations/deepeval_trace.py)
 
 
 class ConversationOptions(BaseModel):
@@ -255,6 +257,7 @@ class ConversationDataset(Dataset):
             values.setdefault(EXPECTED, _json([c.model_dump(include={"name", "arguments"}) for c in conv.expected_tool_calls]))
         elif isinstance(values.get(EXPECTED), list | dict):  # from records / a DataFrame: as JSON text, as written
             values[EXPECTED] = _json(values[EXPECTED])
+        values.setdefault(DEEPEVAL_TRACE, deepeval_trace_json(conv))
         if EXPECTED_TEXT not in values:
             expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
             if expected:
@@ -270,6 +273,7 @@ class ConversationDataset(Dataset):
         cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
         cols[DEEPEVAL_RAG_TURNS] = None  # the turns with their retrieval contexts (deepeval_turn_* RAG judges)
+        cols.update(dict.fromkeys([DEEPEVAL_TRACE]))
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":

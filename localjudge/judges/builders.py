@@ -133,7 +133,13 @@ def compile_spec(spec: JudgeSpec) -> Plan:
             "ragas_agent": {"stage_input"},
             "deepeval_conversation": set(DERIVED),
             # its reason call's values (judges/deepeval_agentic.py)
-            "deepeval_agentic": {"score", "incorrect_tool_calls_reasons", "deepeval_task", "deepeval_outcome"},
+            "deepeval_agentic": {
+                "score",
+                "incorrect_tool_calls_reasons",
+                "deepeval_task",
+                "deepeval_outcome",
+                "deepeval_agent_plan",
+            },
         }[traits.calls]
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:

@@ -48,6 +48,10 @@ def strict(judge: Judge, score: float) -> float:
 
 def agentic_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
     """The calls of the metric the judge file names (see `Judge._calls`)."""
+    if judge.spec.deepeval_agentic in ("step_efficiency", "plan_adherence"):
+        from .deepeval_trace import trace_calls
+
+        return (yield from trace_calls(judge, raw, text, gens, model_id))
     if judge.spec.deepeval_agentic == "task_completion":
         return (yield from task_completion_calls(judge, raw, text, gens, model_id))
     return (yield from argument_correctness_calls(judge, raw, text, gens, model_id))

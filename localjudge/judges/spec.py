@@ -292,7 +292,9 @@ class JudgeSpec(_Strict):
     match_ordered: bool = False  # tool_call_match `mlflow_exact`: MLflow's should_consider_ordering
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
-    deepeval_agentic: Literal["argument_correctness", "task_completion"] | None = None  # deepeval_agentic
+    deepeval_agentic: Literal["argument_correctness", "task_completion", "step_efficiency", "plan_adherence"] | None = (
+        None  # deepeval_agentic
+    )
     deepeval_strict_mode: bool = False  # deepeval_agentic: DeepEval's strict_mode (a score under 1 becomes 0)
     deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
     deepeval_geval: DeepEvalGEval | None = None  # deepeval_geval
@@ -322,8 +324,11 @@ class JudgeSpec(_Strict):
                 raise ValueError(
                     f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
                 )
-        if traits.calls == "deepeval_agentic" and (len(self.stages) != 2 or any(s.output is None for s in self.stages)):
-            raise ValueError("kind 'deepeval_agentic' needs exactly 2 stages, each with an output")
+        n_agentic = 3 if self.deepeval_agentic == "plan_adherence" else 2
+        if traits.calls == "deepeval_agentic" and (len(self.stages) != n_agentic or any(s.output is None for s in self.stages)):
+            raise ValueError(
+                f"kind 'deepeval_agentic' ({self.deepeval_agentic}) needs exactly {n_agentic} stages, each with an output"
+            )
         if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
             want = {"role_adherence": 2, "turn_faithfulness": 5}.get(self.deepeval_conversation.metric, 3)
             if len(self.stages) != want or any(s.output is None for s in self.stages):

@@ -29,13 +29,14 @@ RULE = "per judge and conversation, over scored per-turn results: mean score, mi
 
 def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | None) -> bool:
     """Whether any judge takes a variable only a conversation row has (`conversation`, or the conversation as
-    DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`); catalog names are looked up, an
+    DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`, `deepeval_trace_json`); catalog names are looked up, an
     unknown name is left to the run's planning to report."""
     from ..conversations.dataset import (
         CONVERSATION,
         DEEPEVAL_RAG_TURNS,
         DEEPEVAL_TOOL_TURNS,
         DEEPEVAL_TOOLS_JSON,
+        DEEPEVAL_TRACE,
         DEEPEVAL_TURNS,
         RAGAS_CONVERSATION,
     )
@@ -47,11 +48,16 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
             j = get_judge(given, judges_dir=judges_dir) if isinstance(given, str) else given
         except InputError:
             continue
-        if any(
-            v.name
-            in (CONVERSATION, DEEPEVAL_TURNS, RAGAS_CONVERSATION, DEEPEVAL_TOOLS_JSON, DEEPEVAL_TOOL_TURNS, DEEPEVAL_RAG_TURNS)
-            for v in j.variables
-        ):
+        conv_only = (
+            CONVERSATION,
+            DEEPEVAL_TURNS,
+            RAGAS_CONVERSATION,
+            DEEPEVAL_TOOLS_JSON,
+            DEEPEVAL_TOOL_TURNS,
+            DEEPEVAL_RAG_TURNS,
+            DEEPEVAL_TRACE,
+        )
+        if any(v.name in conv_only for v in j.variables):
             return True
     return False
 
