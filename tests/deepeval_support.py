@@ -43,6 +43,20 @@ class RecordingLLM(DeepEvalBaseLLM):
         return "recording"
 
 
+def conversation_judge(name: str, strict_mode: bool = False) -> Any:
+    """The built-in deepeval_conversation judge `name`, with DeepEval's `strict_mode` set when asked."""
+    from localjudge.judges import get_judge
+    from localjudge.judges.judge import Judge
+
+    judge = get_judge(name)
+    if strict_mode:
+        spec = judge.spec.model_copy(deep=True)
+        assert spec.deepeval_conversation is not None
+        spec.deepeval_conversation.strict_mode = True
+        judge = Judge(spec)
+    return judge
+
+
 def judge_turns(
     name: str, turns: list[tuple[str, str]], answer: Callable[[str], Any], strict_mode: bool = False, **values: Any
 ) -> tuple[Any, list[str]]:
@@ -54,15 +68,8 @@ def judge_turns(
 
     from localjudge.conversations import from_messages
     from localjudge.conversations.render import deepeval_turns_text
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
 
-    judge = get_judge(name)
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
+    judge = conversation_judge(name, strict_mode)
     prompts: list[str] = []
 
     def reply(msgs: Any, fmt: Any) -> str:

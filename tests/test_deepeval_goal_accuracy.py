@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("deepeval")
 
-from deepeval_support import RecordingLLM  # noqa: E402
+from deepeval_support import RecordingLLM, conversation_judge  # noqa: E402
 
 CALL = {"name": "get_weather", "input_parameters": {"city": "Lyon", "days": [1, 2]}, "output": '24 °C, "sunny"'}
 BOOK = {"name": "book_table", "input_parameters": {"place": "Chez {Léa}"}, "output": "ok"}
@@ -68,15 +68,8 @@ def _ours(turns, strict_mode=False):
 
     from localjudge.conversations.deepeval_tool_turns import deepeval_tool_turns_text
     from localjudge.conversations.readers import from_deepeval
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
 
-    judge = get_judge("deepeval_goal_accuracy")
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
+    judge = conversation_judge("deepeval_goal_accuracy", strict_mode)
     prompts: list[str] = []
 
     def reply(msgs, fmt):

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("deepeval")
 
-from deepeval_support import RecordingLLM  # noqa: E402
+from deepeval_support import RecordingLLM, conversation_judge  # noqa: E402
 from integrations_support import scripted  # noqa: E402
 
 # (role, content, retrieval context): three conversations
@@ -77,15 +77,8 @@ def _messages(turns):
 def _ours(name, turns, strict_mode=False, reply=None):
     from localjudge.conversations import from_messages
     from localjudge.conversations.render import deepeval_rag_turns_text
-    from localjudge.judges import get_judge
-    from localjudge.judges.judge import Judge
 
-    judge = get_judge(name)
-    if strict_mode:
-        spec = judge.spec.model_copy(deep=True)
-        assert spec.deepeval_conversation is not None
-        spec.deepeval_conversation.strict_mode = True
-        judge = Judge(spec)
+    judge = conversation_judge(name, strict_mode)
     prompts: list[str] = []
 
     def record(msgs, fmt):
