@@ -24,6 +24,7 @@ from typing import Any
 from ..engine.base import Calls, Generation
 from ..errors import ParseError
 from ..formats import OutputFormat
+from .deepeval_trace import strict  # the kind's strict_mode rule, one copy (deepeval_trace imports nothing here)
 from .ragas_agent import Judge
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
@@ -39,11 +40,6 @@ def verdicts_score(verdicts: Sequence[str]) -> float:
 def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
     """The `no` verdicts' reasons as DeepEval's reason prompt prints their Python list (None when absent)."""
     return str([v.get("reason") for v in verdicts if v.get("verdict") == "no"])
-
-
-def strict(judge: Judge, score: float) -> float:
-    """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1."""
-    return 0.0 if judge.spec.deepeval_strict_mode and score < 1 else score
 
 
 def agentic_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:

@@ -27,8 +27,8 @@ NO_PLAN_REASON = (
 
 
 def strict(judge: Judge, score: float) -> float:
-    """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1 (deepeval_agentic's rule; not
-    imported from there, which dispatches here)."""
+    """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1; the rule of the whole
+    deepeval_agentic kind, which imports it from here (it dispatches here, so the rule lives in the leaf)."""
     return 0.0 if judge.spec.deepeval_strict_mode and score < 1 else score
 
 
