@@ -22,13 +22,24 @@ from typing import Any
 from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError
 from ..formats import OutputFormat
-from .deepeval_values import deepeval_turns
+from .deepeval_geval_turns import TURN_TEXTS, merged_turns, turn_sources
 from .ragas_agent import Judge
 from .spec import DeepEvalGEval, GEvalParam, JudgeSpec, Variable
 
 # DeepEval's CONVERSATIONAL_G_EVAL_PARAMS labels, for the params localjudge supports
-LABELS: dict[str, str] = {"content": "Content", "role": "Role", "expected_outcome": "Expected Outcome", "scenario": "Scenario"}
+LABELS: dict[str, str] = {
+    "content": "Content",
+    "role": "Role",
+    "expected_outcome": "Expected Outcome",
+    "scenario": "Scenario",
+    "retrieval_context": "Retrieval Context",
+    "tools_called": "Tools Called",
+}
 TURN_FIELDS: tuple[GEvalParam, ...] = ("content", "role")
+# the params `convert_turn_to_dict` prints per turn (the rest are conversation-level)
+PER_TURN: tuple[GEvalParam, ...] = ("content", "role", "retrieval_context", "tools_called")
+# the row value each extra turn field is read from (its turns also give content and role)
+TURN_SOURCES: dict[GEvalParam, str] = {"retrieval_context": "deepeval_rag_turns", "tools_called": "deepeval_tool_turns"}
 DERIVED = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
 STAGES = ("generate_evaluation_steps", "generate_evaluation_results")
 
@@ -78,11 +89,11 @@ def plan_parts(spec: JudgeSpec) -> tuple[list[Variable], list[str], list[str]]:
     cfg = spec.deepeval_geval
     assert cfg is not None
     t = texts()
-    variables = [Variable(name="deepeval_turns", description="the turns as DeepEval prints them (deepeval_turns_text)")]
+    variables = [Variable(name=v, description=TURN_TEXTS[v]) for v in turn_sources(cfg)]
     variables += [
         Variable(name=p, description=f"the conversation's {LABELS[p].lower()} (DeepEval's ConversationalTestCase.{p})")
         for p in params(cfg)
-        if p not in TURN_FIELDS
+        if p not in PER_TURN
     ]
     results = t["generate_evaluation_results_rubric" if cfg.rubric else "generate_evaluation_results"]
     return variables, [t["generate_evaluation_steps"], results], [t["steps_schema"], t["reason_score_schema"]]
@@ -94,14 +105,15 @@ def _text(value: Any) -> str:
 
 def conversation_level(cfg: DeepEvalGEval, raw: dict[str, Any]) -> str:
     """`construct_non_turns_test_case_string`: the conversation-level params' values, '' when none."""
-    body = "".join(f"{LABELS[p]}:\n{_text(raw[p])} \n\n" for p in params(cfg) if p not in TURN_FIELDS)
+    body = "".join(f"{LABELS[p]}:\n{_text(raw[p])} \n\n" for p in params(cfg) if p not in PER_TURN)
     return f"Conversation-level fields:\n{body}" if body else ""
 
 
-def turn_dicts(cfg: DeepEvalGEval, raw: dict[str, Any]) -> list[dict[str, str]]:
-    """`convert_turn_to_dict` of each turn: the turn fields among the params, in their order."""
-    fields = [p for p in params(cfg) if p in TURN_FIELDS]
-    return [{f: t[f] for f in fields} for t in deepeval_turns(raw["deepeval_turns"])]
+def turn_dicts(cfg: DeepEvalGEval, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """`convert_turn_to_dict` of each turn: the turn fields among the params, in their order, a turn's
+    `retrieval_context` / `tools_called` only when it has one (DeepEval leaves out a None field)."""
+    fields = [p for p in params(cfg) if p in PER_TURN]
+    return [{f: t[f] for f in fields if f in t} for t in merged_turns(cfg, raw)]
 
 
 def _steps_messages(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:

@@ -111,9 +111,11 @@ def make_conversational_geval_judge(
     pass_threshold: float = 0.5,
 ) -> Judge:
     """DeepEval's `ConversationalGEval(name, criteria | evaluation_steps, evaluation_params, rubric, strict_mode)`
-    as a judge (kind `deepeval_geval`): `evaluation_params` among content, role, scenario, expected_outcome
-    (content and role always shown; default both); `rubric` a list of {score_range: (lo, hi), expected_outcome}.
-    It judges a conversation's `deepeval_turns` (give it `--conversation` rows or a messages column)."""
+    as a judge (kind `deepeval_geval`): `evaluation_params` among content, role, scenario, expected_outcome,
+    retrieval_context, tools_called (content and role always shown; default both); `rubric` a list of
+    {score_range: (lo, hi), expected_outcome}.
+    It judges a conversation's `deepeval_turns` (`deepeval_rag_turns` / `deepeval_tool_turns` with
+    retrieval_context / tools_called; give it `--conversation` rows or a messages column)."""
     cfg: dict[str, Any] = {"strict_mode": strict_mode}
     if criteria is not None:
         cfg["criteria"] = criteria

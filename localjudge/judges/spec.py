@@ -51,9 +51,9 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import JudgeSpecError
 from .kinds import KINDS, Kind
@@ -145,7 +145,33 @@ class DeepEvalConversation(_Strict):
     strict_mode: bool = False
 
 
-GEvalParam = Literal["content", "role", "scenario", "expected_outcome"]
+GEvalParam = Literal["content", "role", "scenario", "expected_outcome", "retrieval_context", "tools_called"]
+
+# DeepEval 4.3.1 MultiTurnParams that `deepeval_geval` refuses, and why (the one-line error says it)
+GEVAL_REFUSED: dict[str, str] = {
+    **dict.fromkeys(
+        ("context", "user_description", "chatbot_role"),
+        "DeepEval 4.3.1's ConversationalGEval has no label for it (CONVERSATIONAL_G_EVAL_PARAMS) and fails with a "
+        "KeyError, so there is no prompt to port",
+    ),
+    **dict.fromkeys(
+        ("metadata", "tags"),
+        "DeepEval prints it as a Python dict/list the test case holds; a row column is text, with no one faithful mapping",
+    ),
+    **dict.fromkeys(
+        ("audio", "provider_transcript", "mcp_tools_called", "mcp_resources_called", "mcp_prompts_called"),
+        "localjudge's conversation model holds no such turn field",
+    ),
+}
+
+
+def _geval_param(v: Any) -> Any:
+    if isinstance(v, str) and v in GEVAL_REFUSED:
+        raise ValueError(
+            f"{v!r} is not supported: {GEVAL_REFUSED[v]}; use content, role, scenario, expected_outcome, "
+            "retrieval_context or tools_called"
+        )
+    return v
 
 
 class GEvalRubric(_Strict):
@@ -168,12 +194,12 @@ class GEvalRubric(_Strict):
 class DeepEvalGEval(_Strict):
     """A DeepEval ConversationalGEval judge (kind `deepeval_geval`, judges/deepeval_geval.py): the `criteria`
     DeepEval turns into evaluation steps (one call), or the `evaluation_steps` themselves; the turn and
-    conversation fields shown (`content` and `role` always, as DeepEval adds them; `scenario`, `expected_outcome`
-    from the row); an optional `rubric`; DeepEval's `strict_mode` (a score under 1 becomes 0)."""
+    conversation fields shown (`content` and `role` always, as DeepEval adds them; per turn `retrieval_context`
+    and `tools_called`; `scenario`, `expected_outcome` from the row; GEVAL_REFUSED's refused with why); an optional `rubric`; DeepEval's `strict_mode` (a score under 1 becomes 0)."""
 
     criteria: str | None = None
     evaluation_steps: list[str] | None = None
-    evaluation_params: list[GEvalParam] = ["content", "role"]
+    evaluation_params: list[Annotated[GEvalParam, BeforeValidator(_geval_param)]] = ["content", "role"]
     rubric: list[GEvalRubric] = []
     strict_mode: bool = False
 
