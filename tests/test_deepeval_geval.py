@@ -320,3 +320,28 @@ def test_a_refused_param_named_in_the_python_api_is_a_one_line_error_saying_why(
     with pytest.raises(JudgeSpecError) as e:
         make_conversational_geval_judge("p", criteria="x", evaluation_params=["content", "metadata"])
     assert "\n" not in str(e.value) and "evaluation_params.1" in str(e.value) and "row column is text" in str(e.value)
+
+
+def test_a_tools_called_and_retrieval_context_judge_scores_a_conversation_file_with_the_real_model(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+
+    (tmp_path / "tools_ok.toml").write_text(
+        'name = "tools_ok"\nkind = "deepeval_geval"\n[deepeval_geval]\n'
+        'evaluation_steps = ["Check the tools called fit the user\'s request."]\n'
+        'evaluation_params = ["tools_called", "retrieval_context"]\n',
+        encoding="utf-8",
+    )
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup_order", "arguments": '{"id": 42}'}}
+    messages = [
+        {"role": "user", "content": "Where is order 42?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "shipped"},
+        {"role": "assistant", "content": "It shipped."},
+    ]
+    (tmp_path / "c.json").write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    argv = ["judge", "tools_ok", "--judges-dir", str(tmp_path), "--conversation", str(tmp_path / "c.json"), "--threads", "1"]
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code in (0, 1), r.output  # 1: the verdict failed; never a missing-column error
+    assert '"deepeval_score"' in r.output and "no deepeval_tool_turns column" not in r.output

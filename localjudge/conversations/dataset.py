@@ -274,6 +274,7 @@ class ConversationDataset(Dataset):
         cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
         cols[DEEPEVAL_RAG_TURNS] = None  # the turns with their retrieval contexts (deepeval_turn_* RAG judges)
         cols.update(dict.fromkeys([DEEPEVAL_TRACE]))
+        cols[DEEPEVAL_TOOL_TURNS] = None  # the turns with their tool calls (deepeval_goal_accuracy, deepeval_geval)
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         if self.options.granularity == "tool_call":
