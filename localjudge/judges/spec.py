@@ -148,19 +148,14 @@ class DeepEvalConversation(_Strict):
 GEvalParam = Literal["content", "role", "scenario", "expected_outcome", "retrieval_context", "tools_called"]
 
 # DeepEval 4.3.1 MultiTurnParams that `deepeval_geval` refuses, and why (the one-line error says it)
+_NO_LABEL = "DeepEval 4.3.1's ConversationalGEval has no label for it and fails with a KeyError: no prompt to port"
+_NO_MAP = "DeepEval prints the Python dict/list the test case holds; a row column is text, with no one faithful mapping"
+_NO_FIELD = "localjudge's conversation model holds no such turn field"
 GEVAL_REFUSED: dict[str, str] = {
+    **dict.fromkeys(("context", "user_description", "chatbot_role"), _NO_LABEL),
+    **dict.fromkeys(("metadata", "tags"), _NO_MAP),
     **dict.fromkeys(
-        ("context", "user_description", "chatbot_role"),
-        "DeepEval 4.3.1's ConversationalGEval has no label for it (CONVERSATIONAL_G_EVAL_PARAMS) and fails with a "
-        "KeyError, so there is no prompt to port",
-    ),
-    **dict.fromkeys(
-        ("metadata", "tags"),
-        "DeepEval prints it as a Python dict/list the test case holds; a row column is text, with no one faithful mapping",
-    ),
-    **dict.fromkeys(
-        ("audio", "provider_transcript", "mcp_tools_called", "mcp_resources_called", "mcp_prompts_called"),
-        "localjudge's conversation model holds no such turn field",
+        ("audio", "provider_transcript", "mcp_tools_called", "mcp_resources_called", "mcp_prompts_called"), _NO_FIELD
     ),
 }
 
