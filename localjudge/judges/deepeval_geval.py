@@ -5,7 +5,8 @@ a judge file (or `make_conversational_geval_judge`) gives the criteria, and this
 Stage 0 (only without `evaluation_steps`) turns `criteria` into steps (`Steps`); stage 1 scores the conversation
 (`ReasonScore`) from the numbered steps (`1. step\\n` each), the optional rubric (`start-end: outcome` per band,
 sorted by start; `start: outcome` for a one-score band), the turns as DeepEval's `convert_turn_to_dict` gives them
-(the turn fields among `evaluation_params`, in their order, printed as Python's `str(list)`) and the
+(the turn fields among `evaluation_params`, in their order, printed as Python's `str(list)`;
+`retrieval_context` and `tools_called` read by deepeval_geval_turns.py) and the
 conversation-level fields (`Scenario:\\n{value} \\n\\n` ...). Score = the model's 0-10 score / 10 (kept in [0, 1]),
 0 under `strict_mode` when below 1. The prompt texts are DeepEval's own (templates/deepeval_geval.toml, written by
 scripts/make_deepeval_geval_templates.py). A call whose output does not parse makes the result unscored
