@@ -69,8 +69,11 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
     """The latest labels of a run directory as label rows: the row's inputs, then `id` (the row_id), `row_index`,
     `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`, and for a conversation's row its
     `conversation_id` with its `turn_index` (per-turn) or `tool_call_index` (per tool call). `judge` keeps only that judge's labels.
+    Session labels given inside a per-turn run come first (sessions.py: `id` the conversation id, `granularity`
+    "session", `turn_index` null).
     Stale labels (their cell changed since) are left out, unless `stale`: then every row carries `stale`."""
     from ..store.db import Store
+    from .sessions import session_label_rows
 
     with Store(store_of(run_dir)) as st:
         run_id = st.latest_run()
@@ -91,7 +94,8 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
                 if cid is not None:
                     pos = {"conversation_id": cid, "turn_index": turn, "tool_call_index": call}
                     where.setdefault(ri, {k: v for k, v in pos.items() if v is not None})
-    return [
+        sessions = session_label_rows(st.conn, run_id, judge, stale)  # a conversation's own labels (sessions.py)
+    return sessions + [
         {
             **inputs.get(lab.row_index, {}),
             "id": lab.row_id,
