@@ -132,6 +132,10 @@ def test_a_session_labelled_by_keyboard_inside_a_per_turn_run_joins_a_session_ru
     assert res.exit_code == 0, res.output
     rep = json.loads((tmp_path / "s.json").read_text())
     assert rep["n_used"] == 1 and rep["granularity"] == "session"  # the session label, not the turn's
+    res = cli.invoke(main, ["agree", str(sessions), "--labels", str(turns), "-o", "d.json"])  # the run directory
+    assert res.exit_code == 0, res.output
+    rep = json.loads((tmp_path / "d.json").read_text())
+    assert rep["n_used"] == 1 and rep["granularity"] == "session"
     res = cli.invoke(main, ["agree", str(turns), "--labels", str(turns), "-o", "t.json"])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "t.json").read_text())["n_used"] == 1  # the turn label only

@@ -52,7 +52,8 @@ def test_a_session_label_is_kept_apart_from_the_turn_label_and_shown_on_every_tu
         run_id = st.latest_run() or ""
         assert [k[0] for k in latest_labels(st.conn, run_id)] == [ri]
         assert list(latest_session_labels(st.conn, run_id)) == [(cid, "conversation_completeness")]
-    rows = label_rows(runs / "turns")
+    assert [r["id"] for r in label_rows(runs / "turns")] == [first["row_id"]]  # per-row estimates and align: turns only
+    rows = label_rows(runs / "turns", sessions=True)
     assert sorted((r["id"], r.get("granularity"), r.get("turn_index")) for r in rows) == sorted(
         [(cid, "session", None), (first["row_id"], None, int(first["row_id"].rsplit(":", 1)[1]))]
     )
@@ -70,8 +71,10 @@ def test_a_session_label_goes_stale_when_its_conversation_changes(runs):
         )
         st.conn.commit()
         assert latest_session_labels(st.conn, run_id)[(cid, judge)].stale
-    assert [r for r in label_rows(runs / "turns") if r.get("granularity") == "session"] == []
-    assert [r["stale"] for r in label_rows(runs / "turns", stale=True) if r.get("granularity") == "session"] == [True]
+    assert [r for r in label_rows(runs / "turns", sessions=True) if r.get("granularity") == "session"] == []
+    assert [r["stale"] for r in label_rows(runs / "turns", stale=True, sessions=True) if r.get("granularity") == "session"] == [
+        True
+    ]
 
 
 @pytest.mark.parametrize(
