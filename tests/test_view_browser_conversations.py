@@ -89,3 +89,53 @@ def test_a_turn_and_a_session_labelled_by_keyboard_reach_agree(driver, tmp_path,
         rows = [json.loads(x) for x in (tmp_path / f"{run.name}.jsonl").read_text().splitlines()]
         assert len(rows) == n and all(r["conversation_id"] in {"weather", "hostile", "math"} for r in rows)
         assert all(("turn_index" in r) == (run is turns) for r in rows)
+
+
+def test_a_session_labelled_by_keyboard_inside_a_per_turn_run_joins_a_session_run_and_never_the_turns(
+    driver, tmp_path, monkeypatch
+):
+    turns, sessions = tmp_path / "turns", tmp_path / "sessions"
+    make_conversation_run(turns, "turn", window=1)
+    make_conversation_run(sessions, "session")
+    server = ViewServer(str(turns))
+    try:
+        driver.get(f"{server.url}/runs/turns/label")
+        wait(driver, lambda d: d.find_elements("css selector", "#c-transcript .turn"))
+        assert "s then a value key labels the" in text_of(driver, "help")
+        set_labeller(driver, "ann")
+        label_with_keys(driver, ["y"])  # one turn; the card moves to the next turn
+        wait(driver, lambda d: d.find_element("id", "c-session").is_displayed())
+        conv = text_of(driver, "c-conv")
+        assert text_of(driver, "c-slabel") == "—"
+        press(driver, "s")
+        wait(driver, lambda d: "press a value key" in text_of(d, "c-saved"))
+        press(driver, "n")  # the whole conversation of the turn on the card, not the turn
+        wait(driver, lambda d: text_of(d, "c-slabel") == "no")
+        assert text_of(driver, "c-label") == "—" and "1 labelled" in text_of(driver, "l-pos")
+        driver.refresh()  # stored: shown again on the conversation's turns
+        wait(driver, lambda d: d.find_element("id", "c-session").is_displayed() and text_of(d, "c-conv") == conv)
+        assert text_of(driver, "c-slabel") == "no"
+        assert console_errors(driver) == []
+    finally:
+        leave(driver)
+        server.stop()
+    monkeypatch.chdir(tmp_path)
+    cli = CliRunner()
+    out = cli.invoke(main, ["labels", "export", str(turns), "-o", "turns.jsonl"])
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(x) for x in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    session = [r for r in rows if r.get("granularity") == "session"]
+    assert len(rows) == 2 and len(session) == 1
+    assert session[0]["id"] == session[0]["conversation_id"] == conv and session[0]["turn_index"] is None
+    assert session[0]["label"] == "no" and session[0]["labeller"] == "ann"
+    res = cli.invoke(main, ["agree", str(sessions), "--labels", "turns.jsonl", "--label-column", "label", "-o", "s.json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads((tmp_path / "s.json").read_text())
+    assert rep["n_used"] == 1 and rep["granularity"] == "session"  # the session label, not the turn's
+    res = cli.invoke(main, ["agree", str(sessions), "--labels", str(turns), "-o", "d.json"])  # the run directory
+    assert res.exit_code == 0, res.output
+    rep = json.loads((tmp_path / "d.json").read_text())
+    assert rep["n_used"] == 1 and rep["granularity"] == "session"
+    res = cli.invoke(main, ["agree", str(turns), "--labels", str(turns), "-o", "t.json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "t.json").read_text())["n_used"] == 1  # the turn label only

@@ -229,7 +229,7 @@ def test_a_store_written_before_labels_opens_gains_the_labels_table_and_keeps_it
         assert st.schema_version == len(MIGRATIONS)
         names = [r[0] for r in st.conn.execute("SELECT name FROM _migrations ORDER BY applied, name")]
         assert (
-            names[-6:]
+            names[-7:]
             == [
                 "002_labels",
                 "003_label_binding",
@@ -237,6 +237,7 @@ def test_a_store_written_before_labels_opens_gains_the_labels_table_and_keeps_it
                 "005_conversations",
                 "006_label_sampling",
                 "007_stored_conversations",
+                "008_i31_view_session",
             ]
             and st.count(st.latest_run() or "") == 3
         )

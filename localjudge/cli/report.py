@@ -258,14 +258,14 @@ def agree_cmd(
             click.echo(note, err=True)
         label_column = label_column or "label"
         if judge is None and len(run.judges()) > 1:  # every judge of the run that has labels
-            labelled = {lab["judge"] for lab in label_rows(labels)}
+            labelled = {lab["judge"] for lab in label_rows(labels, sessions=True)}
             names = [j for j in run.judges() if j in labelled]
             if not names:
                 raise click.UsageError(f"{labels} has no labels yet; label rows with `localjudge view` first")
         else:
             names = [pick_judge(run.judges(), judge)]
         for name in names:
-            found = label_rows(labels, name)
+            found = label_rows(labels, name, sessions=True)  # a session label joins a session-level run by `id`
             if not found:
                 raise click.UsageError(f"{labels} has no labels for judge {name!r}; label rows with `localjudge view` first")
             rep = agree(run.rows, found, label_column, judge=name, key=key, max_disagreements=max_disagreements)

@@ -65,12 +65,17 @@ def is_run_dir(path: str | Path) -> bool:
     return Path(path).is_dir() and (Path(path) / "results.sqlite").is_file()
 
 
-def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = False) -> list[dict[str, Any]]:
+def label_rows(
+    run_dir: str | Path, judge: str | None = None, stale: bool = False, sessions: bool = False
+) -> list[dict[str, Any]]:
     """The latest labels of a run directory as label rows: the row's inputs, then `id` (the row_id), `row_index`,
     `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`, and for a conversation's row its
     `conversation_id` with its `turn_index` (per-turn) or `tool_call_index` (per tool call). `judge` keeps only that judge's labels.
+    With `sessions`, the session labels given inside a per-turn run come first (sessions.py: `id` the conversation
+    id, `granularity` "session", `turn_index` null): for export and `agree`, not for a per-row estimate or align.
     Stale labels (their cell changed since) are left out, unless `stale`: then every row carries `stale`."""
     from ..store.db import Store
+    from .sessions import session_label_rows
 
     with Store(store_of(run_dir)) as st:
         run_id = st.latest_run()
@@ -91,7 +96,8 @@ def label_rows(run_dir: str | Path, judge: str | None = None, stale: bool = Fals
                 if cid is not None:
                     pos = {"conversation_id": cid, "turn_index": turn, "tool_call_index": call}
                     where.setdefault(ri, {k: v for k, v in pos.items() if v is not None})
-    return [
+        whole = session_label_rows(st.conn, run_id, judge, stale) if sessions else []  # sessions.py
+    return whole + [
         {
             **inputs.get(lab.row_index, {}),
             "id": lab.row_id,
@@ -140,7 +146,7 @@ def export_labels(run_dir: str | Path, out: str | Path, judge: str | None = None
     from ..errors import StorageError
     from ..store.atomic import write_atomic
 
-    rows = label_rows(run_dir, judge, stale=True)
+    rows = label_rows(run_dir, judge, stale=True, sessions=True)
     try:
         write_atomic(Path(out), "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), mkdir=True)
     except OSError as e:

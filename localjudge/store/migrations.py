@@ -124,6 +124,26 @@ MIGRATIONS: list[tuple[str, str]] = [
         )
         """,
     ),
+    (  # a label of a whole conversation given inside a per-turn run (localjudge/labels/sessions.py), kept apart
+        # from the cell labels: append-only like them, bound to the conversation's turn prompts for staleness
+        "008_i31_view_session",
+        """
+        CREATE TABLE session_labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            value TEXT,
+            comment TEXT,
+            labeller TEXT NOT NULL,
+            sample TEXT NOT NULL,
+            created TEXT NOT NULL,
+            binding TEXT,
+            judge_version TEXT
+        );
+        CREATE INDEX session_labels_cell ON session_labels (run_id, judge, conversation_id, id)
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _SPEC_VERSION = [n for n, _ in MIGRATIONS].index("004_format_spec") + 1  # the schema that has results.format_spec

@@ -335,12 +335,14 @@ def label_page(csrf: str, rid: str, judges: list[str], domains: dict[str, Any]) 
 <section id="card" class="card"><p class="sub" id="c-head"></p><div id="c-transcript"></div><div id="c-inputs"></div>
 <h3>Judge said</h3><p id="c-verdict"></p><p id="c-members" class="members"></p><pre id="c-rationale"></pre>
 <p>Your label: <strong id="c-label">—</strong> <span id="c-saved" class="note"></span></p>
+<p id="c-session" hidden>Session label (the whole conversation <span id="c-conv"></span>): <strong id="c-slabel">—</strong></p>
 <div id="c-keys" class="label-buttons"></div>
 <p><label>comment <input id="comment" size="60" placeholder="press c, type, Enter"></label></p></section>
 <section id="trust" class="card"><h3>Human pass rate (95% interval)</h3><p id="t-ppi"></p><ul id="t-lines"></ul>
 <p><strong id="t-budget"></strong></p></section>
 <p class="note" id="help">Keys: the value keys above label and move on · j / → next · k / ← previous · u undo ·
-c comment (Enter saves, Esc leaves) · l labeller name · o switch order · g next judge. Labels from the random order are the
+c comment (Enter saves, Esc leaves) · l labeller name · o switch order · g next judge · s then a value key labels the
+whole conversation (a session label, in a per-turn run; Esc or s again cancels). Labels from the random order are the
 unbiased sample: pass-rate estimates use only those. Labels from the active order store the probability their row
 was drawn with, and the active estimate weights each by 1 / that probability.</p>"""
     return layout(f"Label {rid}", body, csrf, "label", {"rid": rid})

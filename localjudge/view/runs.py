@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..labels.sessions import SessionLabel, add_session_label, conversation_of_row
 from ..labels.store import Label, add_label, label_history, latest_labels
 from ..store.db import Store
 from ..store.results import JudgeResult, Record, ResultRow
@@ -283,6 +284,19 @@ class RunHandle:
                         probability=probability,
                     ),
                 )
+
+    def session_label(
+        self, row_index: int, judge: str, value: Any, comment: str | None, labeller: str, sample: str
+    ) -> SessionLabel:
+        """Append a session label for the conversation of a row (labels/sessions.py); InputError naming the row
+        when it has no result for the judge or is not a turn of a conversation."""
+        rid = self.run_id() or ""
+        with self.conn() as c:
+            cid = conversation_of_row(c, rid, row_index, judge)
+            with self.store._transaction():
+                lab = SessionLabel(run_id=rid, conversation_id=cid, judge=judge, value=value, comment=comment or None,
+                                   labeller=labeller, sample=sample)  # fmt: skip
+                return add_session_label(c, lab)
 
     def close(self) -> None:
         """Close the store and the search index."""

@@ -21,7 +21,7 @@ from ..state import ViewConfig, ViewState, int_param
 from .base import err, handle
 
 MAX_JSON_DEPTH = 32  # a label body is one flat object
-LABEL_FIELDS = "{row_index, judge, value, labeller, sample, comment, probability}"
+LABEL_FIELDS = "{row_index, judge, value, labeller, sample, comment, probability, scope}"
 
 
 def next_item(state: ViewState, request: Request) -> Response:
@@ -77,14 +77,38 @@ def next_item(state: ViewState, request: Request) -> Response:
         t = transcript_of(run, ri)
         if t is not None:  # a conversation: the label card shows it as a chat transcript
             item["transcript"] = t.model_dump()
+        item.update(_session_of(run, ri, judge))
         if isinstance(res.result.details.get("cascade"), dict):
             item["cascade"] = res.result.details["cascade"]
     n_done = len(labels)  # a label needs a result of this judge: every labelled cell is in the queue
     return JSONResponse({"order": order, "judge": judge, "pos": i, "n": len(order_rows), "n_labelled": n_done, "item": item})
 
 
+def _session_of(run: RunHandle, row_index: int, judge: str) -> dict[str, Any]:
+    """A turn's conversation and its session label (labels/sessions.py) for the label card: `conversation_id`,
+    `session_label`, `session_stale`; {} for a row that is not a turn of a conversation (a session-level run's
+    row is the conversation itself: its row label is the session's)."""
+    from ...labels.sessions import latest_session_labels
+
+    rid = run.run_id() or ""
+    with run.conn() as c:
+        r = c.execute(
+            "SELECT conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
+            (rid, row_index, judge),
+        ).fetchone()
+        if r is None or r[0] is None or (r[1] is None and r[2] is None):
+            return {}
+        lab = latest_session_labels(c, rid, judge, r[0]).get((r[0], judge))
+    return {
+        "conversation_id": r[0],
+        "session_label": None if lab is None else lab.value,
+        "session_stale": bool(lab and lab.stale),
+    }
+
+
 async def add_label(state: ViewState, request: Request) -> Response:
-    """POST /api/runs/{rid}/labels: one label (the body read within the view's size and time limits)."""
+    """POST /api/runs/{rid}/labels: one label (the body read within the view's size and time limits); with
+    `scope: "session"` the label of the whole conversation of the turn `row_index` (labels/sessions.py)."""
     config = state.config
     try:
         data = await read_body(request, config.max_body_bytes, config.body_timeout)
@@ -102,8 +126,15 @@ async def add_label(state: ViewState, request: Request) -> Response:
         judge = body.get("judge")
         if judge not in run.judges():
             raise InputError(f"field judge={judge!r} is not a judge of this run")
+        scope = body.get("scope", "row")
+        if scope not in ("row", "session"):
+            raise InputError(f"field scope={str(scope)[:40]!r} is not 'row' (this row's label) or 'session' (its conversation's)")
         f = validate_label_fields(body, state.domains(run).get(judge), judge)
         ri, value, comment, labeller, sample = f.row_index, f.value, f.comment, f.labeller, f.sample
+        if scope == "session":  # the whole conversation of row ri (labels/sessions.py): no sampling probability
+            if f.probability is not None:
+                raise InputError("field probability is for a row's label only; leave it out of a session label")
+            return JSONResponse(run.session_label(ri, judge, value, comment, labeller, sample).model_dump(mode="json"))
         lab = run.add_label(ri, judge, value, comment, labeller, sample, f.probability)
         return JSONResponse(lab.model_dump(mode="json"))
 

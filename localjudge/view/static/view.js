@@ -257,7 +257,8 @@ function renderTranscript(t, rowHref) {
 function initLabel() {
   rememberLabeller();
   const domains = JSON.parse($("domain").dataset.domains);
-  const st = { pos: 0, n: 0, item: null, undo: [], chain: Promise.resolve() };
+  // session: after key s, the next value key labels the turn's whole conversation (labels/sessions.py)
+  const st = { pos: 0, n: 0, item: null, undo: [], chain: Promise.resolve(), session: false };
   // keys are handled one after another: a key pressed while a label is being saved acts on the next row
   const enqueue = (fn) => {
     st.chain = st.chain.then(fn).catch((e) => {
@@ -318,7 +319,46 @@ function initLabel() {
       it.label === null ? "—" : it.stale_label ? `${fmt(it.label)} (stale: the row changed since; label it again)` : fmt(it.label);
     $("comment").value = it.comment || "";
     $("c-saved").textContent = "";
+    showSession(it);
     await showTrust();
+  }
+
+  function showSession(it) {
+    const has = it && it.conversation_id !== undefined;
+    $("c-session").hidden = !has;
+    if (!has) return;
+    $("c-conv").textContent = it.conversation_id;
+    $("c-slabel").textContent =
+      it.session_label === null ? "—" : it.session_stale ? `${fmt(it.session_label)} (stale: the conversation changed since)` : fmt(it.session_label);
+  }
+
+  async function giveSession(value) {
+    const it = st.item;
+    st.session = false;
+    if (!it || it.conversation_id === undefined) return;
+    const name = labeller();
+    if (!name) {
+      $("c-saved").textContent = "type your name first (key l)";
+      $("labeller").focus();
+      return;
+    }
+    try {
+      await postJSON(`${base()}/labels`, {
+        row_index: it.row_index,
+        judge: judge(),
+        value: value,
+        comment: null,
+        labeller: name,
+        sample: "browse",
+        scope: "session",
+      });
+      it.session_label = value;
+      it.session_stale = false;
+      showSession(it);
+      $("c-saved").textContent = `session ${it.conversation_id} labelled`;
+    } catch (e) {
+      $("c-saved").textContent = e.message;
+    }
   }
 
   // the judge's pass rate by PPI++ and the labels to reach ±W, re-read after each label (view/trust.py)
@@ -405,7 +445,23 @@ function initLabel() {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const d = domains[judge()];
     const k = ev.key.toLowerCase();
-    if (d && d.keys.includes(k)) {
+    if (st.session && (k === "s" || ev.key === "Escape")) {
+      ev.preventDefault();
+      st.session = false;
+      $("c-saved").textContent = "";
+    } else if (st.session && d && d.keys.includes(k)) {
+      ev.preventDefault();
+      const v = d.values[d.keys.indexOf(k)];
+      enqueue(() => giveSession(v));
+    } else if (k === "s") {
+      ev.preventDefault();
+      if (!st.item || st.item.conversation_id === undefined) {
+        $("c-saved").textContent = "this row is not a turn of a conversation: no session to label";
+      } else {
+        st.session = true;
+        $("c-saved").textContent = `session ${st.item.conversation_id}: press a value key (s or Esc cancels)`;
+      }
+    } else if (d && d.keys.includes(k)) {
       ev.preventDefault();
       const v = d.values[d.keys.indexOf(k)];
       enqueue(() => give(v));
