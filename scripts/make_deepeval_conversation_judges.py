@@ -321,7 +321,7 @@ def staged_judge_file(name: str) -> str:
             "[[variables]]\n",
             "name = 'expected_outcome'\n",
             "description = \"what the conversation should achieve (DeepEval's ConversationalTestCase.expected_outcome): "
-            "a column of the row\"\n",
+            'a column of the row"\n',
         ]
     for method, holes, model in stages:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder

@@ -50,9 +50,7 @@ def answer(prompt: str) -> dict:
     if "remotely useful" in prompt:  # precision's verdicts: a passage naming Lyon or Voltaire is useful
         ctx = ast.literal_eval(prompt.rsplit("document", 1)[1].split(":\n", 1)[1].rsplit("\n\nJSON:", 1)[0])
         return {
-            "verdicts": [
-                {"verdict": "yes" if ("Lyon" in c or "Voltaire" in c) else "no", "reason": f"'{c[:12]}'"} for c in ctx
-            ]
+            "verdicts": [{"verdict": "yes" if ("Lyon" in c or "Voltaire" in c) else "no", "reason": f"'{c[:12]}'"} for c in ctx]
         }
     if "can be attributed to the nodes" in prompt:  # recall's verdicts: a sentence whose last word is in the context
         outcome = prompt.rsplit("Assistant Output:\n", 1)[1].split("\n\nRetrieval Context:\n", 1)[0]
