@@ -151,3 +151,23 @@ def test_a_row_without_expected_outcome_is_a_one_line_error_naming_it(name):
     with pytest.raises(InputError, match="expected_outcome") as e:
         get_judge(name).evaluate(scripted(lambda m, f: "{}"), deepeval_rag_turns=rag)
     assert "\n" not in str(e.value)
+
+
+def test_a_run_reads_expected_outcome_from_the_row_beside_its_messages(tmp_path):
+    from localjudge import evaluate
+    from localjudge.engine.base import ScriptedEngine
+
+    prompts: list[str] = []
+
+    def reply(msgs, fmt):
+        prompts.append(msgs[-1].content)
+        return json.dumps(answer(msgs[-1].content), ensure_ascii=False)
+
+    messages = [{"role": r, "content": c, **({"retrieval_context": rc} if rc else {})} for r, c, rc in ONE]
+    rows = [{"id": "candide", "messages": messages, "expected_outcome": ONE_OUTCOME}]
+    result = evaluate(
+        rows, ["deepeval_turn_contextual_recall"], engine=ScriptedEngine(reply), conversation={}, out=tmp_path / "run"
+    )
+    (row,) = list(result.results)
+    assert row.result.score == 1.0 and row.result.unscored_reason is None
+    assert f"Assistant Output:\n{ONE_OUTCOME}\n\nRetrieval Context:\n['Candide is a satire by Voltaire.']" in prompts[0]
