@@ -184,13 +184,54 @@ STAGED = {
         "what the user asked: per window of exchanges each passage's statements are judged relevant or not; score = "
         "the mean over windows of the fraction relevant (DeepEval TurnContextualRelevancyMetric).",
     ),
+    "deepeval_turn_contextual_precision": (
+        "TurnContextualPrecisionMetric",
+        "turn_contextual_precision",
+        [
+            (
+                "generate_verdicts",
+                ("input=user_content", "expected_outcome", "document_count_str", "context_to_display"),
+                "Verdicts",
+            ),
+            ("generate_reason", ("score", "input=user_content", "verdicts"), "ContextualPrecisionScoreReason"),
+            ("generate_final_reason", ("final_score", "success", "reasons"), "ContextualPrecisionScoreReason"),
+        ],
+        "Whether the passages retrieved for each assistant answer (the turns' `retrieval_context`) that are useful to "
+        "reach the row's `expected_outcome` are ranked above the useless ones: per window of exchanges each passage is "
+        "judged useful or not; score = the mean over windows of the weighted precision (DeepEval "
+        "TurnContextualPrecisionMetric).",
+    ),
+    "deepeval_turn_contextual_recall": (
+        "TurnContextualRecallMetric",
+        "turn_contextual_recall",
+        [
+            ("generate_verdicts", ("expected_outcome", "context_to_display"), "Verdicts"),
+            (
+                "generate_reason",
+                ("score", "expected_outcome", "supportive_reasons", "unsupportive_reasons"),
+                "ContextualRecallScoreReason",
+            ),
+            ("generate_final_reason", ("final_score", "success", "reasons"), "ContextualRecallScoreReason"),
+        ],
+        "Whether the passages retrieved for the assistant answers (the turns' `retrieval_context`) hold what the "
+        "row's `expected_outcome` says: per window of exchanges each sentence of the expected outcome is judged "
+        "attributable to the passages or not; score = the mean over windows of the fraction attributable (DeepEval "
+        "TurnContextualRecallMetric).",
+    ),
 }
 # a metric whose turns carry their tool calls reads `deepeval_tool_turns` (conversations/deepeval_tool_turns.py)
 TOOL_TURNS = ("deepeval_goal_accuracy",)
+# how a window's score is computed where it is not DeepEval's score_qag_verdicts
+SCORED_BY = {"deepeval_turn_contextual_precision": "_calculate_interaction_score (weighted precision)"}
 # DeepEval's Jinja PASS/FAIL branch (`final_score|float >= threshold|float`), held as the `{{result}}` the judge fills
 BRANCH = ("Result: PASS", "Result: FAIL", "Result: {{result}}")
 # the turn-level RAG ports read the turns with their retrieval contexts (conversations/render.py deepeval_rag_turns_text)
-RAG_TURNS = {"deepeval_turn_faithfulness", "deepeval_turn_contextual_relevancy"}
+RAG_TURNS = {
+    "deepeval_turn_faithfulness",
+    "deepeval_turn_contextual_relevancy",
+    "deepeval_turn_contextual_precision",
+    "deepeval_turn_contextual_recall",
+}
 
 
 def static_values(metric: str, method: str) -> dict[str, object]:
@@ -205,6 +246,16 @@ def static_values(metric: str, method: str) -> dict[str, object]:
         )
 
         return dict(_contextual_relevancy_verdict_kwargs(False))
+    if (metric, method) == ("TurnContextualPrecisionMetric", "generate_verdicts"):
+        return {"multimodal_note": ""}  # _contextual_precision_verdict_fields' third value, multimodal off
+    if (metric, method) == ("TurnContextualRecallMetric", "generate_verdicts"):
+        from deepeval.metrics.turn_contextual_recall.turn_contextual_recall import _contextual_recall_verdict_kwargs
+
+        fixed = dict(_contextual_recall_verdict_kwargs([], False))
+        del fixed["context_to_display"]  # the window's passages: filled per call
+        return fixed
+    if (metric, method) == ("TurnContextualRecallMetric", "generate_reason"):
+        return {"content_type": "sentence"}
     return {}
 
 
@@ -215,6 +266,7 @@ def staged_judge_file(name: str) -> str:
 
     metric, module, stages, description = STAGED[name]
     schemas = importlib.import_module(f"deepeval.metrics.{module}.schema")
+    scored_by = SCORED_BY.get(name, "score_qag_verdicts")
     q = json.dumps
     out = [
         "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);\n"
@@ -231,7 +283,7 @@ def staged_judge_file(name: str) -> str:
         'project = "DeepEval"\n',
         'license = "Apache-2.0"\n',
         f"url = {q(URL + module + '/templates')}\n",
-        f"notes = {q(f'DeepEval 4.3.1 {metric}: its templates byte for byte, output schemas from its pydantic models; score as score_qag_verdicts computes it.')}\n",
+        f"notes = {q(f'DeepEval 4.3.1 {metric}: its templates byte for byte, output schemas from its pydantic models; score as {scored_by} computes it.')}\n",
         "[[variables]]\n",
         *(
             [
@@ -263,6 +315,13 @@ def staged_judge_file(name: str) -> str:
             "[[variables]]\n",
             "name = 'relevant_topics'\n",
             'description = "the topics the assistant should keep to (DeepEval\'s relevant_topics): a list column of the row"\n',
+        ]
+    if any("expected_outcome" in holes for _, holes, _ in stages):
+        out += [
+            "[[variables]]\n",
+            "name = 'expected_outcome'\n",
+            "description = \"what the conversation should achieve (DeepEval's ConversationalTestCase.expected_outcome): "
+            'a column of the row"\n',
         ]
     for method, holes, model in stages:
         named = dict(h.split("=") if "=" in h else (h, h) for h in holes)  # DeepEval's name -> the placeholder

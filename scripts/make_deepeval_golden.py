@@ -69,6 +69,8 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
     rag = RAG_CONTEXTS if metric_name in RAG_METRICS else [None] * len(GOLDEN_TURNS)
     turns = [Turn(role=t["role"], content=t["content"], retrieval_context=c) for t, c in zip(GOLDEN_TURNS, rag, strict=True)]
     case = ConversationalTestCase(turns=turns, chatbot_role=ROLE)
+    if metric_name in OUTCOME_METRICS:
+        case = ConversationalTestCase(turns=turns, chatbot_role=ROLE, expected_outcome=OUTCOME)
     if metric_name == "TopicAdherenceMetric":
         return (lambda model: cls(relevant_topics=TOPICS, model=model, async_mode=False)), case
     if metric_name == "GoalAccuracyMetric":
@@ -88,6 +90,10 @@ def _conversational(metric_name: str) -> tuple[Callable[[Any], Any], Any]:
 TOPICS = ["weather", "travel"]  # TopicAdherenceMetric's relevant_topics for the golden case
 # the turn-level RAG metrics' golden case: GOLDEN_TURNS with each assistant turn's retrieval context (two passages, none)
 RAG_METRICS = ("TurnFaithfulnessMetric", "TurnContextualRelevancyMetric")
+RAG_METRICS += ("TurnContextualPrecisionMetric", "TurnContextualRecallMetric")
+# the metrics that also read the conversation's expected_outcome, and the golden case's
+OUTCOME_METRICS = ("TurnContextualPrecisionMetric", "TurnContextualRecallMetric")
+OUTCOME = 'Léa learns it is "sunny", 24 °C in Lyon. Rain is {likely} tomorrow.'
 RAG_CONTEXTS: list[list[str] | None] = [None, ['Lyon: "sunny", 24 °C.', "Tomorrow: rain {likely}."], None, None]
 
 
@@ -162,6 +168,8 @@ PORTS: dict[str, tuple[str, str]] = {
     "deepeval_professionalism": ("ConversationalGEval", "conversation"),
     "deepeval_step_efficiency": ("StepEfficiencyMetric", "trace"),
     "deepeval_plan_adherence": ("PlanAdherenceMetric", "trace"),
+    "deepeval_turn_contextual_precision": ("TurnContextualPrecisionMetric", "conversation"),
+    "deepeval_turn_contextual_recall": ("TurnContextualRecallMetric", "conversation"),
 }
 
 
@@ -190,7 +198,8 @@ def variables(name: str) -> dict[str, str]:
         msgs = [
             {**t, **({"retrieval_context": c} if c is not None else {})} for t, c in zip(GOLDEN_TURNS, RAG_CONTEXTS, strict=True)
         ]
-        return {"deepeval_rag_turns": deepeval_rag_turns_text(from_messages(msgs))}
+        rag = {"deepeval_rag_turns": deepeval_rag_turns_text(from_messages(msgs))}
+        return {**rag, "expected_outcome": OUTCOME} if PORTS[name][0] in OUTCOME_METRICS else rag
     if name == "deepeval_topic_adherence":
         return {"deepeval_turns": deepeval_turns_text(from_messages(GOLDEN_TURNS)), "relevant_topics": json.dumps(TOPICS)}
     if PORTS[name][1] == "conversation":

@@ -98,6 +98,9 @@ BUILTINS = [
     # DeepEval's trace-based agentic metrics (kind deepeval_agentic; tests/test_deepeval_trace.py)
     "deepeval_step_efficiency",
     "deepeval_plan_adherence",
+    # DeepEval's turn-level RAG metrics reading expected_outcome (kind deepeval_conversation; tests/test_deepeval_turn_ctx.py)
+    "deepeval_turn_contextual_precision",
+    "deepeval_turn_contextual_recall",
 ]
 
 

@@ -151,6 +151,15 @@ def examples(q: str, a: str, ctx: str) -> dict[str, dict]:
         # DeepEval's trace-based agentic judges: a conversation with one tool call as DeepEval's trace dict
         "deepeval_step_efficiency": {"deepeval_trace_json": deepeval_trace_json(_tool_conv(q, a, ctx))},
         "deepeval_plan_adherence": {"deepeval_trace_json": deepeval_trace_json(_tool_conv(q, a, ctx))},
+        # DeepEval's turn-level RAG judges that read the conversation's expected outcome
+        "deepeval_turn_contextual_precision": {
+            "deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx)),
+            "expected_outcome": a,
+        },
+        "deepeval_turn_contextual_recall": {
+            "deepeval_rag_turns": deepeval_rag_turns_text(_rag_conv(q, a, ctx)),
+            "expected_outcome": a,
+        },
     }
 
 

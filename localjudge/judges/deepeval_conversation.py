@@ -60,7 +60,12 @@ DERIVED = (
     *GOAL_ACCURACY_DERIVED,
     *RAG_DERIVED,
 )
-RAG_METRICS = ("turn_faithfulness", "turn_contextual_relevancy")  # judges/deepeval_turn_rag.py
+RAG_METRICS = (
+    "turn_faithfulness",
+    "turn_contextual_relevancy",
+    "turn_contextual_precision",
+    "turn_contextual_recall",
+)  # judges/deepeval_turn_rag.py
 
 
 def qag_score(verdicts: list[str], passing: str, strict_mode: bool) -> float:

@@ -1,9 +1,10 @@
 """The chained calls of DeepEval 4.3.1's turn-level RAG metrics (kind `deepeval_conversation`), as their `measure()`
 makes them with `async_mode=False`: TurnFaithfulnessMetric (metric `turn_faithfulness`,
-deepeval/metrics/turn_faithfulness/) and TurnContextualRelevancyMetric (metric `turn_contextual_relevancy`,
-deepeval/metrics/turn_contextual_relevancy/).
+deepeval/metrics/turn_faithfulness/), TurnContextualRelevancyMetric (metric `turn_contextual_relevancy`,
+deepeval/metrics/turn_contextual_relevancy/), TurnContextualPrecisionMetric (metric `turn_contextual_precision`) and
+TurnContextualRecallMetric (metric `turn_contextual_recall`); the last two also read the row's `expected_outcome`.
 
-Both read the row's `deepeval_rag_turns` (conversations/render.py `deepeval_rag_turns_text`: each assistant turn with
+All read the row's `deepeval_rag_turns` (conversations/render.py `deepeval_rag_turns_text`: each assistant turn with
 its `retrieval_context`) and cut it as DeepEval does: unit interactions (`get_unit_interactions`), then one window
 per unit holding it and up to 9 units before it (`get_turns_in_sliding_window`, window_size 10), flattened. In a
 window the user turns' texts are `\\n{content} ` each, the other turns' `\\n{content}` each, and the retrieval
@@ -18,6 +19,14 @@ context is every non-user turn's passages in order.
   the passage each yes / no given the user's text), the window's reason from the relevant and irrelevant statements
   (DeepEval's fixed sentence and score 1 when there is no verdict, no call). A window's score is the fraction of yes
   verdicts, 0 under `strict_mode` when below 1.
+* contextual precision, per window with passages: one verdict call on all of them (`Verdicts`: each passage useful
+  or not to reach `expected_outcome` given the user's text), the window's reason from the verdicts numbered as
+  nodes. A window's score is DeepEval's weighted precision (the mean, over the useful passages, of the fraction of
+  useful ones at or above each; 0 without one), 0 under `strict_mode` when below 1.
+* contextual recall, per window with passages: one verdict call (`Verdicts`: each sentence of `expected_outcome`
+  attributable to the passages or not), the window's reason from the supportive and unsupportive reasons. A
+  window's score is the fraction of yes verdicts, 0 under `strict_mode` when below 1.
+  Both give a window without passages (or without verdicts) score 1 and DeepEval's fixed sentence, no call.
 
 The score is the mean of the windows' scores (1 when there is no window: then DeepEval's fixed reason, no call);
 the reason is one last call given the score, whether it passed (threshold 0.5, 1 under `strict_mode`) and the
@@ -50,11 +59,17 @@ DERIVED = (
     "context",
     "irrelevant_statements",
     "relevant_statements",
+    "document_count_str",
+    "context_to_display",
+    "verdicts",
+    "supportive_reasons",
+    "unsupportive_reasons",
 )
 WINDOW_SIZE = 10  # DeepEval's default window_size for both metrics
 NO_WINDOWS = "There were no retrieval contexts in your turns to evaluate, hence the score is 1"
 NO_CLAIMS = "<no claims to verify>"
 NO_CONTEXT = "There were no retrieval contexts in the given turns to evaluate the contextual relevancy."
+NO_NODES = "There were no retrieval contexts in the given turns to evaluate the contextual {}."
 
 
 def rag_turns(value: Any) -> list[dict[str, Any]]:
@@ -135,8 +150,10 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
         return _messages(judge, 0, raw, text, {"reference_context": "\n\n".join(window_parts(wins[0])[2])})
     for w in wins:
         user, _, context = window_parts(w)
-        if context:
+        if context and cfg.metric == "turn_contextual_relevancy":
             return _messages(judge, 0, raw, text, {"user_content": user, "context": context[0]})
+        if context:
+            return _messages(judge, 0, raw, text, _node_fields(user, context))
     return _messages(judge, len(judge.spec.stages) - 1, raw, text, {"final_score": "1", "success": "True", "reasons": []})
 
 
@@ -155,7 +172,7 @@ def turn_rag_calls(
     details = {**outputs, "strict_mode": cfg.strict_mode}
     try:
         for w in wins:
-            step = _faithful_window if cfg.metric == "turn_faithfulness" else _relevancy_window
+            step = WINDOW_STEPS[cfg.metric]
             window: dict[str, Any] = yield from step(judge, raw, text, gens, fmts, w, cfg.strict_mode)
             done.append(window)
             scores.append(window["score"])
@@ -232,3 +249,76 @@ def _relevancy_window(
     }
     gens += yield [(_messages(judge, 1, raw, text, fields), fmts[1])]
     return {"verdicts": verdicts, "score": score, "reason": _parse(judge, fmts, 1, gens[-1])["reason"]}
+
+
+class _Verdict(str):
+    """A verdict as DeepEval's reason prompt prints it: its `Verdict` enum member's repr inside the dict."""
+
+    def __repr__(self) -> str:
+        return f"<Verdict.{self.upper()}: {str.__repr__(self)}>"
+
+
+def _node_fields(user: str, context: list[str]) -> dict[str, Any]:
+    """The verdict call's values (precision's `input` and document count; recall ignores those two)."""
+    count = f" ({len(context)} document{'s' if len(context) > 1 else ''})"
+    return {"user_content": user, "document_count_str": count, "context_to_display": context}
+
+
+def weighted_precision(verdicts: list[str], strict_mode: bool) -> float | int:
+    """TurnContextualPrecision's `_calculate_interaction_score`: the mean over the useful ("yes") passages of the
+    precision at their rank; 0 without verdicts or without a useful one; under `strict_mode` 0 when below 1."""
+    relevant, total = 0, 0.0
+    for k, v in enumerate(verdicts, start=1):
+        if v == "yes":
+            relevant += 1
+            total += relevant / k
+    if not relevant:
+        return 0
+    score = total / relevant
+    return 0 if strict_mode and score < 1 else score
+
+
+def _node_window(
+    judge: Judge,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    fmts: list[OutputFormat],
+    window: list[dict[str, Any]],
+    strict_mode: bool,
+) -> Calls:
+    """One window of TurnContextualPrecisionMetric / TurnContextualRecallMetric: one verdicts call on the window's
+    passages (none without one), its reason given the score."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    precision = cfg.metric == "turn_contextual_precision"
+    user, _, context = window_parts(window)
+    verdicts: list[dict[str, Any]] = []
+    if context:
+        gens += yield [(_messages(judge, 0, raw, text, _node_fields(user, context)), fmts[0])]
+        verdicts = _parse(judge, fmts, 0, gens[-1])["verdicts"]
+    if not verdicts:
+        return {"verdicts": verdicts, "score": 1, "reason": NO_NODES.format(cfg.metric.rsplit("_", 1)[1])}
+    said = [v["verdict"] for v in verdicts]
+    score = weighted_precision(said, strict_mode) if precision else qag_fraction(said, ("yes",), strict_mode)
+    fields: dict[str, Any] = {"score": format(score, ".2f")}
+    if precision:
+        fields["user_content"] = user
+        fields["verdicts"] = [
+            {"verdict": _Verdict(v["verdict"]), "reason": v["reason"], "node": f"Node {i + 1}"} for i, v in enumerate(verdicts)
+        ]
+    else:
+        fields["supportive_reasons"] = [v["reason"] for v in verdicts if v["verdict"] == "yes"]
+        fields["unsupportive_reasons"] = [v["reason"] for v in verdicts if v["verdict"] != "yes"]
+    gens += yield [(_messages(judge, 1, raw, text, fields), fmts[1])]
+    reason = _parse(judge, fmts, 1, gens[-1])["reason"]
+    return {"verdicts": verdicts, "score": 0 if strict_mode and score < 1 else score, "reason": reason}
+
+
+# metric -> its window's calls
+WINDOW_STEPS = {
+    "turn_faithfulness": _faithful_window,
+    "turn_contextual_relevancy": _relevancy_window,
+    "turn_contextual_precision": _node_window,
+    "turn_contextual_recall": _node_window,
+}

@@ -141,6 +141,8 @@ class DeepEvalConversation(_Strict):
         "turn_faithfulness",
         "turn_contextual_relevancy",
         "goal_accuracy",
+        "turn_contextual_precision",
+        "turn_contextual_recall",
     ]
     strict_mode: bool = False
 
