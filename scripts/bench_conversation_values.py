@@ -57,7 +57,7 @@ def every_value() -> Iterator[None]:
 
 
 def measure(data: list[dict[str, Any]], engine: Any, out: Path, limit: int | None = None) -> dict[str, Any]:
-    """One per-turn run: its stored results (as results.jsonl holds them, run id and times left out), rows and wall time."""
+    """One per-turn run: its stored results (as results.jsonl holds them, run id, time and timings left out), rows and wall time."""
     import localjudge
 
     t0 = time.perf_counter()
@@ -66,7 +66,7 @@ def measure(data: list[dict[str, Any]], engine: Any, out: Path, limit: int | Non
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     for x in lines:
         x.pop("created_at", None), x.pop("run_id", None)
-        x.get("result", {}).pop("latency_s", None)
+        x.get("result", {}).pop("timings", None)  # milliseconds: the machine's, not the run's
     return {"rows": len(list(run.results)), "wall_s": wall, "results": lines}
 
 
