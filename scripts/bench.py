@@ -49,6 +49,9 @@
                                                  installable models on the labelled multi-turn set: agreement of
                                                  conversation_completeness / deepeval_turn_relevancy with labels
                                                  true by construction (scripts/bench_conversations_models.py)
+    python scripts/bench.py conversation-values [--n 20]  a per-turn run of N conversations x 10 turns on an instant
+                                                 engine, every derived row value built vs only those the judge reads
+                                                 (rows/min, same stored results? scripts/bench_conversation_values.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -128,6 +131,7 @@ def main() -> None:
             "clients",
             "conversation",
             "conversations-models",
+            "conversation-values",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -258,6 +262,10 @@ def main() -> None:
         cm += [x for m in a.model or [] for x in ("--model", m)] + (["--out", str(a.out)] if a.out else [])
         if rc := bcm.main(cm):
             sys.exit(rc)
+    if a.section == "conversation-values":  # scripts/bench_conversation_values.py (only the row values a run reads)
+        import bench_conversation_values
+
+        bench_conversation_values.section_conversation_values(a.n if "--n" in sys.argv else 20)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ else the data row's column as given; what the model-free `mlflow_tool_call_exact
 same with each assistant turn's retrieval context: `deepeval_rag_turns_text`), `deepeval_tool_turns` (the same with
 each assistant turn's tool calls: `deepeval_tool_turns_text`) and `ragas_conversation` (the
 conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas_agent` judges read: `ragas_text`)
-unless the data has columns of those names, and keeps the data row's other columns. A row's `Position` (conversation id, turn
+unless the data has columns of those names, and keeps the data row's other columns. Those derived values are
+the `DERIVED` table; a run sets `needs` to the columns its judges read, and a row then builds only those (with
+`--truncate-conversation`, at each bisection step too); without it (the Python API, export, the view) it builds them all. A row's `Position` (conversation id, turn
 index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
 one row with the error (naming its source row and the field), so the other conversations still run.
 """
@@ -78,6 +80,7 @@ DEEPEVAL_INPUT, DEEPEVAL_TOOLS = "deepeval_input", "deepeval_tools_called"
 DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON = "deepeval_actual_output", "deepeval_tools_called_json"
 DEEPEVAL_TOOL_TURNS = "deepeval_tool_turns"  # the turns with their tools_called printed (deepeval_goal_accuracy)
 DEEPEVAL_TRACE = "deepeval_trace_json"  # the trace DeepEval's trace-based metrics print (conversations/deepeval_trace.py)
+_PER_CALL = frozenset({DEEPEVAL_INPUT, DEEPEVAL_TOOLS, DEEPEVAL_TOOLS_JSON})  # a tool_call row's are its call's own
 
 
 class ConversationOptions(BaseModel):
@@ -147,6 +150,9 @@ class ConversationDataset(Dataset):
         # with options.truncate: whether a row's values fit the model's context (set by the run, which knows the
         # model and the judges' prompts)
         self.fits: Callable[[dict[str, Any]], bool] | None = None
+        # the columns the run's judges read (set by the run from its plans): a derived value (`DERIVED`) no judge
+        # reads is not built; None (the Python API iterating the rows, export, the view): every one is
+        self.needs: frozenset[str] | None = None
         if isinstance(source, Dataset):
             self.label, self.path = source.label, source.path
             if options.messages_column not in source.columns:
@@ -198,11 +204,18 @@ class ConversationDataset(Dataset):
                 index += 1
                 continue
             if self.options.granularity == "tool_call":
-                for k, call in enumerate(conv.tool_calls()):
-                    values = self._values(row, conv, f"{cid}:call{k}")
+                calls = conv.tool_calls()
+                # the whole conversation's values are the same for each of its calls: built once, copied per call
+                base = self._values(row, conv, cid, skip=_PER_CALL) if calls else {}
+                for k, call in enumerate(calls):
+                    values = {**base, "id": f"{cid}:call{k}"}
                     values.update(tool_call=_json(call.model_dump(include={"name", "arguments"})), tool_call_index=str(k))
-                    values.update({DEEPEVAL_INPUT: input_text(conv, k), DEEPEVAL_TOOLS: tools_called_text([call])})
-                    values[DEEPEVAL_TOOLS_JSON] = print_tools_called_text([call], call_outputs(conv))
+                    if self._reads(DEEPEVAL_INPUT):
+                        values[DEEPEVAL_INPUT] = input_text(conv, k)
+                    if self._reads(DEEPEVAL_TOOLS):
+                        values[DEEPEVAL_TOOLS] = tools_called_text([call])
+                    if self._reads(DEEPEVAL_TOOLS_JSON):
+                        values[DEEPEVAL_TOOLS_JSON] = print_tools_called_text([call], call_outputs(conv))
                     expected: Any = conv.expected_tool_calls
                     if expected is not None:
                         values[EXPECTED] = _json([c.model_dump(include={"name", "arguments"}) for c in expected])
@@ -219,6 +232,10 @@ class ConversationDataset(Dataset):
                 yield Row(index, f"{row.source} turn {w.unit}", values, position=Position(cid, w.unit, truncated_turns=cut))
                 index += 1
 
+    def _reads(self, name: str) -> bool:
+        """Whether the run reads column `name` (every column when it did not say: `needs` is None)."""
+        return self.needs is None or name in self.needs
+
     def _fitted(self, row: Row, conv: Conversation, row_id: str) -> tuple[dict[str, Any], int | None]:
         """A row's values, and with `truncate` the fewest leading turns to leave out so that it fits (None when
         none were; the last turn is always kept: a row that does not fit even so is left whole, to be unscored)."""
@@ -226,42 +243,49 @@ class ConversationDataset(Dataset):
         fits = self.fits
         if not self.options.truncate or fits is None or fits(values) or len(conv.turns) < 2:
             return values, None
+        tried: dict[int, dict[str, Any]] = {}  # cut -> its values: the bisection's last fitting cut is not built again
+
+        def cut(n: int) -> dict[str, Any]:
+            if n not in tried:
+                tried[n] = self._values(row, conv.model_copy(update={"turns": conv.turns[n:]}), row_id)
+            return tried[n]
+
         lo, hi = 1, len(conv.turns) - 1  # the smallest cut that fits, by bisection (fitting grows with the cut)
-        if not fits(self._values(row, conv.model_copy(update={"turns": conv.turns[hi:]}), row_id)):
+        if not fits(cut(hi)):
             return values, None
         while lo < hi:
             mid = (lo + hi) // 2
-            if fits(self._values(row, conv.model_copy(update={"turns": conv.turns[mid:]}), row_id)):
+            if fits(cut(mid)):
                 hi = mid
             else:
                 lo = mid + 1
-        return self._values(row, conv.model_copy(update={"turns": conv.turns[lo:]}), row_id), lo
+        return cut(lo), lo
 
-    def _values(self, row: Row, conv: Conversation, row_id: str) -> dict[str, Any]:
+    def _values(self, row: Row, conv: Conversation, row_id: str, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """A row's values: the data row's columns (its messages left out), `id`, and each of `DERIVED` the row
+        does not already hold (`conversation` and `conversation_with_tool_calls` always replace the row's) and the
+        run reads (`needs`; every one when None), but not those in `skip` (a tool_call row sets them itself)."""
         values = {k: v for k, v in row.values.items() if k != self.options.messages_column}
-        values.update(
-            {"id": row_id, CONVERSATION: conversation_text(conv), WITH_TOOLS: conversation_text(conv, include_tool_calls=True)}
-        )
-        values.setdefault("tools_called", tool_calls_text(conv))
-        values.setdefault("available_tools", available_tools_text(conv.available_tools))
-        values.setdefault(DEEPEVAL_TURNS, deepeval_turns_text(conv))
-        values.setdefault(DEEPEVAL_RAG_TURNS, deepeval_rag_turns_text(conv))
-        values.setdefault(RAGAS_CONVERSATION, ragas_text(conv))
-        values.setdefault(DEEPEVAL_INPUT, input_text(conv))
-        values.setdefault(DEEPEVAL_TOOLS, tools_called_text(conv.tool_calls()))
-        values.setdefault(DEEPEVAL_OUTPUT, actual_output_text(conv))
-        values.setdefault(DEEPEVAL_TOOLS_JSON, print_tools_called_text(conv.tool_calls(), call_outputs(conv)))
-        values.setdefault(DEEPEVAL_TOOL_TURNS, deepeval_tool_turns_text(conv))
-        values.setdefault(CALLS, _json([c.model_dump(include={"name", "arguments"}) for c in conv.tool_calls()]))
-        if conv.expected_tool_calls is not None:  # a framework case's own (DeepEval / RAGAS), else the data row's
-            values.setdefault(EXPECTED, _json([c.model_dump(include={"name", "arguments"}) for c in conv.expected_tool_calls]))
-        elif isinstance(values.get(EXPECTED), list | dict):  # from records / a DataFrame: as JSON text, as written
-            values[EXPECTED] = _json(values[EXPECTED])
-        values.setdefault(DEEPEVAL_TRACE, deepeval_trace_json(conv))
-        if EXPECTED_TEXT not in values:
-            expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
-            if expected:
-                values[EXPECTED_TEXT] = expected_calls_text(expected)
+        values["id"] = row_id
+        needs = self.needs
+        for name, (make, replaces) in DERIVED.items():
+            if name in skip:  # held in its place (the row's order), for the caller to fill in; dropped when unread
+                if needs is None or name in needs:
+                    values[name] = None
+                else:
+                    values.pop(name, None)
+                continue
+            if needs is not None and name not in needs:
+                if replaces:  # not built, so the data row's own column of that name is not shown as if it were
+                    values.pop(name, None)
+                continue
+            if not replaces and name in values:
+                continue
+            value = make(conv, row)
+            if value is not _ABSENT:
+                values[name] = value
+        if conv.expected_tool_calls is None and isinstance(values.get(EXPECTED), list | dict):
+            values[EXPECTED] = _json(values[EXPECTED])  # from records / a DataFrame: as JSON text, as written
         return values
 
     def _scan(self) -> None:
@@ -280,7 +304,15 @@ class ConversationDataset(Dataset):
         if self.options.granularity == "tool_call":
             cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
-        self._count = sum(1 for _ in self._rows())
+        self._count = sum(self._row_count(conv) for _, conv in self._conversations())
+
+    def _row_count(self, conv: Conversation | None) -> int:
+        """How many rows `_rows` makes of one conversation (one for an unreadable one), without building them."""
+        if conv is None or self.options.granularity == "session":
+            return 1
+        if self.options.granularity == "tool_call":
+            return len(conv.tool_calls())
+        return sum(1 for _ in turn_windows(conv, self.options.window))
 
 
 def _row_calls(value: Any) -> list[ToolCall] | None:
@@ -314,6 +346,51 @@ def _row_calls(value: Any) -> list[ToolCall] | None:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+_ABSENT = object()  # what a DERIVED maker returns to leave its column out of the row
+
+
+def _calls_json(calls: list[ToolCall]) -> str:
+    return _json([c.model_dump(include={"name", "arguments"}) for c in calls])
+
+
+def _expected_json(conv: Conversation, row: Row) -> Any:
+    """The conversation's own expected calls (a framework case's: DeepEval / RAGAS), else absent (the data row's
+    column of that name, when it has one, is kept)."""
+    return _ABSENT if conv.expected_tool_calls is None else _calls_json(conv.expected_tool_calls)
+
+
+def _expected_text(conv: Conversation, row: Row) -> Any:
+    """The expected calls as MLflow prints them: the conversation's, else the data row's; absent when neither has a
+    non-empty readable list."""
+    expected = conv.expected_tool_calls if conv.expected_tool_calls is not None else _row_calls(row.values.get(EXPECTED))
+    return expected_calls_text(expected) if expected else _ABSENT
+
+
+Maker = Callable[[Conversation, Row], Any]
+# The values a conversation row derives from its conversation, in the order a row holds them: name -> (how it is
+# made from the conversation and the data row, whether it replaces the data row's column of that name rather than
+# yielding to it). `ConversationDataset._values` builds one only when the run reads it (`needs`) and the row does
+# not hold it already. Append a row here for a new derived value (and its name to `_scan`'s columns).
+DERIVED: dict[str, tuple[Maker, bool]] = {
+    CONVERSATION: (lambda c, r: conversation_text(c), True),
+    WITH_TOOLS: (lambda c, r: conversation_text(c, include_tool_calls=True), True),
+    "tools_called": (lambda c, r: tool_calls_text(c), False),
+    "available_tools": (lambda c, r: available_tools_text(c.available_tools), False),
+    DEEPEVAL_TURNS: (lambda c, r: deepeval_turns_text(c), False),
+    DEEPEVAL_RAG_TURNS: (lambda c, r: deepeval_rag_turns_text(c), False),
+    RAGAS_CONVERSATION: (lambda c, r: ragas_text(c), False),
+    DEEPEVAL_INPUT: (lambda c, r: input_text(c), False),
+    DEEPEVAL_TOOLS: (lambda c, r: tools_called_text(c.tool_calls()), False),
+    DEEPEVAL_OUTPUT: (lambda c, r: actual_output_text(c), False),
+    DEEPEVAL_TOOLS_JSON: (lambda c, r: print_tools_called_text(c.tool_calls(), call_outputs(c)), False),
+    DEEPEVAL_TOOL_TURNS: (lambda c, r: deepeval_tool_turns_text(c), False),
+    CALLS: (lambda c, r: _calls_json(c.tool_calls()), False),
+    EXPECTED: (_expected_json, False),
+    DEEPEVAL_TRACE: (lambda c, r: deepeval_trace_json(c), False),
+    EXPECTED_TEXT: (_expected_text, False),
+}
 
 
 def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
