@@ -157,3 +157,44 @@ def test_the_docs_deepeval_case_list_snippet_runs(tmp_path, monkeypatch):
     exec(compile(code, "docs/conversations.md", "exec"), scope)
     (r,) = scope["run"].results
     assert (r.row_id, r.result.value) == ("paris", "yes") and (tmp_path / "runs/deepeval/results.jsonl").exists()
+
+
+def test_a_deepeval_case_lists_expected_outcome_and_scenario_reach_the_judges_that_read_them(tmp_path):
+    """A ConversationalTestCase's `expected_outcome` and `scenario` are its conversation's, not row columns: the
+    run gives them to deepeval_turn_contextual_recall and to a ConversationalGEval judge that reads them."""
+    from deepeval.test_case import ConversationalTestCase, Turn
+
+    cases = [
+        ConversationalTestCase(
+            name="candide",
+            scenario="A reader asks about a French novel.",
+            expected_outcome="Voltaire wrote Candide.",
+            turns=[
+                Turn(role="user", content="Who wrote Candide?"),
+                Turn(role="assistant", content="Voltaire.", retrieval_context=["Candide is a satire by Voltaire."]),
+            ],
+        )
+    ]
+    prompts: list[str] = []
+
+    def reply(messages, fmt):
+        prompts.append(messages[-1].content)
+        text = messages[-1].content
+        if "can be attributed to the nodes" in text:
+            return json.dumps({"verdicts": [{"verdict": "yes", "reason": "1st node"}]})
+        if "evaluation steps" in text.lower() and '"steps"' in text:
+            return json.dumps({"steps": ["Check the answer."]})
+        if '"score"' in text:
+            return json.dumps({"reason": "fine", "score": 9})
+        return json.dumps({"reason": "fine"})
+
+    geval = localjudge.judges.make_conversational_geval_judge(
+        "novel", evaluation_steps=["Check the answer."], evaluation_params=["content", "scenario", "expected_outcome"]
+    )
+    result = localjudge.evaluate(
+        cases, ["deepeval_turn_contextual_recall", geval], engine=ScriptedEngine(reply), out=tmp_path / "run"
+    )
+    rows = list(result.results)
+    assert [r.result.unscored_reason for r in rows] == [None, None], [r.result.error for r in rows]
+    assert any("Assistant Output:\nVoltaire wrote Candide.\n\nRetrieval Context:" in p for p in prompts)
+    assert any("A reader asks about a French novel." in p and "Voltaire wrote Candide." in p for p in prompts if "Scenario" in p)

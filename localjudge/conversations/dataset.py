@@ -301,6 +301,8 @@ class ConversationDataset(Dataset):
         cols[DEEPEVAL_TOOL_TURNS] = None  # the turns with their tool calls (deepeval_goal_accuracy, deepeval_geval)
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
+        else:  # conversations given whole (framework cases, traces): their stated outcome and scenario, when any has one
+            cols.update(dict.fromkeys(k for k in ("expected_outcome", "scenario") if any(_case_field(c, k) for c in self.source)))
         if self.options.granularity == "tool_call":
             cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
@@ -351,6 +353,11 @@ def _json(value: Any) -> str:
 _ABSENT = object()  # what a DERIVED maker returns to leave its column out of the row
 
 
+def _case_field(conv: Conversation, name: str) -> bool:
+    """Whether a conversation states `expected_outcome` or `scenario` (a DeepEval case's, a RAGAS reference)."""
+    return conv.expected_outcome is not None if name == "expected_outcome" else conv.metadata.get(name) is not None
+
+
 def _calls_json(calls: list[ToolCall]) -> str:
     return _json([c.model_dump(include={"name", "arguments"}) for c in calls])
 
@@ -390,6 +397,10 @@ DERIVED: dict[str, tuple[Maker, bool]] = {
     EXPECTED: (_expected_json, False),
     DEEPEVAL_TRACE: (lambda c, r: deepeval_trace_json(c), False),
     EXPECTED_TEXT: (_expected_text, False),
+    # a framework case's conversation-level fields (DeepEval's expected_outcome / scenario, RAGAS's reference), for
+    # the judges that read them (deepeval_turn_contextual_*, deepeval_geval); a data row's own column wins
+    "expected_outcome": (lambda c, r: _ABSENT if c.expected_outcome is None else c.expected_outcome, False),
+    "scenario": (lambda c, r: c.metadata.get("scenario", _ABSENT), False),
 }
 
 
