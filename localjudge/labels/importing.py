@@ -7,6 +7,10 @@ pairwise label "1" is 1, but "x", "1.5" and "1e400" stay text and are refused. A
 the file, its line (a record's position for JSON and Parquet) and the field. Nothing is written when any record
 is bad, unless `skip_bad`: then the good ones are written and the bad ones counted in the report. A record that
 `labels export` marked `stale` is bad too: it was given to other content than the row holds now.
+
+A record with `granularity` "session" (a session label `labels export` wrote from a per-turn run, `id` the
+conversation id) is a session label (sessions.py) of that conversation when the run holds it as turns or tool
+calls; in a session-level run the conversation is a row, so it is that row's label, as any record found by `id`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError
+from .sessions import SessionLabel, add_session_label
 from .store import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
 
 MAX_ERRORS_SHOWN = 20  # bad records listed one per line; the rest are counted
@@ -94,8 +99,9 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
         }
         judges = sorted({j for _, j in cells})
         by_id = {(rid, j): ri for (ri, j), rid in cells.items()}
+        turns = _conversation_turns(st, run_id)
         domains: dict[str, Domain | None] = {}
-        todo: list[Label] = []
+        todo: list[Label | SessionLabel] = []
         errors: list[str] = []
         try:
             records = list(_records(p))
@@ -105,7 +111,10 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
             try:
                 if isinstance(rec, str):
                     raise InputError(rec)
-                todo.append(_label(rec, run_id, cells, judges, by_id, domains, st, labeller))
+                if rec.get("granularity") == "session" and turns:  # a per-turn run: the conversation's own label
+                    todo.append(_session_label(rec, run_id, turns, judges, domains, st, labeller))
+                else:
+                    todo.append(_label(rec, run_id, cells, judges, by_id, domains, st, labeller))
             except InputError as e:
                 errors.append(f"{p}: {where}: {e}")
         if errors and not skip_bad:
@@ -116,8 +125,85 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
             raise InputError("\n".join(shown) + tail + fix)
         with st._transaction():
             for lab in todo:
-                add_label(st.conn, lab)
+                if isinstance(lab, SessionLabel):
+                    add_session_label(st.conn, lab)
+                else:
+                    add_label(st.conn, lab)
     return ImportReport(imported=len(todo), skipped=len(errors), errors=errors[:MAX_ERRORS_SHOWN])
+
+
+def _conversation_turns(st: Any, run_id: str) -> dict[str, dict[str, int]]:
+    """Per conversation the run holds as turns or tool calls (a per-turn run): judge -> its first row there."""
+    out: dict[str, dict[str, int]] = {}
+    for cid, judge, ri in st.conn.execute(
+        "SELECT conversation_id, judge, MIN(row_index) FROM results WHERE run_id = ? AND conversation_id IS NOT NULL "
+        "AND (turn_index IS NOT NULL OR tool_call_index IS NOT NULL) GROUP BY conversation_id, judge",
+        (run_id,),
+    ):
+        out.setdefault(str(cid), {})[judge] = ri
+    return out
+
+
+def _conversation_of(rec: dict[str, Any]) -> str | None:
+    """The conversation id a session record names (`conversation_id`, else `id`), or None when it names none."""
+    cid = rec.get("conversation_id")
+    cid = rec.get("id") if cid in (None, "") else cid
+    return str(cid) if isinstance(cid, (str, int)) and not isinstance(cid, bool) else None
+
+
+def _session_label(
+    rec: dict[str, Any],
+    run_id: str,
+    turns: dict[str, dict[str, int]],
+    judges: list[str],
+    domains: dict[str, Domain | None],
+    st: Any,
+    labeller: str | None,
+) -> SessionLabel:
+    """A session record as the session label of its conversation, checked like a turn label (judge, value, comment,
+    labeller, sample, time; no sampling probability, as in the view), or InputError naming the bad field."""
+    cid = _conversation_of(rec) or ""
+    rid = rec.get("id")
+    if rid not in (None, "") and str(rid) != cid:
+        raise InputError(
+            f"field id={str(rid)[:80]!r} is not field conversation_id={cid[:80]!r}; a session row's id is its conversation id"
+        )
+    judge = rec.get("judge") or (judges[0] if len(judges) == 1 else "")
+    if not isinstance(judge, str) or judge not in judges:
+        shown = judge if isinstance(judge, (str, int, float)) else type(judge).__name__
+        raise InputError(f"field judge={str(shown)[:80]!r} is not a judge of the run (it has {', '.join(judges)}); set `judge`")
+    if cid not in turns:
+        raise InputError(f"field id={cid[:80]!r} is not a conversation of the run; a session label needs its conversation")
+    if judge not in turns[cid]:
+        raise InputError(f"field id={cid[:80]!r}: the conversation has no result for judge {judge!r} in the run")
+    if judge not in domains:
+        domains[judge] = judge_domain(list(itertools.islice(st.iter_results(run_id, [judge]), 20)))
+    dom = domains[judge]
+    if "label" not in rec:
+        raise InputError("no field label")
+    if rec.get("stale") is True:  # `labels export` marks a session label whose conversation changed after it was given
+        raise InputError("field stale is true: the label was given to a conversation that has changed since; label it again")
+    if rec.get("probability") not in (None, ""):
+        raise InputError("field probability is for a row's label only; leave it out of a session label")
+    fields = {
+        "row_index": turns[cid][judge],
+        "value": _from_text(rec["label"], dom),
+        "comment": None if rec.get("comment") in (None, "") else rec["comment"],
+        "labeller": labeller or rec.get("labeller") or "import",
+        "sample": rec.get("sample") or "browse",
+        "labelled_at": rec.get("labelled_at"),
+    }
+    f = validate_label_fields(fields, dom, judge)
+    return SessionLabel(
+        run_id=run_id,
+        conversation_id=cid,
+        judge=judge,
+        value=f.value,
+        comment=f.comment,
+        labeller=f.labeller,
+        sample=f.sample,
+        created=f.labelled_at,
+    )
 
 
 def _label(
