@@ -205,3 +205,22 @@ def test_labels_import_refuses_a_label_exported_as_stale(tmp_path: Path):
     )
     res = CliRunner().invoke(main, ["labels", "import", str(out), str(f)])
     assert res.exit_code == 2 and "line 2" in res.output and "field stale" in res.output and label_rows(out) == [], res.output
+
+
+def test_labels_import_refuses_a_record_whose_id_and_row_index_name_different_rows(tmp_path: Path):
+    """A label file from another run (reordered data, another export) whose `id` is not the row at its `row_index`
+    is refused naming both, never put on the row at that index; without `row_index` it is matched by `id`."""
+    out = make_run(tmp_path / "r", 3)
+    f = tmp_path / "in.jsonl"
+    f.write_text(
+        '{"row_index": 0, "id": "r0", "judge": "polite", "label": "yes"}\n'
+        '{"row_index": 1, "id": "r2", "judge": "polite", "label": "no"}\n',
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(main, ["labels", "import", str(out), str(f)])
+    assert res.exit_code == 2 and "line 2" in res.output and "field id='r2' is not the row at row_index=1" in res.output
+    assert "'r1'" in res.output and label_rows(out) == []
+    f.write_text('{"id": "r2", "judge": "polite", "label": "no"}\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["labels", "import", str(out), str(f)])
+    assert res.exit_code == 0, res.output
+    assert [(lab["row_index"], lab["label"]) for lab in label_rows(out)] == [(2, "no")]

@@ -248,6 +248,13 @@ def _label(
     f = validate_label_fields(fields, dom, judge)
     if (f.row_index, judge) not in cells:
         raise InputError(f"field row_index={f.row_index} has no result for judge {judge!r} in the run")
+    rid = rec.get("id")
+    if rec.get("row_index") not in (None, "") and rid not in (None, "") and str(rid) != cells[(f.row_index, judge)]:
+        # both given and naming different rows (another run's export, reordered data): never move the label
+        raise InputError(
+            f"field id={str(rid)[:80]!r} is not the row at row_index={f.row_index} "
+            f"(that row is {cells[(f.row_index, judge)][:80]!r}); drop row_index to match the row by id"
+        )
     return Label(
         run_id=run_id,
         row_index=f.row_index,
