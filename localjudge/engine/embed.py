@@ -39,18 +39,20 @@ class LlamaEmbedder:
         limit_spin_wait()  # before llama.cpp (and its OpenMP runtime) first loads, as the judge engine does
         import llama_cpp
 
+        from .llama_amx import no_amx_weights
         from .llama_log import quiet_llama_logs
 
         quiet_llama_logs(llama_cpp, False)
         threads = self.n_threads or default_threads()
-        return llama_cpp.Llama(
-            model_path=self.info.path,
-            embedding=True,
-            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
-            n_ctx=self.n_ctx,
-            n_threads=threads,
-            verbose=False,
-        )
+        with no_amx_weights(llama_cpp):
+            return llama_cpp.Llama(
+                model_path=self.info.path,
+                embedding=True,
+                pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+                n_ctx=self.n_ctx,
+                n_threads=threads,
+                verbose=False,
+            )
 
     def close(self) -> None:
         """Free the model (it loads again on the next `embed`)."""

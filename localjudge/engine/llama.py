@@ -35,6 +35,7 @@ from .backends import Backend, BackendOptions
 from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, ModelIdentity, generate_queued
 from .capabilities import ALL
 from .job import DecodeJob
+from .llama_amx import amx_build
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 from .llama_options import LlamaOptions
 from .llama_scheduler import SequenceScheduler
@@ -107,6 +108,8 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         # -1 = every layer, passed as the largest int as llama-cpp-python's Llama does (what llama.cpp makes of a
         # negative count has changed between its versions)
         mp.n_gpu_layers = 0x7FFFFFFF if int(n_gpu_layers) < 0 else int(n_gpu_layers)
+        if amx_build(llama_cpp):
+            mp.use_extra_bufts = False  # llama.cpp's AMX weight layout segfaults in its first matmul (see amx_build)
         self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
         if not self._model:
             why = next((e for e in LLAMA_ERRORS if "error loading model" in e), LLAMA_ERRORS[0] if LLAMA_ERRORS else "")
