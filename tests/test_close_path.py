@@ -140,3 +140,30 @@ def test_a_schema_the_bounded_search_cannot_complete_is_declined_in_one_line(eng
 def test_the_search_tries_a_string_each_pattern_matches(pattern):
     w = witness(pattern)
     assert w is not None and re.search(pattern, w)
+
+
+IGLU = {  # llguidance forces the pattern's `iglu` prefix itself: the witness `iglu:a/a/a/0-0-0` must resume after it
+    "type": "object",
+    "properties": {
+        "data": {},
+        "schema": {"type": "string", "pattern": "^iglu:[a-zA-Z0-9-_.]+/[a-zA-Z0-9-_]+/[a-zA-Z0-9-_]+/[0-9]+-[0-9]+-[0-9]+$"},
+    },
+    "required": ["data", "schema"],
+    "additionalProperties": False,
+}
+IGLU_PAIR = {
+    "type": "object",
+    "properties": {"command": IGLU, "envelope": IGLU},
+    "required": ["command", "envelope"],
+    "additionalProperties": False,
+}
+
+
+def test_a_pattern_witness_whose_prefix_the_grammar_forced_is_written_from_where_the_prefix_ends(engine):
+    # before: the search could only start the witness at the string's first byte, wrote `iglu:` + separators a byte
+    # at a time, took `iglu:0/0/` for the state of `iglu:00/0` and spent its whole work bound (declined)
+    compiled = engine.compile(llg(IGLU_PAIR))
+    text = b"".join(engine.vocab.pieces[t] for t in compiled.path).decode()
+    jsonschema.validate(json.loads(text), IGLU_PAIR)
+    assert text.count('"iglu:a/a/a/0-0-0"') == 2
+    answer(engine, IGLU_PAIR, max_tokens=96)

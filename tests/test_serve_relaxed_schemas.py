@@ -14,6 +14,7 @@ import pytest
 from serve_support import assert_openai_error, post, start_server
 
 from localjudge.constraints import relax
+from localjudge.formats import JSONSchemaFormat, SchemaError
 
 MODEL = "smollm2-135m"
 
@@ -44,6 +45,27 @@ SCHEMAS = {
         "properties": {"card": {"type": "string", "maxLength": 12}, "address": {"type": "string", "maxLength": 20}},
         "required": ["card"],
         "dependencies": {"card": ["address"]},
+    },
+    "if-then per kind": {  # the two `then`s together allow no value (kind circle and square): one pair is picked
+        "type": "object",
+        "properties": {"kind": {"enum": ["circle", "square"]}, "radius": {"type": "integer"}, "side": {"type": "integer"}},
+        "allOf": [
+            {
+                "if": {"properties": {"kind": {"const": "circle"}}},
+                "then": {"properties": {"kind": {"const": "circle"}}, "required": ["radius"]},
+            },
+            {
+                "if": {"properties": {"kind": {"const": "square"}}},
+                "then": {"properties": {"kind": {"const": "square"}}, "required": ["side", "kind"]},
+            },
+        ],
+    },
+    "$ref into then": {  # relaxing moves `then` into allOf: the reference must still resolve
+        "type": "object",
+        "properties": {"size": {"$ref": "#/then/$defs/size"}},
+        "required": ["size"],
+        "if": {"properties": {"size": {"const": 5}}},
+        "then": {"$defs": {"size": {"type": "integer", "minimum": 1, "maximum": 9}}, "required": ["size"]},
     },
     "contains": {"type": "array", "items": {"type": "integer"}, "maxItems": 4, "contains": {"type": "integer"}},
     "propertyNames": {
@@ -114,3 +136,32 @@ def test_relaxing_keeps_every_instance_of_the_original_and_records_what_changed(
     assert d.schema["required"] == ["card", "address"] and "dependencies" not in d.schema
     o = relax.relax(SCHEMAS["oneOf-overlap"], {"oneOf"}, strengthen=False)
     assert o.schema["anyOf"] == SCHEMAS["oneOf-overlap"]["oneOf"] and o.keywords == ("oneOf",)
+
+
+def test_one_if_then_pair_of_an_allof_is_made_to_hold_when_all_their_thens_together_allow_no_value():
+    schema = SCHEMAS["if-then per kind"]
+    with pytest.raises(SchemaError, match="nsatisfiable"):  # every `then` joined: circle and square at once
+        JSONSchemaFormat(relax.relax(schema, {"if", "then"}).schema, constraint="llguidance")
+    r = relax.relax(schema, {"if", "then"}, pick=True)
+    circle, square = schema["allOf"]
+    assert r.keywords == ("if", "then")
+    # the smallest `then` (circle's) holds with the property its `if` names present; square's pair is left to the check
+    assert r.schema["allOf"] == [{"allOf": [{**circle["if"], "required": ["kind"]}, circle["then"]]}, {}]
+    JSONSchemaFormat(r.schema, constraint="llguidance")
+    jsonschema.validate({"kind": "circle", "radius": 2}, r.schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"radius": 2}, r.schema)  # without `kind` both `if`s hold vacuously: not an instance
+
+
+@pytest.mark.parametrize("pick", [False, True])
+@pytest.mark.parametrize("strengthen", [True, False])
+def test_a_reference_into_a_relaxed_keyword_resolves_in_the_relaxed_schema(strengthen, pick):
+    schema = SCHEMAS["$ref into then"]
+    r = relax.relax(schema, {"if", "then"}, strengthen=strengthen, pick=pick)
+    assert r.schema["properties"]["size"] == {"$ref": f"#/$defs/{relax.REHOMED}0"}
+    assert r.schema["$defs"][f"{relax.REHOMED}0"] == schema["then"]["$defs"]["size"]
+    JSONSchemaFormat(r.schema, constraint="llguidance")  # before: "Pointer '/then/$defs/size' does not exist"
+    assert relax.relax({"properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {}}}, {"if"}).schema == {
+        "properties": {"a": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {}},
+    }  # a reference that no relaxed keyword holds is left as it is

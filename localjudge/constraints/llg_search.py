@@ -234,11 +234,12 @@ def search(
     ascii_ = [b for b in np.argsort(RANK, kind="stable") if bt[b] >= 0 and 0x20 <= b < 0x7F and b not in (0x22, 0x5C)]
     closers = [(bytes((b,)), [int(bt[b])]) for b in b"}]" if bt[b] >= 0]
     quote = [(b'"', [int(bt[0x22])])] if bt[0x22] >= 0 else []
-    lit_moves = [(lit, [int(bt[b]) for b in lit]) for lit in lits or [] if all(bt[b] >= 0 for b in lit)]
+    usable = [lit for lit in lits or [] if all(bt[b] >= 0 for b in lit)]
+    lit_moves = [(lit, [int(bt[b]) for b in lit]) for lit in usable]
     rest = lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_ if b not in b"}]"]
     # inside a string its closing quote, then the literals; outside, closing a container before opening a string
     in_str = quote + lit_moves + [(bytes((int(b),)), [int(bt[b])]) for b in ascii_]
-    s = _Search(lv, (in_str, closers + quote + rest), limit, None if seconds is None else time.perf_counter() + seconds)
+    s = _Search(lv, (in_str, closers + quote + rest), limit, None if seconds is None else time.perf_counter() + seconds, usable)
     js0: JState = (0, in_string, False, 0, 0)
     return s.depth_first(m, js0, budget - budget // 8) or s.shortest(m, js0, budget // 8)
 
@@ -246,8 +247,17 @@ def search(
 class _Search:
     """The two searches of `search`, sharing its moves and bounds."""
 
-    def __init__(self, lv: LLGVocab, moves: tuple[list[tuple[bytes, list[int]]], ...], limit: int, deadline: float | None):
+    def __init__(
+        self,
+        lv: LLGVocab,
+        moves: tuple[list[tuple[bytes, list[int]]], ...],
+        limit: int,
+        deadline: float | None,
+        lits: list[bytes] | None = None,
+    ):
         self.lv, self.moves, self.limit = lv, moves, limit  # moves: (in a string, outside)
+        self.lits = lits or []
+        self.lit_len = max((len(lit) for lit in self.lits), default=0)
         self.deadline, self.tried = deadline, 0
 
     def _tried(self) -> None:
@@ -270,6 +280,8 @@ class _Search:
             return
         allowed = self.lv.mask(node)
         moves = self.moves[0 if js[1] else 1]
+        if js[1] and self.lits:  # after the closing quote: a literal the string so far began (forced `iglu` of `iglu:...`)
+            moves = moves[:1] + self._rest_of_literals(path) + moves[1:]
         few = np.flatnonzero(allowed)
         if len(few) <= FEW_TOKENS:  # a state only multi-byte tokens leave (`",` where `"` alone is not allowed)
             moves = moves + [(self.lv.vocab.pieces[t], [int(t)]) for t in few]
@@ -284,6 +296,21 @@ class _Search:
             if fp not in seen:
                 seen.add(fp)
                 yield kid, path + toks, js2
+
+    def _rest_of_literals(self, path: list[int]) -> list[tuple[bytes, list[int]]]:
+        """The unwritten rest of each literal that the open string's text so far (on this path) is a proper
+        prefix of: a pattern's witness still fits where the grammar forced its first bytes (`^iglu:` writes
+        `iglu` as forced tokens, after which `iglu:a/a/a/0-0-0` as a whole no longer can be)."""
+        text = self._text(path[-self.lit_len :])
+        start = text.rfind(b'"')
+        if start < 0:
+            return []  # the string opened before this path: its start is not known here
+        written = text[start + 1 :]
+        return [
+            (lit[len(written) :], [int(self.lv.byte_tokens[b]) for b in lit[len(written) :]])
+            for lit in self.lits
+            if written and len(written) < len(lit) and lit.startswith(written)
+        ]
 
     def _text(self, toks: list[int]) -> bytes:
         return b"".join(self.lv.vocab.pieces[t] for t in toks)

@@ -15,15 +15,22 @@ returns a copy that leaves those out, so every instance of the original is still
   * `oneOf` -> `anyOf` (exactly-one is checked afterwards);
   * anything else named (`uniqueItems`, `not`, `contains`, `propertyNames`, ...) is dropped.
 
-The strengthened copy can leave no value (a `then` at odds with closed properties): `relax(..., strengthen=
-False)` only drops and loosens. Either way an answer must be checked against the original schema (with
+The strengthened copy can leave no value (a `then` at odds with closed properties; an `allOf` of one
+`if`/`then` per kind of document, whose `then`s all joined together ask for every kind at once). Then
+`relax(..., pick=True)` keeps one pair of each such `allOf` (the one with the smallest `then`), as "its `if`
+holds, with the properties `if` names present, and its `then` too" (an instance satisfies that pair whatever
+the others say, and the properties present usually make the other `if`s false), and drops the other pairs;
+`relax(..., strengthen=False)` only drops and loosens. Either way an answer must be checked against the original schema (with
 `jsonschema`) before it is given: the copy is how to constrain, not what is valid. Pure data, no compiler.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
+
+from . import pointer
 
 # keywords whose value is a map of name -> schema (the map is not itself a schema)
 _NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
@@ -44,17 +51,21 @@ class Relaxed:
     keywords: tuple[str, ...]
 
 
-def relax(schema: Any, keywords: frozenset[str] | set[str], strengthen: bool = True) -> Relaxed:
+def relax(schema: Any, keywords: frozenset[str] | set[str], strengthen: bool = True, pick: bool = False) -> Relaxed:
     """`schema` with each of `keywords` (a subset of `RELAXABLE`) dropped, loosened or strengthened into an
-    implying keyword (see the module docstring); the keywords actually found are recorded."""
+    implying keyword (see the module docstring; `pick`: one `if`/`then` pair of an `allOf` holding several
+    is made to hold, the others dropped); the keywords actually found are recorded."""
     found: set[str] = set()
     wanted = frozenset(keywords) & RELAXABLE
+    schema = _rehome(schema)
 
     def walk(s: Any) -> Any:
         if isinstance(s, list):
             return [walk(x) for x in s]
         if not isinstance(s, dict):
             return s
+        if pick and {"if", "then"} <= wanted and isinstance(s.get("allOf"), list):
+            s = {**s, "allOf": _pick_one(s["allOf"], found)}
         out: dict[str, Any] = {}
         also: list[Any] = []
         required = list(s["required"]) if isinstance(s.get("required"), list) else None
@@ -88,6 +99,75 @@ def relax(schema: Any, keywords: frozenset[str] | set[str], strengthen: bool = T
         return out
 
     return Relaxed(walk(schema), tuple(sorted(found)))
+
+
+REHOMED = "localjudge_relax_ref"  # `$defs` entries holding what a `$ref` pointed at under a relaxed keyword
+
+
+def _rehome(schema: Any) -> Any:
+    """`schema` with every local `$ref` whose pointer passes through a relaxable keyword (`#/allOf/0/then/$defs/x`,
+    which relaxing moves or drops) pointing at a copy of its target in the root's `$defs` instead: the same
+    schema, whose references still resolve once `then` has moved into `allOf` or `oneOf` became `anyOf`."""
+    if not isinstance(schema, dict):
+        return schema
+    moved: dict[str, str] = {}
+
+    def refs(s: Any) -> None:
+        if isinstance(s, list):
+            for x in s:
+                refs(x)
+        elif isinstance(s, dict):
+            ref = s.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/") and ref not in moved:
+                parts = {p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/")}
+                if parts & RELAXABLE and pointer.resolve(schema, ref) is not None:
+                    moved[ref] = f"#/$defs/{REHOMED}{len(moved)}"
+            for k, v in s.items():
+                if k not in _DATA:
+                    refs(v)
+
+    refs(schema)
+    if not moved:
+        return schema
+
+    def rewrite(s: Any) -> Any:
+        if isinstance(s, list):
+            return [rewrite(x) for x in s]
+        if not isinstance(s, dict):
+            return s
+        return {
+            k: (moved.get(v, v) if k == "$ref" and isinstance(v, str) else v if k in _DATA else rewrite(v)) for k, v in s.items()
+        }
+
+    out = rewrite(schema)
+    defs = dict(out["$defs"]) if isinstance(out.get("$defs"), dict) else {}
+    for ref, new in moved.items():
+        defs[new.rsplit("/", 1)[1]] = rewrite(pointer.resolve(schema, ref))
+    out["$defs"] = defs
+    return out
+
+
+def _pick_one(items: list[Any], found: set[str]) -> list[Any]:
+    """`items` (an `allOf`) with one of its `if`/`then` pairs (no `else`; the smallest `then`) turned into
+    "`if`, naming its properties as required, and `then`", the other pairs dropped; as it was with fewer than two."""
+    pairs = [i for i, x in enumerate(items) if isinstance(x, dict) and "if" in x and "then" in x and "else" not in x]
+    if len(pairs) < 2:
+        return items
+    chosen = min(pairs, key=lambda i: (len(json.dumps(items[i]["then"], sort_keys=True)), i))
+    found.update(("if", "then"))
+    out = []
+    for i, x in enumerate(items):
+        if i not in pairs:
+            out.append(x)
+            continue
+        rest = {k: v for k, v in x.items() if k not in ("if", "then")}
+        if i == chosen:
+            cond = x["if"]
+            if isinstance(cond, dict) and isinstance(cond.get("properties"), dict) and "required" not in cond:
+                cond = {**cond, "required": list(cond["properties"])}
+            rest["allOf"] = [*(rest["allOf"] if isinstance(rest.get("allOf"), list) else []), cond, x["then"]]
+        out.append(rest)
+    return out
 
 
 def unimplemented(message: str) -> frozenset[str]:

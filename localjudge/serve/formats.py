@@ -112,7 +112,8 @@ class FormatCache:
 
     def _relaxed(self, schema: dict[str, Any], name: str | None, refused: SchemaError) -> JSONSchemaFormat | SchemaError:
         """A `CheckedFormat` on the nearest schema the compiler accepts (`constraints.relax`: the keywords it
-        names left out, strengthened first, only loosened if that leaves no value; up to 4 rounds, since a
+        names left out, strengthened first, then with one `if`/`then` of an `allOf` picked to hold, only loosened if
+        neither leaves a value; up to 4 rounds, since a
         compiler names one refusal at a time; an overlapping `oneOf` last), or the first refusal when relaxing cannot help."""
         from .checked import CheckedFormat
 
@@ -123,8 +124,12 @@ class FormatCache:
         for _ in range(4):
             if not keywords:
                 return refused
-            for strengthen in (True, False):
-                r = relax.relax(schema, keywords, strengthen=strengthen)
+            tried: list[Any] = []
+            for strengthen, pick in ((True, False), (True, True), (False, False)):
+                r = relax.relax(schema, keywords, strengthen=strengthen, pick=pick)
+                if r.schema in tried:
+                    continue  # e.g. no allOf of several if/then pairs: picking changes nothing
+                tried.append(r.schema)
                 try:
                     return CheckedFormat(
                         schema, r.schema, r.keywords, field_tokens=self.field_tokens, name=name, constraint=self.constraint
