@@ -9,7 +9,9 @@ It has no "distance to the shortest completion", which our whole-output budget n
 finds a real completion instead: from a copy of the matcher, take the forced tokens, else the first
 allowed single byte in a fixed order (`CLOSE_ORDERS`: `"`, `}`, `]`, `0`, ...), else the lowest allowed byte, until the
 grammar accepts (another order if that one loops); when none closes, `llg_search.search` looks for one in
-the matcher itself, bounded in work. Its length bounds the distance from above, and it is a path the matcher accepted, so
+the matcher itself, bounded in work. From the start, where greedy closing is long (an object's optional
+properties, all written) or fails, a short instance read off the schema (`llg_minimal`) is tried first and kept
+when the matcher takes it to an accepting state. Its length bounds the distance from above, and it is a path the matcher accepted, so
 the decode loop keeps the invariant *len(close path) <= tokens left*: a model token whose close path
 would not fit is replaced by the first token of the current close path (`settle`). Every output
 therefore completes inside its budget. Free-text fields are bounded as with the automaton: after
@@ -26,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import ConstraintError
-from . import llg_search
+from . import llg_minimal, llg_search
 from .base import ConstraintEngine, TokenVocab
 from .llg_search import FIRST_ORDER, RANK
 from .spec import ConstraintSpec, JSONSchema, Lark, Regex
@@ -77,7 +79,7 @@ class LLGVocab:
             raise ConstraintError(f"the format cannot be compiled: {one_line(m.get_error())}")
         c = LLGCompiled(self, grammar, m)
         state = CloseState()
-        path = c.close_path(m, state, shorten=True)
+        path = c.start_path(m, state)
         if path is None:
             raise ConstraintError("the format has no completion the model's vocabulary can write; simplify it")
         c.shortest, c.path, c.initial = len(path), path, state
@@ -136,6 +138,33 @@ class LLGCompiled:
         """Whether the search beat greedy closing at compile (every request's probes may search)."""
         return self.initial.searched
 
+    def start_path(self, m: Any, state: CloseState) -> list[int] | None:
+        """The close path from the start, at compile: `close_path` (with the search where greedy closing needs it),
+        except where greedy closing takes more than `SHORT_PATH` tokens or fails and the schema's own short
+        instance (`llg_minimal`, tokenized and consumed by the matcher to an accepting state) is shorter: then that
+        instance, and no search (an object's optional properties are what made the greedy path long)."""
+        probe = CloseState()
+        greedy = self.greedy(m, probe)
+        if greedy is None or len(greedy) > SHORT_PATH:
+            text = llg_minimal.from_grammar(self.grammar)
+            if text is not None:
+                toks = [int(t) for t in self.lv.tokenizer.tokenize_bytes(text.encode())]
+                mm = m.deep_copy()
+                if toks and mm.consume_tokens(toks) and mm.is_accepting() and (greedy is None or len(toks) < len(greedy)):
+                    state.order = probe.order
+                    return toks
+        return self.close_path(m, state, shorten=True)
+
+    def greedy(self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT) -> list[int] | None:
+        """The first greedy close path of `CLOSE_ORDERS` (the one that closed last time first; `state.order` set
+        to the one that closed), or None when none closes within `limit` tokens."""
+        for order in sorted(CLOSE_ORDERS, key=lambda o: o != state.order):
+            path = self._close(m, order, limit)
+            if path is not None:
+                state.order = order
+                return path
+        return None
+
     def close_path(
         self,
         m: Any,
@@ -154,14 +183,11 @@ class LLGCompiled:
         the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
         nothing closes. `state` (the request's) is read and updated."""
-        greedy = None
-        for order in sorted(CLOSE_ORDERS, key=lambda o: o != state.order):  # the order that closed last time first
-            greedy = self._close(m, order, limit)
-            if greedy is not None:
-                state.order = order
-                if len(greedy) <= (LARK_SHORT if self.lark else SHORT_PATH) or (order != VARY and not self.lark):
-                    return greedy
-                break
+        greedy = self.greedy(m, state, limit)
+        if greedy is not None and (
+            len(greedy) <= (LARK_SHORT if self.lark else SHORT_PATH) or (state.order != VARY and not self.lark)
+        ):
+            return greedy
         if (probe and not state.searched) or (greedy is not None and not shorten):
             return greedy
         if budget is None:

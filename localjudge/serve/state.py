@@ -128,7 +128,7 @@ class ServerState:
         if p.max_tokens is not None:
             if p.max_tokens < need:
                 raise bad_request(
-                    f"max_tokens: {p.max_tokens} is too few for the shortest answer the schema allows ({need} tokens); raise it",
+                    f"max_tokens: {p.max_tokens} is too few for the shortest answer found for the schema ({need} tokens); raise it",
                     param="max_tokens",
                 )
             if p.max_tokens - think < need:
