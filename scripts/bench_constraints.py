@@ -59,17 +59,19 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
     """Offline coverage on every schema, then end to end on a stratified sample."""
     import llguidance
 
+    from localjudge.constraints.llg import LLGEngine
+    from localjudge.constraints.sandbox import CompileLimits
     from localjudge.engine import Message
     from localjudge.engine.base import DecodeOptions
     from localjudge.engine.llama import LlamaEngine
     from localjudge.errors import ConstraintError, LocalJudgeError
     from localjudge.formats.json_schema import JSONSchemaFormat, SchemaError
+    from localjudge.serve.formats import FormatCache
 
     eng = LlamaEngine(None, n_threads=1)
+    relaxing = FormatCache(None, None, CompileLimits())  # serve's formats: a schema with what llguidance refuses, relaxed
     schemas = bench_schemas(root)
-    eng.compile(JSONSchemaFormat({"type": "string"}, constraint="llguidance"))  # builds the tokenizer once
-    assert eng._llg is not None
-    tok = eng._llg.tokenizer
+    tok = LLGEngine().vocab(eng.vocab).tokenizer  # llguidance's tokenizer over the model's vocabulary, built once
     cats: dict[str, dict[str, int]] = {}
     ms: list[float] = []
     errors: dict[str, int] = {}
@@ -78,7 +80,7 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
     print(f"schemas: {len(schemas)} from {root} ({load()})", flush=True)
     t_all = time.perf_counter()
     for cat, name, schema in schemas:
-        c = cats.setdefault(cat, {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "unsat": 0})
+        c = cats.setdefault(cat, {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "serve": 0, "unsat": 0})
         c["n"] += 1
         try:
             JSONSchemaFormat(schema, constraint="automaton")
@@ -102,18 +104,24 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
             eng.compile(fmt)
             ms.append((time.perf_counter() - t0) * 1000)
             c["localjudge"] += 1
+            c["serve"] += 1
             usable.setdefault(cat, []).append((name, schema))
-        except (SchemaError, ConstraintError) as e:
+        except SchemaError as e:
+            try:  # serve constrains on a relaxation and checks each answer (issue 32)
+                eng.compile(relaxing.get(schema))
+                c["serve"] += 1
+            except (SchemaError, ConstraintError, LocalJudgeError, RecursionError, ValueError):
+                pass
+            if raw:
+                _count_gap(str(e), gap, c)
+        except ConstraintError as e:
             if raw:  # the gap: llguidance alone accepts it, localjudge declines it; why
-                why = gap_reason(str(e))
-                gap[why] = gap.get(why, 0) + 1
-                if why.startswith("unsatisfiable"):
-                    c["unsat"] += 1
+                _count_gap(str(e), gap, c)
         except (LocalJudgeError, RecursionError, ValueError) as e:
             errors[f"llguidance {type(e).__name__}"] = errors.get(f"llguidance {type(e).__name__}", 0) + 1
     print(f"offline coverage in {time.perf_counter() - t_all:.0f} s ({load()}); unexpected errors: {errors or 'none'}")
-    print(f"{'category':16} {'n':>5} {'automaton accepts':>18} {'llguidance alone':>17} {'localjudge+llg':>15}")
-    tot = {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "unsat": 0}
+    print(f"{'category':16} {'n':>5} {'automaton accepts':>18} {'llguidance alone':>17} {'localjudge+llg':>15} {'serve':>15}")
+    tot = {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "serve": 0, "unsat": 0}
     for cat, c in cats.items():
         for k in tot:
             tot[k] += c[k]
@@ -144,6 +152,14 @@ GAP_REASONS = (  # (pattern in localjudge's refusal, the reason printed)
 )
 
 
+def _count_gap(msg: str, gap: dict[str, int], c: dict[str, int]) -> None:
+    """Count one schema llguidance alone accepts and localjudge declines, by reason (and as unsatisfiable)."""
+    why = gap_reason(msg)
+    gap[why] = gap.get(why, 0) + 1
+    if why.startswith("unsatisfiable"):
+        c["unsat"] += 1
+
+
 def gap_reason(msg: str) -> str:
     """The reason of one localjudge refusal of a schema llguidance alone accepts."""
     return next((why for pat, why in GAP_REASONS if pat in msg), f"other: {msg[:60]}")
@@ -152,7 +168,7 @@ def gap_reason(msg: str) -> str:
 def _row(cat: str, c: dict[str, int]) -> str:
     n = max(1, c["n"])
     f = lambda k: f"{c[k]} ({100 * c[k] / n:.0f} %)"  # noqa: E731
-    return f"{cat:16} {c['n']:>5} {f('automaton'):>18} {f('llg_raw'):>17} {f('localjudge'):>15}"
+    return f"{cat:16} {c['n']:>5} {f('automaton'):>18} {f('llg_raw'):>17} {f('localjudge'):>15} {f('serve'):>15}"
 
 
 def _end_to_end(eng, schemas, sample, max_tokens, Message, DecodeOptions, JSONSchemaFormat, declined_errors) -> None:
