@@ -70,6 +70,25 @@ def test_what_the_reading_does_not_build_is_left_to_the_other_close_paths(schema
     assert llg_minimal.instance(schema) is None
 
 
+def test_a_schema_whose_instance_nests_exponentially_is_given_up_after_a_bounded_amount_of_work():
+    # each level requires two properties of the level below: 2**14 values within the depth bound, built by no one
+    defs = {
+        f"l{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/l{i + 1}"}, "b": {"$ref": f"#/$defs/l{i + 1}"}},
+            "required": ["a", "b"],
+        }
+        for i in range(14)
+    }
+    defs["l14"] = {"type": "integer"}
+    schema = {"$defs": defs, "$ref": "#/$defs/l0"}
+    assert llg_minimal.instance(schema) is None
+    builder = llg_minimal._Builder(schema)
+    with pytest.raises(llg_minimal._GiveUp):
+        builder.value(schema, 0)
+    assert builder.visited == llg_minimal.MAX_NODES + 1  # stopped by its work bound, not by the depth bound
+
+
 def test_an_object_of_many_optional_properties_starts_with_its_required_ones_only(engine):
     compiled = engine.compile(JSONSchemaFormat(MANY_OPTIONAL, constraint="llguidance"))
     text = b"".join(engine.vocab.pieces[t] for t in compiled.path).decode()

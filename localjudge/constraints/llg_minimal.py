@@ -8,8 +8,9 @@ builds a value from the schema's own words: the required properties only (in the
 fewest items, the shortest enum value or branch, a string each `pattern` or `format` matches, the smallest
 number in range. It is only a candidate: `llg.LLGVocab.compile` tokenizes it and keeps it as the close path
 only when llguidance's matcher consumes it to an accepting state, so a wrong guess (a keyword read loosely
-here, `allOf`, `not`) costs a fallback, never a path the grammar refuses. Pure data and bounded work: no
-compiler, no clock (the same schema gives the same instance on every machine).
+here, `allOf`, `not`) costs a fallback, never a path the grammar refuses. Pure data and bounded work (at most
+`MAX_NODES` schemas visited, however the client's `$ref`s nest): no compiler, no clock (the same schema gives the
+same instance on every machine).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .llg_search import FORMAT_WITNESS, witness
 MAX_DEPTH = 32  # nested schemas (and $refs followed) before giving up
 MAX_BRANCHES = 16  # anyOf / oneOf / enum / type alternatives compared at one place
 MAX_ITEMS = 64  # minItems / minLength / minProperties larger than this are not built
+MAX_NODES = 4096  # schemas visited for one instance: a client's `$ref`s can nest a value exponentially deep
+MAX_TEXT = 32_768  # characters of instance text tokenized at most
 
 
 class _GiveUp(Exception):
@@ -35,7 +38,8 @@ def instance(schema: Any) -> str | None:
     or None when it cannot tell."""
     try:
         value = _Builder(schema).value(schema, 0)
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return text if len(text) <= MAX_TEXT else None
     except (_GiveUp, RecursionError, ValueError, TypeError):
         return None
 
@@ -56,10 +60,11 @@ def from_grammar(grammar: str) -> str | None:
 
 class _Builder:
     def __init__(self, root: Any):
-        self.root = root
+        self.root, self.visited = root, 0
 
     def value(self, s: Any, depth: int) -> Any:
-        if depth > MAX_DEPTH:
+        self.visited += 1
+        if depth > MAX_DEPTH or self.visited > MAX_NODES:
             raise _GiveUp
         if s is True or s == {}:
             return 0
