@@ -172,6 +172,16 @@ def _message(e: Any) -> str:
     return str(msg or e.message or e)
 
 
+# `python -m llama_cpp.server`, with its weights loaded as localjudge loads them on a llama.cpp build that uses Intel
+# AMX (engine/llama_amx.py): there llama-cpp-python's own AMX layout segfaults on the first token, ours or its server's
+LLAMA_SERVER = (
+    "import runpy, llama_cpp\n"
+    "from localjudge.engine.llama_amx import no_amx_weights\n"
+    "with no_amx_weights(llama_cpp):\n"
+    "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def start(contender: str, home: str, threads: int = 1, n_ctx: int = N_CTX) -> tuple[subprocess.Popen, str, str, str]:
     """Start a contender's server on a free loopback port (localjudge's with `home` as its LOCALJUDGE_HOME):
     (process, base URL, model name, request style)."""
@@ -190,7 +200,7 @@ def start(contender: str, home: str, threads: int = 1, n_ctx: int = N_CTX) -> tu
     if contender == "llamacpp":
         from localjudge.models.registry import resolve_model
 
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", resolve_model(None).path, "--n_ctx", str(n_ctx)]
+        cmd = [sys.executable, "-c", LLAMA_SERVER, "--model", resolve_model(None).path, "--n_ctx", str(n_ctx)]
         cmd += ["--port", str(port), "--n_threads", str(threads), "--n_threads_batch", str(threads), "--model_alias", "judge"]
         return _start(cmd, url), url, "judge", "json_object"
     raise SystemExit(f"--contender: {contender!r} is not one of {', '.join(CONTENDERS)}")
