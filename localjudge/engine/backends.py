@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from importlib import import_module
@@ -193,6 +194,7 @@ def parse_spec(spec: str | os.PathLike[str] | None) -> tuple[str, str | None]:
 # ------------------------------------------------------------------------------------- references
 
 _ENGINES: dict[tuple[str, str | None, str], Engine] = {}
+_ENGINES_LOCK = threading.RLock()  # re-entrant: a backend's load may load another model through a ModelRef
 
 
 class ModelRef:
@@ -239,10 +241,11 @@ class ModelRef:
         if self._engine is None:
             assert self.backend is not None
             key = (self.scheme, self.target, self.options.model_dump_json(exclude_unset=True))
-            eng = _ENGINES.get(key)
-            if eng is None:
-                eng = self.backend.load(self.target, self.options)
-                _ENGINES[key] = eng
+            with _ENGINES_LOCK:  # threads asking at once share one load (a framework's pool calls its scorers so)
+                eng = _ENGINES.get(key)
+                if eng is None:
+                    eng = self.backend.load(self.target, self.options)
+                    _ENGINES[key] = eng
             self._engine = eng
         return self._engine
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models.registry import resolve_model
+from .llama_lock import LLAMA_LOCK
 from .threads import default_threads
 
 
@@ -44,7 +45,7 @@ class LlamaEmbedder:
 
         quiet_llama_logs(llama_cpp, False)
         threads = self.n_threads or default_threads()
-        with no_amx_weights(llama_cpp):
+        with LLAMA_LOCK, no_amx_weights(llama_cpp):  # one load at a time (llama_lock.py)
             return llama_cpp.Llama(
                 model_path=self.info.path,
                 embedding=True,
@@ -58,7 +59,8 @@ class LlamaEmbedder:
         """Free the model (it loads again on the next `embed`)."""
         with self._lock:
             if self._llama is not None:
-                self._llama.close()
+                with LLAMA_LOCK:
+                    self._llama.close()
                 self._llama = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -69,5 +71,6 @@ class LlamaEmbedder:
             if self._llama is None:
                 self._llama = self._load()
                 atexit.register(self.close)  # before interpreter teardown, which llama-cpp-python's __del__ trips over
-            out = self._llama.embed([t if t.strip() else " " for t in texts], normalize=True, truncate=True)
+            with LLAMA_LOCK:  # beside a judge engine's decodes (llama_lock.py)
+                out = self._llama.embed([t if t.strip() else " " for t in texts], normalize=True, truncate=True)
         return [list(map(float, v)) for v in out]

@@ -36,6 +36,7 @@ from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, M
 from .capabilities import ALL
 from .job import DecodeJob
 from .llama_amx import amx_build
+from .llama_lock import LLAMA_LOCK
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 from .llama_options import LlamaOptions
 from .llama_scheduler import SequenceScheduler
@@ -102,51 +103,52 @@ class LlamaEngine(LlamaText, SequenceScheduler):
                 'CMAKE_ARGS="-DGGML_CUDA=on" (or -DGGML_METAL=on) pip install --force-reinstall --no-cache-dir '
                 "llama-cpp-python, or drop --gpu-layers"
             )
-        llama_cpp.llama_backend_init()
-        LLAMA_ERRORS.clear()
-        mp = llama_cpp.llama_model_default_params()
-        # -1 = every layer, passed as the largest int as llama-cpp-python's Llama does (what llama.cpp makes of a
-        # negative count has changed between its versions)
-        mp.n_gpu_layers = 0x7FFFFFFF if int(n_gpu_layers) < 0 else int(n_gpu_layers)
-        if amx_build(llama_cpp):
-            mp.use_extra_bufts = False  # llama.cpp's AMX weight layout segfaults in its first matmul (see amx_build)
-        self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
-        if not self._model:
-            why = next((e for e in LLAMA_ERRORS if "error loading model" in e), LLAMA_ERRORS[0] if LLAMA_ERRORS else "")
-            raise NotGGUFError(
-                f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
-                "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python"
-            )
-        self._vocab_p = llama_cpp.llama_model_get_vocab(self._model)
-        n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
-        self.n_ctx = int(n_ctx) if n_ctx else min(4096, n_train)
-        self.n_threads = int(n_threads) if n_threads else default_threads()
-        self.n_batch = int(n_batch)
-        self.n_gpu_layers = int(n_gpu_layers)
-        cp = llama_cpp.llama_context_default_params()
-        self.n_parallel = max(1, int(n_parallel))
-        cp.n_ctx = self.n_ctx * self.n_parallel  # one stream of n_ctx cells per sequence
-        cp.n_batch = self.n_batch
-        # physical batches: llama.cpp computes a token of a batch of more than ~32 tokens through other kernels
-        # than one of a smaller batch, which rounds differently; larger batches are fed at fixed absolute
-        # positions (llama_scheduler.py), so a prompt gives the same logits whether it was evaluated cold or
-        # after a reused prefix (docs/reliability.md, §7)
-        self.n_ubatch = max(1, min(int(o.n_ubatch), self.n_batch))
-        cp.n_ubatch = self.n_ubatch
-        cp.n_seq_max = self.n_parallel
-        cp.kv_unified = False  # a unified cache makes every token attend over all sequences' cells
-        cp.n_threads = self.n_threads
-        cp.n_threads_batch = self.n_threads
-        cp.no_perf = True
-        self._ctx = llama_cpp.llama_init_from_model(self._model, cp)
-        if not self._ctx:
-            raise ModelError(
-                f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
-                f"{self.info.path!r}; lower --n-ctx or --parallel"
-            )
-        self._mem = llama_cpp.llama_get_memory(self._ctx)
-        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
-        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        with LLAMA_LOCK:  # one llama.cpp load or decode at a time in the process (llama_lock.py)
+            llama_cpp.llama_backend_init()
+            LLAMA_ERRORS.clear()
+            mp = llama_cpp.llama_model_default_params()
+            # -1 = every layer, passed as the largest int as llama-cpp-python's Llama does (what llama.cpp makes of a
+            # negative count has changed between its versions)
+            mp.n_gpu_layers = 0x7FFFFFFF if int(n_gpu_layers) < 0 else int(n_gpu_layers)
+            if amx_build(llama_cpp):
+                mp.use_extra_bufts = False  # llama.cpp's AMX weight layout segfaults in its first matmul (see amx_build)
+            self._model = llama_cpp.llama_model_load_from_file(self.info.path.encode(), mp)
+            if not self._model:
+                why = next((e for e in LLAMA_ERRORS if "error loading model" in e), LLAMA_ERRORS[0] if LLAMA_ERRORS else "")
+                raise NotGGUFError(
+                    f"llama.cpp could not load {self.info.path!r} ({why or 'no reason given'}): truncated, "
+                    "corrupt or an unsupported architecture; re-copy the file or update llama-cpp-python"
+                )
+            self._vocab_p = llama_cpp.llama_model_get_vocab(self._model)
+            n_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
+            self.n_ctx = int(n_ctx) if n_ctx else min(4096, n_train)
+            self.n_threads = int(n_threads) if n_threads else default_threads()
+            self.n_batch = int(n_batch)
+            self.n_gpu_layers = int(n_gpu_layers)
+            cp = llama_cpp.llama_context_default_params()
+            self.n_parallel = max(1, int(n_parallel))
+            cp.n_ctx = self.n_ctx * self.n_parallel  # one stream of n_ctx cells per sequence
+            cp.n_batch = self.n_batch
+            # physical batches: llama.cpp computes a token of a batch of more than ~32 tokens through other kernels
+            # than one of a smaller batch, which rounds differently; larger batches are fed at fixed absolute
+            # positions (llama_scheduler.py), so a prompt gives the same logits whether it was evaluated cold or
+            # after a reused prefix (docs/reliability.md, §7)
+            self.n_ubatch = max(1, min(int(o.n_ubatch), self.n_batch))
+            cp.n_ubatch = self.n_ubatch
+            cp.n_seq_max = self.n_parallel
+            cp.kv_unified = False  # a unified cache makes every token attend over all sequences' cells
+            cp.n_threads = self.n_threads
+            cp.n_threads_batch = self.n_threads
+            cp.no_perf = True
+            self._ctx = llama_cpp.llama_init_from_model(self._model, cp)
+            if not self._ctx:
+                raise ModelError(
+                    f"llama.cpp could not create a context of {self.n_ctx} x {self.n_parallel} tokens for "
+                    f"{self.info.path!r}; lower --n-ctx or --parallel"
+                )
+            self._mem = llama_cpp.llama_get_memory(self._ctx)
+            self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab_p))
+            self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._init_sequences()
         self.vocab = self._read_vocab()
         # llguidance's tokenizer over this vocabulary, built at its first grammar
@@ -274,15 +276,16 @@ class LlamaEngine(LlamaText, SequenceScheduler):
         L = self._L
         if getattr(self, "_template", None) is not None:
             self._template.close()
-        if getattr(self, "_batch", None) is not None:
-            L.llama_batch_free(self._batch)
-            self._batch = None
-        if getattr(self, "_ctx", None):
-            L.llama_free(self._ctx)
-            self._ctx = None
-        if getattr(self, "_model", None):
-            L.llama_model_free(self._model)
-            self._model = None
+        with LLAMA_LOCK:  # not while another engine loads or decodes (llama_lock.py)
+            if getattr(self, "_batch", None) is not None:
+                L.llama_batch_free(self._batch)
+                self._batch = None
+            if getattr(self, "_ctx", None):
+                L.llama_free(self._ctx)
+                self._ctx = None
+            if getattr(self, "_model", None):
+                L.llama_model_free(self._model)
+                self._model = None
 
     def __del__(self):  # pragma: no cover - interpreter shutdown order varies
         try:

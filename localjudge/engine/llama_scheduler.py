@@ -31,6 +31,7 @@ import numpy as np
 from ..formats import OutputFormat
 from .base import DecodeOptions, Generation, GenerationCancelled, Message
 from .job import DecodeJob, common_prefix
+from .llama_lock import LLAMA_LOCK
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
 SPLIT_FREE_UBATCH = 32  # physical batches up to this many tokens round alike whatever their size
@@ -234,7 +235,8 @@ class SequenceScheduler:
             n += len(take)
             fed.append((run, take, n - 1 if whole else None))
         b.n_tokens = n
-        rc = L.llama_decode(self._ctx, b)
+        with LLAMA_LOCK:  # one llama.cpp call at a time in the process, whichever engine (llama_lock.py)
+            rc = L.llama_decode(self._ctx, b)
         if rc != 0:
             raise RuntimeError(f"llama_decode failed with code {rc} (context of {self.n_ctx} tokens full?)")
         self._copied.clear()

@@ -1,0 +1,20 @@
+"""llama.cpp does one thing at a time in a process: `LLAMA_LOCK` is held while a model loads or frees and
+around every `llama_decode` (the judge engine's and the embedder's), whichever engine it is for.
+
+Separate llama.cpp contexts are not safe to load or decode from several threads at once on the CPU build
+(other bindings hold one global inference lock for this reason). Seen here: two SmolLM2 engines loaded from
+two threads at the same moment and then decoding side by side segfaulted inside `llama_decode` in 2 of 6
+processes (then 0 of 15: a rare fault); MLflow's session-scorer snippet, whose thread pool scored two sessions
+at once, each loading the default model, in 1 of 8 runs here and once in CI. A judge's own requests are one
+`llama_decode` per step for every sequence at once (`n_parallel`), so only separate engines wait on each
+other, and on a CPU they share the same cores anyway.
+"""
+
+from __future__ import annotations
+
+import threading
+
+# re-entrant: a thread that holds it (a load) may call code that takes it again
+LLAMA_LOCK = threading.RLock()
+
+__all__ = ["LLAMA_LOCK"]
