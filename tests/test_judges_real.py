@@ -203,7 +203,10 @@ def conversation(q: str, a: str) -> str:
 
 FAST = ("correctness", "groundedness", "relevance", "answer_relevancy", "factuality")  # the fast loop's sample
 CASES = [pytest.param(n, v, id=f"{n}-1", marks=() if n in FAST else pytest.mark.slow) for n, v in examples(Q, A, CTX).items()]
-CASES += [pytest.param(n, v, id=f"{n}-2", marks=pytest.mark.slow) for n, v in examples(Q2, A2, CTX2).items()]
+# each judge's second example right after its first: it reuses the first's prompt prefix (the judge's fixed text) in
+# the engine's cache (10 judges' 34 cases: 229 s with every first example before every second, 189 s so)
+_SECOND = {n: pytest.param(n, v, id=f"{n}-2", marks=pytest.mark.slow) for n, v in examples(Q2, A2, CTX2).items()}
+CASES = [c for first in CASES for c in (first, _SECOND[first.values[0]])]
 
 
 def test_real_cases_cover_every_builtin_judge():
