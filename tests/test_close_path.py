@@ -167,3 +167,20 @@ def test_a_pattern_witness_whose_prefix_the_grammar_forced_is_written_from_where
     jsonschema.validate(json.loads(text), IGLU_PAIR)
     assert text.count('"iglu:a/a/a/0-0-0"') == 2
     answer(engine, IGLU_PAIR, max_tokens=96)
+
+
+def test_compile_walks_greedy_closing_once(engine, monkeypatch):
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}  # a short greedy path
+    from localjudge.constraints.llg import LLGCompiled, LLGEngine
+
+    walks: list[int] = []
+    real = LLGCompiled.greedy
+
+    def counted(self, *a, **k):
+        walks.append(1)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(LLGCompiled, "greedy", counted)
+    grammar = llg(schema).constraint().grammar
+    c = LLGEngine().vocab(engine.vocab).compile(grammar)
+    assert c.path and len(walks) == 1  # start_path's walk is handed on, not repeated by close_path (was 2)

@@ -153,7 +153,8 @@ class LLGCompiled:
                 if toks and mm.consume_tokens(toks) and mm.is_accepting() and (greedy is None or len(toks) < len(greedy)):
                     state.order = probe.order
                     return toks
-        return self.close_path(m, state, shorten=True)
+        state.order = probe.order  # the walk `close_path` would repeat: `state` is as fresh as `probe` was
+        return self._past_greedy(m, state, greedy, CLOSE_LIMIT, None, False, False, True)
 
     def greedy(self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT) -> list[int] | None:
         """The first greedy close path of `CLOSE_ORDERS` (the one that closed last time first; `state.order` set
@@ -183,7 +184,20 @@ class LLGCompiled:
         the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
         nothing closes. `state` (the request's) is read and updated."""
-        greedy = self.greedy(m, state, limit)
+        return self._past_greedy(m, state, self.greedy(m, state, limit), limit, budget, probe, in_string, shorten)
+
+    def _past_greedy(
+        self,
+        m: Any,
+        state: CloseState,
+        greedy: list[int] | None,
+        limit: int,
+        budget: int | None,
+        probe: bool,
+        in_string: bool,
+        shorten: bool,
+    ) -> list[int] | None:
+        """`close_path` once greedy closing gave `greedy` (None: no order closed): it, or the search's shorter path."""
         if greedy is not None and (
             len(greedy) <= (LARK_SHORT if self.lark else SHORT_PATH) or (state.order != VARY and not self.lark)
         ):
