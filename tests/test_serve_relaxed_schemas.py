@@ -165,3 +165,18 @@ def test_a_reference_into_a_relaxed_keyword_resolves_in_the_relaxed_schema(stren
         "properties": {"a": {"$ref": "#/$defs/a"}},
         "$defs": {"a": {}},
     }  # a reference that no relaxed keyword holds is left as it is
+
+
+def test_references_into_a_relaxed_keyword_copy_a_bounded_amount_in_all():
+    # `then` nests 30 levels, each with 500 enum values; a reference to each level would copy that level and every
+    # one under it: 232,500 values from a schema of 15,000
+    level: dict = {"enum": list(range(500))}
+    for _ in range(29):
+        level = {"items": level, "enum": list(range(500))}
+    refs = [{"$ref": "#/then" + "/items" * k} for k in range(30)]
+    schema = {"if": {"type": "array"}, "then": level, "anyOf": refs}
+    assert relax._rehome(schema) is schema  # over REHOME_NODES: left as it was (its relaxed variants fail to compile)
+    small = {**schema, "anyOf": refs[20:]}  # 10 references: 27,500 values copied
+    out = relax._rehome(small)
+    assert out is not small and len([k for k in out["$defs"] if k.startswith(relax.REHOMED)]) == 10
+    relax.relax(schema, {"if", "then"})  # relaxing still returns
