@@ -52,19 +52,29 @@ def conversation_of_row(conn: sqlite3.Connection, run_id: str, row_index: int, j
     """The conversation id of a run's row (the row a session label is given on); InputError when the row has no
     result for the judge, is not part of a conversation, or is a session-level run's row (its row label is the
     session's)."""
+    place = row_place(conn, run_id, row_index, judge)
+    if place is None:
+        raise InputError(f"row {row_index} has no result for judge {judge!r}; label a cell the run has judged")
+    conversation, is_turn = place
+    if conversation is None:
+        raise InputError(f"row {row_index} is not part of a conversation: a session label is for the turns of a conversation run")
+    if not is_turn:
+        raise InputError(
+            f"row {row_index} is a whole conversation (a session-level run): give it a row label, not a session label"
+        )
+    return conversation
+
+
+def row_place(conn: sqlite3.Connection, run_id: str, row_index: int, judge: str) -> tuple[str | None, bool] | None:
+    """Where a run's row sits: (its conversation id or None, whether it is a turn or tool call of it rather than
+    the whole conversation); None when the row has no result for the judge."""
     r = conn.execute(
         "SELECT conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
         (run_id, row_index, judge),
     ).fetchone()
     if r is None:
-        raise InputError(f"row {row_index} has no result for judge {judge!r}; label a cell the run has judged")
-    if r[0] is None:
-        raise InputError(f"row {row_index} is not part of a conversation: a session label is for the turns of a conversation run")
-    if r[1] is None and r[2] is None:
-        raise InputError(
-            f"row {row_index} is a whole conversation (a session-level run): give it a row label, not a session label"
-        )
-    return str(r[0])
+        return None
+    return (None if r[0] is None else str(r[0])), not (r[1] is None and r[2] is None)
 
 
 def _binding(conn: sqlite3.Connection, run_id: str, conversation_id: str, judge: str) -> tuple[str | None, str | None]:

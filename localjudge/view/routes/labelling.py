@@ -88,19 +88,17 @@ def _session_of(run: RunHandle, row_index: int, judge: str) -> dict[str, Any]:
     """A turn's conversation and its session label (labels/sessions.py) for the label card: `conversation_id`,
     `session_label`, `session_stale`; {} for a row that is not a turn of a conversation (a session-level run's
     row is the conversation itself: its row label is the session's)."""
-    from ...labels.sessions import latest_session_labels
+    from ...labels.sessions import latest_session_labels, row_place
 
     rid = run.run_id() or ""
     with run.conn() as c:
-        r = c.execute(
-            "SELECT conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
-            (rid, row_index, judge),
-        ).fetchone()
-        if r is None or r[0] is None or (r[1] is None and r[2] is None):
+        place = row_place(c, rid, row_index, judge)
+        if place is None or place[0] is None or not place[1]:
             return {}
-        lab = latest_session_labels(c, rid, judge, r[0]).get((r[0], judge))
+        conversation = place[0]
+        lab = latest_session_labels(c, rid, judge, conversation).get((conversation, judge))
     return {
-        "conversation_id": r[0],
+        "conversation_id": conversation,
         "session_label": None if lab is None else lab.value,
         "session_stale": bool(lab and lab.stale),
     }
