@@ -43,15 +43,15 @@ def _at_once(n: int, fn):
 def test_threads_asking_for_one_model_at_once_share_one_load(monkeypatch):
     monkeypatch.setattr(backends, "_ENGINES", {})
     loads = []
-    real = backends.get_backend("scripted").load
+    scripted = backends.get_backend("scripted")
+    real = scripted.load
 
     def slow_load(target, options):  # long enough that every thread asks before the first load ends
         loads.append(target)
         time.sleep(0.3)
         return real(target, options)
 
-    ref_backend = backends.get_backend("scripted")
-    monkeypatch.setattr(ref_backend, "load", slow_load)
+    monkeypatch.setattr(scripted, "load", slow_load)
     engines = _at_once(4, lambda i: ModelRef("scripted:", {"response": "yes"}).engine())
     assert len(loads) == 1 and all(e is engines[0] for e in engines)
 

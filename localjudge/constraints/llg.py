@@ -143,18 +143,15 @@ class LLGCompiled:
         except where greedy closing takes more than `SHORT_PATH` tokens or fails and the schema's own short
         instance (`llg_minimal`, tokenized and consumed by the matcher to an accepting state) is shorter: then that
         instance, and no search (an object's optional properties are what made the greedy path long)."""
-        probe = CloseState()
-        greedy = self.greedy(m, probe)
+        greedy = self.greedy(m, state)  # the walk `close_path` begins with, made once and handed on
         if greedy is None or len(greedy) > SHORT_PATH:
             text = llg_minimal.from_grammar(self.grammar)
             if text is not None:
                 toks = [int(t) for t in self.lv.tokenizer.tokenize_bytes(text.encode())]
                 mm = m.deep_copy()
                 if toks and mm.consume_tokens(toks) and mm.is_accepting() and (greedy is None or len(toks) < len(greedy)):
-                    state.order = probe.order
                     return toks
-        state.order = probe.order  # the walk `close_path` would repeat: `state` is as fresh as `probe` was
-        return self._past_greedy(m, state, greedy, CLOSE_LIMIT, None, False, False, True)
+        return self._past_greedy(m, state, greedy, limit=CLOSE_LIMIT, budget=None, probe=False, in_string=False, shorten=True)
 
     def greedy(self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT) -> list[int] | None:
         """The first greedy close path of `CLOSE_ORDERS` (the one that closed last time first; `state.order` set
