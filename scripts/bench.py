@@ -42,6 +42,9 @@
                                                  --schema-constraint automaton) and llama-cpp-python's server;
                                                  valid / invalid / declined / context / timeout / error per server
                                                  and category, answer time and first token (scripts/bench_schemas_e2e.py)
+    python scripts/bench.py compile-guard --schemas PATH [--sample 160]  the same sample's compile latency before
+                                                 decoding, in process vs through serve's compile guard (a child
+                                                 process first), and whether outcomes agree (scripts/bench_compile_guard.py)
     python scripts/bench.py defaults [--rows 12] [--load N]  default options vs the previous release's settings and
                                                  the naive GBNF loop on the same RAG rows x groundedness, alone and
                                                  (with --load) beside N busy processes (scripts/bench_defaults.py)
@@ -122,6 +125,7 @@ def main() -> None:
             "constraints",
             "threads",
             "schemas-e2e",
+            "compile-guard",
             "defaults",
             "_defaults",
             "trust-estimators",
@@ -231,6 +235,12 @@ def main() -> None:
         import bench_defaults
 
         bench_defaults.section_defaults(a.rows if "--rows" in sys.argv else 12, a.load)
+    if a.section == "compile-guard":  # issue 43: scripts/bench_compile_guard.py
+        import bench_compile_guard
+
+        if a.schemas is None:
+            ap.error("compile-guard needs --schemas PATH (a JSONSchemaBench checkout)")
+        bench_compile_guard.section_compile_guard(a.schemas, a.sample if "--sample" in sys.argv else 160)
     if a.section == "schemas-e2e":  # issue 23: scripts/bench_schemas_e2e.py
         import bench_schemas_e2e
 

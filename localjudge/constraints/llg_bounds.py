@@ -21,7 +21,10 @@ validated. So every grammar and schema from a client is checked here, in pure Py
 recursion, before any llguidance call, against bounds a tenth of those: the longest chain of
 references `MAX_REF_DEPTH` (counted over the rule graph, where a cycle, a recursive grammar, counts
 as long as the rules in it, which bounds any walk through it), `MAX_RULES` rules, `MAX_GRAMMAR_BYTES`
-of Lark text. A Lark rule's `%json` block counts as long as its schema's own chain.
+of Lark text. A Lark rule's `%json` block counts as long as its schema's own chain. A schema's chain is
+counted over `schema_graph` (every local `$ref` resolved wherever it points, under any keyword): a bound
+checked by walking a fixed set of keywords was stepped around by a chain under `x` (issue 43). A server also
+runs llguidance on a client's input in a child process first (`isolation`, `serve/compile_guard.py`).
 """
 
 from __future__ import annotations
@@ -32,31 +35,20 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InputError
-from .pointer import resolve as _resolve
+from . import schema_graph
 
 MAX_REF_DEPTH = 200  # steps in the longest chain of references (native crash: about 2,050 and more)
 MAX_RULES = 10_000  # rules and terminals of one Lark grammar (102,400 validated without harm)
 MAX_GRAMMAR_BYTES = 1024 * 1024  # a Lark grammar's text, the same as a schema's JSON (`LLG_MAX_SCHEMA_BYTES`)
 
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = (
-    "items",
-    "additionalItems",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-)
 _HEAD = re.compile(r"[ \t]*[?!]?([A-Za-z_][A-Za-z0-9_]*)(?:\.-?\d+)?[ \t]*(?:\[[^\]\n]*\])?[ \t]*:")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BLOCK = re.compile(r"%([A-Za-z_]+)[ \t]*\{")
 _DIRECTIVE = re.compile(r"[ \t]*%(?:ignore|import|declare|llguidance|override|extend)\b")
+
+
+class BadBlock(ValueError):
+    """A Lark rule's `%json` schema that no compiler can read (the message names the rule)."""
 
 
 class TooDeep(ValueError):
@@ -131,45 +123,21 @@ def longest_chain(edges: dict[Any, list[Any]], weight: Callable[[Any], int]) -> 
 
 def schema_depth(schema: Any) -> int:
     """The longest chain of subschemas and local `$ref`s in `schema` (each nesting step and each `$ref`
-    followed is one step; a recursive `$ref` counts the subschemas of its cycle once)."""
-    edges: dict[int, list[int]] = {}
-    nodes: dict[int, Any] = {}
-    refs: list[tuple[int, str]] = []
-    todo = [schema]
-    while todo:
-        s = todo.pop()
-        if id(s) in nodes:
-            continue
-        nodes[id(s)] = s
-        kids: list[Any] = []
-        if isinstance(s, dict):
-            for k in _SCHEMA_MAPS:
-                if isinstance(s.get(k), dict):
-                    kids.extend(s[k].values())
-            for k in _SCHEMA_LISTS:
-                if isinstance(s.get(k), list):
-                    kids.extend(s[k])
-            for k in _SCHEMA_ONE:
-                if k in s:
-                    v = s[k]
-                    kids.extend(v if isinstance(v, list) else [v])  # draft-4 `items` may be a list
-            if isinstance(s.get("$ref"), str):
-                refs.append((id(s), s["$ref"]))
-        kids = [x for x in kids if isinstance(x, dict)]
-        edges[id(s)] = [id(x) for x in kids]
-        todo.extend(kids)
-    for at, ref in refs:
-        target = _resolve(schema, ref)
-        if isinstance(target, dict) and id(target) in edges:
-            edges[at].append(id(target))
-    depth, _ = longest_chain(edges, lambda _n: 1)
+    followed is one step; a recursive `$ref` counts the subschemas of its cycle once), over
+    `schema_graph.build`: a `$ref` is followed wherever it points, under any keyword. `BadRef` when a local
+    `$ref` points at a value that is not a schema."""
+    g = schema_graph.build(schema)
+    depth, _ = longest_chain(g.edges, lambda _n: 1)
     return max(0, depth - 1)  # steps between subschemas: a flat schema is 0
 
 
 def check_schema(schema: Any, error: type[InputError], where: str = "response schema") -> None:
     """`error` (one line naming the bound, the value and the limit) when `schema`'s chain of subschemas and
     `$ref`s is longer than `MAX_REF_DEPTH`."""
-    depth = schema_depth(schema)
+    try:
+        depth = schema_depth(schema)
+    except schema_graph.BadRef as e:
+        raise error(f"{where}: {e}") from None
     if depth > MAX_REF_DEPTH:
         raise error(
             f"{where}: subschemas and $refs chain {depth} steps deep, more than the limit of {MAX_REF_DEPTH}; "
@@ -270,7 +238,10 @@ def lark_rules(text: str) -> tuple[dict[str, list[str]], dict[str, int]]:
                     raise TooDeep from None
                 except ValueError:
                     schema = None  # not JSON: llguidance says what is wrong with it
-                json_depth[current] = max(json_depth[current], schema_depth(schema) + 1)
+                try:
+                    json_depth[current] = max(json_depth[current], schema_depth(schema) + 1)
+                except schema_graph.BadRef as e:
+                    raise BadBlock(f"grammar: the %json schema of rule {current!r}: {e}") from None
             i = end
         else:
             m = _NAME.match(text, i)
@@ -294,6 +265,8 @@ def check_lark(text: str, error: type[InputError]) -> None:
         refs, json_depth = lark_rules(text)
     except TooDeep:
         raise error(f"grammar: a %json schema nests deeper than the limit of {MAX_REF_DEPTH}; flatten it") from None
+    except BadBlock as e:
+        raise error(str(e)) from None
     if len(refs) > MAX_RULES:
         raise error(f"grammar: {len(refs)} rules, more than the limit of {MAX_RULES}; merge some")
     edges = {name: _defined(body, refs) for name, body in refs.items()}

@@ -30,21 +30,7 @@ class LlamaText:
     n_vocab: int
 
     def _read_vocab(self) -> TokenVocab:
-        L = self._L
-        buf = ctypes.create_string_buffer(512)
-        pieces: list[bytes] = []
-        eos: list[int] = []
-        for i in range(self.n_vocab):
-            if L.llama_vocab_is_eog(self._vocab_p, i):
-                eos.append(i)
-            if L.llama_vocab_is_control(self._vocab_p, i):
-                pieces.append(b"")
-                continue
-            k = L.llama_token_to_piece(self._vocab_p, i, buf, 512, 0, False)
-            pieces.append(buf.raw[:k] if k > 0 else b"")
-        main_eos = int(L.llama_vocab_eos(self._vocab_p))
-        eos = sorted(set(eos) | ({main_eos} if main_eos >= 0 else set()), key=lambda t: (t != main_eos, t))
-        return TokenVocab(pieces=pieces, eos_ids=eos)
+        return read_vocab(self._L, self._vocab_p, self.n_vocab)
 
     def _meta(self, key: str) -> str | None:
         buf = ctypes.create_string_buffer(1 << 16)
@@ -136,3 +122,22 @@ class LlamaText:
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Prompt tokens these messages take with the model's chat template."""
         return len(self.prompt_tokens(messages))
+
+
+def read_vocab(L: Any, vocab_p: Any, n_vocab: int) -> TokenVocab:
+    """The token pieces and end-of-generation ids of a loaded llama.cpp vocabulary (`L`: the llama_cpp module;
+    control tokens are empty pieces; the main EOS first)."""
+    buf = ctypes.create_string_buffer(512)
+    pieces: list[bytes] = []
+    eos: list[int] = []
+    for i in range(n_vocab):
+        if L.llama_vocab_is_eog(vocab_p, i):
+            eos.append(i)
+        if L.llama_vocab_is_control(vocab_p, i):
+            pieces.append(b"")
+            continue
+        k = L.llama_token_to_piece(vocab_p, i, buf, 512, 0, False)
+        pieces.append(buf.raw[:k] if k > 0 else b"")
+    main_eos = int(L.llama_vocab_eos(vocab_p))
+    eos = sorted(set(eos) | ({main_eos} if main_eos >= 0 else set()), key=lambda t: (t != main_eos, t))
+    return TokenVocab(pieces=pieces, eos_ids=eos)

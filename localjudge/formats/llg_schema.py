@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..constraints import llg_bounds
+from ..constraints import isolation, llg_bounds
 from ..errors import InputError
 
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
@@ -186,7 +186,17 @@ def merged_refs(schema: Any, members: tuple[str, ...] = ("anyOf",)) -> frozenset
 def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
     """llguidance's grammar for `schema` (`closed`), validated; `error` naming what llguidance cannot honour.
     When the narrowed copy is refused (closing objects that a combiner merges can leave no value), a wider
-    copy and then the schema as sent are tried: narrowing is a help to small models, never a refusal."""
+    copy and then the schema as sent are tried: narrowing is a help to small models, never a refusal. Under an
+    `isolation.Isolator` (a server's client schemas), llguidance runs in its child process instead."""
+    llg_bounds.check_schema(schema, error)  # here too: a refusal needs no child
+    isolator = isolation.current()
+    if isolator is not None:
+        return isolator.grammar("schema", schema, error)
+    return grammar_here(schema, error)
+
+
+def grammar_here(schema: dict[str, Any], error: type[InputError]) -> str:
+    """`grammar` in this process, whatever isolation is set (what an isolating child runs)."""
     from llguidance import LLMatcher
 
     llg_bounds.check_schema(schema, error)  # before any llguidance call: a deep chain overflows its stack
@@ -217,7 +227,17 @@ def one_line(msg: str) -> str:
 
 def lark_grammar(lark: str, error: type[InputError]) -> str:
     """llguidance's grammar for a Lark grammar (llguidance's dialect), validated; first checked against
-    `llg_bounds` (size, rules, reference depth), since a deep chain overflows llguidance's stack."""
+    `llg_bounds` (size, rules, reference depth), since a deep chain overflows llguidance's stack. Under an
+    `isolation.Isolator`, llguidance runs in its child process instead."""
+    llg_bounds.check_lark(lark, error)
+    isolator = isolation.current()
+    if isolator is not None:
+        return isolator.grammar("lark", lark, error)
+    return lark_grammar_here(lark, error)
+
+
+def lark_grammar_here(lark: str, error: type[InputError]) -> str:
+    """`lark_grammar` in this process, whatever isolation is set (what an isolating child runs)."""
     from llguidance import LLMatcher
 
     llg_bounds.check_lark(lark, error)

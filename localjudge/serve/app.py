@@ -13,6 +13,7 @@ bug, logged with its traceback.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -62,8 +63,10 @@ def create_app(state: ServerState) -> Any:
         if state.config.precompile and state.pieces is not None:
             fmt = state.formats.get(JSON_OBJECT, "json_object")
             state.precompile = asyncio.ensure_future(state.formats.ready(fmt, trusted=True))
+            threading.Thread(target=state.guard.warm, name="localjudge-compile-guard-warm", daemon=True).start()
         yield
         await asyncio.to_thread(state.worker.close, True)
+        state.guard.close()
 
     routes = [Route("/openapi.json", openapi, methods=["GET"])]
     for e in ENDPOINTS:

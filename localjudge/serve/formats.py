@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import constraints
-from ..constraints import relax
+from ..constraints import isolation, relax
 from ..constraints.automaton import cache_path
 from ..constraints.sandbox import CompileLimits, CompileRefused, compile_in_child
 from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
@@ -72,9 +72,11 @@ class FormatCache:
         parallel: int = 2,
         cache_max_bytes: int | None = 1 << 30,
         constraint: str = CLIENT_CONSTRAINT,
+        isolator: isolation.Isolator | None = None,
     ):
         self.vocab_path, self.vocab_hash, self.limits = vocab_path, vocab_hash, limits
         self.constraint = constraint  # which engine constrains client schemas: llguidance, or the automaton
+        self.isolator = isolator  # where llguidance reads a client's schema (serve: a child process)
         self.field_tokens, self.size = field_tokens, size
         self._formats: OrderedDict[str, JSONSchemaFormat | SchemaError] = OrderedDict()
         self._refused: OrderedDict[str, str] = OrderedDict()
@@ -96,12 +98,13 @@ class FormatCache:
             if hit is not None:
                 self._formats.move_to_end(key)
         if hit is None:
-            try:
-                hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=self.constraint)
-            except SchemaError as e:
-                hit = self._relaxed(schema, name, e)
-            except RecursionError:  # deeper than Python can walk: past the depth limit anyway
-                hit = SchemaError("response schema nests too deeply; flatten it")
+            with isolation.using(self.isolator):
+                try:
+                    hit = JSONSchemaFormat(schema, field_tokens=self.field_tokens, name=name, constraint=self.constraint)
+                except SchemaError as e:
+                    hit = self._relaxed(schema, name, e)
+                except RecursionError:  # deeper than Python can walk: past the depth limit anyway
+                    hit = SchemaError("response schema nests too deeply; flatten it")
             with self._lock:
                 self._formats[key] = hit
                 while len(self._formats) > self.size:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..constraints import isolation
 from ..constraints.sandbox import CompileRefused
 from ..engine.base import Generation, TokenInfo
 from ..engine.worker import WorkerBusy
@@ -122,9 +123,12 @@ def check_model(state: ServerState, name: str | None, route: Route) -> str:
 async def plan(state: ServerState, req: ChatRequest) -> protocol.Plan:
     """`protocol.plan` with the server's catalog contracts and aliases, off the event loop (checking the schemas
     a request carries is bounded work, but work)."""
-    return await asyncio.to_thread(
-        protocol.plan, req, field_tokens=state.config.field_tokens, catalog=state.catalog, aliases=state.config.aliases
-    )
+
+    def planned() -> protocol.Plan:
+        with isolation.using(state.guard):  # a Lark grammar the request carries is read by llguidance in a child
+            return protocol.plan(req, field_tokens=state.config.field_tokens, catalog=state.catalog, aliases=state.config.aliases)
+
+    return await asyncio.to_thread(planned)
 
 
 def headers(p: protocol.Plan) -> dict[str, str]:

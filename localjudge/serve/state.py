@@ -22,6 +22,7 @@ from ..formats.text import DEFAULT_TEXT_TOKENS
 from . import checked, protocol
 from .aliases import Alias
 from .catalog import Catalog
+from .compile_guard import CompileGuard, model_file
 from .errors import bad_request
 from .formats import FormatCache
 
@@ -81,6 +82,8 @@ class ServerState:
         self.pieces: list[bytes] | None = vocab.pieces if vocab is not None else None
         vocab_path = save_vocab(vocab, cache_home() / "serve") if vocab is not None else None
         limits = CompileLimits(config.compile_seconds, config.compile_memory_mb << 20)
+        # llguidance reads every client schema and grammar in a child process first (compile_guard.py)
+        self.guard = CompileGuard(model_file(engine), seconds=max(60.0, config.compile_seconds))
         self.formats = FormatCache(
             vocab_path,
             vocab.hash if vocab is not None else None,
@@ -88,6 +91,7 @@ class ServerState:
             config.field_tokens,
             cache_max_bytes=int(config.cache_max_mb * (1 << 20)),
             constraint=config.schema_constraint,
+            isolator=self.guard,
         )
         self.text_format = PlainText(config.text_tokens)
         self.catalog = Catalog.builtin() if config.catalog_formats else None

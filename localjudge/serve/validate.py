@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..constraints import llg_bounds
+from ..constraints import llg_bounds, schema_graph
 from ..constraints.pointer import resolve as _resolve
 from ..formats.json_schema import SchemaError
 from .errors import APIError, bad_request
@@ -36,9 +36,8 @@ from .errors import APIError, bad_request
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _COUNTS = ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties")
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames")
+_SCHEMA_MAPS = schema_graph.SCHEMA_MAPS
+_SCHEMA_LISTS = schema_graph.SCHEMA_LISTS
 _TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 _CHECKED: OrderedDict[str, str | None] = OrderedDict()  # schema digest -> problem (None: fine), last 256
 _LOCK = threading.Lock()  # requests are planned in worker threads
@@ -130,10 +129,14 @@ def _bad(where: str, key: str, want: str, value: Any) -> str:
 
 
 def _types(s: Any, where: str) -> str | None:
-    """The first wrong-typed keyword the server reads, walking every subschema (iteratively)."""
-    stack: list[tuple[Any, str]] = [(s, where)]
-    while stack:
-        node, at = stack.pop()
+    """The first wrong-typed keyword the server reads, at every schema position `schema_graph` reaches (nesting,
+    and every local `$ref`'s target wherever it sits)."""
+    try:
+        positions = schema_graph.build(s).positions
+    except schema_graph.BadRef as e:
+        return str(e)
+    for node, at in positions:
+        at = where + at[1:] if at.startswith("$") else at
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
@@ -161,18 +164,11 @@ def _types(s: Any, where: str) -> str | None:
         ):
             return _bad(at, "type", "one of " + ", ".join(sorted(_TYPES)) + " (or a list of them)", t)
         for k in _SCHEMA_MAPS:
-            if k in node:
-                if not isinstance(node[k], dict):
-                    return _bad(at, k, "an object of schemas", node[k])
-                stack.extend((v, f"{at}.{k}.{name}") for name, v in node[k].items())
+            if k in node and not isinstance(node[k], dict):
+                return _bad(at, k, "an object of schemas", node[k])
         for k in _SCHEMA_LISTS:
-            if k in node:
-                if not isinstance(node[k], list) or not node[k]:
-                    return _bad(at, k, "a non-empty list of schemas", node[k])
-                stack.extend((v, f"{at}.{k}[{i}]") for i, v in enumerate(node[k]))
-        for k in _SCHEMA_ONE:
-            if k in node:
-                stack.append((node[k], f"{at}.{k}"))
+            if k in node and (not isinstance(node[k], list) or not node[k]):
+                return _bad(at, k, "a non-empty list of schemas", node[k])
     return None
 
 
