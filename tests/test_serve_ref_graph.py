@@ -115,6 +115,19 @@ def test_a_repeated_schema_asks_the_child_once_and_refusals_are_the_in_process_o
         guard.close()
 
 
+def test_more_questions_than_children_wait_their_turn_and_are_all_answered():
+    from concurrent.futures import ThreadPoolExecutor
+
+    guard = CompileGuard(workers=1)
+    try:
+        schemas = [{"type": "object", "properties": {f"p{i}": {"type": "integer"}}} for i in range(6)]
+        with ThreadPoolExecutor(6) as pool:
+            grammars = list(pool.map(lambda s: guard.grammar("schema", s, SchemaError), schemas))
+        assert len(set(grammars)) == 6 and guard.asked == 6 and guard._started == 1
+    finally:
+        guard.close()
+
+
 def test_a_compile_past_the_time_limit_is_refused_and_not_remembered():
     guard = CompileGuard(workers=1, seconds=0.001)
     try:

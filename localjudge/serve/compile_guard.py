@@ -39,7 +39,11 @@ _HEADER = struct.Struct(">Q")
 
 
 class ChildStopped(Exception):
-    """The child process died or ran past its time limit (the message says which)."""
+    """The child process died or ran past its time limit (the message says which; `timed_out` for the limit)."""
+
+    def __init__(self, why: str, timed_out: bool = False):
+        super().__init__(why)
+        self.timed_out = timed_out
 
 
 def _signal_name(code: int) -> str:
@@ -70,7 +74,7 @@ class _Child:
             answer = json.loads(self._read(_HEADER.unpack(head)[0], deadline))
         except TimeoutError:  # before OSError, which it is
             self.kill()
-            raise ChildStopped(f"ran past the server's limit of {seconds:g} s") from None
+            raise ChildStopped(f"ran past the server's limit of {seconds:g} s", timed_out=True) from None
         except (EOFError, OSError) as e:  # a broken pipe, or the pipe closed: the child is gone
             self.kill()
             code = self.proc.wait()
@@ -164,31 +168,36 @@ class CompileGuard:
         except ChildStopped as e:
             self.stopped += 1
             self._lost()
-            timed_out = "limit" in str(e)
-            msg = (
-                f"{what}: the constraint compiler {e} on it; simplify it (fewer nested levels, $refs or rules), "
-                "or report it if it is small"
-            )
-            return (False, msg), not timed_out
+            msg = f"{what}: the constraint compiler {e} on it; simplify it (fewer nested levels, $refs or rules), or report it if it is small"
+            return (False, msg), not e.timed_out
+        except BaseException:  # anything else (a reply that is not JSON): the child is not trusted again
+            child.kill()
+            self._lost()
+            raise
         self._give(child)
         if "grammar" in answer:
             return (True, str(answer["grammar"])), True
         return (False, str(answer.get("error") or f"{what}: refused by the constraint compiler")), True
 
     def _take(self) -> _Child:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the compile guard is closed")
-            start = self._idle.empty() and self._started < self.workers
+        """An idle child, or a new one while fewer than `workers` run; else wait for one to come back."""
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("the compile guard is closed")
+                start = self._idle.empty() and self._started < self.workers
+                if start:
+                    self._started += 1
             if start:
-                self._started += 1
-        if start:
-            try:
-                return _Child(self.model_path, self.memory_bytes)
-            except BaseException:
-                self._lost()
-                raise
-        return self._idle.get()
+                try:
+                    return _Child(self.model_path, self.memory_bytes)
+                except BaseException:
+                    self._lost()
+                    raise
+            try:  # every child is busy (each question is bounded by `seconds`); look again now and then
+                return self._idle.get(timeout=0.5)
+            except queue.Empty:
+                continue
 
     def _give(self, child: _Child) -> None:
         with self._lock:
