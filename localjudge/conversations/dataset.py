@@ -31,8 +31,10 @@ conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas
 unless the data has columns of those names, and keeps the data row's other columns. Those derived values are
 the `DERIVED` table; a run sets `needs` to the columns its judges read, and a row then builds only those (with
 `--truncate-conversation`, at each bisection step too); without it (the Python API, export, the view) it builds them all. A row's `Position` (conversation id, turn
-index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
-one row with the error (naming its source row and the field), so the other conversations still run.
+index) is stored with its results (store migration 005_conversations). A conversation that cannot be read (not JSON, nested
+more than 100 levels deep, no messages, a tool call's arguments with a number that is not finite) is one row with
+the error (naming its source row and the field), so the other conversations still run; so is a row whose id an
+earlier row already has (the later one: a conversation's id keys its stored transcript and its rows).
 """
 
 from __future__ import annotations
@@ -170,6 +172,7 @@ class ConversationDataset(Dataset):
                 yield Row(i, f"{self.label}:session {conv.id or i}", {"id": conv.id or str(i)}), conv
             return
         col = self.options.messages_column
+        seen: dict[str, str] = {}  # conversation id -> the source of the row that holds it
         for row in self.source:
             if row.error is not None:
                 yield row, None
@@ -179,8 +182,15 @@ class ConversationDataset(Dataset):
                 if value is None:
                     raise InputError("missing; give each row an OpenAI-style messages list")
                 conv = from_messages(value, id=row.row_id)
+                if not conv.turns:  # nothing for a judge to read: a verdict on it would be made up
+                    raise InputError("an empty list; a conversation needs at least one message to judge")
             except InputError as e:
                 yield Row(row.index, row.source, row.values, f"{row.source}: column {col!r}: {e}"), None
+                continue
+            first = seen.setdefault(row.row_id, row.source)
+            if first != row.source:  # its stored transcript and its rows' ids would be the earlier conversation's
+                err = f"{row.source}: id {row.row_id!r} is also {first}'s; give each conversation its own id"
+                yield Row(row.index, row.source, row.values, err), None
                 continue
             yield row, conv
 
