@@ -26,6 +26,13 @@ def parse_otel(obj: dict) -> Trace:
     if not raw:
         raise InputError("OpenTelemetry trace has no spans (expected 'resourceSpans[].scopeSpans[].spans[]' or 'spans[]')")
     spans = [_otel_span(s, i) for i, s in enumerate(raw)]
+    first: dict[str, int] = {}
+    for i, s in enumerate(spans):  # one id, two spans: which a parent id, or "the last model call", means is unknown
+        j = first.setdefault(s.span_id, i)
+        if j != i:
+            raise InputError(
+                f"OpenTelemetry span #{i} has span id {s.span_id!r}, as span #{j} has; each span of a trace needs its own id"
+            )
     trace_ids = [t for t in (_get(s, "traceId", "trace_id") or (s.get("context") or {}).get("trace_id") for s in raw) if t]
     trace_id = obj.get("trace_id") or obj.get("traceId") or (trace_ids[0] if trace_ids else None)
     if not trace_id:
