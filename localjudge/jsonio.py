@@ -17,18 +17,34 @@ import re
 from typing import Any, Literal
 
 DEFAULT_MAX_DEPTH = 100  # arrays and objects inside one another; real data files, traces and calls stay far below
+# the deepest any caller parses (HTTP bodies, answers checked against a client's schema): what Python's recursion limit
+# let through before, less room for the caller's own stack, now refused before the parser starts
+PARSER_DEPTH = 500
 Problem = Literal["too_large", "too_deep", "not_utf8", "invalid", "not_finite"]
 
 
-class JSONBoundsError(ValueError):
-    """JSON refused: `kind` says why (too_large, too_deep, not_utf8, invalid, not_finite); the message is one
-    line naming the problem and the limit, without the location (the caller's to add)."""
+class JSONBoundsError(json.JSONDecodeError):
+    """JSON refused: `kind` says why (too_large, too_deep, not_utf8, invalid, not_finite); `str()` is one line
+    naming the problem and the limit, without the file or field (the caller's to add). A `json.JSONDecodeError`
+    (so a `ValueError`), so a handler written for `json.loads` catches it: `msg`, `lineno` and `colno` are the
+    parser's for `invalid`, the problem and the bracket past the limit for `too_deep`, line 1 column 1 else."""
 
-    def __init__(self, kind: Problem, message: str, parser: json.JSONDecodeError | None = None):
-        super().__init__(message)
+    def __init__(
+        self, kind: Problem, message: str, parser: json.JSONDecodeError | None = None, msg: str = "", line: int = 1, col: int = 1
+    ):
+        super().__init__(msg or message, "", 0)  # no document kept: the input may be megabytes
+        if parser is not None:
+            self.msg, self.pos, line, col = parser.msg, parser.pos, parser.lineno, parser.colno
+        self.lineno, self.colno, self.args = line, col, (message,)
         self.kind, self.message = kind, message
-        self.parser = parser  # for `invalid`, the parser's own error (its msg, line and column)
+        self.parser = parser  # for `invalid`, the parser's own error
         self.detail = str(parser).splitlines()[0][:200] if parser is not None else message  # as the parser words it
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind, self.message, self.parser, self.msg, self.lineno, self.colno))
 
 
 # a string (to its closing quote, or to the end when it has none: one pass, never a retry), or a bracket
@@ -95,14 +111,17 @@ def loads(
             nl, line = data.rfind(b"\n", 0, at), data.count(b"\n", 0, at) + 1
         else:
             nl, line = data.rfind("\n", 0, at), data.count("\n", 0, at) + 1
-        where = f"line {line} column {at - nl}"
-        raise JSONBoundsError("too_deep", f"JSON nested more than {max_depth} levels deep at {where} (the limit)")
+        problem = f"nested more than {max_depth} levels deep (the limit)"
+        message = f"JSON nested more than {max_depth} levels deep at line {line} column {at - nl} (the limit)"
+        raise JSONBoundsError("too_deep", message, msg=problem, line=line, col=at - nl)
     try:
         if finite:
             return json.loads(data, parse_constant=_not_constant, parse_float=_finite_float)
         if not constants:
             return json.loads(data, parse_constant=_not_constant)
         return json.loads(data)
+    except JSONBoundsError:  # from the hooks above
+        raise
     except json.JSONDecodeError as e:
         msg = f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})"
         raise JSONBoundsError("invalid", msg, e) from None

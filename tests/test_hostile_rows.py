@@ -265,26 +265,30 @@ def test_the_bounded_reader_refuses_depth_before_parsing_and_non_finite_numbers_
 # text the package itself wrote or ships, or are owned by concurrent work named in the reason. (file, function): why.
 TRUSTED_JSON_CALLS: dict[tuple[str, str], str] = {
     ("jsonio.py", "loads"): "the bounded reader itself: its calls come after the size and depth checks",
-    ("serve/catalog.py", "_prompts"): "ragas_prompts.json, a file shipped inside the package",
-    ("serve/ollama.py", "_message_out"): "arguments of a tool call this server's own model just generated",
+    ("serve/catalog.py", "ragas_prompts"): "ragas_prompts.json, a file shipped inside the package",
+    ("serve/ollama.py", "_calls"): "the arguments of a tool call this server's model just made, read by serve/protocol",
     ("engine/_template_worker.py", "main"): "a request line from the parent process, written by engine/template.py",
-    ("engine/template.py", "_ask"): "a reply line from the template worker this package started",
-    ("constraints/llg_search.py", "_greedy_names"): "a grammar this package compiled (llg.py), not client text",
-    ("constraints/llg_minimal.py", "minimal_grammar"): "a grammar this package compiled (llg.py), not client text",
+    ("engine/template.py", "_roundtrip"): "a reply line from the template worker this package started",
+    ("constraints/llg_search.py", "literals"): "a grammar this package compiled (constraints/llg.py), not client text",
+    ("constraints/llg_minimal.py", "from_grammar"): "a grammar this package compiled (constraints/llg.py), not client text",
     ("constraints/llg_bounds.py", "lark_rules"): (
-        "a %json block of a client's grammar, bounded by llg_bounds' own depth and size checks; the constraints are "
-        "changed by concurrent schema-check work (issue 43 report), so it is left to it"
+        "a %json block of a client's grammar, within llg_bounds' own size bound; constraints/* is being changed by "
+        "the concurrent schema-check work, so switching it is left to that work"
     ),
-    ("models/files.py", "_cached"): "a cache file this package wrote",
-    ("models/registry.py", "_cached_sha"): "a cache file this package wrote",
-    ("store/db.py", "_loads"): "text this package wrote to its own store (json.dumps of values already read)",
-    ("labels/sessions.py", "_label"): "text this package wrote to its own store",
+    ("models/files.py", "gguf_metadata"): "a metadata cache file this package wrote",
+    ("models/registry.py", "sha256_of"): "a checksum cache file this package wrote",
+    ("models/manifest.py", "read_manifest"): "the model manifest this package writes (`localjudge models add`)",
+    ("cli/run_trust.py", "calibrated"): "the summary.json this same run has just written",
+    ("run/exports.py", "jsonl_line"): "a line pydantic has just written (model_dump_json) in this process",
+    ("store/db.py", "_json_or"): "text this package wrote to its own store (json.dumps of values already read)",
+    ("store/format_spec.py", "from_json"): "text this package wrote to its own store",
+    ("labels/sessions.py", "latest_session_labels"): "text this package wrote to its own store",
     ("labels/table.py", "_label"): "text this package wrote to its own store",
-    ("labels/store.py", "row_inputs"): "text this package wrote to its own store",
-    ("view/runs.py", "run_meta"): "text this package wrote to its own store",
-    ("view/runs.py", "row_detail"): "text this package wrote to its own store",
-    ("view/rowpage.py", "row_page"): "text this package wrote to its own store",
-    ("view/panels.py", "_members"): "text this package wrote to its own store",
+    ("labels/store.py", "label_rows"): "text this package wrote to its own store",
+    ("view/runs.py", "meta"): "text this package wrote to its own store",
+    ("view/runs.py", "_result_row"): "text this package wrote to its own store",
+    ("view/rowpage.py", "page_item"): "text this package wrote to its own store",
+    ("view/panels.py", "_value"): "text this package wrote to its own store",
 }
 
 
@@ -299,6 +303,8 @@ def _json_load_calls() -> set[tuple[str, str]]:
             node, func = stack.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 func = node.name
+            if isinstance(node, ast.ImportFrom) and node.module == "json" and {a.name for a in node.names} & {"load", "loads"}:
+                found.add((path.relative_to(root).as_posix(), "from json import load(s)"))  # never allowed: unseen calls
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)

@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import jsonio
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
@@ -332,7 +333,7 @@ def _row_calls(value: Any) -> list[ToolCall] | None:
     text) as calls; None when absent or unreadable (the tool_call rows' judges report a bad value themselves)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except ValueError:
             return None
     if not isinstance(value, list):
@@ -346,7 +347,7 @@ def _row_calls(value: Any) -> list[ToolCall] | None:
         args = v.get("arguments") or {}
         if isinstance(args, str):
             try:
-                args = json.loads(args)
+                args = jsonio.loads(args)
             except ValueError:
                 return None
         try:
