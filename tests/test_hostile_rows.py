@@ -231,10 +231,17 @@ def test_two_spans_with_one_span_id_are_refused_with_one_line(tmp_path):
 
 def test_a_trace_given_from_python_is_bounded_before_it_is_walked():
     from localjudge.agent.trace import load_trace
+    from localjudge.conversations import from_otel
 
     spans = [{"traceId": "t", "spanId": "1", "name": "x", "attributes": _nested_value(3000)}]
     with pytest.raises(InputError, match=r"^trace: spans\[0\]\.attributes(\.a)+: nested more than 100 levels deep"):
         load_trace({"spans": spans})
+    kv: Any = {"stringValue": "x"}
+    for _ in range(3000):  # an attribute value holding itself: the reader's walk over it recursed
+        kv = {"kvlistValue": {"values": [{"key": "k", "value": kv}]}}
+    spans = [{"traceId": "t", "spanId": "1", "name": "x", "attributes": [{"key": "k", "value": kv}]}]
+    with pytest.raises(InputError, match=r"^OpenTelemetry trace: spans\[0\]\.attributes\[0\]\.value\.kvlistValue"):
+        from_otel({"spans": spans})
 
 
 # ------------------------------------------------------------------------------------------------ the reader

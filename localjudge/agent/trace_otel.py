@@ -7,12 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, check_value
 from .trace_fields import fill_previews, first_of, id_text, in_execution_order, json_or_raw, opt_ns, span_status
 from .trace_model import INPUT_KEYS, OUTPUT_KEYS, TYPE_KEYS, Span, SpanEvent, Trace
 
 
 def parse_otel(obj: dict) -> Trace:
-    """A `Trace` from OpenTelemetry spans (OTLP/JSON or `{"spans": [...]}`); `InputError` names what is missing."""
+    """A `Trace` from OpenTelemetry spans (OTLP/JSON or `{"spans": [...]}`); `InputError` names what is missing,
+    or where `obj` nests more than 100 levels deep (checked before any walk: `_any_value` recurses)."""
+    try:
+        check_value(obj)
+    except JSONBoundsError as e:
+        raise InputError(f"OpenTelemetry trace: {e}") from None
     raw: list[dict] = []
     resource: dict[str, Any] = {}
     resource_spans = obj.get("resourceSpans", obj.get("resource_spans"))
