@@ -18,11 +18,11 @@ in `trace_mlflow` and `trace_otel`, the fields they share in `trace_fields`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, check_value, loads
 from .trace_mlflow import parse_mlflow
 from .trace_model import Span, SpanEvent, SpanStatus, Trace
 from .trace_otel import parse_otel
@@ -52,19 +52,27 @@ def load_trace(source: Any) -> Trace:
 
 def _loads(text: str, what: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
+        return loads(text)
+    except JSONBoundsError as e:
+        if e.parser is None:  # nested too deep
+            raise InputError(f"{what}: {e}; fix the file") from None
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if len(lines) > 1:  # JSON Lines: one span per line
             try:
-                return [json.loads(ln) for ln in lines]
-            except json.JSONDecodeError:
+                return [loads(ln) for ln in lines]
+            except JSONBoundsError:
                 pass
-        raise InputError(f"{what} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix the file") from None
+        p = e.parser
+        raise InputError(f"{what} is not valid JSON (line {p.lineno}, column {p.colno}: {p.msg}); fix the file") from None
 
 
 def parse_trace(obj: Any) -> Trace:
-    """Detect the format of parsed JSON and read it; `InputError` names what is missing."""
+    """Detect the format of parsed JSON and read it; `InputError` names what is missing (or where it nests more
+    than 100 levels deep: a value given from Python is bounded as a file's JSON is, before any walk over it)."""
+    try:
+        check_value(obj)
+    except JSONBoundsError as e:
+        raise InputError(f"trace: {e}") from None
     if isinstance(obj, dict) and isinstance(obj.get("trace"), dict) and "info" in obj["trace"]:
         obj = obj["trace"]
     if isinstance(obj, dict) and ("info" in obj or "data" in obj):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, loads
 from .trace_model import Span, SpanStatus, Trace
 
 
@@ -21,13 +22,14 @@ def first_of(attrs: dict, keys: tuple[str, ...]) -> Any:
 
 
 def json_or_raw(v: Any) -> Any:
-    """A JSON-encoded attribute string decoded; anything else (or text that is not JSON) as it is."""
+    """A JSON-encoded attribute string decoded (`localjudge.jsonio.loads`); anything else (or text that is not
+    JSON, or nests more than 100 levels deep) as it is."""
     if isinstance(v, str):
         t = v.strip()
         if t[:1] in ('"', "{", "[") or t in ("true", "false", "null") or t.replace(".", "", 1).lstrip("-").isdigit():
             try:
-                return json.loads(t)
-            except json.JSONDecodeError:
+                return loads(t)
+            except JSONBoundsError:
                 return v
     return v
 
@@ -110,15 +112,14 @@ def in_execution_order(spans: list[Span]) -> list[Span]:
 
     out: list[Span] = []
     seen: set[str] = set()
-
-    def walk(parent: str | None) -> None:
-        for s in sorted(children.get(parent, []), key=key):
-            if s.span_id not in seen:
-                seen.add(s.span_id)
-                out.append(s)
-                walk(s.span_id)
-
-    walk(None)
+    # an explicit stack, not recursion: a parent chain as deep as the span bound (10,000) is walked like a flat one
+    stack = sorted(children.get(None, []), key=key)[::-1]  # popped from the end: earliest first, ties in file order
+    while stack:
+        s = stack.pop()
+        if s.span_id not in seen:
+            seen.add(s.span_id)
+            out.append(s)
+            stack.extend(sorted(children.get(s.span_id, []), key=key)[::-1])
     out.extend(s for s in spans if s.span_id not in seen)  # cycles: keep them, in file order
     return out
 

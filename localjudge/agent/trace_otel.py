@@ -7,12 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, check_value
 from .trace_fields import fill_previews, first_of, id_text, in_execution_order, json_or_raw, opt_ns, span_status
 from .trace_model import INPUT_KEYS, OUTPUT_KEYS, TYPE_KEYS, Span, SpanEvent, Trace
 
 
 def parse_otel(obj: dict) -> Trace:
-    """A `Trace` from OpenTelemetry spans (OTLP/JSON or `{"spans": [...]}`); `InputError` names what is missing."""
+    """A `Trace` from OpenTelemetry spans (OTLP/JSON or `{"spans": [...]}`); `InputError` names what is missing,
+    or where `obj` nests more than 100 levels deep (checked before any walk: `_any_value` recurses)."""
+    try:
+        check_value(obj)
+    except JSONBoundsError as e:
+        raise InputError(f"OpenTelemetry trace: {e}") from None
     raw: list[dict] = []
     resource: dict[str, Any] = {}
     resource_spans = obj.get("resourceSpans", obj.get("resource_spans"))
@@ -26,6 +32,13 @@ def parse_otel(obj: dict) -> Trace:
     if not raw:
         raise InputError("OpenTelemetry trace has no spans (expected 'resourceSpans[].scopeSpans[].spans[]' or 'spans[]')")
     spans = [_otel_span(s, i) for i, s in enumerate(raw)]
+    first: dict[str, int] = {}
+    for i, s in enumerate(spans):  # one id, two spans: which a parent id, or "the last model call", means is unknown
+        j = first.setdefault(s.span_id, i)
+        if j != i:
+            raise InputError(
+                f"OpenTelemetry span #{i} has span id {s.span_id!r}, as span #{j} has; each span of a trace needs its own id"
+            )
     trace_ids = [t for t in (_get(s, "traceId", "trace_id") or (s.get("context") or {}).get("trace_id") for s in raw) if t]
     trace_id = obj.get("trace_id") or obj.get("traceId") or (trace_ids[0] if trace_ids else None)
     if not trace_id:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .. import jsonio
 from ..datasets import unencodable
 from ..engine.base import DecodeOptions
 from ..errors import InputError
@@ -32,7 +33,7 @@ def format_from(kind: str, params: tuple[str, ...]) -> OutputFormat:
     for k, v in list(p.items()):
         if isinstance(v, str):
             try:
-                p[k] = json.loads(v)
+                p[k] = jsonio.loads(v)
             except json.JSONDecodeError:
                 pass
     return make_format(kind, **p)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .. import jsonio
 from ..datasets import unencodable
 from ..engine.base import DecodeOptions
 from ..errors import InputError
@@ -43,7 +44,7 @@ def parse_assignments(pairs: tuple[str, ...], what: str) -> dict[str, Any]:
         val: Any = v
         if v[:1] in "[{":
             try:
-                val = json.loads(v)
+                val = jsonio.loads(v)
             except json.JSONDecodeError as e:
                 raise InputError(f"{what} {k!r} starts like JSON but is not valid JSON ({e.msg}); quote it as text") from None
         elif v.startswith("@"):

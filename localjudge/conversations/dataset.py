@@ -31,8 +31,10 @@ conversation as RAGAS's `MultiTurnSample.pretty_repr` prints it, what the `ragas
 unless the data has columns of those names, and keeps the data row's other columns. Those derived values are
 the `DERIVED` table; a run sets `needs` to the columns its judges read, and a row then builds only those (with
 `--truncate-conversation`, at each bisection step too); without it (the Python API, export, the view) it builds them all. A row's `Position` (conversation id, turn
-index) is stored with its results (store migration 005_conversations). A conversation that cannot be read is
-one row with the error (naming its source row and the field), so the other conversations still run.
+index) is stored with its results (store migration 005_conversations). A conversation that cannot be read (not JSON, nested
+more than 100 levels deep, no messages, a tool call's arguments with a number that is not finite) is one row with
+the error (naming its source row and the field), so the other conversations still run; so is a row whose id an
+earlier row already has (the later one: a conversation's id keys its stored transcript and its rows).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import jsonio
 from ..datasets import ColumnSpec, Dataset, Position, Row
 from ..errors import InputError
 from .deepeval_case import actual_output_text, call_outputs, input_text, print_tools_called_text, tools_called_text
@@ -170,6 +173,7 @@ class ConversationDataset(Dataset):
                 yield Row(i, f"{self.label}:session {conv.id or i}", {"id": conv.id or str(i)}), conv
             return
         col = self.options.messages_column
+        seen: dict[str, str] = {}  # conversation id -> the source of the row that holds it
         for row in self.source:
             if row.error is not None:
                 yield row, None
@@ -179,8 +183,15 @@ class ConversationDataset(Dataset):
                 if value is None:
                     raise InputError("missing; give each row an OpenAI-style messages list")
                 conv = from_messages(value, id=row.row_id)
+                if not conv.turns:  # nothing for a judge to read: a verdict on it would be made up
+                    raise InputError("an empty list; a conversation needs at least one message to judge")
             except InputError as e:
                 yield Row(row.index, row.source, row.values, f"{row.source}: column {col!r}: {e}"), None
+                continue
+            first = seen.setdefault(row.row_id, row.source)
+            if first != row.source:  # its stored transcript and its rows' ids would be the earlier conversation's
+                err = f"{row.source}: id {row.row_id!r} is also {first}'s; give each conversation its own id"
+                yield Row(row.index, row.source, row.values, err), None
                 continue
             yield row, conv
 
@@ -322,7 +333,7 @@ def _row_calls(value: Any) -> list[ToolCall] | None:
     text) as calls; None when absent or unreadable (the tool_call rows' judges report a bad value themselves)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except ValueError:
             return None
     if not isinstance(value, list):
@@ -336,7 +347,7 @@ def _row_calls(value: Any) -> list[ToolCall] | None:
         args = v.get("arguments") or {}
         if isinstance(args, str):
             try:
-                args = json.loads(args)
+                args = jsonio.loads(args)
             except ValueError:
                 return None
         try:

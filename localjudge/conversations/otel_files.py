@@ -19,7 +19,6 @@ one `InputError` line naming the file (and line) and the span or field."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from ..agent.trace_model import Trace
 from ..agent.trace_otel import parse_otel
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, loads
 from .model import Conversation, Turn
 from .readers import DEFAULT_BOUNDS, Bounds, build, check_bounds, read_json
 from .traces import from_otel_trace
@@ -69,9 +69,11 @@ def _objects(path: Path, bounds: Bounds) -> Iterator[tuple[str, Any]]:
     if path.suffix != ".jsonl" and path.stat().st_size <= bounds.max_bytes:
         text = path.read_bytes()
         try:
-            yield str(path), json.loads(text)
+            yield str(path), loads(text)
             return
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except JSONBoundsError as e:
+            if e.kind == "too_deep":  # never read as JSON Lines: its first line would be named as the fault
+                raise InputError(f"{path}: {e}") from None
             if len(text.strip().splitlines()) < 2:
                 yield str(path), read_json(text, bounds, str(path))  # the one-line error
                 return

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, check_value, loads
 from .model import Conversation, ToolCall, Turn
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
@@ -61,17 +62,13 @@ def build(where: str, **fields: Any) -> Conversation:
 
 
 def read_json(text: str | bytes, bounds: Bounds, where: str) -> Any:
-    """JSON text parsed, at most `bounds.max_bytes` of it; else one `InputError` line starting with `where`
-    (too large, not JSON with its line and column, or bytes that are not UTF-8)."""
-    size = len(text.encode() if isinstance(text, str) else text)
-    if size > bounds.max_bytes:
-        raise InputError(f"{where}: {size} bytes of JSON, more than the limit of {bounds.max_bytes}")
+    """JSON text parsed (`localjudge.jsonio.loads`), at most `bounds.max_bytes` of it nested at most 100 deep;
+    else one `InputError` line starting with `where` (too large, too deep, not JSON with its line and column, or
+    bytes that are not UTF-8)."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{where}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{where}: not UTF-8 text; save it as UTF-8 JSON") from None
+        return loads(text, max_bytes=bounds.max_bytes)
+    except JSONBoundsError as e:
+        raise InputError(f"{where}: {e}") from None
 
 
 def from_messages(
@@ -84,6 +81,11 @@ def from_messages(
     object (text or parsed). `fields` are the other `Conversation` fields (id, expected_tool_calls, ...)."""
     if isinstance(messages, str | bytes):
         messages = read_json(messages, bounds, "messages")
+    else:  # given as Python values (records, a DataFrame cell): bounded as JSON text is, before any walk
+        try:
+            check_value(messages)
+        except JSONBoundsError as e:
+            raise InputError(f"messages: {e}") from None
     if isinstance(messages, dict):
         if "messages" not in messages:
             raise InputError("messages: an object needs a 'messages' list")
@@ -171,11 +173,13 @@ def _call(c: Any, at: str) -> ToolCall:
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
         raise InputError(f"{at}.function.name: missing; a tool call needs function.name")
     args = fn.get("arguments", {})
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as e:
-            raise InputError(f"{at}.function.arguments: not valid JSON ({e.msg} at column {e.colno})") from None
+    try:  # finite numbers only: NaN, Infinity and 1e400 are not JSON a tool could have been called with
+        if isinstance(args, str):
+            args = loads(args, finite=True) if args.strip() else {}
+        else:
+            check_value(args, finite=True)
+    except JSONBoundsError as e:
+        raise InputError(f"{at}.function.arguments: {e}") from None
     if not isinstance(args, dict):
         raise InputError(f"{at}.function.arguments: a JSON {type(args).__name__}, not an object")
     call_id = c.get("id")

@@ -7,12 +7,12 @@ read by conversation id. A store older than the migration gains the empty table 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from .. import jsonio
 from ..store.db import Store
 from .model import Conversation
 
@@ -39,7 +39,7 @@ def get_conversation(store: Store, run_id: str, conversation_id: str) -> Convers
     if r is None:
         return None
     try:
-        return Conversation.model_validate(json.loads(r[0]))
+        return Conversation.model_validate(jsonio.loads(r[0], max_depth=jsonio.PARSER_DEPTH))
     except (ValueError, ValidationError):
         return None
 
@@ -63,7 +63,7 @@ def read_stored_conversations(db_path: str | Path, run_id: str) -> dict[str, Con
         conn.close()
     for cid, text in rows:
         try:
-            out[cid] = Conversation.model_validate(json.loads(text))
+            out[cid] = Conversation.model_validate(jsonio.loads(text, max_depth=jsonio.PARSER_DEPTH))
         except (ValueError, ValidationError):
             continue
     return out

@@ -16,6 +16,7 @@ from typing import Any
 from ..agent.trace_model import Trace
 from ..agent.trace_otel import parse_otel
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, loads
 from .model import Conversation, ToolCall, Turn
 from .readers import DEFAULT_BOUNDS, Bounds, build, check_bounds, from_messages
 
@@ -134,9 +135,10 @@ def _otel_messages(a: dict[str, Any], side: str) -> list[dict[str, Any]]:
     raw = a.get(f"gen_ai.{side}.messages")
     if raw is not None:
         try:
-            msgs = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError as e:
-            raise InputError(f"gen_ai.{side}.messages: not valid JSON ({e.msg} at column {e.colno})") from None
+            msgs = loads(raw) if isinstance(raw, str) else raw
+        except JSONBoundsError as e:
+            detail = f"not valid JSON ({e.parser.msg} at column {e.parser.colno})" if e.parser else str(e)
+            raise InputError(f"gen_ai.{side}.messages: {detail}") from None
         if not isinstance(msgs, list):
             raise InputError(f"gen_ai.{side}.messages: a {type(msgs).__name__}, not a list")
         return [m for msg in msgs for m in _from_parts(msg)]

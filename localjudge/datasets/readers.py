@@ -14,7 +14,6 @@ position of the row in the data, counting malformed rows.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import JSONBoundsError, loads
 from .row import Row, plain, type_name, unencodable
 
 CSV_FIELD_LIMIT = 1 << 30
@@ -78,9 +78,11 @@ class JSONLDataset(Dataset):
         except UnicodeDecodeError as e:
             return None, f"{where}: not valid UTF-8 at byte {e.start}; save the file as UTF-8"
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            return None, f"{where}: malformed JSON ({e.msg} at column {e.colno}); fix or remove the line"
+            obj = loads(text)
+        except JSONBoundsError as e:
+            if e.parser is None:  # nested too deep: refused before the parser saw it
+                return None, f"{where}: {e}; fix or remove the line"
+            return None, f"{where}: malformed JSON ({e.parser.msg} at column {e.parser.colno}); fix or remove the line"
         if not isinstance(obj, dict):
             return None, f"{where}: expected a JSON object, got {type_name(obj)}; write one object per line"
         bad = unencodable(obj)

@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import jsonio
 from .mapping import ColumnSpec, Kind
 from .row import Row, as_text, is_empty, is_scalar, plain, type_name, unencodable
 
@@ -64,7 +65,7 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
     if kind == "json":  # structured values (an agent trace, a dict of context fields) pass through as they are;
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "[", '"'):  # a CSV cell holding JSON is parsed
             try:
-                value = json.loads(value)
+                value = jsonio.loads(value)
             except json.JSONDecodeError as e:
                 return None, f"the mapping says json but the cell is not valid JSON ({e.msg} at char {e.pos}); fix the cell"
             if is_empty(value):
@@ -72,7 +73,7 @@ def coerce(value: Any, kind: Kind = "auto") -> tuple[Any, str | None]:
         return value, None
     if kind == "list" and isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except json.JSONDecodeError:
             return None, 'the mapping says list but the cell is not a JSON list; write it as ["...", "..."]'
         if not isinstance(value, list):

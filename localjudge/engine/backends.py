@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import jsonio
 from ..errors import InputError, ModelNotFoundError
 from .base import Engine, ModelIdentity, ScriptedEngine
 from .capabilities import Capability
@@ -297,7 +298,7 @@ class ScriptedBackend(Backend):
             ) from None
         if p.suffix.lower() == ".json":
             try:
-                data = json.loads(text)
+                data = jsonio.loads(text)
             except json.JSONDecodeError as e:
                 raise InputError(f"{p}: not valid JSON ({e.msg}, line {e.lineno}); give a JSON array of answer strings") from None
             if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
@@ -309,7 +310,7 @@ class ScriptedBackend(Backend):
                 if not line.strip():
                     continue
                 try:
-                    v = json.loads(line)
+                    v = jsonio.loads(line)
                 except json.JSONDecodeError:
                     v = None
                 answers.append(v if isinstance(v, str) else line)

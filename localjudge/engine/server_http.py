@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from .. import jsonio
 from ..errors import InputError
 
 
@@ -81,7 +82,7 @@ def http_json(
     except urllib.error.HTTPError as e:
         raw, status, headers = e.read(), e.code, dict(e.headers or {})
     try:
-        parsed = json.loads(raw) if raw else {}
+        parsed = jsonio.loads(raw) if raw else {}
     except ValueError:
         parsed = {"error": {"message": raw[:200].decode("utf-8", "replace")}}
     return status, parsed if isinstance(parsed, dict) else {"data": parsed}, headers

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .. import jsonio
 from ..constraints.spec import ConstraintSpec, JSONSchema, Regex
 from ..errors import ParseError
 from . import llg_schema
@@ -46,7 +47,7 @@ def _json_values(text: str) -> list[Any]:
     for cand in [*fences, text]:
         stripped = cand.strip()
         try:
-            out.append(json.loads(stripped))
+            out.append(jsonio.loads(stripped, max_depth=jsonio.PARSER_DEPTH))
             continue
         except (json.JSONDecodeError, RecursionError):
             pass
@@ -82,7 +83,7 @@ class JSONSchemaFormat(OutputFormat):
         self.expressed = constraint  # how the schema is constrained: "automaton" (a regex) or "llguidance"
         if isinstance(schema, str):
             try:
-                schema = json.loads(schema)
+                schema = jsonio.loads(schema, max_depth=jsonio.PARSER_DEPTH)
             except json.JSONDecodeError as e:
                 raise SchemaError(f"response schema is not valid JSON ({e.msg}, line {e.lineno})") from None
         if not isinstance(schema, dict):

@@ -4,12 +4,16 @@ on JSON nesting checked before the parser sees the body (`loads_bounded`, `loads
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from typing import Any
 
+from ..jsonio import JSONBoundsError, json_depth, loads
+
 _DIGITS = re.compile(r"\d+")
+# what `loads_strict` parses at most: deeper bodies were refused before as past Python's recursion limit (about 1,000
+# levels less the server's own stack); now always, before the parser starts
+_PARSER_DEPTH = 500
 
 
 class BodyError(Exception):
@@ -74,29 +78,6 @@ async def read_body(request: Any, limit: int, timeout: float = 30.0, stopping: a
     return b"".join(parts)
 
 
-# a string (to its closing quote, or to the end when it has none: one pass, never a retry), or a bracket
-_JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
-
-
-def json_depth(data: bytes, stop_past: int | None = None) -> int:
-    """How deep the arrays and objects of JSON text nest (0 for a scalar), counted in one linear pass without
-    recursion and without parsing: brackets inside strings are skipped, so a valid document's depth is exact
-    (an invalid one gets a number too; the parser rejects it afterwards). With `stop_past`, the count stops
-    at the first level deeper than it (and returns that level)."""
-    depth = deepest = 0
-    for m in _JSON_TOKENS.finditer(data):
-        c = m.group()
-        if c in (b"[", b"{"):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_past is not None and depth > stop_past:
-                    break
-        elif c in (b"]", b"}"):
-            depth = max(0, depth - 1)
-    return deepest
-
-
 def loads_bounded(data: bytes, max_depth: int) -> Any:
     """`data` parsed as strict JSON (no NaN or Infinity) after `json_depth` is checked: `BodyError` 400 naming
     the depth and the limit, or naming what is not valid JSON. The parser never recurses past `max_depth`."""
@@ -105,15 +86,10 @@ def loads_bounded(data: bytes, max_depth: int) -> Any:
     return loads_strict(data)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def loads_strict(data: bytes) -> Any:
     """`data` parsed as strict JSON (no NaN or Infinity): `BodyError` 400 `invalid_json` naming what is not valid
-    JSON (a body nested past Python's recursion limit included)."""
+    JSON (a body nested more than 500 levels deep included, refused before parsing: `localjudge.jsonio`)."""
     try:
-        return json.loads(data, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as e:
-        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-        raise BodyError(400, f"the request body is not valid JSON ({msg})", "invalid_json") from None
+        return loads(data, max_depth=_PARSER_DEPTH, constants=False)
+    except JSONBoundsError as e:
+        raise BodyError(400, f"the request body is not valid JSON ({e.detail})", "invalid_json") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import jsonio
 from ..errors import InputError
 from .deepeval_turn_rag import rag_turns
 from .deepeval_values import deepeval_turns
@@ -70,7 +71,7 @@ class ToolCalls:
 
 def _tool_calls(text: Any) -> ToolCalls:
     try:
-        calls = json.loads(text) if isinstance(text, str) else None
+        calls = jsonio.loads(text) if isinstance(text, str) else None
     except ValueError:
         calls = None
     if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):

@@ -13,10 +13,10 @@ below 1. DeepEval's GoalAccuracyMetric is not ported here (see docs/conversation
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from .. import jsonio
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError
 from ..formats import OutputFormat
@@ -74,7 +74,7 @@ def relevant_topics(value: Any) -> list[str]:
         text = value.strip()
         if text.startswith("["):
             try:
-                value = json.loads(text)
+                value = jsonio.loads(text)
             except ValueError:
                 try:
                     value = ast.literal_eval(text)

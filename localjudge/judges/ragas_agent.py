@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
+from .. import jsonio
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError
 from ..formats import OutputFormat
@@ -83,7 +84,7 @@ def reference_topics(value: Any) -> list[str]:
     """`reference_topics` as a list of strings: a list, or its JSON text (a CSV cell)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except json.JSONDecodeError:
             value = [value] if value.strip() else None
     if not isinstance(value, list | tuple) or not value or not all(isinstance(t, str) for t in value):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from .. import jsonio
 from ..errors import InputError
 
 Match = Literal["exact", "ordered", "subset"]
@@ -30,7 +31,7 @@ Match = Literal["exact", "ordered", "subset"]
 def _call(value: Any, where: str) -> tuple[str, dict[str, Any]]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except ValueError:
             raise InputError(f"{where}: not JSON; give {{'name': ..., 'arguments': {{...}}}}") from None
     if isinstance(value, dict) and isinstance(value.get("function"), dict):  # an OpenAI tool_calls item
@@ -40,7 +41,7 @@ def _call(value: Any, where: str) -> tuple[str, dict[str, Any]]:
     args = value.get("arguments") or {}
     if isinstance(args, str):
         try:
-            args = json.loads(args)
+            args = jsonio.loads(args)
         except ValueError:
             raise InputError(f"{where}: arguments are not a JSON object") from None
     if not isinstance(args, dict):
@@ -52,7 +53,7 @@ def expected_calls(value: Any) -> list[tuple[str, dict[str, Any]]]:
     """The row's expected calls, each `(name, arguments)`; bad input is one InputError naming the field."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsonio.loads(value)
         except ValueError:
             raise InputError("expected_tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
     if not isinstance(value, list):
@@ -110,7 +111,7 @@ def mlflow_exact_match(actual: Any, expected: Any, *, ordered: bool) -> bool:
     signatures (so `[a, a, b]` matches `[a, b, b]`, as in MLflow). Bad input is one InputError naming the field."""
     if isinstance(expected, str):
         try:
-            expected = json.loads(expected)
+            expected = jsonio.loads(expected)
         except ValueError:
             raise InputError("expected_tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
     if not isinstance(expected, list) or not expected:
@@ -120,7 +121,7 @@ def mlflow_exact_match(actual: Any, expected: Any, *, ordered: bool) -> bool:
     exp = [_call(e, f"expected_tool_calls[{i}]") for i, e in enumerate(expected)]
     if isinstance(actual, str):
         try:
-            actual = json.loads(actual)
+            actual = jsonio.loads(actual)
         except ValueError:
             raise InputError("tool_calls: not JSON; give a list of {'name': ..., 'arguments': {...}}") from None
     if not isinstance(actual, list):

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .. import jsonio
 from ..errors import InputError
 from .sessions import SessionLabel, add_session_label
 from .store import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
@@ -50,7 +51,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = jsonio.loads(line)
                 except (json.JSONDecodeError, RecursionError) as e:
                     yield f"line {n}", f"not valid JSON ({getattr(e, 'msg', type(e).__name__)})"
                     continue

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from .. import jsonio
 from ..errors import InputError
 from ..formats.base import LabelKind
 from ..formats.facts import label_kind
@@ -133,7 +134,7 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
                 for n, line in enumerate(fh, 1):
                     if line.strip():
                         try:
-                            obj = json.loads(line)
+                            obj = jsonio.loads(line)
                         except json.JSONDecodeError as e:
                             raise InputError(f"{p}:{n}: not valid JSON ({e.msg}); fix or remove that line") from None
                         if not isinstance(obj, dict):
@@ -141,7 +142,7 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
                         out.append(obj)
             return out
         if suffix == ".json":
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = jsonio.loads(p.read_text(encoding="utf-8"))
             if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
                 raise InputError(f"{p}: a JSON labels file must be an array of objects")
             return data

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .. import jsonio
 from ..errors import InputError
 from ..store.results import ResultRow
 
@@ -57,7 +58,7 @@ class Run(BaseModel):
 
 def _read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsonio.loads(path.read_text(encoding="utf-8"), max_depth=jsonio.PARSER_DEPTH)
     except json.JSONDecodeError as e:
         raise RunDirError(
             f"{path} is not valid JSON ({e.msg}, line {e.lineno}): the {what} is damaged; re-run the "
@@ -102,7 +103,7 @@ def read_results(path: Path) -> list[ResultRow]:
             if not line.strip():
                 continue
             try:
-                row = ResultRow.model_validate(json.loads(line))
+                row = ResultRow.model_validate(jsonio.loads(line, max_depth=jsonio.PARSER_DEPTH))
             except json.JSONDecodeError as e:
                 raise RunDirError(
                     f"{path}:{n}: not valid JSON ({e.msg}); the results file is damaged: re-run the "

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import jsonio
 from ..errors import InputError
 from ..formats import GrammarError, GrammarFormat, JSONSchemaFormat, OutputFormat, SchemaError, format_kinds, make_format
 from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES
@@ -96,7 +97,7 @@ def _contract(name: str, source: str, field_tokens: int) -> tuple[dict[str, Any]
             except GrammarError as e:
                 raise AliasError(f"{where}: {e}") from None
         try:
-            schema = json.loads(text)
+            schema = jsonio.loads(text, max_depth=jsonio.PARSER_DEPTH)
         except (json.JSONDecodeError, RecursionError) as e:
             raise AliasError(f"{where}: not JSON ({e}); give a JSON schema file") from None
         return _checked(schema, where, field_tokens), None

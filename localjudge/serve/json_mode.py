@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import jsonio
 from ..engine.base import Message
 from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES
 from .errors import APIError
@@ -58,7 +59,7 @@ def _schema_in(text: str) -> dict[str, Any] | None:
     if not blob.startswith("{") or len(blob.encode()) > 2 * LLG_MAX_SCHEMA_BYTES:  # indent counts: recheck below
         return None
     try:
-        schema = json.loads(blob)
+        schema = jsonio.loads(blob, max_depth=jsonio.PARSER_DEPTH)
     except (json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(schema, dict):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from .. import jsonio
 from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
 from . import json_mode
@@ -114,7 +115,7 @@ def _messages(req: ChatRequest) -> list[Message]:
 
 def _args(text: str) -> Any:
     try:
-        return json.loads(text)
+        return jsonio.loads(text, max_depth=jsonio.PARSER_DEPTH)
     except (json.JSONDecodeError, RecursionError):
         return text
 

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .. import jsonio
 from ..constraints import llg_bounds, schema_graph
 from ..constraints.pointer import resolve as _resolve
 from ..formats.json_schema import SchemaError
@@ -242,7 +243,7 @@ def answer_problem(schema: dict[str, Any], text: str) -> Problem | None:
     from jsonschema.exceptions import best_match
 
     try:
-        value = json.loads(text)
+        value = jsonio.loads(text, max_depth=jsonio.PARSER_DEPTH)
     except (ValueError, RecursionError) as e:
         return Problem("type", "/", f"not one JSON value ({str(e)[:80]})")
     try:
@@ -262,7 +263,7 @@ def repair(schema: dict[str, Any], text: str) -> str | None:
     be: each array that breaks `uniqueItems` loses its repeated items, when it keeps its `minItems` (up to
     16 arrays, one at a time, rechecked after each)."""
     try:
-        value = json.loads(text)
+        value = jsonio.loads(text, max_depth=jsonio.PARSER_DEPTH)
     except (ValueError, RecursionError):
         return None
     changed = False
