@@ -143,6 +143,15 @@ def test_label_budget_says_when_the_width_is_out_of_reach() -> None:
     assert "out of reach" in out.text
 
 
+@pytest.mark.parametrize("width", [1e-300, 5e-324, 1e-7])
+def test_label_budget_refuses_a_width_too_small_to_count_in_one_line(width: float) -> None:
+    """W near 0 made the quadratic's root cancel to 0 (ZeroDivisionError, a 500 in the view); now a clear refusal."""
+    for unlabelled in ([], [0.5] * 30):
+        with pytest.raises(InputError, match=r"^the target half-width .* is too small: reaching it would take more than"):
+            te.label_budget([0.0, 1.0, 1.0], [0.5] * 3 if unlabelled else [], unlabelled, target_half_width=width)
+    assert te.label_budget([0.0, 1.0, 1.0], target_half_width=1e-5).labels_only.more == 8536675154  # as before
+
+
 PREFIX = '{"better_response": '
 
 

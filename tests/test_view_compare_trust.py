@@ -6,6 +6,7 @@ Chromium."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from view_support import ViewServer, make_run, result_row
@@ -28,11 +29,11 @@ def label(server: ViewServer, tok: str, rid: str, rows: range, seed: int) -> Non
         assert server.request(f"/api/runs/{rid}/labels", "POST", body, {"X-CSRF-Token": tok})[0] == 200
 
 
-def two_labelled_runs(root: Path, base_rows: range, new_rows: range) -> tuple[ViewServer, dict]:
-    """Runs `base` and `new` (other verdicts, and a second judge in new only) labelled on the given rows; the
-    server and its /api/compare answer."""
+def two_labelled_runs(root: Path, base_rows: range, new_rows: range, **new_data: Any) -> tuple[ViewServer, dict]:
+    """Runs `base` and `new` (other verdicts, and a second judge in new only; `new_data`: make_run's `order`/`data`)
+    labelled on the given rows; the server and its /api/compare answer."""
     make_run(root / "base", 80)
-    make_run(root / "new", 80, judges=("polite", "terse"), seed=1)
+    make_run(root / "new", 80, judges=("polite", "terse"), seed=1, **new_data)
     server = ViewServer("--runs-root", str(root))
     tok = server.csrf()
     label(server, tok, "base", base_rows, 0)
@@ -98,3 +99,28 @@ def test_compare_says_why_there_is_no_difference_without_labels_or_with_too_few(
         assert server.request("/api/compare?a=base&b=nope")[0] == 404
     finally:
         server.stop()
+
+
+def test_runs_over_different_data_are_compared_unpaired_though_their_row_numbers_match(tmp_path, monkeypatch):
+    """Row i of each run holds another question: pairing them by row number (as before) paired unrelated rows."""
+    server, got = two_labelled_runs(tmp_path, range(40), range(40), data="another question")
+    server.stop()
+    polite = got["judges"][0]
+    want = report_figure(tmp_path)
+    assert want is not None and want.note.startswith("independent")
+    assert "not paired: the runs judged rows of different inputs" in want.note
+    assert polite["ppi"]["note"] == want.note and polite["labels_only"]["note"].startswith("independent")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "new"), "--compare", str(tmp_path / "base"), "-o", "r.html"])
+    assert res.exit_code == 0, res.output
+    assert f"polite: this run − base, human pass rate by PPI++: {polite['text']}" in res.output.splitlines()
+
+
+def test_runs_over_the_same_data_in_another_order_are_paired_by_content(tmp_path):
+    """New's row i holds base's row 79 - i: labels on base rows 0..39 and new rows 40..79 are the same 40 questions."""
+    server, got = two_labelled_runs(tmp_path, range(40), range(40, 80), order=list(range(79, -1, -1)))
+    server.stop()
+    polite = got["judges"][0]
+    want = report_figure(tmp_path)
+    assert want is not None and want.note.startswith("paired") and polite["ppi"]["note"] == want.note
+    assert polite["labels_only"]["note"].startswith("paired") and polite["n_labels_base"] == polite["n_labels_new"] == 40

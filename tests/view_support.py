@@ -32,19 +32,29 @@ HOSTILE = [
 ]
 
 
-def result_row(run_id: str, i: int, judge: str = "polite", seed: int = 0, text: str | None = None) -> ResultRow:
-    """One yes/no result: expected score from a seeded draw, value yes when it is >= 0.5."""
+def result_row(
+    run_id: str,
+    i: int,
+    judge: str = "polite",
+    seed: int = 0,
+    text: str | None = None,
+    item: int | None = None,
+    data: str = "question",
+) -> ResultRow:
+    """One yes/no result: expected score from a seeded draw, value yes when it is >= 0.5; its inputs are data item
+    `item` (default `i`) of the data set whose questions start with `data`."""
     rng = random.Random(f"{seed}:{judge}:{i}")
     es = round(rng.random(), 4)
     yes = es >= 0.5
-    body = text if text is not None else f"answer {i}: thanks for asking, here is how it works"
+    k = i if item is None else item
+    body = text if text is not None else f"answer {k}: thanks for asking, here is how it works"
     return ResultRow(
         run_id=run_id,
         row_index=i,
         row_id=f"r{i}",
         source=f"data.jsonl:{i + 1}",
         judge=judge,
-        inputs={"input": f"question {i}", "output": body},
+        inputs={"input": f"{data} {k}", "output": body},
         cache_key=f"k{judge}{i}",
         record=Record(
             model_id="synthetic",
@@ -81,9 +91,12 @@ def make_run(
     fast: bool = False,
     planned: int | None = None,
     seed: int = 0,
+    order: Sequence[int] | None = None,
+    data: str = "question",
 ) -> Path:
     """A run directory of `n_rows` rows x `judges` (the first rows carry the `hostile` texts); `fast` writes without
-    fsync (for large benchmark runs only); `planned`: the rows the run will have (default n_rows); `seed` draws other verdicts."""
+    fsync (for large benchmark runs only); `planned`: the rows the run will have (default n_rows); `seed` draws other verdicts;
+    row i holds data item `order[i]` (default i) of the data set whose questions start with `data`."""
     out.mkdir(parents=True, exist_ok=True)
     with Store(out / "results.sqlite") as st:
         if fast:
@@ -104,7 +117,8 @@ def make_run(
         rows = []
         for i in range(n_rows):
             for j in judges:
-                r = result_row(run_id, i, j, seed=seed, text=hostile[i] if i < len(hostile) else None)
+                item = None if order is None else order[i]
+                r = result_row(run_id, i, j, seed=seed, text=hostile[i] if i < len(hostile) else None, item=item, data=data)
                 st.put(r)
                 if not fast:
                     rows.append(r)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..engine.base import GenerationCancelled
 from ..engine.worker import WorkerBusy, WorkerClosed
 from ..errors import ChatTemplateError, ConstraintError, InputError, PromptTooLongError
@@ -43,6 +45,27 @@ class APIError(Exception):
 def bad_request(message: str, param: str | None = None, code: str | None = None) -> APIError:
     """A 400 invalid_request_error."""
     return APIError(400, message, param=param, code=code)
+
+
+# the names pydantic gives a union's branches in an error's location (`input.str`, `think.bool`): not the client's
+_BRANCHES = frozenset({"str", "int", "float", "bool", "none", "dict", "list", "bytes"})
+
+
+def _client_path(loc: tuple[Any, ...]) -> list[Any]:
+    """An error's location as the client spelled it: list indexes and field names, without union branch names
+    (a type name like `str`, `list[InputItem]` or `constrained-str`, or a model class's)."""
+    return [x for x in loc if isinstance(x, int) or not (x in _BRANCHES or "[" in x or "-" in x or x[:1].isupper())]
+
+
+def invalid_body(e: ValidationError) -> APIError:
+    """The 400 for a body its model refuses: one line naming the client's field (`input[0]`, not `input.str`), from
+    the error that reaches deepest into the body (a union answers once per branch; the deepest is the one that
+    matched the value's shape)."""
+    errs = e.errors()
+    err = max(errs, key=lambda x: len(_client_path(tuple(x.get("loc", ())))))  # the first of the deepest
+    path = _client_path(tuple(err.get("loc", ())))
+    loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in path).lstrip(".")
+    return bad_request(f"{loc or 'body'}: {err.get('msg', 'invalid value')}", param=loc or None)
 
 
 def from_exception(e: BaseException) -> APIError | None:

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from ..engine.base import Generation
 from . import protocol
 from .answer import tool_calls
-from .errors import APIError, bad_request
+from .errors import APIError, bad_request, invalid_body
 from .generate import OLLAMA, Job, Tokens, check_model, guarded, handle, headers, plan, run_plan, submit
 from .reasoning import split_reasoning
 from .validate import check_schema, check_text
@@ -71,9 +71,7 @@ def _validate(model: type[BaseModel], data: Any) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
-        raise bad_request(f"{loc or 'body'}: {err.get('msg', 'invalid value')}", param=loc or None) from None
+        raise invalid_body(e) from None
 
 
 async def _read(state: ServerState, request: Request, model: type[BaseModel]) -> Any:

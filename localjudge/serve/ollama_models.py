@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..http import ClientGone
-from .errors import APIError
+from .errors import APIError, bad_request
 from .ollama import _answer, _check_model, _read, error
 from .wire_ollama import (
     OllamaModelDetails,
@@ -75,6 +75,10 @@ async def show(state: ServerState, request: Request) -> Response:
     """POST /api/show: the served model's details (404 for any other name)."""
     try:
         req = await _read(state, request, OllamaShowRequest)
+        if not (req.model or req.name):
+            raise bad_request(
+                "model: give the model's name (`model`, or `name` in older clients); GET /api/tags lists it", param="model"
+            )
         _check_model(state, req.model or req.name)
     except APIError as e:
         return error(e)

@@ -33,7 +33,7 @@ from ..engine.base import GenerateOptions, Message
 from ..formats import OutputFormat
 from . import json_mode
 from .catalog import Catalog
-from .errors import bad_request
+from .errors import bad_request, invalid_body
 from .validate import check_schema, check_text
 from .wire import MAX_STOP, ChatRequest, FunctionDef
 
@@ -51,9 +51,7 @@ def parse_request(data: Any) -> ChatRequest:
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
-        raise bad_request(f"{loc or 'body'}: {err.get('msg', 'invalid value')}", param=loc or None) from None
+        raise invalid_body(e) from None
 
 
 # ------------------------------------------------------------------------------------------ the plan

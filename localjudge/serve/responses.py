@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..engine.base import Generation
 from .answer import FINISH, answer_tokens, finish_reason, tool_calls
 from .answer import logprobs as chat_logprobs
-from .errors import APIError, bad_request
+from .errors import APIError, bad_request, invalid_body
 from .protocol import Plan
 from .validate import check_text
 from .wire import ChatRequest, TokenLogprob
@@ -58,13 +58,7 @@ def parse(data: Any) -> ResponsesRequest:
     try:
         return ResponsesRequest.model_validate(data)
     except ValidationError as e:
-        raise _invalid(e) from None
-
-
-def _invalid(e: ValidationError) -> APIError:
-    err = e.errors()[0]
-    loc = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err.get("loc", ())).lstrip(".")
-    return bad_request(f"{loc or 'body'}: {err.get('msg', 'invalid value')}", param=loc or None)
+        raise invalid_body(e) from None
 
 
 def renamed(e: APIError) -> APIError:
@@ -191,7 +185,7 @@ def to_chat(req: ResponsesRequest) -> ChatRequest:
     try:
         return ChatRequest.model_validate({k: v for k, v in body.items() if v is not None})
     except ValidationError as e:
-        raise renamed(_invalid(e)) from None
+        raise renamed(invalid_body(e)) from None
 
 
 def response_id() -> str:

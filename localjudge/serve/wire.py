@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, StrictBool, model_serializer
 
 MAX_MESSAGES = 1024
 MAX_STOP = 16
@@ -87,7 +87,7 @@ class ChatRequest(_Lenient):
     seed: int | None = None
     stop: str | list[str] | None = None
     n: int | None = Field(None, ge=1)
-    stream: bool | None = None
+    stream: StrictBool | None = None  # a JSON boolean, as on every route
     stream_options: StreamOptions | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)

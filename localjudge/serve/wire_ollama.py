@@ -9,9 +9,9 @@ Every error is Ollama's shape, `{"error": "<one line>"}`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool
+from pydantic import Field, StrictBool, field_validator
 
 from .wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Wire, _Lenient
 
@@ -25,6 +25,22 @@ OPTIONS = frozenset({"temperature", "top_k", "top_p", "seed", "num_predict", "nu
 # the think budget of `think: true` and of the effort levels (tokens of free-text thinking before the answer)
 THINK_TOKENS = {True: 256, "low": 128, "medium": 256, "high": 1024}
 MAX_KEEP_ALIVE = 64  # characters of a keep_alive duration string (accepted, not used: the model stays loaded)
+# levels of objects and arrays in a conversation's tool-call `arguments`: as deep as a tool's parameters schema may
+# constrain them (formats/llg_schema.py LLG_MAX_DEPTH). Deeper ones are refused: each level is prompt tokens
+# (about 3.5 per level, so 500 levels were ~1,800 tokens and 19.5 s of prefill for an 8-token answer)
+MAX_ARGUMENT_DEPTH = 32
+
+
+def depth(value: Any) -> int:
+    """Levels of objects and arrays in a JSON value (0 for a scalar), counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d + 1)
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
 
 # ------------------------------------------------------------------------------------------ requests
 
@@ -46,6 +62,15 @@ class OllamaToolFunction(_Lenient):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _shallow(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if depth(v) > MAX_ARGUMENT_DEPTH:
+            raise ValueError(
+                f"nested deeper than {MAX_ARGUMENT_DEPTH} levels (the most a tool's parameters are constrained to); flatten them"
+            )
+        return v
 
 
 class OllamaToolCall(_Lenient):
@@ -79,7 +104,7 @@ class _Request(_Lenient):
     options: dict[str, Any] | None = None
     stream: StrictBool | None = None  # Ollama streams unless told `false`
     think: StrictBool | Literal["low", "medium", "high"] | None = None
-    keep_alive: str | float | None = None
+    keep_alive: Annotated[str, Field(max_length=MAX_KEEP_ALIVE)] | float | None = None
 
 
 class OllamaChatRequest(_Request):

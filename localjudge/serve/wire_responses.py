@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from .wire import MAX_MESSAGES, MAX_TOOLS, TokenLogprob, Wire, _Lenient
 
@@ -77,7 +77,7 @@ class ResponsesRequest(_Lenient):
     max_output_tokens: int | None = Field(None, ge=1)
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
-    stream: bool | None = None
+    stream: StrictBool | None = None  # a JSON boolean, as on every route
     text: TextConfig | None = None
     reasoning: ReasoningConfig | None = None
     tools: list[ResponseTool] | None = Field(None, max_length=MAX_TOOLS)

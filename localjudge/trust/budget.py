@@ -11,7 +11,8 @@ The standard error of a mean falls as 1 / sqrt(n), so the labels so far predict 
     so the count reaches the interval `agree` and `view` show, not only ppi-python's.
 
 With fewer than 2 labels, or labels that are all equal so far, sd(Y) is unknown: 0.5 (the largest a label in [0, 1]
-can have) is assumed and the answer says so. A target below what labelling every row would give is `reachable=False`.
+can have) is assumed and the answer says so. A target below what labelling every row would give is `reachable=False`;
+one that would take more than MAX_LABELS labels (W near 0, where the count overflows a float) is an InputError.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..errors import InputError
 from .ppi import lattice_step, z_value
 
 WORST_SD = 0.5  # the largest standard deviation of values in [0, 1]
+MAX_LABELS = 1e12  # a target needing more labels than this is refused (a tiny W would overflow the count)
 
 
 class BudgetAnswer(BaseModel):
@@ -85,7 +87,11 @@ def label_budget(
     # shown width, z sd / sqrt(n') + c / n' <= W, solved for x = 1 / sqrt(n') (c x^2 + z sd x - W = 0)
     c = 0.5 * lattice_step(y.tolist())
     zs = z * (WORST_SD if sd_y is None else sd_y)
-    need = math.ceil(1 / ((-zs + math.sqrt(zs * zs + 4 * c * w)) / (2 * c)) ** 2)
+    # sqrt(n') = 1 / x, written without (-zs + sqrt(...)), which cancels to 0 for a tiny W; a product overflows to inf
+    root_n = (zs + math.sqrt(zs * zs + 4 * c * w)) / (2 * w)
+    if not root_n * root_n <= MAX_LABELS:
+        raise InputError(f"the target half-width {w:g} is too small: reaching it would take more than {MAX_LABELS:.0e} labels")
+    need = math.ceil(root_n * root_n)
     reachable = len(unlabelled) == 0 or need <= n_rows  # without the other rows, their number is not known
     lab = _answer("labels-only", w, n, need if reachable else None, worst)
     ppi = None

@@ -203,19 +203,60 @@ def difference_text(d: Estimate) -> str:
     return f"{d.estimate * 100:+.1f} points [{lo * 100:+.1f}, {hi * 100:+.1f}] ({d.level:.0%} interval {sure}; {d.note})"
 
 
+def content_keys(rows: Sequence[ResultRow]) -> dict[int, str]:
+    """Each row_index's content: the hash of the inputs the judge was given (`engine.base.canonical_hash`, as cache
+    keys hash them), numbered in row order where the same inputs repeat, so two copies of a row stay two rows."""
+    from ..engine.base import canonical_hash
+
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+    for r in sorted(rows, key=lambda r: r.row_index):
+        h = canonical_hash(r.inputs)
+        out[r.row_index] = f"{h}#{seen.get(h, 0)}"
+        seen[h] = seen.get(h, 0) + 1
+    return out
+
+
+def paired_rows(
+    rows_a: Sequence[ResultRow], labels_a: Mapping[int, float], rows_b: Sequence[ResultRow], labels_b: Mapping[int, float]
+) -> dict[int, int] | None:
+    """B's row_index -> A's row_index of the row holding the same inputs, when the two runs scored the same rows and
+    labelled the same ones, whatever their order (`content_keys`); None when they differ: then there is nothing to
+    pair, even where the row numbers match."""
+    ga, gb = predictions(rows_a), predictions(rows_b)
+    if ga is None or gb is None:
+        return None
+    ka, kb = content_keys(rows_a), content_keys(rows_b)
+    if any(i not in ka for i in [*ga[0], *labels_a]) or any(i not in kb for i in [*gb[0], *labels_b]):
+        return None
+    if {ka[i] for i in ga[0]} != {kb[i] for i in gb[0]} or {ka[i] for i in labels_a} != {kb[i] for i in labels_b}:
+        return None
+    of_a = {ka[i]: i for i in ga[0]}
+    return {i: of_a[kb[i]] for i in gb[0]}
+
+
 def run_difference(
     rows_a: Sequence[ResultRow], labels_a: Mapping[int, float], rows_b: Sequence[ResultRow], labels_b: Mapping[int, float]
 ) -> Estimate | None:
-    """The PPI++ difference of one judge's human pass rate between two runs (A minus B): paired when both runs have
-    the same rows and labels on the same rows, else independent. None when either side has no estimate."""
+    """The PPI++ difference of one judge's human pass rate between two runs (A minus B): paired row by row when both
+    runs scored and labelled rows of the same inputs (`paired_rows`: by content, not row number), else independent,
+    the note saying why. None when either side has no estimate."""
     ga, gb = predictions(rows_a), predictions(rows_b)
     if ga is None or gb is None or not labels_a or not labels_b:
         return None
+    pairs = paired_rows(rows_a, labels_a, rows_b, labels_b)
     try:
-        same = set(ga[0]) == set(gb[0]) and set(labels_a) == set(labels_b)
-        return shown_difference(_aligned(ga[0], labels_a), _aligned(gb[0], labels_b), paired=same)
+        if pairs is not None:
+            pb = {pairs[i]: v for i, v in gb[0].items()}
+            lb = {pairs[i]: v for i, v in labels_b.items() if i in pairs}  # an unscored row has no prediction
+            return shown_difference(_aligned(ga[0], labels_a), _aligned(pb, lb), paired=True)
+        est = shown_difference(_aligned(ga[0], labels_a), _aligned(gb[0], labels_b), paired=False)
     except InputError:
         return None
+    ka, kb = content_keys(rows_a), content_keys(rows_b)
+    same_rows = {ka.get(i) for i in ga[0]} == {kb.get(i) for i in gb[0]}
+    why = "the runs labelled different rows" if same_rows else "the runs judged rows of different inputs"
+    return est.model_copy(update={"note": f"{est.note}; not paired: {why}"})
 
 
 def stored_pass_labels(

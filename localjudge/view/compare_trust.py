@@ -5,8 +5,8 @@ The PPI++ figure is `trust.judge_trust.run_difference` on the same inputs `local
 run's results of the judge and its stored pass labels (`stored_pass_labels`: labels bind to the row's content, stale
 ones left out; the random-sample ones when there are enough), so the page and `report --compare` print the same
 numbers for the same two stores (tests/test_view_compare_trust.py). The labels-only figure is the same difference at
-lambda = 0: paired on the same labelled rows when the PPI++ one is paired, else the two label means' variances added,
-with the same continuity correction."""
+lambda = 0: paired on the labelled rows of the same inputs when the PPI++ one is paired (`paired_rows`: rows pair by
+their content, not their row number), else the two label means' variances added, with the same continuity correction."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..labels.store import label_rows
 from ..store.results import ResultRow
-from ..trust.judge_trust import difference_text, predictions, run_difference, stored_pass_labels
+from ..trust.judge_trust import difference_text, paired_rows, predictions, run_difference, stored_pass_labels
 from ..trust.ppi import Estimate, continuity_corrected, correction_for, labels_only, normal_interval
 from .pages import esc
 from .runs import RunHandle
@@ -52,12 +52,15 @@ def labels_only_difference(
     *,
     paired: bool,
 ) -> Estimate:
-    """new − base from the labels alone, on the labelled rows the PPI++ difference used (those with a prediction)."""
+    """new − base from the labels alone, on the labelled rows the PPI++ difference used (those with a prediction);
+    `paired` (the PPI++ difference was): per-row differences of the rows `paired_rows` matches."""
     gn, gb = predictions(rows_new), predictions(rows_base)
     la = {r: v for r, v in labels_new.items() if gn is None or r in gn[0]}
     lb = {r: v for r, v in labels_base.items() if gb is None or r in gb[0]}
-    if paired:
-        diffs = [la[i] - lb[i] for i in sorted(la)]
+    pairs = paired_rows(rows_new, labels_new, rows_base, labels_base) if paired else None
+    if pairs is not None:
+        of_new = {pairs[i]: v for i, v in lb.items()}  # base's labels under the new run's row of the same inputs
+        diffs = [la[i] - of_new[i] for i in sorted(la)]
         est = labels_only(diffs)
         note = "paired: the mean of the per-row label differences on the same labelled rows"
         return continuity_corrected(est, correction_for(diffs)).model_copy(update={"note": note})

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
 from ..labels.store import Domain, judge_domain
 from .runs import RunHandle, Runs
 
@@ -80,14 +79,3 @@ class ViewState:
             if dom is not None:
                 out[j] = run._cache[key] = dom
         return out
-
-
-def int_param(request: Any, name: str, default: int) -> int:
-    """The query parameter `name` as an integer (`default` when absent or empty); an InputError (400) otherwise."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise InputError(f"parameter {name!r} must be an integer, got {raw!r}") from None

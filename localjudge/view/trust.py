@@ -6,7 +6,6 @@ run's results and its stored labels (stale ones left out). The page re-reads the
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..errors import InputError
@@ -14,19 +13,6 @@ from ..labels.store import label_rows
 from .runs import RunHandle
 
 DEFAULT_WIDTH = 0.05  # the half-width "N more labels" aims at, unless the page asks for another
-
-
-def width_param(raw: str | None) -> float:
-    """The `width` query parameter: a half-width in (0, 1), DEFAULT_WIDTH when absent; InputError otherwise."""
-    if raw in (None, ""):
-        return DEFAULT_WIDTH
-    try:
-        w = float(str(raw)[:32])
-    except ValueError:
-        raise InputError(f"parameter width={str(raw)[:32]!r} must be a number in (0, 1), like 0.05") from None
-    if not math.isfinite(w) or not 0 < w < 1:
-        raise InputError(f"parameter width={w:g} must be in (0, 1), like 0.05 for ±5 points")
-    return w
 
 
 def trust_panel(run: RunHandle, judge: str, width: float = DEFAULT_WIDTH) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ...errors import InputError
-from ..state import ViewState, int_param
+from ..params import integer, real
+from ..state import ViewState
 
 
 def runs(state: ViewState, request: Request) -> Response:
@@ -31,8 +32,8 @@ def rows(state: ViewState, request: Request) -> Response:
         status=q.get("status") or None,
         q=q.get("q") or None,
         sort=q.get("sort") or "row",
-        page=int_param(request, "page", 1),
-        per=int_param(request, "per", 50),
+        page=integer(request, "page", 1),
+        per=integer(request, "per", 50),
     )
     return JSONResponse(page)
 
@@ -65,10 +66,10 @@ def agreement(state: ViewState, request: Request) -> Response:
 
 def trust(state: ViewState, request: Request) -> Response:
     """GET /api/runs/{rid}/trust?judge=J[&width=W]: the trust panel (PPI++, interval, labels to reach ±W)."""
-    from ..trust import trust_panel, width_param
+    from ..trust import DEFAULT_WIDTH, trust_panel
 
-    q = request.query_params
-    return JSONResponse(trust_panel(state.run_of(request), q.get("judge", ""), width_param(q.get("width"))))
+    judge = request.query_params.get("judge", "")
+    return JSONResponse(trust_panel(state.run_of(request), judge, real(request, "width", DEFAULT_WIDTH)))
 
 
 def compare(state: ViewState, request: Request) -> Response:

@@ -69,10 +69,10 @@ def row_page(state: ViewState, request: Request) -> Response:
     if not results:
         raise KeyError(f"row {ri}")
     members = run.members()
-    from ..state import int_param
+    from ..params import integer
     from ..transcript import transcript_html, transcript_of
 
-    t = transcript_of(run, ri, int_param(request, "expand", 0))
+    t = transcript_of(run, ri, integer(request, "expand", 0))
     conv = "" if t is None else transcript_html(t, request.url.path)
     return HTMLResponse(
         pages.row_page(

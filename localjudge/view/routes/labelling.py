@@ -15,9 +15,10 @@ from ...http import BodyError, ClientGone, loads_bounded, read_body
 from ...labels.store import validate_label_fields
 from .. import pages
 from ..active import active_plan
+from ..params import integer
 from ..queue import ORDERS, queue
 from ..runs import RunHandle
-from ..state import ViewConfig, ViewState, int_param
+from ..state import ViewConfig, ViewState
 from .base import err, handle
 
 MAX_JSON_DEPTH = 32  # a label body is one flat object
@@ -34,15 +35,15 @@ def next_item(state: ViewState, request: Request) -> Response:
         raise InputError(f"parameter judge={judge!r} is not a judge of this run ({', '.join(run.judges())})")
     if order not in ORDERS:
         raise InputError(f"parameter order={order!r} is not one of {', '.join(ORDERS)}")
-    budget = int_param(request, "budget", 0) or None
-    order_rows = queue(run, judge, order, int_param(request, "seed", 0), budget=budget)
+    budget = integer(request, "budget", 0) or None
+    order_rows = queue(run, judge, order, integer(request, "seed", 0), budget=budget)
     every = run.labels(judge)
     labels = {k: lab for k, lab in every.items() if not lab.stale}  # a stale label's row asks for a new label
     pos = q.get("pos")
     if pos in (None, "", "next"):  # the first unlabelled row of the queue
         i = next((k for k, ri in enumerate(order_rows) if (ri, judge) not in labels), len(order_rows))
     else:
-        i = int_param(request, "pos", 0)
+        i = integer(request, "pos", 0)
     i = max(0, min(i, max(0, len(order_rows) - 1)))
     item = None
     if order_rows:
@@ -71,7 +72,7 @@ def next_item(state: ViewState, request: Request) -> Response:
             with run.conn() as c:
                 item.update(members_of_page(c, run.run_id() or "", members, [(ri, judge)]).get((ri, judge), {}))
         if order == "active":  # the probability the label stores (the estimates weight it by 1 / probability)
-            item["probability"] = active_plan(run, judge, int_param(request, "seed", 0), budget).probability[ri]
+            item["probability"] = active_plan(run, judge, integer(request, "seed", 0), budget).probability[ri]
         from ..transcript import transcript_of
 
         t = transcript_of(run, ri)
