@@ -26,8 +26,10 @@ from localjudge.serve.compile_guard import CompileGuard
 
 MODEL = "smollm2-135m"
 MSG = [{"role": "user", "content": "Answer."}]
-FUZZ_EXAMPLES = 120
-FUZZ_SECONDS = 60  # the hypothesis run stops sending after this (a bound on CI time, not on what is checked)
+# CI's run: 120 requests, and no more sent after 60 s (a bound on CI time, not on what is checked); a longer run:
+# LOCALJUDGE_FUZZ_EXAMPLES=5000 LOCALJUDGE_FUZZ_SECONDS=3600 pytest tests/test_serve_ref_graph.py -k every_door
+FUZZ_EXAMPLES = int(os.environ.get("LOCALJUDGE_FUZZ_EXAMPLES", "120"))
+FUZZ_SECONDS = float(os.environ.get("LOCALJUDGE_FUZZ_SECONDS", "60"))
 
 
 def hidden_chain(n: int, under: str = "x") -> dict:
