@@ -192,14 +192,19 @@ def grammar(schema: dict[str, Any], error: type[InputError]) -> str:
     isolator = isolation.current()
     if isolator is not None:
         return isolator.grammar("schema", schema, error)
-    return grammar_here(schema, error)
+    return _checked_grammar(schema, error)
 
 
 def grammar_here(schema: dict[str, Any], error: type[InputError]) -> str:
     """`grammar` in this process, whatever isolation is set (what an isolating child runs)."""
+    llg_bounds.check_schema(schema, error)  # before any llguidance call: a deep chain overflows its stack
+    return _checked_grammar(schema, error)
+
+
+def _checked_grammar(schema: dict[str, Any], error: type[InputError]) -> str:
+    """`grammar_here` once `schema` passed `llg_bounds.check_schema`."""
     from llguidance import LLMatcher
 
-    llg_bounds.check_schema(schema, error)  # before any llguidance call: a deep chain overflows its stack
     msg = ""
     for variant in (closed(schema), closed(schema, members=("anyOf", "oneOf")), schema):
         try:
@@ -233,14 +238,18 @@ def lark_grammar(lark: str, error: type[InputError]) -> str:
     isolator = isolation.current()
     if isolator is not None:
         return isolator.grammar("lark", lark, error)
-    return lark_grammar_here(lark, error)
+    return _checked_lark(lark, error)
 
 
 def lark_grammar_here(lark: str, error: type[InputError]) -> str:
     """`lark_grammar` in this process, whatever isolation is set (what an isolating child runs)."""
-    from llguidance import LLMatcher
-
     llg_bounds.check_lark(lark, error)
+    return _checked_lark(lark, error)
+
+
+def _checked_lark(lark: str, error: type[InputError]) -> str:
+    """`lark_grammar_here` once `lark` passed `llg_bounds.check_lark`."""
+    from llguidance import LLMatcher
 
     g = LLMatcher.grammar_from_lark(lark)
     is_error, messages = LLMatcher.validate_grammar_with_warnings(g)
