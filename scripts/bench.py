@@ -19,42 +19,42 @@
                                                  how often the cascade's verdict equals the strong model's
     python scripts/bench.py trust-estimators [--trials 500] [--seed 2026]  seeded simulation, no model: coverage and
                                                  width of PPI++ / labels-only / Rogan-Gladen, active vs random
-                                                 labelling (scripts/bench_trust_estimators.py)
+                                                 labelling (scripts/benchmarks/bench_trust_estimators.py)
     python scripts/bench.py trust-models [--rows 300] [--model smollm2-135m] [--threads 1] [--labels 50,100,200]
                                                  [--draws 500] [--out DIR]  the same table measured: the model judges
                                                  the labelled TruthfulQA rows into a resumable run directory
-                                                 (scripts/bench_trust_models.py)
+                                                 (scripts/benchmarks/bench_trust_models.py)
     python scripts/bench.py trust-pairs [--rows 221] [--model smollm2-135m] [--labels 20,40,60]  the same on the
                                                  HHH pairs with the `pairwise` judge, both orders; estimand: the
-                                                 share of pairs humans prefer answer A (scripts/bench_trust_pairs.py)
+                                                 share of pairs humans prefer answer A (scripts/benchmarks/bench_trust_pairs.py)
     python scripts/bench.py panel-reuse [--rows 6]  a panel reusing an earlier solo run of a member vs a fresh panel
-                                                 (scripts/bench_trust.py)
+                                                 (scripts/benchmarks/bench_trust.py)
     python scripts/bench.py schemas --schemas PATH [--sample 40]   JSONSchemaBench coverage/compliance per category, and
                                                  constraints [--rows 12]: judges' formats under each constraint
-                                                 (scripts/bench_constraints.py); threads [--rows 12]: rows/min
+                                                 (scripts/benchmarks/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
     python scripts/bench.py clients                    evaluation clients (MLflow ...) x path: usable verdicts, our serve vs
-                                                 llama-cpp-python's server, one thread (scripts/bench_clients.py)
+                                                 llama-cpp-python's server, one thread (scripts/benchmarks/bench_clients.py)
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
                                     [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume] [--only FILE]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
                                                  one at a time, 1 thread each: `localjudge serve` (llguidance, then
                                                  --schema-constraint automaton) and llama-cpp-python's server;
                                                  valid / invalid / declined / context / timeout / error per server
-                                                 and category, answer time and first token (scripts/bench_schemas_e2e.py)
+                                                 and category, answer time and first token (scripts/benchmarks/bench_schemas_e2e.py)
     python scripts/bench.py compile-guard --schemas PATH [--sample 160]  the same sample's compile latency before
                                                  decoding, in process vs through serve's compile guard (a child
-                                                 process first), and whether outcomes agree (scripts/bench_compile_guard.py)
+                                                 process first), and whether outcomes agree (scripts/benchmarks/bench_compile_guard.py)
     python scripts/bench.py defaults [--rows 12] [--load N]  default options vs the previous release's settings and
                                                  the naive GBNF loop on the same RAG rows x groundedness, alone and
-                                                 (with --load) beside N busy processes (scripts/bench_defaults.py)
+                                                 (with --load) beside N busy processes (scripts/benchmarks/bench_defaults.py)
     python scripts/bench.py conversations-models [--rows 24] [--model NAME ...] [--threads 1] [--out DIR]  the
                                                  installable models on the labelled multi-turn set: agreement of
                                                  conversation_completeness / deepeval_turn_relevancy with labels
-                                                 true by construction (scripts/bench_conversations_models.py)
+                                                 true by construction (scripts/benchmarks/bench_conversations_models.py)
     python scripts/bench.py conversation-values [--n 20]  a per-turn run of N conversations x 10 turns on an instant
                                                  engine, every derived row value built vs only those the judge reads
-                                                 (rows/min, same stored results? scripts/bench_conversation_values.py)
+                                                 (rows/min, same stored results? scripts/benchmarks/bench_conversation_values.py)
     python scripts/bench.py all
     python scripts/bench.py ray      [--rows 12] local vs Ray on this machine (rows/min, ratio, same outputs?), the
                                                  store's write rate and the driver's rate with free judgements
@@ -65,8 +65,10 @@ the result: this machine is shared and noisy. Needs `numba` for outlines' stock 
 `serve` needs llama-cpp-python's server extras for the peer server (bench-only, not a localjudge dependency):
 `pip install sse-starlette starlette-context pydantic-settings`.
 
-This file holds the parser and the dispatch; each section lives in scripts/bench_<section>.py (shared constants and
-helpers in scripts/bench_common.py, re-exported here so `from bench import DATA, JUDGES, ...` keeps working).
+This file holds the parser and the dispatch; each section lives in scripts/benchmarks/bench_<section>.py (shared
+constants and helpers in scripts/benchmarks/bench_common.py, re-exported here so `from scripts.bench import DATA,
+JUDGES, ...` keeps working). Run as `python scripts/bench.py` it puts the repository root on sys.path in place of
+scripts/ (the one place that does), so the sections import as the package `scripts.benchmarks`.
 """
 
 from __future__ import annotations
@@ -78,8 +80,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench_cascade import section_cascade
-from bench_common import (  # noqa: F401  (re-exported: other scripts and tests do `from bench import X`)
+if not __package__:  # `python scripts/bench.py`: the repository root, not scripts/, heads sys.path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from scripts.benchmarks.bench_cascade import section_cascade  # noqa: E402
+from scripts.benchmarks.bench_common import (  # noqa: E402, F401  (re-exported: `from scripts.bench import X`)
     DATA,
     GPU_LAYERS,
     JUDGES,
@@ -93,13 +98,20 @@ from bench_common import (  # noqa: F401  (re-exported: other scripts and tests 
     sub,
     workload,
 )
-from bench_contenders import REUSE_ROWS, rows_limit, run_mode  # noqa: F401
-from bench_models import section_models
-from bench_ray import FREE, RAY_MAP, ray_mode, section_ray  # noqa: F401
-from bench_serve import run_serve_mode, section_serve  # noqa: F401
-from bench_speed import cold_cli, section_batching, section_gpu, section_reuse, section_tokens, section_workload  # noqa: F401
-from bench_templates import section_templates
-from bench_view import section_view
+from scripts.benchmarks.bench_contenders import REUSE_ROWS, rows_limit, run_mode  # noqa: E402, F401
+from scripts.benchmarks.bench_models import section_models  # noqa: E402
+from scripts.benchmarks.bench_ray import FREE, RAY_MAP, ray_mode, section_ray  # noqa: E402, F401
+from scripts.benchmarks.bench_serve import run_serve_mode, section_serve  # noqa: E402, F401
+from scripts.benchmarks.bench_speed import (  # noqa: E402, F401
+    cold_cli,
+    section_batching,
+    section_gpu,
+    section_reuse,
+    section_tokens,
+    section_workload,
+)
+from scripts.benchmarks.bench_templates import section_templates  # noqa: E402
+from scripts.benchmarks.bench_view import section_view  # noqa: E402
 
 
 def main() -> None:
@@ -168,7 +180,7 @@ def main() -> None:
         print(json.dumps(run_mode(a.mode, a.rows, a.n)))
         return
     if a.section == "_defaults":
-        import bench_defaults
+        from scripts.benchmarks import bench_defaults
 
         print(json.dumps(bench_defaults.run_contender(a.mode, a.rows)))
         return
@@ -197,31 +209,31 @@ def main() -> None:
         section_cascade(a.rows, a.below)
     if a.section == "gpu":  # needs a CUDA build of llama-cpp-python
         section_gpu(a.rows if "--rows" in sys.argv else 12)
-    if a.section == "trust-estimators":  # issue 33: scripts/bench_trust_estimators.py (no model, seeded)
-        import bench_trust_estimators
+    if a.section == "trust-estimators":  # issue 33: scripts/benchmarks/bench_trust_estimators.py (no model, seeded)
+        from scripts.benchmarks import bench_trust_estimators
 
         bench_trust_estimators.main(["--trials", str(a.trials), "--seed", str(a.seed)])
-    if a.section == "trust-models":  # issue 33: scripts/bench_trust_models.py (the model on scripts/data's labels)
-        import bench_trust_models
+    if a.section == "trust-models":  # issue 33: scripts/benchmarks/bench_trust_models.py (the model on scripts/data's labels)
+        from scripts.benchmarks import bench_trust_models
 
         tm = ["--threads", str(a.threads), "--labels", a.labels, "--draws", str(a.draws), "--seed", str(a.seed)]
         tm += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
         if rc := bench_trust_models.main(tm + (["--out", str(a.out)] if a.out else [])):
             sys.exit(rc)
-    if a.section == "trust-pairs":  # issue 33: scripts/bench_trust_pairs.py (the pairwise judge on HHH pairs)
-        import bench_trust_pairs
+    if a.section == "trust-pairs":  # issue 33: scripts/benchmarks/bench_trust_pairs.py (the pairwise judge on HHH pairs)
+        from scripts.benchmarks import bench_trust_pairs
 
         tp = ["--threads", str(a.threads), "--draws", str(a.draws), "--seed", str(a.seed)]
         tp += ["--labels", a.labels] if "--labels" in sys.argv else []  # its own default fits 221 pairs
         tp += (["--rows", str(a.rows)] if "--rows" in sys.argv else []) + (["--model", a.model[-1]] if a.model else [])
         if rc := bench_trust_pairs.main(tp + (["--out", str(a.out)] if a.out else [])):
             sys.exit(rc)
-    if a.section == "panel-reuse":  # issue 25: scripts/bench_trust.py
-        import bench_trust
+    if a.section == "panel-reuse":  # issue 25: scripts/benchmarks/bench_trust.py
+        from scripts.benchmarks import bench_trust
 
         bench_trust.section_panel_reuse(a.rows if "--rows" in sys.argv else 6)
-    if a.section in ("schemas", "constraints", "threads"):  # issue 23: scripts/bench_constraints.py
-        import bench_constraints
+    if a.section in ("schemas", "constraints", "threads"):  # issue 23: scripts/benchmarks/bench_constraints.py
+        from scripts.benchmarks import bench_constraints
 
         if a.section == "schemas":
             if a.schemas is None:
@@ -231,18 +243,18 @@ def main() -> None:
             bench_constraints.section_threads(a.rows if "--rows" in sys.argv else 12)
         else:
             bench_constraints.section_constraints(a.rows if "--rows" in sys.argv else 12)
-    if a.section == "defaults":  # issue 29: scripts/bench_defaults.py
-        import bench_defaults
+    if a.section == "defaults":  # issue 29: scripts/benchmarks/bench_defaults.py
+        from scripts.benchmarks import bench_defaults
 
         bench_defaults.section_defaults(a.rows if "--rows" in sys.argv else 12, a.load)
-    if a.section == "compile-guard":  # issue 43: scripts/bench_compile_guard.py
-        import bench_compile_guard
+    if a.section == "compile-guard":  # issue 43: scripts/benchmarks/bench_compile_guard.py
+        from scripts.benchmarks import bench_compile_guard
 
         if a.schemas is None:
             ap.error("compile-guard needs --schemas PATH (a JSONSchemaBench checkout)")
         bench_compile_guard.section_compile_guard(a.schemas, a.sample if "--sample" in sys.argv else 160)
-    if a.section == "schemas-e2e":  # issue 23: scripts/bench_schemas_e2e.py
-        import bench_schemas_e2e
+    if a.section == "schemas-e2e":  # issue 23: scripts/benchmarks/bench_schemas_e2e.py
+        from scripts.benchmarks import bench_schemas_e2e
 
         if a.schemas is None:
             ap.error("schemas-e2e needs --schemas PATH (a JSONSchemaBench checkout)")
@@ -257,23 +269,25 @@ def main() -> None:
             resume=a.resume,
             only=set(a.only.read_text().split()) if a.only else None,
         )
-    if a.section == "clients":  # issue 32: scripts/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
-        import bench_clients
+    if a.section == "clients":  # issue 32: scripts/benchmarks/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
+        from scripts.benchmarks import bench_clients
 
         bench_clients.section_clients(threads=1)
-    if a.section == "conversation":  # issue 31: scripts/bench_conversation.py (per-turn KV reuse vs a cold cache)
-        import bench_conversation
+    if a.section == "conversation":  # issue 31: scripts/benchmarks/bench_conversation.py (per-turn KV reuse vs a cold cache)
+        from scripts.benchmarks import bench_conversation
 
         bench_conversation.section_conversation(a.n if "--n" in sys.argv else 10, threads=1)
-    if a.section == "conversations-models":  # issue 31: scripts/bench_conversations_models.py (labelled multi-turn set)
-        import bench_conversations_models as bcm
+    if (
+        a.section == "conversations-models"
+    ):  # issue 31: scripts/benchmarks/bench_conversations_models.py (labelled multi-turn set)
+        from scripts.benchmarks import bench_conversations_models as bcm
 
         cm = (["--conversations", str(a.rows)] if "--rows" in sys.argv else []) + ["--threads", str(a.threads)]
         cm += [x for m in a.model or [] for x in ("--model", m)] + (["--out", str(a.out)] if a.out else [])
         if rc := bcm.main(cm):
             sys.exit(rc)
-    if a.section == "conversation-values":  # scripts/bench_conversation_values.py (only the row values a run reads)
-        import bench_conversation_values
+    if a.section == "conversation-values":  # scripts/benchmarks/bench_conversation_values.py (only the row values a run reads)
+        from scripts.benchmarks import bench_conversation_values
 
         bench_conversation_values.section_conversation_values(a.n if "--n" in sys.argv else 20)
 

@@ -4,7 +4,7 @@
 # Checks, in order (any finding fails): ruff check, ruff format --check, mypy on localjudge/, public
 # docstring coverage >= 90 %, the docs site (mkdocs build --strict into site/, never with --quiet, which
 # stops strict mode counting warnings: a broken link or anchor, a missing page or a generated page that fails,
-# fails it); the built wheel in a clean venv per extra (scripts/test_wheel.sh; SKIP_WHEEL_TEST=1 skips it), its
+# fails it); the built wheel in a clean venv per extra (scripts/ci/test_wheel.sh; SKIP_WHEEL_TEST=1 skips it), its
 # installs running beside pytest (they wait on pip and disk where pytest leaves a core idle; the wheel's log is
 # printed after pytest's, and either failing fails the command); pytest in two processes, each test file whole in
 # one of them (pytest-xdist `-n 2 --dist loadfile`: a file's module-scoped engines and servers are built once;
@@ -28,13 +28,13 @@ echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
 echo "== ruff format --check"; .venv/bin/ruff format --check localjudge tests scripts examples
 echo "== mypy"; .venv/bin/mypy
 echo "== layering (import-linter)"; .venv/bin/lint-imports
-echo "== docstrings"; .venv/bin/python scripts/check_docstrings.py --min 90
+echo "== docstrings"; .venv/bin/python scripts/ci/check_docstrings.py --min 90
 echo "== docs (mkdocs build --strict)"; NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 wheel_pid=""
 if [ "${SKIP_WHEEL_TEST:-}" != 1 ]; then
   echo "== wheel: build and check the artefacts; their clean venvs install beside pytest (the log follows pytest's)"
   wheel_dir=$(mktemp -d "${TMPDIR:-/tmp}/localjudge-test.XXXXXX")
-  WHEEL_BUILT_SIGNAL="$wheel_dir/built" bash scripts/test_wheel.sh >"$wheel_dir/log" 2>&1 &
+  WHEEL_BUILT_SIGNAL="$wheel_dir/built" bash scripts/ci/test_wheel.sh >"$wheel_dir/log" 2>&1 &
   wheel_pid=$!
   # `python -m build` writes into the source tree: pytest starts once the artefacts are built and checked (or failed)
   while [ ! -e "$wheel_dir/built" ] && kill -0 "$wheel_pid" 2>/dev/null; do sleep 1; done

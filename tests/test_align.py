@@ -211,7 +211,7 @@ def test_agree_reports_auc_of_the_expected_score(tmp_path):
 
 @pytest.mark.slow
 def test_align_on_the_default_model_reports_figures_without_claiming_a_gain(engine, tmp_path):
-    """The real 135M model on 40 human-labelled TruthfulQA rows (the README's figures are scripts/align_report.py):
+    """The real 135M model on 40 human-labelled TruthfulQA rows (the README's figures are scripts/tools/align_report.py):
     only the form is tested — valid figures, intervals around them, a verdict — never a quality gain."""
     data = Path(__file__).resolve().parents[1] / "scripts" / "data" / "truthfulqa_labelled_300.jsonl"
     rows = [json.loads(line) for line in data.read_text().splitlines()[:40]]

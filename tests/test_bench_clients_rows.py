@@ -1,4 +1,4 @@
-"""scripts/bench_clients.py (`bench.py clients`, issue 32) without a model: its ROWS measure every client
+"""scripts/benchmarks/bench_clients.py (`bench.py clients`, issue 32) without a model: its ROWS measure every client
 path the issue's acceptance names, docs/serve.md's measured table has exactly those rows, the aliases our
 server starts with are the docs recipes' formats, and a row needing an API llama-cpp-python's server lacks
 is "n/a", not 0."""
@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
+from scripts.benchmarks import bench_clients as bc
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import bench_clients as bc  # noqa: E402
 
 # issue 32 "Acceptance": client x path, each a (client word, path word) that some row must name
 ACCEPTANCE = [

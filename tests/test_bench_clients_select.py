@@ -1,17 +1,16 @@
-"""scripts/bench_clients.py `--row "CLIENT | PATH"` (issue 32's re-measure): only the named rows are measured,
+"""scripts/benchmarks/bench_clients.py `--row "CLIENT | PATH"` (issue 32's re-measure): only the named rows are measured,
 named as docs/serve.md's table shows them; a name that is no row stops before any server starts, with one line
 naming it and the rows there are."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts.benchmarks import bench_clients as bc
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import bench_clients as bc  # noqa: E402
 
 OLLAMA_GROUNDED = "MLflow 3.17 is_grounded | LiteLLM ollama_chat:/ + OLLAMA_API_BASE"
 RAGAS_LITELLM = "RAGAS Faithfulness | llm_factory(adapter=litellm) + ollama_chat/"

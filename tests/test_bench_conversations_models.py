@@ -1,4 +1,4 @@
-"""scripts/data/conversations_labelled.jsonl (the labelled multi-turn set) and scripts/bench_conversations_models.py
+"""scripts/data/conversations_labelled.jsonl (the labelled multi-turn set) and scripts/benchmarks/bench_conversations_models.py
 (the installable models' agreement with it) on scripted engines: the data's schema and balance, the figures a judge
 that always says yes and a judge that knows the labels get, and the section through bench.py's dispatch."""
 
@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from localjudge.engine.base import ScriptedEngine
+from scripts.benchmarks import bench_conversations_models as bcm
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
-import bench_conversations_models as bcm  # noqa: E402
 
 YES = '{"rationale": "scripted", "result": "yes"}'
 

@@ -1,4 +1,4 @@
-"""scripts/bench_schemas_e2e.py (`bench.py schemas-e2e`, issue 23) on self-written schemas: the sample is
+"""scripts/benchmarks/bench_schemas_e2e.py (`bench.py schemas-e2e`, issue 23) on self-written schemas: the sample is
 stratified and seeded, answers are judged by `jsonschema`, and a real `localjudge serve` (and llama-cpp-python's
 own server, where its server extras are installed) answers through the bench with outcomes that add up."""
 
@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import bench_schemas_e2e as e2e  # noqa: E402
+from scripts.benchmarks import bench_schemas_e2e as e2e
 
 PERSON = {
     "type": "object",

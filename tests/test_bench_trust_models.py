@@ -1,4 +1,4 @@
-"""scripts/bench_trust_models.py's arithmetic on a stored run of scripted judges over the real TruthfulQA rows: a
+"""scripts/benchmarks/bench_trust_models.py's arithmetic on a stored run of scripted judges over the real TruthfulQA rows: a
 judge equal to the labels makes PPI++ narrower than labels-only, never falling back; a judge at chance makes
 PPI++ fall back to labels-only and say so, and Rogan–Gladen refuse. The truth is the full labelled set's rate."""
 
@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from localjudge.engine.base import ScriptedEngine
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import bench_trust_models as btm  # noqa: E402
+from scripts.benchmarks import bench_trust_models as btm
 
 N_ROWS = 120
 

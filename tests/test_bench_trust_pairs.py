@@ -1,4 +1,4 @@
-"""scripts/bench_trust_pairs.py on scripted pairwise judges of known bias over the real HHH pairs: the pass label is
+"""scripts/benchmarks/bench_trust_pairs.py on scripted pairwise judges of known bias over the real HHH pairs: the pass label is
 "humans prefer A" (about half the pairs, by the set's alternating order); a judge that always picks the first
 position is at chance for that estimand (PPI++ falls back, Rogan–Gladen refuses), in both orders every pair is a tie;
 a judge that picks the human-preferred answer makes PPI++ narrower than labels-only."""
@@ -6,7 +6,6 @@ a judge that picks the human-preferred answer makes PPI++ narrower than labels-o
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,8 @@ from typing import Any
 import pytest
 
 from localjudge.engine.base import ScriptedEngine
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import bench_trust_models as btm  # noqa: E402
-import bench_trust_pairs as btp  # noqa: E402
+from scripts.benchmarks import bench_trust_models as btm
+from scripts.benchmarks import bench_trust_pairs as btp
 
 N_PAIRS = 60
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ from localjudge.judges import get_judge
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-sys.path.insert(0, str(ROOT / "scripts"))
-make = importlib.import_module("make_conversation_judges")
+make = importlib.import_module("scripts.catalog.make_conversation_judges")
 
 PROMPTS = {
     "conversation_completeness": "CONVERSATION_COMPLETENESS_PROMPT",

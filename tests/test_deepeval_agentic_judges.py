@@ -123,15 +123,10 @@ def test_tool_call_granularity_judges_each_call_on_the_user_turns_before_it():
 
 
 def test_the_judge_file_is_what_the_script_writes_from_the_installed_package():
-    import importlib.util
     from pathlib import Path
 
+    from scripts.catalog import make_deepeval_agentic_judges as mod
+
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location(
-        "make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     path = root / "localjudge" / "judges" / "builtin" / f"{NAME}.toml"
     assert path.read_text(encoding="utf-8") == mod.toml()

@@ -1,4 +1,4 @@
-"""DeepEval's LLM-judged conversational metric prompts, ported as judge files (scripts/make_deepeval_conversation_judges.py),
+"""DeepEval's LLM-judged conversational metric prompts, ported as judge files (scripts/catalog/make_deepeval_conversation_judges.py),
 render byte for byte the prompts the installed deepeval package's own metrics send: the real metric is run with a
 recording model on a conversation with tool calls, and each of its prompts is compared with ours for the same window;
 the adapter with the ported judge gives DeepEval's own score for the same verdicts."""
@@ -6,7 +6,6 @@ the adapter with the ported judge gives DeepEval's own score for the same verdic
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ pytest.importorskip("deepeval")
 from deepeval_support import RecordingLLM  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-make = importlib.import_module("make_deepeval_conversation_judges")
+make = importlib.import_module("scripts.catalog.make_deepeval_conversation_judges")
 
 
 def _case():

@@ -144,7 +144,7 @@ def test_an_unparseable_score_is_unscored_naming_the_stage_and_keeps_the_steps()
 
 
 def test_the_prompt_texts_file_matches_the_installed_package():
-    script = ROOT / "scripts/make_deepeval_geval_templates.py"
+    script = ROOT / "scripts/catalog/make_deepeval_geval_templates.py"
     assert subprocess.run([sys.executable, str(script), "--check"], cwd=ROOT).returncode == 0
 
 

@@ -6,7 +6,6 @@ text, byte for byte."""
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ import pytest
 pytest.importorskip("deepeval")
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-make = importlib.import_module("make_deepeval_golden")
+make = importlib.import_module("scripts.golden.make_deepeval_golden")
 
 
 @pytest.mark.parametrize("name", sorted(make.PORTS))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ pytest.importorskip("deepeval")
 from deepeval_support import RecordingLLM, judge_turns  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-make = importlib.import_module("make_deepeval_conversation_judges")
+make = importlib.import_module("scripts.catalog.make_deepeval_conversation_judges")
 
 TRIP = [
     ("user", "Hi, I'm Léa and I'm allergic to \"peanuts\" — {really}."),

@@ -149,15 +149,10 @@ def test_a_conversation_run_fills_the_metric_inputs_from_the_messages():
 
 
 def test_the_judge_file_is_what_the_script_writes_from_the_installed_package():
-    import importlib.util
     from pathlib import Path
 
+    from scripts.catalog import make_deepeval_agentic_judges as mod
+
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location(
-        "make_deepeval_agentic_judges", root / "scripts" / "make_deepeval_agentic_judges.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     path = root / "localjudge" / "judges" / "builtin" / f"{NAME}.toml"
     assert path.read_text(encoding="utf-8") == mod.toml(NAME)

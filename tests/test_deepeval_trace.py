@@ -206,11 +206,9 @@ def test_a_conversation_run_fills_the_trace_from_the_messages():
 
 def test_the_judge_files_are_what_the_script_writes_from_the_installed_package():
     import importlib
-    import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root / "scripts"))
-    make = importlib.import_module("make_deepeval_trace_judges")
+    make = importlib.import_module("scripts.catalog.make_deepeval_trace_judges")
     for name in make.ABOUT:
         assert (root / "localjudge" / "judges" / "builtin" / f"{name}.toml").read_text(encoding="utf-8") == make.toml(name)

@@ -1,21 +1,18 @@
-"""The diff logic of scripts/identity_check.py (the before/after check of a refactor), on small synthetic dumps:
+"""The diff logic of scripts/tools/identity_check.py (the before/after check of a refactor), on small synthetic dumps:
 the full 30-row run is a script (CONTRIBUTING "Before/after a refactor"), not a test."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+from scripts.tools import identity_check as ic
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "identity_check.py"
-_spec = importlib.util.spec_from_file_location("identity_check", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-ic = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ic)
+SCRIPT = ROOT / "scripts" / "tools" / "identity_check.py"
 
 
 def _store(path: Path, run_id: str, stamp: str, value: str, total_ms: float) -> Path:

@@ -1,6 +1,6 @@
 """The dedicated judge models' native formats and catalog judges (Prometheus 2, Flow-Judge, Atla Selene):
 rendered prompts byte-identical to the published templates (tests/golden, written by
-scripts/make_golden_judge_models.py from the sources' own code), parsing of real example outputs from
+scripts/golden/make_golden_judge_models.py from the sources' own code), parsing of real example outputs from
 those projects, fuzzing as for every other format, and a constrained run on the real default model."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Rendered prompts are byte-identical to the sources' own rendering (tests/golden/, written by
-scripts/make_golden.py from the seed files without using localjudge's renderer)."""
+scripts/golden/make_golden.py from the seed files without using localjudge's renderer)."""
 
 from __future__ import annotations
 

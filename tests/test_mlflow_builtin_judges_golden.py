@@ -1,4 +1,4 @@
-"""MLflow 3.17's remaining built-in judges, ported as judge files (scripts/make_mlflow_builtin_judges.py), render
+"""MLflow 3.17's remaining built-in judges, ported as judge files (scripts/catalog/make_mlflow_builtin_judges.py), render
 byte for byte what the installed mlflow package sends: `tool_call_correctness` / `tool_call_efficiency` the user
 message of their `get_prompt` (on a conversation's calls rendered as MLflow renders them), `completeness`,
 `fluency`, `summarization` their InstructionsJudge system and user messages."""
@@ -6,7 +6,6 @@ message of their `get_prompt` (on a conversation's calls rendered as MLflow rend
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ from localjudge.conversations.render import available_tools_text, expected_calls
 from localjudge.judges import get_judge
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-make = importlib.import_module("make_mlflow_builtin_judges")
+make = importlib.import_module("scripts.catalog.make_mlflow_builtin_judges")
 
 CHAT = [
     {"role": "user", "content": "Book a table for 2 at Chez Léa, 8pm. I'm vegan."},

@@ -1,4 +1,4 @@
-"""Packaging that cannot drift, the cheap half (the slow half is scripts/test_wheel.sh, which builds the
+"""Packaging that cannot drift, the cheap half (the slow half is scripts/ci/test_wheel.sh, which builds the
 wheel and smokes it in a clean venv per extra): an uninstalled checkout imports itself, the wheel checker
 catches a missing module or data file, every extra's integration snippet is where the wheel smoke looks,
 and `models pull` names a network error without httpx installed (what `[hub]` alone gives)."""
@@ -15,11 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """scripts/ci/NAME.py as the module `scripts.ci.NAME` (pytest puts the repository root on sys.path)."""
+    return importlib.import_module(f"scripts.ci.{name}")
 
 
 def test_an_uninstalled_checkout_imports_itself_with_its_model_registry(tmp_path):
@@ -58,7 +55,7 @@ def fake_wheel(path: Path, drop: set[str]) -> Path:
 
 def run_check(wheel: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "check_wheel.py"), str(wheel)], capture_output=True, text=True, timeout=120
+        [sys.executable, str(ROOT / "scripts" / "ci" / "check_wheel.py"), str(wheel)], capture_output=True, text=True, timeout=120
     )
 
 
@@ -93,7 +90,7 @@ def test_each_framework_snippet_the_wheel_smoke_runs_is_in_the_docs_once():
 def test_a_pull_with_no_network_is_one_line_with_httpx2s_errors_and_hub_py_never_imports_httpx():
     # huggingface-hub 2.x (what `pip install localjudge[hub]` resolves) brings httpx2, not httpx, and raises
     # httpx2's errors. (The test venv's hub 1.16 itself needs httpx, so httpx cannot be blocked here: the
-    # clean [hub] venv of scripts/test_wheel.sh runs the real thing.)
+    # clean [hub] venv of scripts/ci/test_wheel.sh runs the real thing.)
     import ast
 
     import httpx2

@@ -49,7 +49,7 @@ def test_shown_interval_is_never_narrower_than_ppi_python_and_never_wider_for_pp
 
 
 def test_shown_interval_reaches_94_percent_in_the_worst_simulation_cell_where_ppi_python_does_not() -> None:
-    # The worst cell of scripts/bench_trust_estimators.py: a pass/fail judge (TPR 0.90, TNR 0.80), true rate 0.35,
+    # The worst cell of scripts/benchmarks/bench_trust_estimators.py: a pass/fail judge (TPR 0.90, TNR 0.80), true rate 0.35,
     # 50 random labels. 300 seeded trials (Monte-Carlo standard error about 1.3 points).
     rng = np.random.default_rng(2)
     shown = raw = 0

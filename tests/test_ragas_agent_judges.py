@@ -163,13 +163,9 @@ def test_reference_topics_that_are_not_a_list_of_strings_is_bad_input():
 
 
 def test_judge_files_match_the_installed_package():
-    """The files are what scripts/make_ragas_agent_judges.py writes from the installed ragas (rerun it on upgrade)."""
-    import importlib.util
+    """The files are what scripts/catalog/make_ragas_agent_judges.py writes from the installed ragas (rerun it on upgrade)."""
+    from scripts.catalog import make_ragas_agent_judges as mod
 
-    spec = importlib.util.spec_from_file_location("make_ragas", ROOT / "scripts" / "make_ragas_agent_judges.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     for name, j in mod.judges().items():
         path = ROOT / "localjudge" / "judges" / "builtin" / f"{name}.toml"
         assert path.read_text(encoding="utf-8") == mod.toml(name, j), name
@@ -178,12 +174,8 @@ def test_judge_files_match_the_installed_package():
 
 @pytest.mark.parametrize("name", ["agent_goal_accuracy", "agent_goal_accuracy_without_reference", "topic_adherence"])
 def test_first_prompt_equals_the_golden_file_the_package_rendered(name):
-    import importlib.util
+    from scripts.catalog import make_ragas_agent_judges as mod
 
-    spec = importlib.util.spec_from_file_location("make_ragas", ROOT / "scripts" / "make_ragas_agent_judges.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     s = mod.golden_sample()
     variables = {"reference": s.reference, "reference_topics": s.reference_topics}
     judge = get_judge(name)

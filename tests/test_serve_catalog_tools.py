@@ -8,9 +8,7 @@ instructor and LiteLLM; the catalog's RAGAS text is checked against the installe
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -44,11 +42,8 @@ def _statements_request(model: str, prompt: str | None = None) -> tuple[dict, di
 
 
 def test_the_ragas_prompt_file_is_the_installed_packages_text():
-    spec = importlib.util.spec_from_file_location("make_ragas_prompt_catalog", ROOT / "scripts" / "make_ragas_prompt_catalog.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+    from scripts.catalog import make_ragas_prompt_catalog as mod
+
     on_disk = json.loads((ROOT / "localjudge" / "serve" / "ragas_prompts.json").read_text(encoding="utf-8"))
     assert on_disk == mod.entries()
 

@@ -238,19 +238,10 @@ def test_bias_inputs_that_cannot_be_measured_are_input_errors() -> None:
         te.length_bias([1.0, 0.0], [3, 4])
 
 
-def test_bench_script_prints_the_coverage_and_the_active_tables(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import importlib.util
-    import sys
-    from pathlib import Path
+def test_bench_script_prints_the_coverage_and_the_active_tables(capsys: pytest.CaptureFixture[str]) -> None:
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_trust_estimators.py"
-    spec = importlib.util.spec_from_file_location("bench_trust_estimators", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, bench)  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
+    from scripts.benchmarks import bench_trust_estimators as bench
+
     assert bench.main(["--trials", "3"]) == 0
     out = capsys.readouterr().out
     assert out.count("| labels | PPI++ cover") == 4 and "**Active vs random labelling**" in out
@@ -282,11 +273,8 @@ def test_the_active_interval_is_the_normal_interval_widened_by_half_a_label_step
 
 
 def test_bench_active_bias_is_reported_against_both_the_per_trial_and_the_monte_carlo_standard_error() -> None:
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import bench_trust_estimators as bte
+    from scripts.benchmarks import bench_trust_estimators as bte
 
     cell = bte.ipw_cell([0.1] * 4, [True] * 4, [100] * 4, [0.01, 0.03, -0.01, 0.01], [0.05, 0.05, 0.05, 0.05])
     assert cell.mean_error == pytest.approx(0.01)

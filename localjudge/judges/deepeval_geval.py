@@ -9,7 +9,7 @@ sorted by start; `start: outcome` for a one-score band), the turns as DeepEval's
 `retrieval_context` and `tools_called` read by deepeval_geval_turns.py) and the
 conversation-level fields (`Scenario:\\n{value} \\n\\n` ...). Score = the model's 0-10 score / 10 (kept in [0, 1]),
 0 under `strict_mode` when below 1. The prompt texts are DeepEval's own (templates/deepeval_geval.toml, written by
-scripts/make_deepeval_geval_templates.py). A call whose output does not parse makes the result unscored
+scripts/catalog/make_deepeval_geval_templates.py). A call whose output does not parse makes the result unscored
 (`parse_error`, naming the stage); the calls made so far are kept on it.
 """
 

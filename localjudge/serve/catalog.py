@@ -14,7 +14,7 @@ first segment, end with its last and hold the others in order (`str.find`, linea
 differs by one character from the template's fixed text is not a match.
 
 The catalog also knows some judge prompts it does not tighten (`Catalog.prompts`): RAGAS 0.4's metric
-prompts (ragas_prompts.json, scripts/make_ragas_prompt_catalog.py). `Catalog.known` recognises those as
+prompts (ragas_prompts.json, scripts/catalog/make_ragas_prompt_catalog.py). `Catalog.known` recognises those as
 well; `protocol.plan` uses it for one rule only: a known judge prompt sent with exactly one tool and no
 tool_choice or format (instructor's TOOLS mode through LiteLLM's `ollama_chat/`, which drops tool_choice)
 is answered with a call of that tool.

@@ -23,7 +23,7 @@ the Rogan–Gladen correction (`labels.calibration.calibrate`, verdicts at the 0
 The interval shown (`estimates`, `shown_difference`: what `agree`, `run`, `report` and `view` print) is ppi-python's
 widened by a continuity correction, half the labels' lattice step over n (`continuity_corrected`: 0.5 / n for 0/1
 labels): the normal interval on 0/1 labels covers 93.0–93.8 % at 50–200 labels and rates 0.35–0.40 in the seeded
-simulation (scripts/bench_trust_estimators.py), the corrected one >= 94 % in every cell. ppi-python's own interval
+simulation (scripts/benchmarks/bench_trust_estimators.py), the corrected one >= 94 % in every cell. ppi-python's own interval
 stays on each figure as `ppi_python_interval`; `ppi_mean`, `labels_only` and `ppi_difference` still return it as
 `interval`.
 """
