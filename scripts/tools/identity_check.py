@@ -16,7 +16,13 @@ with catalog judges, `panel=`, `escalate_to=`/`escalate_below=`, `mapping=`, `bo
               below 0.75 to a scripted model
     pairwise  pairwise, the answer against the ground truth, one order
 
-each first interrupted after N progress events (the callback raises), then resumed to the end. Every side dumps,
+  turns     a chat per turn (conversation_completeness, deepeval_turn_relevancy, deepeval_knowledge_retention) and
+              per session (deepeval_role_adherence,
+              conversational_tool_call_efficiency, conversational_safety) on CHATS below (tool calls included)
+
+each first interrupted after N progress events (the callback raises), then resumed to the end; then (once) a served
+session: `localjudge serve` on a loopback port answering SERVED below through the chat, Ollama and responses doors
+(a JSON schema, a choice, a stream), and `--help` of every command. Every side dumps,
 one canonical JSON line per item: every row of every table of each results.sqlite (all columns, JSON cells
 parsed), the export files, each progress event and what each `evaluate` returned or raised. What differs between
 two runs of the same code is masked: timestamps, the run ids made of one, wall-clock timings (`timings`,
@@ -177,6 +183,131 @@ def _where(line: str | None) -> str:
 
 # ------------------------------------------------------------------------------------------------ the workload
 
+CHATS = [
+    {"id": "c1", "chatbot_role": "a polite arithmetic tutor", "messages": [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "4."},
+        {"role": "user", "content": "And times 3? My name is Ada."},
+        {"role": "assistant", "content": "12, Ada."},
+        {"role": "user", "content": "What was my name?"},
+        {"role": "assistant", "content": "Ada."},
+    ]},
+    {"id": "c2", "chatbot_role": "a travel assistant", "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t1", "type": "function",
+            "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "t1", "content": "18 C, sunny"},
+        {"role": "assistant", "content": "It is 18 C and sunny in Paris."},
+    ], "expected_tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}]},
+]  # fmt: skip
+SCHEMA = {"type": "object", "properties": {"verdict": {"enum": ["yes", "no"]}, "why": {"type": "string"}},
+          "required": ["verdict", "why"], "additionalProperties": False}  # fmt: skip
+ASK = "Is Paris the capital of France? Answer as JSON."
+SERVED = [  # (door path, body): greedy, so both sides' answers are the model's same tokens
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": ASK}], "max_tokens": 40, "temperature": 0,
+     "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": SCHEMA}}}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 12,
+     "temperature": 0, "logprobs": True, "top_logprobs": 2}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Count to five."}], "max_tokens": 12,
+     "temperature": 0, "stream": True}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "nope"}}),
+    ("/api/chat", {"messages": [{"role": "user", "content": ASK}], "stream": False, "format": SCHEMA,
+     "options": {"temperature": 0, "num_predict": 40}}),
+    ("/api/generate", {"prompt": "Say yes or no.", "stream": False, "options": {"temperature": 0, "num_predict": 8}}),
+    ("/v1/responses", {"input": ASK, "max_output_tokens": 40, "temperature": 0,
+     "text": {"format": {"type": "json_schema", "name": "v", "schema": SCHEMA}}}),
+    ("/v1/responses", {"input": "Pick one.", "max_output_tokens": 16, "temperature": 0,
+     "text": {"format": {"type": "json_schema", "name": "c", "schema": {"enum": ["red", "blue"]}}}}),
+]  # fmt: skip
+SERVED_WALL_CLOCK = {"created", "created_at", "id", "total_duration", "load_duration", "prompt_eval_duration",
+                     "eval_duration", "system_fingerprint"}  # fmt: skip
+
+
+def _served_mask(value: Any) -> Any:
+    """A served answer with what differs between two runs of the same server masked (ids, times, durations)."""
+    if isinstance(value, dict):
+        return {k: ("<varies>" if k in SERVED_WALL_CLOCK else _served_mask(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_served_mask(v) for v in value]
+    return value
+
+
+def served(work: Path, model: str) -> list[dict[str, Any]]:
+    """Start `localjudge serve` (this side's tree, one thread) on a free loopback port, send SERVED through its
+    three doors, stop it; one dump item per answer (status, content type, body; a stream as its data lines)."""
+    import http.client
+
+    proc = subprocess.Popen([sys.executable, "-m", "localjudge", "serve", "--host", "127.0.0.1", "--port", "0",
+                             "--model", model, "--threads", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    assert proc.stderr is not None
+    port, name, seen = None, "", []
+    for line in proc.stderr:
+        seen.append(line)
+        m = re.search(r"localjudge serve: (\S+) on http://127\.0\.0\.1:(\d+)/v1", line)
+        if m:
+            name, port = m.group(1), int(m.group(2))
+            break
+    if port is None:
+        proc.kill()
+        raise SystemExit("localjudge serve did not start: " + "".join(seen[-10:]))
+    threading_drain(proc)
+    items: list[dict[str, Any]] = []
+    try:
+        for i, (path, body) in enumerate(SERVED):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            conn.request("POST", path, body=json.dumps({"model": name, **body}), headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            raw = r.read().decode("utf-8", "replace")
+            conn.close()
+            kind = r.getheader("content-type", "")
+            if kind.startswith("application/json"):
+                got: Any = _served_mask(json.loads(raw))
+            else:  # a stream: its data lines, each parsed where it is JSON
+                got = []
+                for ln in raw.splitlines():
+                    text = ln.removeprefix("data: ").strip()
+                    if text and text[:1] == "{":
+                        got.append(_served_mask(json.loads(text)))
+                    elif text:
+                        got.append(text)
+            items.append({"item": "serve/answers", "row": i, "values": {"path": path, "status": r.status,
+                                                                           "type": kind, "body": got}})  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return items
+
+
+def threading_drain(proc: subprocess.Popen[str]) -> None:
+    """Read the server's stderr to its end in a thread, so a full pipe never blocks it."""
+    import threading
+
+    threading.Thread(target=lambda: [None for _ in proc.stderr or []], daemon=True).start()
+
+
+def helps() -> list[dict[str, Any]]:
+    """`--help` of the command line and of every (sub)command, as click prints it."""
+    import click
+    from click.testing import CliRunner
+
+    from localjudge.cli import main as cli
+
+    items: list[dict[str, Any]] = []
+
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        out = CliRunner().invoke(cli, [*path, "--help"], terminal_width=100)
+        items.append({"item": "help", "row": " ".join(path) or "-", "values": {"exit": out.exit_code,
+                                                                             "text": out.output}})  # fmt: skip
+        if isinstance(cmd, click.Group):
+            for name in sorted(cmd.list_commands(click.Context(cmd))):
+                sub = cmd.get_command(click.Context(cmd), name)
+                if sub is not None and not sub.hidden:
+                    walk(sub, [*path, name])
+
+    walk(cli, [])
+    return items
+
 
 class Interrupt(Exception):
     """Raised by the progress callback to interrupt a run."""
@@ -203,6 +334,10 @@ def workload(work: Path, model: str, interrupt_after: int, attempt: str) -> list
         "cascade": dict(judges=["pairwise"], mapping=pair, both_orders=True, escalate_to=f"scripted:{better}",
                         escalate_below=0.75),
         "pairwise": dict(judges=["pairwise"], mapping=pair),
+        "turns": dict(judges=["conversation_completeness", "deepeval_turn_relevancy", "deepeval_knowledge_retention"],
+                      data=CHATS, conversation="turn"),
+        "sessions": dict(judges=["deepeval_role_adherence", "conversational_tool_call_efficiency",
+                                 "conversational_safety"], data=CHATS, conversation="session"),
     }  # fmt: skip
     items: list[dict[str, Any]] = []
     for name, kw in runs.items():
@@ -216,9 +351,10 @@ def workload(work: Path, model: str, interrupt_after: int, attempt: str) -> list
             if attempt == "interrupted" and len(events) >= interrupt_after:
                 raise Interrupt(f"after {len(events)} progress events")
 
+        data = kw.pop("data", rows)
         try:
             res = localjudge.evaluate(
-                rows,
+                data,
                 judges,
                 out=work / name,
                 progress=progress,
@@ -244,6 +380,9 @@ def workload(work: Path, model: str, interrupt_after: int, attempt: str) -> list
             elif f.suffix in {".json", ".jsonl", ".csv"}:
                 lines = f.read_text(encoding="utf-8").splitlines()
                 items.extend({"item": f"{name}/{f.name}", "row": i, "values": ln} for i, ln in enumerate(lines))
+    if attempt == "resumed" and not model.startswith("scripted:"):
+        items.extend(served(work, model))
+        items.extend(helps())
     return items
 
 
@@ -298,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="smollm2-135m", help="model of the workload (one thread; default %(default)s)")
     ap.add_argument("--interrupt-after", type=int, default=7, help="progress events before the interruption")
     ap.add_argument("--work", help="keep the work folder here (default: a temporary one, removed)")
+    ap.add_argument(
+        "--reuse-old",
+        action="store_true",
+        help="with --work: compare against the old side's dump kept there by an earlier check (the same --old)",
+    )
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="only compare two dump.jsonl files")
     ap.add_argument(
         "--schema-grew",
@@ -318,6 +462,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     base = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="identity-check-"))
     old_tree = base / "old-tree"
+    kept = base / "old" / "dump.jsonl"
+    if args.reuse_old:
+        if not kept.is_file():
+            raise SystemExit(f"--reuse-old: no {kept} (run once with --work {base} first)")
+        shutil.rmtree(base / "new", ignore_errors=True)
+        t0 = time.perf_counter()
+        new = run_side(Path(args.new).resolve(), base / "side", args)
+        shutil.move(str(base / "side"), str(base / "new"))
+        (base / "new" / "dump.jsonl").write_text("".join(ln + "\n" for ln in new), encoding="utf-8")
+        old = kept.read_text(encoding="utf-8").splitlines()
+        took = time.perf_counter() - t0
+        return report(old, new, f"{args.old} (kept) vs {args.new}, model {args.model}, {took:.0f} s", args.schema_grew)
     for stale in ("old", "new", "fsm-cache"):
         shutil.rmtree(base / stale, ignore_errors=True)
     t0 = time.perf_counter()
