@@ -13,14 +13,21 @@ for it here instead of probing attributes:
 An engine declares `capabilities` (a `Capability` flag); a backend declares `capabilities` too: what the
 engines it builds can do at most, known without loading a model. `require(engine, Capability.X,
 for_what=...)` raises a one-line `CapabilityError` naming the capability and the backend.
+`vocabulary_of(engine)` and `compiler_of(engine)` give the engine typed as what the flag promises
+(`VocabularyEngine`, `CompilingEngine`), or None where the flag is not declared: no attribute probing,
+no `type: ignore` at the call site.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..constraints.base import Compiled, TokenVocab
+    from ..formats import OutputFormat
 
 
 class Capability(enum.Flag):
@@ -45,6 +52,31 @@ _WORDS = {
 
 class CapabilityError(InputError):
     """A model backend lacks a capability the command needs (token probabilities, vocabulary, ...) (exit 2)."""
+
+
+class VocabularyEngine(Protocol):
+    """An engine declaring `Capability.VOCABULARY`: its token vocabulary."""
+
+    vocab: TokenVocab
+
+
+class CompilingEngine(Protocol):
+    """An engine declaring `Capability.COMPILE`: a format's constraint compiled for its vocabulary, and its tokenizer
+    (the lengths a compiled constraint is measured in)."""
+
+    def compile(self, fmt: OutputFormat) -> Compiled: ...
+
+    def tokenize(self, text: str | bytes, add_special: bool = False, parse_special: bool = False) -> list[int]: ...
+
+
+def vocabulary_of(engine: Any) -> VocabularyEngine | None:
+    """`engine` typed as a `VocabularyEngine` where it declares `Capability.VOCABULARY`, else None."""
+    return cast("VocabularyEngine", engine) if Capability.VOCABULARY in capabilities_of(engine) else None
+
+
+def compiler_of(engine: Any) -> CompilingEngine | None:
+    """`engine` typed as a `CompilingEngine` where it declares `Capability.COMPILE`, else None."""
+    return cast("CompilingEngine", engine) if Capability.COMPILE in capabilities_of(engine) else None
 
 
 def capabilities_of(engine_or_backend: Any) -> Capability:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
-from ..engine.capabilities import Capability, capabilities_of
+from ..engine.capabilities import Capability, capabilities_of, compiler_of, vocabulary_of
 from ..engine.worker import EngineWorker
 from ..errors import PromptTooLongError
 from ..formats import OutputFormat, PlainText
@@ -78,7 +78,8 @@ class ServerState:
         self.model_name = config.model_name or engine.model_id
         self.worker = EngineWorker(engine, max_pending=config.max_pending, name="localjudge-serve-engine")
         self.capabilities = capabilities_of(engine)
-        vocab = engine.vocab if Capability.VOCABULARY in self.capabilities else None  # type: ignore[attr-defined]
+        has_vocab = vocabulary_of(engine)
+        vocab = has_vocab.vocab if has_vocab is not None else None
         self.pieces: list[bytes] | None = vocab.pieces if vocab is not None else None
         vocab_path = save_vocab(vocab, cache_home() / "serve") if vocab is not None else None
         limits = CompileLimits(config.compile_seconds, config.compile_memory_mb << 20)
@@ -112,10 +113,10 @@ class ServerState:
         """Completion tokens the think block may take: `think_tokens` plus its two markers when the request
         thinks (a constrained answer on an engine that compiles formats), else 0."""
         n = p.options.think_tokens
-        if not n or not fmt.constrained or Capability.COMPILE not in self.capabilities:
+        compiler = compiler_of(engine)
+        if not n or not fmt.constrained or compiler is None:
             return 0
-        tokenize = engine.tokenize  # type: ignore[attr-defined]
-        return n + len(tokenize(THINK_OPEN)) + len(tokenize(THINK_CLOSE))
+        return n + len(compiler.tokenize(THINK_OPEN)) + len(compiler.tokenize(THINK_CLOSE))
 
     def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
         """Output tokens for this request's answer (runs on the engine thread): the format's budget (free
@@ -126,8 +127,9 @@ class ServerState:
         n_prompt = engine.count_tokens(p.messages)
         n_ctx = engine.n_ctx
         need = 1
-        if fmt.constrained and Capability.COMPILE in self.capabilities:
-            need = max(1, int(engine.compile(fmt).shortest))  # type: ignore[attr-defined]
+        compiler = compiler_of(engine)
+        if fmt.constrained and compiler is not None:
+            need = max(1, int(compiler.compile(fmt).shortest))
         think = self.think_cost(engine, p, fmt)
         if p.max_tokens is not None:
             if p.max_tokens < need:
