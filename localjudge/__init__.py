@@ -44,7 +44,7 @@ _EXPORTS = {
     "list_judges": "judges",
     "load_judge_file": "judges",
     "Judge": "judges",
-    "evaluate": "runner.frames",
+    "evaluate": "api",
     "LocalJudgeError": "errors",
     "ParseError": "errors",
     "InputError": "errors",
@@ -107,7 +107,9 @@ _MOVED = {
     "localjudge.batch.types": "localjudge.run.types",
     # issue 30: the top level holds packages and the public API, errors, paths, testing
     "localjudge.stats": "localjudge.statistics",
-    "localjudge.frames": "localjudge.runner.frames",
+    "localjudge.frames": "localjudge.api",
+    # issue 44: runner/ folded into the one evaluate of api.py
+    "localjudge.runner.frames": "localjudge.api",
     "localjudge.http_limits": "localjudge.http",
     "localjudge.plugins": "localjudge.registry.plugins",
 }

@@ -1,13 +1,47 @@
-"""The three-line Python API: judge one example, or constrain any prompt to a format.
+"""The Python API: judge one example, constrain any prompt to a format, or evaluate a dataset.
 
-import localjudge
-r = localjudge.judge("correctness", input="2+2?", output="4", ground_truth="4")
-print(r.value, r.score, r.rationale)
+    import localjudge
+    r = localjudge.judge("correctness", input="2+2?", output="4", ground_truth="4")
+    print(r.value, r.score, r.rationale)
+    run = localjudge.evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
+    run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
+
+`evaluate` is the one batch entry point: its keywords build a `RunSpec` (run/spec.py) and `execute` runs it. A
+panel or a cascade goes to localjudge/trust, which builds it out of plain runs; everything else is one plain run
+(run/plain.py `run_plain`). How a run goes:
+  1. Before any inference: the data's columns and row count are read, every judge's variables are
+     mapped onto columns (a missing column is an `InputError` listing the columns that exist) (run/plan.py).
+  2. Rows stream in chunks; inside a chunk each judge runs over every row (consecutive prompts share
+     the judge's prefix in the KV cache). Every finished result is committed to the store at once (run/loop.py).
+  3. Each judgement's reproducibility record (model sha256, judge version, format, rendered-prompt
+     hash, decode options, seed, localjudge version) hashed with `canonical_hash` is its cache key.
+     A cell whose stored key matches is skipped; a key found in the cache is copied without
+     inference; only what changed runs. The model is loaded on the first cache miss, never before.
+  4. Exports (results.jsonl, results.csv, summary.json, run.json) are written atomically from the
+     store at the end, and also when the run is interrupted (run/plain.py).
+
+Row problems are data: a malformed line, a missing/empty/wrong-type value, a prompt too long for
+the context window or a judgement that raised gets an unscored result naming file, line/row,
+column and reason (top-level `error`), and the other rows still run. Only model errors abort, and
+storage errors (`StorageError`: disk full, read-only run directory); the store keeps every result
+committed before, so running again resumes.
+
+pandas in, pandas out: a DataFrame in gives the DataFrame with judge columns (`to_frame`):
+
+    df = pd.DataFrame({"input": [...], "output": [...], "context": [...]})
+    scored = localjudge.evaluate(df, judges=["groundedness", "relevance_to_query"])
+    scored[["groundedness/value", "groundedness/score", "groundedness/rationale"]]
+
+the input's columns and index, then per judge `<judge>/value`, `/score` (in [0, 1]), `/passed`, `/rationale`,
+`/unscored_reason` and `/error` (one row per input row). Anything else in (a path, a list of dicts) gives the
+`RunResult`, and `execute` (given a `RunSpec`) always returns the `RunResult` (`run.to_pandas()`: one row per (row,
+judge), the CSV export's columns; `to_frame(run, df)`: this wide form). The run itself is the same cached,
+resumable run: `df.attrs["localjudge_run_id"]` and `df.attrs["localjudge_store"]` name it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .engine.backends import ModelRef
@@ -18,6 +52,10 @@ from .store.results import JudgeResult, Timings, Usage
 
 if TYPE_CHECKING:
     from .judges.protocol import JudgeProtocol
+    from .run.spec import RunSpec
+    from .run.types import Progress, RunResult
+
+FIELDS = ("value", "score", "passed", "rationale", "unscored_reason", "error")
 
 
 def _engine(model: str | None, engine: Engine | None, model_options: Mapping[str, Any] | None) -> Engine:
@@ -90,3 +128,82 @@ def run_format(
         verdict=v.model_dump(),
         expected_score=expected,
     )
+
+
+def is_dataframe(data: Any) -> bool:
+    """True for a pandas DataFrame (without importing pandas)."""
+    return type(data).__name__ == "DataFrame" and hasattr(data, "itertuples")
+
+
+def to_frame(run: Any, data: Any = None) -> Any:
+    """A `RunResult` as a wide DataFrame: one row per data row, `<judge>/<field>` columns; with `data`
+    (the DataFrame judged), its columns and index first."""
+    import pandas as pd
+
+    n = run.n_rows
+    cols: dict[str, list[Any]] = {f"{j}/{f}": [None] * n for j in run.judges for f in FIELDS}
+    for row in run.results:
+        if row.row_index >= n:
+            continue
+        r = row.result
+        for f, v in zip(FIELDS, (r.value, r.score, r.passed, r.rationale, r.unscored_reason, row.error or r.error), strict=True):
+            cols[f"{row.judge}/{f}"][row.row_index] = v
+    judged = pd.DataFrame(cols)
+    for j in run.judges:
+        judged[f"{j}/score"] = judged[f"{j}/score"].astype("float64")
+    if data is not None:
+        base = data.iloc[:n]
+        judged.index = base.index
+        judged = pd.concat([base, judged], axis=1)
+    judged.attrs = {"localjudge_run_id": run.run_id, "localjudge_store": str(run.store_path)}
+    return judged
+
+
+def evaluate(data: Any, judges: Sequence[Any], *, progress: Any = None, **keywords: Any) -> Any:
+    """`localjudge.evaluate`: run `judges` over every row of `data`; a DataFrame in gives a DataFrame out (see the
+    module docstring), anything else the `RunResult`. The keywords (model, model_options, out, mapping, options,
+    panel, escalate_to, executor, ...) are `RunSpec.build`'s (localjudge/run/spec.py), where each is described;
+    `progress`: called with a `Progress` as cells finish."""
+    from .run.spec import RunSpec
+
+    spec = RunSpec.build(data, judges, **keywords)
+    run = execute(spec, progress)
+    if not is_dataframe(data):
+        return run
+    per_turn = spec.conversation is not None and spec.conversation.granularity == "turn"
+    return turn_frame(run) if per_turn else to_frame(run, data)
+
+
+def turn_frame(run: Any) -> Any:
+    """A per-turn conversation run (`conversation="turn"`) as a wide DataFrame: one row per judged turn,
+    `conversation_id`, `turn_index`, `row_id`, then `<judge>/<field>` columns (the input's rows are conversations,
+    not turns, so its columns are not repeated)."""
+    import pandas as pd
+
+    n = run.n_rows
+    base: dict[str, list[Any]] = {"conversation_id": [None] * n, "turn_index": [None] * n, "row_id": [None] * n}
+    cols: dict[str, list[Any]] = {f"{j}/{f}": [None] * n for j in run.judges for f in FIELDS}
+    for row in run.results:
+        if row.row_index >= n:
+            continue
+        i, r = row.row_index, row.result
+        base["conversation_id"][i], base["turn_index"][i], base["row_id"][i] = row.conversation_id, row.turn_index, row.row_id
+        for f, v in zip(FIELDS, (r.value, r.score, r.passed, r.rationale, r.unscored_reason, row.error or r.error), strict=True):
+            cols[f"{row.judge}/{f}"][i] = v
+    judged = pd.DataFrame({**base, **cols})
+    for j in run.judges:
+        judged[f"{j}/score"] = judged[f"{j}/score"].astype("float64")
+    judged.attrs = {"localjudge_run_id": run.run_id, "localjudge_store": str(run.store_path)}
+    return judged
+
+
+def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -> RunResult:
+    """Run `spec` (see the module docstring): a panel or a cascade through localjudge/trust, else one plain run;
+    `progress` is called as cells finish. Always the `RunResult`, whatever the data was."""
+    if spec.trust.wanted:
+        from . import trust as trust_runs
+
+        return trust_runs.dispatch(spec, progress)
+    from .run.plain import run_plain
+
+    return run_plain(spec, progress)

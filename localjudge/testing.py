@@ -69,8 +69,8 @@ def judge_cached(
     **variables: Any,
 ) -> tuple[JudgeResult, str | None]:
     """One judgement through the runner's store and cache: (result, the row's error or None)."""
+    from .api import execute
     from .run.spec import RunSpec
-    from .runner import execute
 
     if engine is None and model is None:
         model = os.environ.get("LOCALJUDGE_TEST_MODEL") or None

@@ -353,7 +353,7 @@ def test_judge_trace_function_and_spec():
 
 
 def test_batch_runner_judges_a_trace_column(tmp_path):
-    from localjudge.runner import evaluate
+    from localjudge import evaluate
 
     # the runner passes text: a trace column holds JSON text or a path to a trace file
     rows = [{"id": "a", "trace": str(RAG)}, {"id": "b", "trace": TOOL.read_text()}, {"id": "c", "trace": '{"nothing": "here"}'}]

@@ -335,8 +335,8 @@ def test_both_orders_cancels_position_but_keeps_content_preference():
 
 
 def test_both_orders_in_a_run_gives_what_evaluate_gives_queued_or_one_at_a_time(tmp_path):
+    from localjudge import evaluate
     from localjudge.judges.protocol import SequentialJudge
-    from localjudge.runner import evaluate
 
     class OneAtATime(SequentialJudge):  # a judge that evaluates its rows itself, one at a time
         def __init__(self, judge):
@@ -415,7 +415,7 @@ def test_choice_judges_use_their_labels_as_classes_and_refuse_other_labels():
 
 
 def test_run_flag_both_orders_wraps_pairwise_judges_only(tmp_path):
-    from localjudge.runner import evaluate
+    from localjudge import evaluate
 
     def first_always_wins(messages, fmt):  # a position-biased judge: always "the first response"
         if fmt.kind == "pairwise_json":

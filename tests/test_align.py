@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from localjudge import evaluate
 from localjudge.align.aligner import align, binary_labels, choose_threshold, stratified_split
 from localjudge.engine.base import DecodeOptions, ScriptedEngine
 from localjudge.errors import InputError
 from localjudge.judges import get_judge
 from localjudge.judges.registry import load_judge_file
-from localjudge.runner import evaluate
 
 PREFIX = '{"rationale": "scripted", "result": "'
 SLOPE = 20.0

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
+from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
 from localjudge.labels.agreement import agree
 from localjudge.labels.calibration import binary_pairs, calibrate, rogan_gladen
-from localjudge.runner import evaluate
 from localjudge.store.results import JudgeResult, ResultRow
 
 PREFIX = '{"rationale": "scripted", "result": "'

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
+from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
 from localjudge.labels.agreement import agree
-from localjudge.runner import evaluate
 from localjudge.trust.escalation import binom_cdf, choose_escalation, held_out
 
 PREFIX = '{"rationale": "scripted", "result": "'

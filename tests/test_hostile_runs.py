@@ -81,7 +81,7 @@ def test_a_lone_surrogate_in_one_row_is_a_row_error_and_every_other_row_is_judge
     with Store(out / "results.sqlite") as st:
         assert st.count(st.latest_run() or "") == 3
     # the same through the Python API, where the value arrives as a str (records, a DataFrame)
-    from localjudge.runner import evaluate
+    from localjudge import evaluate
 
     run = evaluate(
         [{"input": "q", "output": "a \udcff"}, {"input": "q", "output": "fine"}],

@@ -16,7 +16,7 @@ from localjudge.errors import InputError
 
 def test_importing_the_integrations_package_imports_no_framework():
     code = (
-        "import sys, localjudge.integrations, localjudge.integrations.common, localjudge.testing, localjudge.runner.frames\n"
+        "import sys, localjudge.integrations, localjudge.integrations.common, localjudge.testing, localjudge.api\n"
         "heavy = [m for m in ('mlflow', 'deepeval', 'ragas', 'pandas', 'langchain_core', 'instructor') if m in sys.modules]\n"
         "print(heavy)"
     )

@@ -9,12 +9,12 @@ import re
 
 import pytest
 
+from localjudge import evaluate
 from localjudge.engine.base import DecodeOptions, ScriptedEngine
 from localjudge.judges import get_judge
 from localjudge.judges.pairwise import BothOrders, both_orders_expected
 from localjudge.labels.agreement import agree
 from localjudge.report import load_run
-from localjudge.runner import evaluate
 
 PREFIX = '{"better_response": '
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
+from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError
 from localjudge.labels.agreement import agree
-from localjudge.runner import evaluate
 from localjudge.trust.panel import combine, fleiss_kappa
 
 PREFIX = '{"rationale": "scripted", "result": "'

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from localjudge import evaluate
 from localjudge.cli import main
 from localjudge.engine.base import ScriptedEngine
-from localjudge.runner import evaluate
 
 PREFIX = '{"rationale": "scripted", "result": "'
 JUDGE = "relevance_to_query"

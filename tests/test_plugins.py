@@ -158,7 +158,7 @@ def test_the_plugin_works_from_python_batch_runs_and_agreement(plugin_env, tmp_p
         import json
         from localjudge import get_judge, load_engine, make_format
         from localjudge.labels.agreement import agree
-        from localjudge.runner import evaluate
+        from localjudge import evaluate
 
         engine = load_engine("keyword:refund,sorry")
         judge = get_judge("thumbs_keywords")

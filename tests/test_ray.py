@@ -29,6 +29,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from localjudge import evaluate
 from localjudge.agent import ToolLimits, TraceJudge
 from localjudge.cli import main
 from localjudge.distributed import RayExecutor
@@ -39,7 +40,6 @@ from localjudge.errors import InputError, ModelError, ModelNotFoundError, ParseE
 from localjudge.judges import get_judge, judge_from_dict, make_instructions_judge
 from localjudge.judges.pairwise import BothOrders
 from localjudge.models.registry import resolve_model
-from localjudge.runner import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "examples" / "traces" / "rag_agent.mlflow.json"
@@ -184,7 +184,7 @@ def test_a_local_run_imports_nothing_from_ray(tmp_path):
     data = write_rows(tmp_path / "d.jsonl", 2)
     code = (
         "import sys, localjudge.cli, localjudge.distributed\n"
-        "from localjudge.runner import evaluate\n"
+        "from localjudge import evaluate\n"
         "from localjudge.judges import judge_from_dict\n"
         f"evaluate({str(data)!r}, [judge_from_dict({MINI!r})], model='scripted:', "
         'model_options={\'response\': \'{"rationale": "ok", "result": "yes"}\'}, '

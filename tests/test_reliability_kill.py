@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from runner_support import comparable_rows, failing_engine, scripted_engine, tiny_judges
 
-from localjudge.runner import evaluate
+from localjudge import evaluate
 from localjudge.store.results import JudgeResult
 
 TESTS = Path(__file__).parent
@@ -51,7 +51,7 @@ def start(data: Path, out: Path, log: Path) -> subprocess.Popen:
         sys.path.insert(0, {str(TESTS)!r})
         from runner_support import scripted_text, tiny_judges
         from localjudge.engine.base import ScriptedEngine
-        from localjudge.runner import evaluate
+        from localjudge import evaluate
 
         def fn(messages, fmt):
             with open({str(log)!r}, "a") as f:

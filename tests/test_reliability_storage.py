@@ -26,10 +26,10 @@ import pytest
 from click.testing import CliRunner
 from runner_support import comparable_rows, failing_engine, scripted_engine, tiny_judges
 
+from localjudge import evaluate
 from localjudge.cli import main
 from localjudge.engine import DecodeOptions
 from localjudge.errors import StorageError
-from localjudge.runner import evaluate
 from localjudge.store import Store
 from localjudge.store.results import JudgeResult
 
@@ -156,7 +156,7 @@ def test_file_size_limit_mid_run_is_one_storage_error_and_the_run_resumes_withou
         sys.path.insert(0, {str(TESTS)!r})
         from runner_support import scripted_engine, tiny_judges
         from localjudge.errors import LocalJudgeError
-        from localjudge.runner import evaluate
+        from localjudge import evaluate
         resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))  # writes past it fail with EFBIG
         try:
             evaluate({str(data)!r}, tiny_judges(),

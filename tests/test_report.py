@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from localjudge import evaluate
 from localjudge.cli import main
 from localjudge.engine.base import ScriptedEngine
 from localjudge.formats import PairwiseJSON, ScoreJSON
 from localjudge.judges import get_judge
 from localjudge.judges.pairwise import BothOrders
 from localjudge.report import RunDirError, build_report, compare_runs, load_run, render_report
-from localjudge.runner import evaluate
 
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 

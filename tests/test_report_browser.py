@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from localjudge import evaluate
 from localjudge.judges import get_judge
 from localjudge.judges.pairwise import BothOrders
 from localjudge.report import build_report
-from localjudge.runner import evaluate
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

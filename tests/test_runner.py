@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from runner_support import TinyJudge, failing_engine, scripted_engine
 
+from localjudge import evaluate
+from localjudge.api import execute
 from localjudge.errors import InputError, ModelError, PromptTooLongError
 from localjudge.formats import ScoreJSON
-from localjudge.runner import CSV_COLUMNS, evaluate
+from localjudge.run.exports import CSV_COLUMNS
+from localjudge.run.spec import RunSpec
 from localjudge.store.db import ResultRow, Store
 
 DATA = Path(__file__).parent / "data"
@@ -225,7 +228,8 @@ def test_parquet_and_dataframe_inputs_keep_lists(tmp_path):
     path = tmp_path / "qa.parquet"
     df.to_parquet(path)
     for data, src in ((df, "DataFrame:row 0"), (path, "qa.parquet:row 0")):
-        run = evaluate(data, [TinyJudge()], engine=scripted_engine(), out=tmp_path / "runs" / src.split(":")[0])
+        out = tmp_path / "runs" / src.split(":")[0]  # execute: the RunResult for a DataFrame too
+        run = execute(RunSpec.build(data, [TinyJudge()], engine=scripted_engine(), out=out))
         rows = list(run.results)
         assert rows[0].source == src and rows[0].inputs["context"] == ["Paris is the capital of France.", "France is in Europe."]
         assert rows[1].result.unscored_reason == "empty_value"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.cli.run import ProgressLine
-from localjudge.runner import Progress
+from localjudge.run.types import Progress
 
 DATA = Path(__file__).parent / "data"
 MIXED = str(DATA / "runner_mixed30.jsonl")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from runner_support import failing_engine, scripted_engine, tiny_judges
 
-from localjudge.runner import evaluate
+from localjudge import evaluate
 
 TESTS = Path(__file__).parent
 N_ROWS = 60
@@ -36,7 +36,7 @@ def start_run(data: Path, out: Path, delay_s: float) -> subprocess.Popen:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path.insert(0, {str(TESTS)!r})
         from runner_support import scripted_engine, tiny_judges
-        from localjudge.runner import evaluate
+        from localjudge import evaluate
         judges = tiny_judges()
         evaluate({str(data)!r}, judges, engine=scripted_engine(delay_s={delay_s}), out={str(out)!r}, chunk_size=4)
     """)

@@ -59,7 +59,7 @@ class _Stop(Exception):
 
 
 def _spec_of(monkeypatch: pytest.MonkeyPatch, tmp_path, *extra: str) -> RunSpec:
-    import localjudge.runner as runner
+    import localjudge.api as runner
 
     got: list[RunSpec] = []
 
@@ -158,7 +158,7 @@ def test_a_cli_run_builds_the_model_reference_once(monkeypatch, tmp_path):
 
 
 def test_mlflow_sessions_option_sets_the_data_and_nothing_else(monkeypatch, tmp_path):
-    import localjudge.runner as runner
+    import localjudge.api as runner
     from localjudge.conversations.dataset import MlflowSessions
 
     got: list[RunSpec] = []

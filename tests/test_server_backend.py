@@ -10,6 +10,7 @@ import socket
 import pytest
 from click.testing import CliRunner
 
+from localjudge import evaluate
 from localjudge.cli import main
 from localjudge.engine import DecodeOptions, ModelRef, load_engine
 from localjudge.engine.base import Message
@@ -17,7 +18,6 @@ from localjudge.engine.server import ServerEngine
 from localjudge.errors import ModelError, ModelNotFoundError
 from localjudge.formats import FourLine, YesNoJSON
 from localjudge.judges import get_judge
-from localjudge.runner import evaluate
 
 ROWS = [
     {"input": "What is the capital of France?", "output": "Paris.", "context": "Paris is the capital of France."},

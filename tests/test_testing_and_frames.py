@@ -126,8 +126,8 @@ def test_a_dataframe_in_gives_a_dataframe_out_with_judge_columns():
 
 def test_other_inputs_still_give_the_run_result(tmp_path):
     import localjudge
-    from localjudge.runner import RunResult
-    from localjudge.runner.frames import to_frame
+    from localjudge.api import to_frame
+    from localjudge.run.types import RunResult
 
     rows = [{"input": "q", "output": "a"}]
     run = localjudge.evaluate(rows, judges=["relevance_to_query"], engine=scripted(), out=tmp_path / "run")

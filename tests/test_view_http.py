@@ -347,11 +347,11 @@ def test_a_running_run_shows_progress_and_an_eta_and_a_silent_one_reads_as_inter
 def test_a_real_run_s_row_shows_the_prompt_as_sent_its_raw_output_and_record(tmp_path):
     """A run of catalog judges (score and pairwise in both orders) on a scripted engine: the row page re-renders
     each prompt and says its hash matches the record; the labelling view offers each judge's own values."""
+    from localjudge import evaluate
     from localjudge.engine.base import ScriptedEngine
     from localjudge.formats import PairwiseJSON, ScoreJSON
     from localjudge.judges import get_judge
     from localjudge.judges.pairwise import BothOrders
-    from localjudge.runner import evaluate
 
     def answer(messages, fmt):
         if isinstance(fmt, PairwiseJSON):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from view_support import ViewServer, feature_rows, make_panel_run, make_run, panel_member
 
+from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
 from localjudge.labels.agreement import agree
-from localjudge.runner import evaluate
 from localjudge.view.runs import RunHandle
 
 PREFIX = '{"rationale": "scripted", "result": "'

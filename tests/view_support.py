@@ -164,7 +164,7 @@ def feature_rows(n: int, seed: int = 3) -> list[dict[str, Any]]:
 
 def make_panel_run(out: Path, n_rows: int, members: int = 3, noise: float = 0.3) -> Any:
     """A finished panel run (relevance_to_query, `members` scripted members) in `out`; its RunResult."""
-    from localjudge.runner import evaluate
+    from localjudge import evaluate
 
     return evaluate(
         feature_rows(n_rows), ["relevance_to_query"], panel=[panel_member(f"m{k}", noise) for k in range(members)], out=out

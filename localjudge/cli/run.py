@@ -188,8 +188,8 @@ def run_cmd(
     otel_traces: str | None = None,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
+    from ..api import execute
     from ..run.spec import RunSpec
-    from ..runner import execute
 
     todo: list[Any] = list(judges)
     if trace_instructions:

@@ -1,7 +1,7 @@
 """`RunSpec`: everything a run is told, declared once; built at the edge, passed whole.
 
 The command line (`cli/run.py`), the Python API (`localjudge.evaluate`, through `RunSpec.build`) and the adapters
-each build one `RunSpec`; `runner.execute` hands it whole to one plain run (run/plain.py) or to a panel or a
+each build one `RunSpec`; `api.execute` hands it whole to one plain run (run/plain.py) or to a panel or a
 cascade (localjudge/trust), which derive their stages' specs from it with `model_copy`; Ray workers get its model
 (`ModelSpec`, pickled). The model's `ModelRef` is built once, with the spec, and validated there. What a run is
 *told* is here; what it reports back as it goes (the progress callback) is an argument of its own.

@@ -1,21 +1,20 @@
-"""Batch runs: datasets in, one result per (row, judge) out; cached, resumable, streamed (see evaluate.py).
-
-    import localjudge
-    run = localjudge.evaluate("data.jsonl", judges=["correctness", "groundedness"], out="runs/demo")
-    run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
-
-`execute` (evaluate.py) takes a `RunSpec` (run/spec.py) and sends a panel or a cascade to localjudge/trust and anything else to one plain run,
-localjudge/batch: types.py (what a run hands back), plan.py (judges onto columns, chunks, cache keys),
-loop.py (the one cell loop), run.py (the store, run.json, exports), spec.py (the run spec). `evaluate` here is the
-deprecated alias of `localjudge.evaluate`. Both build on batch, so it sits below them.
+"""Deprecated: the batch runner's old import path. `localjudge.evaluate` (localjudge/api.py) is the one entry point;
+`execute` (given a `RunSpec`) and `to_frame` live beside it in `localjudge.api`. This package re-exports them and the run
+types for one release; `localjudge.runner.evaluate` warns and always returns the `RunResult`.
 """
 
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..api import execute
 from ..run.exports import CSV_COLUMNS
 from ..run.loop import MAX_CONSECUTIVE_FAILURES
 from ..run.plain import RUN_SCHEMA_VERSION, localjudge_version
 from ..run.spec import RunSpec, TrustSpec
 from ..run.types import Progress, ResultsView, RunCounts, RunResult, RunSummary
-from .evaluate import evaluate, execute
 
 __all__ = [
     "CSV_COLUMNS",
@@ -32,3 +31,17 @@ __all__ = [
     "execute",
     "localjudge_version",
 ]
+
+
+def evaluate(
+    data: Any, judges: Sequence[Any], *, progress: Callable[[Progress], None] | None = None, **keywords: Any
+) -> RunResult:
+    """Deprecated: `localjudge.evaluate` (which also returns the `RunResult`, except for a DataFrame in: then a
+    DataFrame). The keywords are `localjudge.evaluate`'s (`RunSpec.build`); this name goes in the next release."""
+    warnings.warn(
+        "localjudge.runner.evaluate is deprecated: use localjudge.evaluate (or runner.execute with a RunSpec); "
+        "it goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return execute(RunSpec.build(data, judges, **keywords), progress)

@@ -75,9 +75,9 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
     ):
         import tempfile
 
+        from localjudge import evaluate
         from localjudge.engine import DecodeOptions, load_engine
         from localjudge.judges import get_judge
-        from localjudge.runner import evaluate
 
         n_par = int(mode[len("localjudge_p") :]) if mode.startswith("localjudge_p") else 1
         gpu = {"n_gpu_layers": GPU_LAYERS} if GPU_LAYERS else {}
@@ -141,9 +141,9 @@ def run_mode(mode: str, rows: int, n_tokens_prompts: int) -> dict:
     if mode in ("batch_p1", "batch_p4"):  # the batch runner one row at a time vs 4 rows side by side
         import tempfile
 
+        from localjudge import evaluate
         from localjudge.engine import load_engine
         from localjudge.judges import get_judge
-        from localjudge.runner import evaluate
 
         eng = load_engine(n_parallel=1 if mode == "batch_p1" else 4)
         src = [json.loads(x) for x in (ROOT / "scripts" / "data" / "truthfulqa_labelled_300.jsonl").read_text().splitlines()]

@@ -54,9 +54,9 @@ def run_contender(name: str, rows: int) -> dict:
     """One contender in this process: wall seconds for the rows (the model loaded first, not counted)."""
     if name == "gbnf":
         return _gbnf(rows)
+    from localjudge import evaluate
     from localjudge.engine import load_engine
     from localjudge.judges import get_judge
-    from localjudge.runner import evaluate
 
     eng = load_engine(**_options(name))
     eng.compile(get_judge(JUDGE).format)  # compiled once, outside the timed part (cached on disk anyway)

@@ -43,8 +43,8 @@ def child(data: str, out: str) -> None:
     """Run the benchmark in this process (called by the parent in a fresh interpreter)."""
     from collections import deque
 
+    from localjudge import evaluate
     from localjudge.engine.base import ScriptedEngine
-    from localjudge.runner import evaluate
 
     engine = ScriptedEngine(lambda messages, fmt: '{"rationale": "scripted", "result": "yes"}', model_id="bench")
     engine.prompts = deque(maxlen=1)  # type: ignore[assignment]  # the fake keeps every prompt otherwise

@@ -29,7 +29,7 @@ def _ray_data(rows: int, path: Path) -> Path:
 def ray_mode(mode: str, rows: int, work: str) -> dict:
     """One contender of the `ray` section, in its own process: `local`, `local1` (1 thread), `ray`, `store`,
     `driver_local`, `driver_ray`."""
-    from localjudge.runner import evaluate
+    from localjudge import evaluate
 
     work_dir = Path(work)
     judges = list(JUDGES)

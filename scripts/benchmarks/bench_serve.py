@@ -38,8 +38,8 @@ def run_serve_mode(mode: str, rows: int) -> dict:
 
     items = [(get_judge(name), vars_) for name, vars_ in workload(rows)]
     if mode == "serve_inproc":
+        from localjudge import evaluate
         from localjudge.engine import load_engine
-        from localjudge.runner import evaluate
 
         eng = load_engine()
         for name in JUDGES:

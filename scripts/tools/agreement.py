@@ -27,11 +27,11 @@ import sys
 import time
 from pathlib import Path
 
+from localjudge import evaluate
 from localjudge.judges import get_judge, make_instructions_judge
 from localjudge.judges.pairwise import BothOrders, pairwise_stats
 from localjudge.labels.agreement import agree
 from localjudge.report import build_report, load_run
-from localjudge.runner import evaluate
 from localjudge.statistics import pairwise_accuracy
 from localjudge.statistics import wilson_interval as wilson
 
