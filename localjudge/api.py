@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine.backends import ModelRef
 from .engine.base import DecodeOptions, Engine, Message
-from .errors import InputError, ParseError
+from .errors import InputError, ParseError, UnscoredReason
 from .formats import OutputFormat
 from .store.results import JudgeResult, Timings, Usage
 
@@ -116,7 +116,7 @@ def run_format(
     try:
         v = fmt.parse(gen.text)
     except ParseError as e:
-        return JudgeResult(**base, unscored_reason="parse_error", error=str(e))
+        return JudgeResult(**base, unscored_reason=UnscoredReason.PARSE_ERROR, error=str(e))
     score = fmt.normalise(v)
     expected = fmt.expected_score(gen.choice_steps) if gen.choice_steps is not None else None
     return JudgeResult(

@@ -16,10 +16,13 @@
     │   └── JudgeSpecError          a judge data file is malformed
     └── ParseError                  exit 2: text that is not a valid verdict for a format
 
-Every message is one line that names the problem and the fix.
+Every message is one line that names the problem and the fix. A row's problem is not raised: the judgement is
+stored unscored, its `unscored_reason` one of `UnscoredReason`.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 
 class LocalJudgeError(Exception):
@@ -110,3 +113,23 @@ class ParseError(LocalJudgeError):
         self.format_name = format_name
         self.reason = reason
         self.text = text
+
+
+class UnscoredReason(StrEnum):
+    """Why a judgement has no score: every value localjudge itself stores in `JudgeResult.unscored_reason` (the
+    store, results.jsonl, results.csv, `summary.json`'s `unscored_reasons`). The field stays a string: stored
+    values are these strings, read back unchanged from any older store, and a plugin judge may name its own."""
+
+    PARSE_ERROR = "parse_error"  # the model's text does not parse under the judge's format
+    PROMPT_TOO_LONG = "prompt_too_long"  # the prompt does not fit the context window (never cut)
+    INPUT_ERROR = "input_error"  # the row's values cannot be judged (the run names row and column)
+    MISSING_VALUE = "missing_value"  # a mapped column is missing in this row
+    EMPTY_VALUE = "empty_value"  # a mapped column is empty in this row
+    ERROR = "error"  # the judge raised on this row (the run names the exception)
+    FOREIGN_ROW = "foreign_row"  # a stored row another dataset wrote (store/db.py)
+    PANEL_TIE = "panel_tie"  # a panel's members split evenly
+    PANEL_UNSCORED = "panel_unscored"  # no member of a panel scored
+    NOT_PAIRWISE = "not_pairwise"  # one order of a both-orders pairwise judgement gave no pairwise verdict
+    MAX_ITERATIONS = "max_iterations"  # a trace judge used every tool call it was allowed
+    TOOL_TIME_LIMIT = "tool_time_limit"  # a trace judge's tool ran past its time limit
+    INVALID_TRACE = "invalid_trace"  # a trace that cannot be read

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
-from ..errors import InputError, ParseError, PromptTooLongError
+from ..errors import InputError, ParseError, PromptTooLongError, UnscoredReason
 from ..formats import OutputFormat
 from ..judges.protocol import SequentialJudge
 from ..store.results import JudgeResult
@@ -209,7 +209,7 @@ class TraceJudge(SequentialJudge):
                 msgs = fit_context(engine, head, turns, budget + 8, i + 1, compactions)
                 gen = engine.generate(msgs, fmt, options)
             except PromptTooLongError as e:
-                return result(unscored_reason="prompt_too_long", error=str(e))
+                return result(unscored_reason=UnscoredReason.PROMPT_TOO_LONG, error=str(e))
             gens.append(gen)
             try:
                 action = fmt.parse(gen.text)
@@ -234,7 +234,7 @@ class TraceJudge(SequentialJudge):
             try:
                 out = tools.call(action.tool, action.arguments)
             except SearchTimeLimit as e:  # a time limit refuses; it never feeds the model a machine-speed answer
-                return result(unscored_reason="tool_time_limit", error=str(e))
+                return result(unscored_reason=UnscoredReason.TOOL_TIME_LIMIT, error=str(e))
             prev = seen.get(label)
             ref = prev if prev is not None and prev.state == "full" and prev.result == out else None
             calls.append(
@@ -253,7 +253,7 @@ class TraceJudge(SequentialJudge):
                 seen[label] = turn
             turns.append(turn)
         return result(
-            unscored_reason="max_iterations",
+            unscored_reason=UnscoredReason.MAX_ITERATIONS,
             error=f"no rating after {self.max_iterations} actions; raise max_iterations or simplify the instructions",
         )
 
@@ -299,7 +299,7 @@ class TraceJudge(SequentialJudge):
                 judge=self.name,
                 judge_version=self.version,
                 format=self.fmt.kind,
-                unscored_reason="invalid_trace",
+                unscored_reason=UnscoredReason.INVALID_TRACE,
                 error=str(e),
                 model_id=engine.model_id,
             )

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import jsonio
+from ..errors import UnscoredReason
 from .mapping import ColumnSpec, Kind
 from .row import Row, as_text, is_empty, is_scalar, plain, type_name, unencodable
 
@@ -39,14 +40,14 @@ def extract(
         where = f"{row.source}: column {col!r} (variable {var!r})"
         if col in row.missing or col not in row.values:
             if var in required:
-                return {}, ("missing_value", f"{where}: missing in this row; fill it in or drop the row")
+                return {}, (UnscoredReason.MISSING_VALUE, f"{where}: missing in this row; fill it in or drop the row")
             continue
         value, problem = coerce(row.values[col], spec.kind)
         if problem == "empty":
             if var in allow_empty and isinstance(row.values[col], str):
                 out[var] = row.values[col]
             elif var in required:
-                return {}, ("empty_value", f"{where}: empty value; fill it in or drop the row")
+                return {}, (UnscoredReason.EMPTY_VALUE, f"{where}: empty value; fill it in or drop the row")
             continue
         if problem:
             return {}, ("wrong_type", f"{where}: {problem}")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation
-from ..errors import ParseError
+from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .deepeval_trace import strict  # the kind's strict_mode rule, one copy (deepeval_trace imports nothing here)
 from .ragas_agent import Judge
@@ -72,7 +72,7 @@ def task_completion_calls(
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, outputs["reason"], outputs, details)
     except ParseError as e:
         stage = judge.spec.stages[1 if "task" in outputs else 0].name
-        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
 
 
 def argument_correctness_calls(
@@ -94,4 +94,4 @@ def argument_correctness_calls(
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, dict(outputs))
     except ParseError as e:
         stage = judge.spec.stages[len(outputs)].name
-        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
-from ..errors import ParseError
+from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .deepeval_goal import DERIVED as GOAL_DERIVED
 from .deepeval_goal import first_request as goal_first_request
@@ -159,7 +159,7 @@ def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], 
         return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
     except ParseError as e:
         stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
-        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
 
 
 def _completeness(

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
-from ..errors import ParseError
+from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .deepeval_geval_turns import TURN_TEXTS, merged_turns, turn_sources
 from .ragas_agent import Judge
@@ -171,4 +171,4 @@ def geval_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         details = {**outputs, "strict_mode": cfg.strict_mode, "deepeval_score": shown}
         return judge._scored(judge._base(gens, fmts[1], model_id), shown, score, answer["reason"], outputs, details)
     except ParseError as e:
-        return judge._unscored(gens, model_id, "parse_error", f"{STAGES[stage]}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{STAGES[stage]}: {e}", outputs)

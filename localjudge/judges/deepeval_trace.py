@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.base import Calls, Generation
-from ..errors import ParseError
+from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .ragas_agent import Judge
 
@@ -56,4 +56,4 @@ def trace_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         return judge._scored(judge._base(gens, fmts[last], model_id), score, score, outputs["reason"], outputs, details)
     except ParseError as e:
         stage = judge.spec.stages[len(outputs)].name
-        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)

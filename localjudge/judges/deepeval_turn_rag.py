@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
-from ..errors import InputError, ParseError
+from ..errors import InputError, ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .deepeval_goal import unit_interactions
 from .ragas_agent import Judge
@@ -187,7 +187,7 @@ def turn_rag_calls(
         gens += yield [(_messages(judge, len(fmts) - 1, raw, text, fields), fmts[-1])]
         reason = _parse(judge, fmts, len(fmts) - 1, gens[-1])["reason"]
     except _StageError as e:
-        return judge._unscored(gens, model_id, "parse_error", str(e), outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, str(e), outputs)
     return judge._scored(judge._base(gens, fmts[-1], model_id), score, score, reason, outputs, details)
 
 

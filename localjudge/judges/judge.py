@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..engine.base import Calls, DecodeOptions, Engine, Generation, Message, canonical_hash, drive
-from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError
+from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError, UnscoredReason
 from ..formats import OutputFormat, VerdictList
 from ..store.results import JudgeResult
 from .builders import Plan, build_format, compile_spec
@@ -328,7 +328,7 @@ class Judge(VariableValues, JudgeOutcomes):
                 res = self._aligned(res, fmt)
             return res
         except PromptTooLongError as e:
-            return self._unscored(gens, model_id, "prompt_too_long", str(e))
+            return self._unscored(gens, model_id, UnscoredReason.PROMPT_TOO_LONG, str(e))
 
     def judge_without_model(self, model_id: str = "", /, **variables: Any) -> JudgeResult:
         """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises.
@@ -374,7 +374,7 @@ class Judge(VariableValues, JudgeOutcomes):
         try:
             statements: list[str] = f1.value(f1.parse(gens[0].text))
         except ParseError as e:
-            return self._unscored(gens, model_id, "parse_error", f"statements: {e}")
+            return self._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"statements: {e}")
         f2 = self.stage_two_format(len(statements))
         t2 = dict(text)
         t2.update(self.stage_two_values(statements))
@@ -382,7 +382,7 @@ class Judge(VariableValues, JudgeOutcomes):
         try:
             verdict = f2.parse(gens[1].text)
         except ParseError as e:
-            return self._unscored(gens, model_id, "parse_error", f"verdicts: {e}", {"statements": statements})
+            return self._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"verdicts: {e}", {"statements": statements})
         details = {
             "statements": statements,
             "unsure_value": self.spec.unsure_value,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Generation
-from ..errors import ParseError
+from ..errors import ParseError, UnscoredReason
 from ..formats import FourLine, OutputFormat
 from ..store.results import JudgeResult, Timings, Usage
 from .builders import Plan
@@ -98,7 +98,7 @@ class JudgeOutcomes:
         try:
             verdict = fmt.parse(gens[0].text)
         except ParseError as e:
-            return self._unscored(gens, "", "parse_error", str(e))
+            return self._unscored(gens, "", UnscoredReason.PARSE_ERROR, str(e))
         details: dict[str, Any] = {}
         if KINDS[self.spec.kind].four_line_rules and isinstance(fmt, FourLine):
             has_context = not empty_value(raw.get(self.spec.context_variable or ""))
@@ -126,7 +126,7 @@ class JudgeOutcomes:
             try:
                 verdicts.append(fmt.parse(g.text))
             except ParseError as e:
-                return self._unscored(gens, "", "parse_error", f"item {i}: {e}")
+                return self._unscored(gens, "", UnscoredReason.PARSE_ERROR, f"item {i}: {e}")
         if not is_list:
             v = verdicts[0]
             return self._scored(self._base(gens, fmt), fmt.value(v), fmt.normalise(v), fmt.rationale(v), v.model_dump())

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..engine.base import DecodeOptions, Engine, Message, canonical_hash
-from ..errors import InputError, MissingVariableError
+from ..errors import InputError, MissingVariableError, UnscoredReason
 from ..formats import OutputFormat
 from ..statistics import wilson_interval
 from ..store.results import JudgeResult, Timings, Usage
@@ -124,7 +124,7 @@ def combine_orders(forward: JudgeResult, swapped: JudgeResult) -> JudgeResult:
     }
     for name, r, p in (("forward", forward, p1), ("swapped", swapped, p2)):
         if p is None:
-            reason = r.unscored_reason or "not_pairwise"
+            reason = r.unscored_reason or UnscoredReason.NOT_PAIRWISE
             err = r.error or f"value {r.value!r} is not a pairwise verdict (1 or 2)"
             return JudgeResult(**common, unscored_reason=reason, error=f"{name} order: {err}")
     assert w1 is not None and w2 is not None

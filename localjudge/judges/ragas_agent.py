@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from .. import jsonio
 from ..engine.base import Calls, Generation, Message
-from ..errors import InputError, ParseError
+from ..errors import InputError, ParseError, UnscoredReason
 from ..formats import OutputFormat
 from ..store.results import JudgeResult
 from .spec import JudgeSpec
@@ -147,4 +147,4 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, compare["reason"], outputs, dict(outputs))
     except ParseError as e:
         stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
-        return judge._unscored(gens, model_id, "parse_error", f"{stage}: {e}", outputs)
+        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)

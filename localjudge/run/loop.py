@@ -19,7 +19,7 @@ from ..datasets import Row, extract
 from ..distributed.base import Executor
 from ..engine.backends import ModelRef
 from ..engine.base import Engine
-from ..errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError
+from ..errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError, UnscoredReason
 from ..judges.batch import EngineBatch
 from ..judges.protocol import JudgeProtocol
 from ..store.db import Store
@@ -102,7 +102,7 @@ class CellLoop:
                 # not only the first one render() shows; bad input raises here
                 prompt_hash = plan.judge.fingerprint(**values)
             except InputError as e:
-                problem = ("input_error", f"{row.source}: {e}")
+                problem = (UnscoredReason.INPUT_ERROR, f"{row.source}: {e}")
             else:
                 record, key = self.keys.record_and_key(plan, prompt_hash)
         if problem is not None:
@@ -138,7 +138,7 @@ class CellLoop:
     @staticmethod
     def _row(plan: JudgePlan, base: dict[str, Any], key: str, record: Record, cached: JudgeResult) -> ResultRow:
         """A stored row for a result found in the cache (under this cell's key, or a panel member's older key)."""
-        err = cached.error if cached.unscored_reason == "prompt_too_long" else None
+        err = cached.error if cached.unscored_reason == UnscoredReason.PROMPT_TOO_LONG else None
         if cached.judge != plan.name:  # a solo run's result reused by a panel member, or the other way round
             cached = cached.model_copy(update={"judge": plan.name})
         return ResultRow(**base, cache_key=key, record=record, result=cached, error=err)
@@ -170,11 +170,11 @@ class CellLoop:
         if isinstance(result, (ModelError, ConstraintError)):
             raise result
         if isinstance(result, PromptTooLongError):
-            result = self._failed(plan, "prompt_too_long", str(result))
+            result = self._failed(plan, UnscoredReason.PROMPT_TOO_LONG, str(result))
         elif isinstance(result, InputError):
             st.consecutive_failures = 0
             msg = f"{row.source}: {result}"
-            return self._failed(plan, "input_error", msg), msg, False
+            return self._failed(plan, UnscoredReason.INPUT_ERROR, msg), msg, False
         elif isinstance(result, Exception):  # a poison row must not stop an overnight run nor block its resume
             st.consecutive_failures += 1
             if st.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
@@ -183,9 +183,9 @@ class CellLoop:
                     f"{result}; check the model and judge (finished results are kept)"
                 ) from result
             msg = f"{row.source}: judge {plan.name!r} failed: {type(result).__name__}: {result}"
-            return self._failed(plan, "error", msg), msg, False
+            return self._failed(plan, UnscoredReason.ERROR, msg), msg, False
         st.consecutive_failures = 0
-        if result.unscored_reason == "prompt_too_long":
+        if result.unscored_reason == UnscoredReason.PROMPT_TOO_LONG:
             col, n = max(((plan.columns[v].column, len(str(x))) for v, x in values.items()), key=lambda t: t[1])
             msg = f"{row.source}: {result.error or 'prompt too long'}; longest column {col!r} ({n} chars)"
             result = result.model_copy(update={"error": msg})

@@ -19,7 +19,7 @@ from ..conversations.readers import DEFAULT_BOUNDS, read_json
 from ..datasets import Dataset, extract, open_dataset
 from ..engine.backends import ModelRef
 from ..engine.base import DecodeOptions, Engine
-from ..errors import InputError
+from ..errors import InputError, UnscoredReason
 from ..judges.protocol import JudgeProtocol
 from ..store.results import JudgeResult, ResultRow
 from .plan import JudgePlan, plan_judges
@@ -86,7 +86,7 @@ def judge_conversation(
                 judge=plan.name,
                 inputs=values,
                 result=res,
-                error=res.error if res.unscored_reason == "prompt_too_long" else None,
+                error=res.error if res.unscored_reason == UnscoredReason.PROMPT_TOO_LONG else None,
                 conversation_id=pos.conversation_id,
                 turn_index=pos.turn_index,
                 tool_call_index=pos.tool_call_index,

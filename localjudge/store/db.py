@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, StorageError
+from ..errors import InputError, StorageError, UnscoredReason
 from .format_spec import FormatSpec
 from .migrations import _CONV_COLUMNS, _CONV_VERSION, _SPEC_VERSION, MIGRATIONS, SCHEMA_VERSION, migrate
 from .results import JudgeResult, Record, ResultRow
@@ -253,7 +253,7 @@ class Store:
                 f"SELECT {self._columns()}, scored, passed FROM results WHERE run_id = ? AND row_index = ? AND judge = ?",
                 (run_id, row_index, judge),
             ).fetchone()
-        if r is None or self._row(r).result.unscored_reason == "foreign_row":
+        if r is None or self._row(r).result.unscored_reason == UnscoredReason.FOREIGN_ROW:
             return None
         return r[6], bool(r[15]), None if r[16] is None else bool(r[16])
 
@@ -333,7 +333,7 @@ class Store:
         try:
             return ResultRow(
                 run_id=str(r[0]), row_index=int(r[1]), judge=judge, row_id=str(r[3]), source=str(r[4]), cache_key=None,
-                result=JudgeResult(judge=judge, judge_version="", format="", unscored_reason="foreign_row", error=msg),
+                result=JudgeResult(judge=judge, judge_version="", format="", unscored_reason=UnscoredReason.FOREIGN_ROW, error=msg),
                 error=msg,
             )  # fmt: skip
         except (ValidationError, TypeError, ValueError):

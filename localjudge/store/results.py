@@ -67,7 +67,7 @@ class JudgeResult(BaseModel):
     rationale: str | None = None
     raw_text: str = ""
     verdict: dict[str, Any] | None = None  # the typed verdict, dumped
-    unscored_reason: str | None = None  # e.g. "parse_error", "max_iterations", "prompt_too_long"
+    unscored_reason: str | None = None  # an `UnscoredReason` value (or a plugin's own), None when scored
     error: str | None = None  # one-line explanation when unscored
     model_id: str = ""
     usage: Usage = Field(default_factory=Usage)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.base import Engine
-from ..errors import InputError
+from ..errors import InputError, UnscoredReason
 from ..labels.agreement import Kind, judge_kind, judge_value
 from ..run.aggregate import value_key
 from ..store.db import Store
@@ -110,7 +110,7 @@ def combine(
     )
     if not scored:
         why = "; ".join(f"{lab}: {r.result.unscored_reason or 'no verdict'}" for lab, r in members)
-        return JudgeResult(**common, unscored_reason="panel_unscored", error=f"no member scored ({why})")
+        return JudgeResult(**common, unscored_reason=UnscoredReason.PANEL_UNSCORED, error=f"no member scored ({why})")
     if kind == "numeric":
         xs = [float(r.result.score) for _, r in scored if r.result.score is not None]
         ws = [weights.get(lab, 1.0) for lab, r in scored if r.result.score is not None]
@@ -146,7 +146,7 @@ def combine(
     if len(leaders) > 1:
         return JudgeResult(
             **common,
-            unscored_reason="panel_tie",
+            unscored_reason=UnscoredReason.PANEL_TIE,
             error=f"panel tie between {' and '.join(map(str, leaders))} ({shown}); add a member or give weights",
         )
     win = leaders[0]
@@ -188,7 +188,7 @@ def _judge_stats(
             ratings.append(
                 [str(judge_value(got[lab], kind)) if kind != "numeric" else value_key(got[lab].result) for lab in labels]
             )
-    n_tie = sum(1 for p, _ in cells.values() if p.unscored_reason == "panel_tie")
+    n_tie = sum(1 for p, _ in cells.values() if p.unscored_reason == UnscoredReason.PANEL_TIE)
     return {
         "n": len(cells),
         "decided": sum(1 for p, _ in cells.values() if p.scored),
