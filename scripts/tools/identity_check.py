@@ -482,10 +482,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         old = run_side(old_tree, base / "side", args)
         shutil.move(str(base / "side"), str(base / "old"))
+        kept.write_text("".join(ln + "\n" for ln in old), encoding="utf-8")  # kept at once, for --reuse-old
         new = run_side(Path(args.new).resolve(), base / "side", args)
         shutil.move(str(base / "side"), str(base / "new"))
-        for side, lines in (("old", old), ("new", new)):
-            (base / side / "dump.jsonl").write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+        (base / "new" / "dump.jsonl").write_text("".join(ln + "\n" for ln in new), encoding="utf-8")
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old_tree)], check=False)
         if not args.work:
