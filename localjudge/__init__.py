@@ -108,6 +108,11 @@ _MOVED = {
     # issue 30: the top level holds packages and the public API, errors, paths, testing
     "localjudge.stats": "localjudge.statistics",
     "localjudge.frames": "localjudge.api",
+    # issue 44: trust/ split: runs of several models are ensembles/, trust/ keeps the estimates
+    **{
+        f"localjudge.trust.{m}": f"localjudge.ensembles.{m}"
+        for m in ("members", "panel", "cascade", "panel_cascade", "escalation", "parallel", "single")
+    },
     # issue 44: runner/ folded into the one evaluate of api.py
     "localjudge.runner.frames": "localjudge.api",
     "localjudge.http_limits": "localjudge.http",

@@ -7,7 +7,7 @@
     run.summary.judges["correctness"].pass_rate;  df = run.to_pandas()
 
 `evaluate` is the one batch entry point: its keywords build a `RunSpec` (run/spec.py) and `execute` runs it. A
-panel or a cascade goes to localjudge/trust, which builds it out of plain runs; everything else is one plain run
+panel or a cascade goes to localjudge/ensembles, which builds it out of plain runs; everything else is one plain run
 (run/plain.py `run_plain`). How a run goes:
   1. Before any inference: the data's columns and row count are read, every judge's variables are
      mapped onto columns (a missing column is an `InputError` listing the columns that exist) (run/plan.py).
@@ -198,12 +198,12 @@ def turn_frame(run: Any) -> Any:
 
 
 def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -> RunResult:
-    """Run `spec` (see the module docstring): a panel or a cascade through localjudge/trust, else one plain run;
+    """Run `spec` (see the module docstring): a panel or a cascade through localjudge/ensembles, else one plain run;
     `progress` is called as cells finish. Always the `RunResult`, whatever the data was."""
     if spec.trust.wanted:
-        from . import trust as trust_runs
+        from .ensembles import dispatch
 
-        return trust_runs.dispatch(spec, progress)
+        return dispatch(spec, progress)
     from .run.plain import run_plain
 
     return run_plain(spec, progress)

@@ -16,9 +16,9 @@ from conftest import cli
 
 from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
+from localjudge.ensembles.escalation import binom_cdf, choose_escalation, held_out
 from localjudge.errors import InputError
 from localjudge.labels.agreement import agree
-from localjudge.trust.escalation import binom_cdf, choose_escalation, held_out
 
 PREFIX = '{"rationale": "scripted", "result": "'
 SLOPE = 20.0
@@ -148,7 +148,7 @@ def test_fixed_sequence_choice_guarantees_the_target_on_held_out_rows():
 def test_align_target_agreement_chooses_a_threshold_and_reports_held_out_figures(tmp_path: Path):
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in data(300, seed=9)))
-    from localjudge.trust.escalation import align_escalation, escalation_lines
+    from localjudge.ensembles.escalation import align_escalation, escalation_lines
 
     rep = align_escalation(
         "relevance_to_query", str(labels), target=0.9, confidence=0.9, engine=weak_judge(), out=str(tmp_path / "al")

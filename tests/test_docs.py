@@ -57,7 +57,7 @@ RUN_BY = {
     ("docs/trust.md", "from localjudge.labels.calibration import calibrate"): "tests/test_calibration_docs.py",
     ("docs/trust.md", "escalate_to="): "tests/test_calibration_docs.py",
     ("docs/trust.md", "panel=["): "tests/test_calibration_docs.py",
-    ("docs/trust.md", "from localjudge.trust.escalation import"): "tests/test_calibration_docs.py",
+    ("docs/trust.md", "from localjudge.ensembles.escalation import"): "tests/test_calibration_docs.py",
     ("docs/view.md", "localjudge view --runs-root runs"): "tests/test_view_docs.py",
     ("docs/view.md", "localjudge labels export runs/quickstart"): "tests/test_view_docs.py",
     ("docs/view.md", "--allow-host judge.lan"): "tests/test_view_docs.py",

@@ -14,9 +14,9 @@ from conftest import cli
 
 from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
+from localjudge.ensembles.panel import combine, fleiss_kappa
 from localjudge.errors import InputError
 from localjudge.labels.agreement import agree
-from localjudge.trust.panel import combine, fleiss_kappa
 
 PREFIX = '{"rationale": "scripted", "result": "'
 

@@ -14,10 +14,10 @@ from conftest import cli
 
 from localjudge import evaluate
 from localjudge.engine.base import ScriptedEngine
+from localjudge.ensembles.panel_cascade import panel_confidence
 from localjudge.errors import InputError
 from localjudge.labels.agreement import agree
 from localjudge.store.results import JudgeResult, ResultRow
-from localjudge.trust.panel_cascade import panel_confidence
 
 PREFIX = '{"rationale": "scripted", "result": "'
 JUDGE = "relevance_to_query"

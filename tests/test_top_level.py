@@ -21,6 +21,8 @@ MOVED = {
     "localjudge.stats": ("localjudge.statistics", "wilson_interval"),
     "localjudge.frames": ("localjudge.api", "to_frame"),
     "localjudge.runner.frames": ("localjudge.api", "to_frame"),  # issue 44: runner/ folded into api.py
+    "localjudge.trust.panel": ("localjudge.ensembles.panel", "combine"),  # issue 44: trust/ split
+    "localjudge.trust.escalation": ("localjudge.ensembles.escalation", "choose_escalation"),
     "localjudge.http_limits": ("localjudge.http", "read_body"),
     "localjudge.plugins": ("localjudge.registry.plugins", "PluginError"),
 }

@@ -149,9 +149,9 @@ def _escalation(
     """`align --target-agreement`: the escalation threshold, its held-out figures; writes OUT/escalation_report.json."""
     from pathlib import Path
 
+    from ..ensembles.escalation import align_escalation, escalation_lines
     from ..errors import StorageError
     from ..store.atomic import write_atomic
-    from ..trust.escalation import align_escalation, escalation_lines
 
     rep = align_escalation(
         judge,

@@ -196,7 +196,7 @@ def _judge_conversation_file(
 
 def _judge_trusted(j: Any, variables: dict[str, Any], ref: Any, opts: DecodeOptions, trust: TrustChoice) -> None:
     """`judge --panel` / `judge --escalate-to`: prints the panel's or cascade's JSON; exit 1 when unscored."""
-    from ..trust.single import judge_cascade, judge_panel, judge_panel_cascade
+    from ..ensembles.single import judge_cascade, judge_panel, judge_panel_cascade
 
     if trust.panel is not None and ref.spec is not None:
         raise InputError("--panel names every judge model; drop --model (or give it as a panel member)")

@@ -17,11 +17,11 @@ def trust_lines(meta: dict[str, Any]) -> list[str]:
     """The panel's and the cascade's figures, when the run had them (both: a panel as a cascade's first stage)."""
     lines: list[str] = []
     if meta.get("panel"):
-        from ..trust.panel import panel_lines
+        from ..ensembles.panel import panel_lines
 
         lines += ["", *panel_lines(meta["panel"])]
     if meta.get("cascade"):
-        from ..trust.cascade import cascade_lines
+        from ..ensembles.cascade import cascade_lines
 
         lines += ["", *cascade_lines(meta["cascade"])]
     return lines

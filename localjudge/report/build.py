@@ -15,14 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..errors import StorageError
 from ..formats.base import think_text
 from ..judges.pairwise import is_pairwise_format, pairwise_stats
 from ..labels.agreement import AgreementReport
 from ..store.atomic import write_atomic
 from ..store.results import ResultRow
+from ..trust.section import TrustSection
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
 from .rundir import Run, load_run, summarise
@@ -167,15 +166,6 @@ def _fmt_delta(x: Any, pct: bool = True) -> str:
 
 def _fmt_value(x: Any) -> str:
     return _canon(x) if isinstance(x, (dict, list)) else "" if x is None else str(x)
-
-
-class TrustSection(BaseModel):
-    """One judge's trust figures as sentences (made by localjudge.trust.judge_trust, which sits above the report):
-    `lines` are shown as they are, `flagged` ones (a significant bias) stand out."""
-
-    judge: str
-    lines: list[str]
-    flagged: list[str] = []
 
 
 def render_report(

@@ -1,41 +1,7 @@
-"""How much to trust the numbers: judge panels (panel.py), escalation cascades (cascade.py), a panel as a cascade's
-first stage (panel_cascade.py) and the threshold a cascade needs to reach a target agreement (escalation.py). Corrected pass rates live in `localjudge.labels.calibration`.
-
-A run spec whose `trust` asks for a panel or a cascade (`localjudge.evaluate(panel=...)`, `--escalate-to ...`) lands
-in `dispatch`; each member or cascade stage is an ordinary plain run of a spec derived from it, into one run of one
-store (see members.py).
+"""How far to trust the numbers: statistical estimates from a run's rows and its human labels. PPI++ beside
+labels-only (ppi.py, with its evidence test evidence.py and active sampling active.py), the label budget (budget.py),
+position, length and self-preference bias (bias.py), corrected pass rates from stored labels (rates.py), one judge's
+figures as sentences (judge_trust.py, `TrustSection` in section.py) and the public facade (estimates.py).
+Runs of several models (panels, cascades) are `localjudge.ensembles`; pure statistics are `localjudge.statistics`.
+The old paths `localjudge.trust.panel`, `.cascade`, `.members`, ... still import, with a DeprecationWarning.
 """
-
-from __future__ import annotations
-
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from ..errors import InputError
-
-if TYPE_CHECKING:
-    from ..run.spec import RunSpec
-    from ..run.types import RunResult
-
-
-def dispatch(spec: RunSpec, progress: Callable[[Any], None] | None = None) -> RunResult:
-    """Run the panel, the cascade or the panel cascade `spec.trust` asks for."""
-    t = spec.trust
-    if t.panel is not None and (t.escalate_to is not None or t.escalate_below is not None):
-        if t.escalate_to is None:
-            raise InputError("--escalate-below needs --escalate-to MODEL")
-        from .panel_cascade import run_panel_cascade
-
-        return run_panel_cascade(spec, progress)
-    if t.panel is not None:
-        from .panel import run_panel
-
-        return run_panel(spec, progress)
-    extra = [k for k, given in (("aggregation", t.aggregation != "majority"), ("weights", t.weights is not None)) if given]
-    if extra:
-        raise InputError(f"{', '.join(extra)}: only with a panel (--panel)")
-    if t.escalate_to is None:
-        raise InputError("--escalate-below needs --escalate-to MODEL")
-    from .cascade import run_cascade
-
-    return run_cascade(spec, progress)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..report.build import TrustSection
 from .bias import LengthBias, PositionBias, SelfPreference, length_bias, position_bias, position_picks, self_preference
 from .budget import LabelBudget, label_budget
 from .ppi import Estimate, Estimates, estimates, shown_difference, split_rows
+from .section import TrustSection
 
 if TYPE_CHECKING:
     from ..store.results import ResultRow

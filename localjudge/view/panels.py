@@ -18,7 +18,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ..trust.members import MEMBER_SEP
+from ..ensembles.members import MEMBER_SEP
 
 
 def split_judges(names: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -98,11 +98,11 @@ def run_figures(meta: dict[str, Any]) -> dict[str, Any] | None:
     with the lines the CLI prints for them (trust.panel.panel_lines / trust.cascade.cascade_lines); None for a
     plain run or one whose panel has not finished (the figures are written when it ends)."""
     if isinstance(meta.get("panel"), dict):
-        from ..trust.panel import panel_lines
+        from ..ensembles.panel import panel_lines
 
         return {"kind": "panel", "figures": meta["panel"], "lines": panel_lines(meta["panel"])}
     if isinstance(meta.get("cascade"), dict):
-        from ..trust.cascade import cascade_lines
+        from ..ensembles.cascade import cascade_lines
 
         return {"kind": "cascade", "figures": meta["cascade"], "lines": cascade_lines(meta["cascade"])}
     return None
