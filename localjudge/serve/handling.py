@@ -29,7 +29,7 @@ def error(e: APIError) -> JSONResponse:
     return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
 
 
-def _check_key(state: ServerState, request: Request) -> None:
+def check_key(state: ServerState, request: Request) -> None:
     key = state.config.api_key
     if key is None:
         return
@@ -49,7 +49,7 @@ def _check_key(state: ServerState, request: Request) -> None:
 CLOSE = {"Connection": "close"}
 
 
-async def _body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
+async def request_body(request: Request, limit: int, timeout: float = 30.0, stopping: asyncio.Event | None = None) -> Any:
     """The parsed JSON body, read within `timeout` seconds and `limit` bytes (413, 408; 503 when the
     server begins shutting down first; `ClientGone` when the client leaves): `localjudge.http.read_body`."""
     try:

@@ -56,7 +56,7 @@ def error(e: APIError) -> JSONResponse:
     return JSONResponse(OllamaError(error=e.message).body(), status_code=e.status, headers=e.headers)
 
 
-def _answer(body: Wire) -> JSONResponse:
+def json_answer(body: Wire) -> JSONResponse:
     return JSONResponse(body.body())
 
 
@@ -74,15 +74,15 @@ def _validate(model: type[BaseModel], data: Any) -> Any:
         raise invalid_body(e) from None
 
 
-async def _read(state: ServerState, request: Request, model: type[BaseModel]) -> Any:
-    from .handling import _body, _check_key
+async def read_request(state: ServerState, request: Request, model: type[BaseModel]) -> Any:
+    from .handling import check_key, request_body
 
-    _check_key(state, request)
-    body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
+    check_key(state, request)
+    body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
     return _validate(model, body)
 
 
-def _check_model(state: ServerState, name: str | None) -> str:
+def served_model(state: ServerState, name: str | None) -> str:
     """The served name `name` stands for (the model, an alias, either with `:latest`); a 404 otherwise."""
     return check_model(state, name, OLLAMA)
 
@@ -259,8 +259,8 @@ def _ndjson(w: Wire) -> bytes:
 
 async def _generate(state: ServerState, request: Request, chat: bool) -> Response:
     started = time.monotonic()
-    req = await _read(state, request, OllamaChatRequest if chat else OllamaGenerateRequest)
-    model = _check_model(state, req.model)
+    req = await read_request(state, request, OllamaChatRequest if chat else OllamaGenerateRequest)
+    model = served_model(state, req.model)
     messages = _chat_messages(req) if chat else _generate_messages(req)
     creq, top_k = await asyncio.to_thread(to_chat, req, model, messages, state.engine.n_ctx)
     p = await plan(state, creq)
@@ -276,7 +276,7 @@ async def _generate(state: ServerState, request: Request, chat: bool) -> Respons
     thinking = reasoning or "" if p.options.think_tokens else None
     calls = _calls(p, answer) if chat else None
     content = "" if calls else answer
-    done = _answer(_line(chat, state.model_name, content, thinking, True, calls, **_final(gen, started)))
+    done = json_answer(_line(chat, state.model_name, content, thinking, True, calls, **_final(gen, started)))
     done.headers.update(headers(p))
     return done
 

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ..http import ClientGone
 from .errors import APIError, bad_request
-from .ollama import _answer, _check_model, _read, error
+from .ollama import error, json_answer, read_request, served_model
 from .wire_ollama import (
     OllamaModelDetails,
     OllamaRunning,
@@ -45,10 +45,10 @@ def _tag(state: ServerState) -> dict[str, Any]:
 
 
 async def _keyed(state: ServerState, request: Request) -> APIError | None:
-    from .handling import _check_key
+    from .handling import check_key
 
     try:
-        _check_key(state, request)
+        check_key(state, request)
     except APIError as e:
         return e
     return None
@@ -60,7 +60,7 @@ async def tags(state: ServerState, request: Request) -> Response:
         return error(e)
     tag = _tag(state)
     names = [{"name": a, "model": a} for a in state.config.aliases]  # the aliases of `serve --alias`, after it
-    return _answer(OllamaTags(models=[OllamaTagModel(**tag), *(OllamaTagModel(**{**tag, **n}) for n in names)]))
+    return json_answer(OllamaTags(models=[OllamaTagModel(**tag), *(OllamaTagModel(**{**tag, **n}) for n in names)]))
 
 
 async def ps(state: ServerState, request: Request) -> Response:
@@ -68,25 +68,25 @@ async def ps(state: ServerState, request: Request) -> Response:
     if e := await _keyed(state, request):
         return error(e)
     m = OllamaRunningModel(**_tag(state), expires_at="9999-12-31T23:59:59Z", size_vram=0, context_length=state.engine.n_ctx)
-    return _answer(OllamaRunning(models=[m]))
+    return json_answer(OllamaRunning(models=[m]))
 
 
 async def show(state: ServerState, request: Request) -> Response:
     """POST /api/show: the served model's details (404 for any other name)."""
     try:
-        req = await _read(state, request, OllamaShowRequest)
+        req = await read_request(state, request, OllamaShowRequest)
         if not (req.model or req.name):
             raise bad_request(
                 "model: give the model's name (`model`, or `name` in older clients); GET /api/tags lists it", param="model"
             )
-        _check_model(state, req.model or req.name)
+        served_model(state, req.model or req.name)
     except APIError as e:
         return error(e)
     except ClientGone:
         return Response(status_code=499)
     ident = state.identity
     info = {"general.name": ident.model_id, "general.architecture": _details(state).family, "localjudge.backend": ident.backend}
-    return _answer(
+    return json_answer(
         OllamaShowResponse(
             modelfile=f"FROM {ident.model_id}",
             parameters=f"num_ctx {state.engine.n_ctx}",
@@ -103,4 +103,4 @@ async def version(state: ServerState, request: Request) -> Response:
     """GET /api/version: localjudge's version."""
     from .. import __version__
 
-    return _answer(OllamaVersion(version=__version__))
+    return json_answer(OllamaVersion(version=__version__))

@@ -37,10 +37,10 @@ async def create_response(state: ServerState, request: Request) -> Response:
 
 
 async def _respond(state: ServerState, request: Request) -> Response:
-    from .handling import _body, _check_key, answer
+    from .handling import answer, check_key, request_body
 
-    _check_key(state, request)
-    body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
+    check_key(state, request)
+    body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
     req = responses.parse(body)
     chat = responses.to_chat(req)
     generate.check_model(state, chat.model, generate.RESPONSES)

@@ -18,7 +18,7 @@ from starlette.responses import Response, StreamingResponse
 from . import generate, protocol
 from .answer import completion, completion_id
 from .errors import APIError
-from .handling import _body, _check_key, answer, error
+from .handling import answer, check_key, error, request_body
 from .openapi import COMMON, Endpoint
 from .responses_route import create_response
 from .stream import sse, stream_chunks
@@ -39,7 +39,7 @@ async def health(state: ServerState, request: Request) -> Response:
     """Liveness; the counters too, unless the server has a key and the request lacks it."""
     if state.config.api_key is not None:
         try:
-            _check_key(state, request)
+            check_key(state, request)
         except APIError:  # without the key: liveness only
             return answer(Health())
     c = state.counters
@@ -77,7 +77,7 @@ def model_card(state: ServerState) -> ModelCard:
 async def models(state: ServerState, request: Request) -> Response:
     """The served model, then its aliases (`serve --alias`), as a list."""
     try:
-        _check_key(state, request)
+        check_key(state, request)
     except APIError as e:
         return error(e)
     card = model_card(state)
@@ -87,7 +87,7 @@ async def models(state: ServerState, request: Request) -> Response:
 async def model(state: ServerState, request: Request) -> Response:
     """The served model by name (404 for any other name)."""
     try:
-        _check_key(state, request)
+        check_key(state, request)
         name = request.path_params["name"]
         if name != state.model_name and name not in state.config.aliases:
             raise APIError(
@@ -140,8 +140,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 
 async def _chat(state: ServerState, request: Request) -> Response:
-    _check_key(state, request)
-    body = await _body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
+    check_key(state, request)
+    body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
     req = protocol.parse_request(body)
     generate.check_model(state, req.model, generate.CHAT)
     p = await generate.plan(state, req)

@@ -23,18 +23,18 @@ FinishReason = Literal["stop", "length", "tool_calls"]
 # ------------------------------------------------------------------------------------------ requests
 
 
-class _Lenient(BaseModel):
+class Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class FunctionCall(_Lenient):
+class FunctionCall(Lenient):
     """A tool call's function: name and JSON arguments text."""
 
     name: str
     arguments: str = ""
 
 
-class ToolCallIn(_Lenient):
+class ToolCallIn(Lenient):
     """A tool call in an assistant message of the conversation."""
 
     id: str | None = None
@@ -42,7 +42,7 @@ class ToolCallIn(_Lenient):
     function: FunctionCall
 
 
-class ChatMessage(_Lenient):
+class ChatMessage(Lenient):
     """One message of the conversation (text content, or text content parts)."""
 
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
@@ -52,7 +52,7 @@ class ChatMessage(_Lenient):
     tool_call_id: str | None = None
 
 
-class FunctionDef(_Lenient):
+class FunctionDef(Lenient):
     """A function the model may call: name, description, parameters schema."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
@@ -61,20 +61,20 @@ class FunctionDef(_Lenient):
     strict: bool | None = None  # true or false: compiled alike, exactly (see protocol.py)
 
 
-class Tool(_Lenient):
+class Tool(Lenient):
     """A tool of the request (functions only)."""
 
     type: Literal["function"]
     function: FunctionDef
 
 
-class StreamOptions(_Lenient):
+class StreamOptions(Lenient):
     """`stream_options`: whether the last chunk carries the usage counts."""
 
     include_usage: bool = False
 
 
-class ChatRequest(_Lenient):
+class ChatRequest(Lenient):
     """POST /v1/chat/completions. Unknown keys are ignored; keys that would change the output and are not
     implemented (penalties, logit_bias, n > 1, functions) are refused by `protocol.plan`."""
 

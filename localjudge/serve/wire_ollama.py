@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
-from .wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Wire, _Lenient
+from .wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Lenient, Wire
 
 # options that only say how the model is run (threads, GPU layers, memory mapping): they cannot change the
 # answer, so they are accepted and ignored
@@ -45,7 +45,7 @@ def depth(value: Any) -> int:
 # ------------------------------------------------------------------------------------------ requests
 
 
-class OllamaOptions(_Lenient):
+class OllamaOptions(Lenient):
     """`options`: the sampling settings localjudge maps (checked by `ollama.check_options` for the rest)."""
 
     temperature: float | None = Field(None, ge=0, le=2)
@@ -57,7 +57,7 @@ class OllamaOptions(_Lenient):
     stop: list[str] | None = None
 
 
-class OllamaToolFunction(_Lenient):
+class OllamaToolFunction(Lenient):
     """A tool call's function in a conversation message: name and arguments (an object)."""
 
     name: str
@@ -73,13 +73,13 @@ class OllamaToolFunction(_Lenient):
         return v
 
 
-class OllamaToolCall(_Lenient):
+class OllamaToolCall(Lenient):
     """A tool call in an assistant message of the conversation."""
 
     function: OllamaToolFunction
 
 
-class OllamaMessage(_Lenient):
+class OllamaMessage(Lenient):
     """One message of the conversation (`images` are refused: the served model reads text)."""
 
     role: Literal["system", "user", "assistant", "tool"]
@@ -90,7 +90,7 @@ class OllamaMessage(_Lenient):
     tool_name: str | None = None
 
 
-class OllamaTool(_Lenient):
+class OllamaTool(Lenient):
     """A tool of a chat request, as Ollama (and OpenAI) spell it: a function with name, description and
     JSON-schema parameters. Checked and compiled as the OpenAI route's tools are (`protocol.plan`)."""
 
@@ -98,7 +98,7 @@ class OllamaTool(_Lenient):
     function: FunctionDef
 
 
-class _Request(_Lenient):
+class _Request(Lenient):
     model: str = Field(min_length=1)
     format: Literal["", "json"] | dict[str, Any] | None = None
     options: dict[str, Any] | None = None
@@ -128,7 +128,7 @@ class OllamaGenerateRequest(_Request):
     images: list[str] | None = None
 
 
-class OllamaShowRequest(_Lenient):
+class OllamaShowRequest(Lenient):
     """POST /api/show: the model by name (`name` in older clients)."""
 
     model: str | None = None

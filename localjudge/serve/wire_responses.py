@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool
 
-from .wire import MAX_MESSAGES, MAX_TOOLS, TokenLogprob, Wire, _Lenient
+from .wire import MAX_MESSAGES, MAX_TOOLS, Lenient, TokenLogprob, Wire
 
 Effort = Literal["none", "minimal", "low", "medium", "high"]
 THINK_TOKENS: dict[str, int] = {"none": 0, "minimal": 0, "low": 128, "medium": 512, "high": 2048}  # reasoning.effort
@@ -18,7 +18,7 @@ THINK_TOKENS: dict[str, int] = {"none": 0, "minimal": 0, "low": 128, "medium": 5
 # ------------------------------------------------------------------------------------------ requests
 
 
-class InputItem(_Lenient):
+class InputItem(Lenient):
     """One item of `input`: a message (`type` "message" or absent: role and content), a function call the
     model made earlier (`function_call`), a tool's result (`function_call_output`), or an earlier turn's
     reasoning (`reasoning`: not shown to the model again)."""
@@ -32,7 +32,7 @@ class InputItem(_Lenient):
     output: str | list[dict[str, Any]] | None = None
 
 
-class TextFormat(_Lenient):
+class TextFormat(Lenient):
     """`text.format`: free text, any JSON object, a JSON schema (flat: name, schema, strict) or a Lark grammar
     (localjudge's extension, as in chat's `response_format`)."""
 
@@ -44,20 +44,20 @@ class TextFormat(_Lenient):
     grammar: str | None = None
 
 
-class TextConfig(_Lenient):
+class TextConfig(Lenient):
     """`text`: the output's format."""
 
     format: TextFormat | None = None
 
 
-class ReasoningConfig(_Lenient):
+class ReasoningConfig(Lenient):
     """`reasoning`: `effort` becomes a think block of at most `THINK_TOKENS[effort]` tokens before the answer."""
 
     effort: Effort | None = None
     summary: str | None = None
 
 
-class ResponseTool(_Lenient):
+class ResponseTool(Lenient):
     """A function tool (Responses' flat shape: name, description, parameters, strict)."""
 
     type: str
@@ -67,7 +67,7 @@ class ResponseTool(_Lenient):
     strict: bool | None = None
 
 
-class ResponsesRequest(_Lenient):
+class ResponsesRequest(Lenient):
     """POST /v1/responses. Unknown keys are ignored; keys that would need server-side state or other
     behaviour (`previous_response_id`, `conversation`, `background`, non-function tools) are refused."""
 
