@@ -247,7 +247,18 @@ def test_the_openapi_document_lists_the_ollama_routes_with_ollamas_error_body(ol
     assert "application/x-ndjson" in doc["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
 
 
-def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answer_conforms(ollama_server, tmp_path):
+@pytest.fixture()
+def small_context_server(_localjudge_home):
+    """The server of `ollama_server` with a 512-token context: a fuzzed `num_predict: -2` fills the context, and
+    the context bounds each request's work. At the default 4,096 one such /api/chat ran past 600 s on a busy
+    2-core CI machine (stop 50); 512 tokens is what test_hostile_serve's OpenAI routes generate at most."""
+    server = start_server("--option", "n_threads=1", "--compile-timeout", "20", "--field-tokens", "24", "--n-ctx", "512")
+    server.host = server.url.removesuffix("/v1")  # type: ignore[attr-defined]
+    yield server
+    server.stop()
+
+
+def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answer_conforms(small_context_server, tmp_path):
     """Fuzz the /api/ operations of GET /openapi.json (the OpenAI routes are fuzzed by test_hostile_serve):
     no 5xx, every status, content type and body as the document says."""
     import subprocess
@@ -259,9 +270,9 @@ def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answe
         [
             str(cli),
             "run",
-            ollama_server.host + "/openapi.json",
+            small_context_server.host + "/openapi.json",
             "--url",
-            ollama_server.host,
+            small_context_server.host,
             "--include-path-regex",
             "^/api/",
             "--checks",
@@ -274,10 +285,9 @@ def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answe
             "1",
             "--seed",
             "32",
-            # a fuzzed /api/chat may generate up to the model's context at one thread (this test: 200 s alone on 2
-            # cores); beside Ray, the wheel's installs and two model processes one request passed 240 s (a client
-            # timeout, not a server error). The server's work per request is bounded by its context, so the client
-            # waits for that bound on a busy machine instead of measuring its speed; a hang still fails the test.
+            # a fuzzed /api/chat may generate up to the server's context at one thread; the server's work per request is
+            # bounded by that context (512 tokens here), so the client waits for that bound on a busy machine instead
+            # of measuring its speed; a hang still fails the test.
             "--request-timeout",
             "600",
             "--phases",
@@ -294,7 +304,7 @@ def test_schemathesis_on_the_ollama_routes_finds_no_server_error_and_every_answe
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Selected: 6/" in proc.stdout, proc.stdout[-2000:]
     print(proc.stdout[-1500:])
-    s, health = get(ollama_server.url, "/health")
+    s, health = get(small_context_server.url, "/health")
     assert s == 200 and health["errors"] == 0
 
 
