@@ -24,6 +24,7 @@ from ..store.results import JudgeResult
 from .builders import Plan, build_format, compile_spec
 from .kinds import KINDS, KindTraits
 from .outcome import JudgeOutcomes
+from .programs import program_of
 from .render import TemplateError, format_value, neutralise, render
 from .spec import JudgeSpec, Variable, spec_from_dict
 from .values import VariableValues
@@ -107,7 +108,7 @@ class Judge(VariableValues, JudgeOutcomes):
     @property
     def format(self) -> OutputFormat | None:
         """The output format of each call; None for two_stage judges (see `formats`)."""
-        return None if self.traits.calls == "two_stage" else self._plan.formats[0]
+        return self._plan.formats[0] if program_of(self.traits.calls).one_format else None
 
     @property
     def formats(self) -> list[OutputFormat | None]:
@@ -209,23 +210,7 @@ class Judge(VariableValues, JudgeOutcomes):
     def requests(self, **variables: Any) -> list[list[Message]]:
         """The messages of every call known before any output (two_stage: only the first stage)."""
         raw, text = self._values(variables)
-        if self.traits.calls == "per_item":
-            return [self._messages(0, raw, t) for _, t in self._item_texts(raw, text)]
-        if self.traits.calls == "ragas_agent":
-            from .ragas_agent import first_request
-
-            return [first_request(self, raw, text)]
-        if self.traits.calls == "deepeval_agentic":
-            return [self._messages(0, raw, text)]
-        if self.traits.calls == "deepeval_conversation":
-            from .deepeval_conversation import first_request as dv_first
-
-            return [dv_first(self, raw, text)]
-        if self.traits.calls == "deepeval_geval":
-            from .deepeval_geval import first_request as geval_first
-
-            return [geval_first(self, raw, text)]
-        return [self._messages(0, raw, text)]
+        return program_of(self.traits.calls).first(self, raw, text)
 
     def fingerprint(self, **variables: Any) -> str:
         """A hash of everything that shapes this judge's prompts for these variables: every call known
@@ -287,46 +272,11 @@ class Judge(VariableValues, JudgeOutcomes):
             drive(engine, self._calls(raw, text, options, model_id), options, functools.partial(on_result, i))
 
     def _calls(self, raw: dict[str, Any], text: dict[str, str], options: DecodeOptions | None, model_id: str) -> Calls:
-        """The judge's calls as a generator: yields requests, receives their generations, returns the result."""
+        """The judge's calls as a generator (its call shape's program, `programs.PROGRAMS`): yields requests,
+        receives their generations, returns the result."""
         gens: list[Generation] = []
-        if not self.traits.needs_model:
-            return self._matched(raw, model_id)
         try:
-            if self.traits.calls == "per_item":
-                items = self._item_texts(raw, text)
-                fmt = self._plan.formats[0]
-                assert fmt is not None
-                gens += yield [(self._messages(0, raw, t), fmt) for _, t in items]
-                return self._per_item(gens, fmt, isinstance(raw.get(self.spec.item_variable or ""), list | tuple))
-            if self.traits.calls == "two_stage":
-                return (yield from self._two_stage(raw, text, gens, model_id))
-            if self.traits.calls == "ragas_agent":
-                from .ragas_agent import agent_calls
-
-                return (yield from agent_calls(self, raw, text, gens, model_id))
-            if self.traits.calls == "deepeval_agentic":
-                from .deepeval_agentic import agentic_calls
-
-                return (yield from agentic_calls(self, raw, text, gens, model_id))
-            if self.traits.calls == "deepeval_conversation":
-                from .deepeval_conversation import conversation_calls
-
-                return (yield from conversation_calls(self, raw, text, gens, model_id))
-            if self.traits.calls == "deepeval_geval":
-                from .deepeval_geval import geval_calls
-
-                return (yield from geval_calls(self, raw, text, gens, model_id))
-            fmt = self._plan.formats[0]
-            assert fmt is not None
-            if options is not None and options.fast:  # verdict only: no rationale to decode
-                fmt = fmt.fast() or fmt
-            gens += yield [(self._messages(0, raw, text), fmt)]
-            res = self._single(gens, fmt, raw)
-            if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
-                res.expected_score = fmt.expected_score(gens[0].choice_steps)
-            if self.spec.alignment is not None:
-                res = self._aligned(res, fmt)
-            return res
+            return (yield from program_of(self.traits.calls).calls(self, raw, text, options, gens, model_id))
         except PromptTooLongError as e:
             return self._unscored(gens, model_id, UnscoredReason.PROMPT_TOO_LONG, str(e))
 

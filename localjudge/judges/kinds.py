@@ -1,6 +1,7 @@
 """The judge kinds, each once: what a judge file of the kind must give, how a row is judged, and what the kind
 adds to the prompt or the result. Every place that behaves by kind (the spec check, the prompt builder, the judge's
-calls, its outcome, its variable values, align) reads the kind's `KindTraits` from `KINDS`, never a kind's name.
+calls, its outcome, its variable values, align) reads the kind's `KindTraits` from `KINDS`, never a kind's name;
+a kind's calls are the program of its call shape (`programs.PROGRAMS`).
 
 Adding a kind is adding a row here (and, for a prompt built from a key, its builder in `builders.BUILDERS`).
 """

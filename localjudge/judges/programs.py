@@ -1,0 +1,174 @@
+"""How a judge's calls run, one program per call shape (`kinds.KindTraits.calls`), looked up in `PROGRAMS`:
+`Judge.requests` and `Judge._calls` never branch on a kind.
+
+A program is two functions of the judge and one row's values: `calls`, the generator of the row's calls (it yields
+lists of (messages, format) requests, receives their generations, returns the `JudgeResult`), and `first`, the
+messages known before any output (what `Judge.requests` returns and the judge's fingerprint hashes, so it must not
+change for a kind whose cache keys exist). A plugin adds a call shape with `register_program`.
+
+The several-call programs live in their own modules (ragas_agent.py, deepeval_*.py), imported when first called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..engine.base import Calls, DecodeOptions, Generation, Message
+
+if TYPE_CHECKING:
+    from .judge import Judge
+
+Values = dict[str, Any]
+Texts = dict[str, str]
+FirstFn = Callable[["Judge", Values, Texts], list[list[Message]]]
+CallsFn = Callable[["Judge", Values, Texts, "DecodeOptions | None", list[Generation], str], Calls]
+
+
+@dataclass(frozen=True)
+class Program:
+    """One call shape: its calls, its up-front messages, and whether `Judge.format` is the format of its calls
+    (False for two_stage, whose verdict format depends on the first call's statements)."""
+
+    calls: CallsFn
+    first: FirstFn
+    one_format: bool = True
+
+
+# ------------------------------------------------------------------------------------------- one call
+
+
+def _one_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+    return [judge._messages(0, raw, text)]
+
+
+def _one_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    """One call under the judge's format (`--fast`: its verdict-only variant); probabilities and alignment after."""
+    fmt = judge._plan.formats[0]
+    assert fmt is not None
+    if options is not None and options.fast:  # verdict only: no rationale to decode
+        fmt = fmt.fast() or fmt
+    gens += yield [(judge._messages(0, raw, text), fmt)]
+    res = judge._single(gens, fmt, raw)
+    if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
+        res.expected_score = fmt.expected_score(gens[0].choice_steps)
+    if judge.spec.alignment is not None:
+        res = judge._aligned(res, fmt)
+    return res
+
+
+def _matched_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    """No call: the judge computes its score itself (tool_call_match; `traits.needs_model` is False)."""
+    return judge._matched(raw, model_id)
+    yield  # a generator that yields nothing
+
+
+# ------------------------------------------------------------------------------------------ per item
+
+
+def _per_item_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+    return [judge._messages(0, raw, t) for _, t in judge._item_texts(raw, text)]
+
+
+def _per_item_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    """One call per item of the item variable, side by side."""
+    items = judge._item_texts(raw, text)
+    fmt = judge._plan.formats[0]
+    assert fmt is not None
+    gens += yield [(judge._messages(0, raw, t), fmt) for _, t in items]
+    return judge._per_item(gens, fmt, isinstance(raw.get(judge.spec.item_variable or ""), list | tuple))
+
+
+# ---------------------------------------------------------------------------------------- two stages
+
+
+def _two_stage_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    """Statements, then one verdict per statement (`Judge._two_stage`)."""
+    return (yield from judge._two_stage(raw, text, gens, model_id))
+
+
+# ------------------------------------------------------------------------------------ several calls
+
+
+def _ragas_agent_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+    from .ragas_agent import first_request
+
+    return [first_request(judge, raw, text)]
+
+
+def _ragas_agent_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    from .ragas_agent import agent_calls
+
+    return (yield from agent_calls(judge, raw, text, gens, model_id))
+
+
+def _deepeval_agentic_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    from .deepeval_agentic import agentic_calls
+
+    return (yield from agentic_calls(judge, raw, text, gens, model_id))
+
+
+def _deepeval_conversation_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+    from .deepeval_conversation import first_request
+
+    return [first_request(judge, raw, text)]
+
+
+def _deepeval_conversation_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    from .deepeval_conversation import conversation_calls
+
+    return (yield from conversation_calls(judge, raw, text, gens, model_id))
+
+
+def _deepeval_geval_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+    from .deepeval_geval import first_request
+
+    return [first_request(judge, raw, text)]
+
+
+def _deepeval_geval_calls(
+    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+) -> Calls:
+    from .deepeval_geval import geval_calls
+
+    return (yield from geval_calls(judge, raw, text, gens, model_id))
+
+
+PROGRAMS: dict[str, Program] = {
+    "one": Program(_one_calls, _one_first),
+    "none": Program(_matched_calls, _one_first),
+    "per_item": Program(_per_item_calls, _per_item_first),
+    "two_stage": Program(_two_stage_calls, _one_first, one_format=False),
+    "ragas_agent": Program(_ragas_agent_calls, _ragas_agent_first),
+    "deepeval_agentic": Program(_deepeval_agentic_calls, _one_first),
+    "deepeval_conversation": Program(_deepeval_conversation_calls, _deepeval_conversation_first),
+    "deepeval_geval": Program(_deepeval_geval_calls, _deepeval_geval_first),
+}
+
+
+def register_program(shape: str, program: Program) -> None:
+    """Add (or replace) the program of call shape `shape`; a kind whose traits name `shape` runs it."""
+    PROGRAMS[shape] = program
+
+
+def program_of(shape: str) -> Program:
+    """The program of call shape `shape`; a shape with none is a programming error, named."""
+    try:
+        return PROGRAMS[shape]
+    except KeyError:
+        raise KeyError(f"no program for call shape {shape!r}; known: {', '.join(sorted(PROGRAMS))}") from None

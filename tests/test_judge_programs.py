@@ -1,0 +1,57 @@
+"""Judge kinds run as programs looked up by call shape (judges/programs.py): judge.py never compares a kind."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import get_args
+
+import localjudge.judges.judge as judge_module
+from localjudge.engine import ScriptedEngine
+from localjudge.judges import get_judge
+from localjudge.judges.kinds import KINDS, CallShape
+from localjudge.judges.programs import PROGRAMS, Program, program_of, register_program
+
+YES = '{"rationale": "It says 4.", "result": "yes"}'
+
+
+def test_every_call_shape_and_every_kind_has_a_program():
+    assert set(get_args(CallShape)) == set(PROGRAMS)
+    assert all(isinstance(program_of(t.calls), Program) for t in KINDS.values())
+
+
+def test_judge_py_compares_no_kind_or_call_shape():
+    tree = ast.parse(Path(judge_module.__file__).read_text("utf-8"))
+    compared = [
+        ast.unparse(n)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        and any(isinstance(x, ast.Attribute) and x.attr in ("calls", "kind") for x in [n.left, *n.comparators])
+    ]
+    assert compared == []
+
+
+def test_a_registered_program_is_what_a_judge_of_its_shape_runs():
+    shape = get_judge("correctness").traits.calls
+    before = PROGRAMS[shape]
+    seen: list[str] = []
+
+    def counting_calls(judge, raw, text, options, gens, model_id):
+        seen.append(judge.name)
+        return (yield from before.calls(judge, raw, text, options, gens, model_id))
+
+    register_program(shape, Program(counting_calls, before.first, before.one_format))
+    try:
+        r = get_judge("correctness").evaluate(ScriptedEngine([YES]), input="What is 2+2?", output="4", ground_truth="4")
+    finally:
+        register_program(shape, before)
+    assert seen == ["correctness"] and r.scored
+
+
+def test_an_unknown_call_shape_is_named_with_the_known_ones():
+    try:
+        program_of("no_such_shape")
+    except KeyError as e:
+        assert "no_such_shape" in str(e) and "per_item" in str(e)
+    else:
+        raise AssertionError("program_of accepted an unknown shape")
