@@ -117,6 +117,10 @@ _MOVED = {
     "localjudge.runner.frames": "localjudge.api",
     "localjudge.http_limits": "localjudge.http",
     "localjudge.plugins": "localjudge.registry.plugins",
+    # issue 44: the store owns its tables (the labels tables, the view's indexes)
+    "localjudge.labels.table": "localjudge.store.labels",
+    "localjudge.labels.sessions": "localjudge.store.session_labels",
+    "localjudge.view.indexes": "localjudge.store.indexes",
 }
 
 

@@ -15,9 +15,9 @@ from view_support import ViewServer
 
 from localjudge.cli import main
 from localjudge.labels.importing import import_labels
-from localjudge.labels.sessions import SessionLabel, add_session_label, latest_session_labels
 from localjudge.labels.store import Label, add_label, export_labels, label_rows, latest_labels
 from localjudge.store.db import Store
+from localjudge.store.session_labels import SessionLabel, add_session_label, latest_session_labels
 
 JUDGE = "conversation_completeness"
 

@@ -8,9 +8,9 @@ import pytest
 from view_conversations_support import make_conversation_run
 from view_support import ViewServer
 
-from localjudge.labels.sessions import latest_session_labels
 from localjudge.labels.store import label_rows, latest_labels
 from localjudge.store.db import Store
+from localjudge.store.session_labels import latest_session_labels
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..errors import InputError
 from ..formats.facts import score_range
 from ..store.format_spec import FormatSpec, legacy_format_spec
-from .table import SAMPLE_KINDS, SampleKind
+from ..store.labels import SAMPLE_KINDS, SampleKind
 
 if TYPE_CHECKING:
     from ..store.results import ResultRow

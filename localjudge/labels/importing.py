@@ -9,7 +9,7 @@ is bad, unless `skip_bad`: then the good ones are written and the bad ones count
 `labels export` marked `stale` is bad too: it was given to other content than the row holds now.
 
 A record with `granularity` "session" (a session label `labels export` wrote from a per-turn run, `id` the
-conversation id) is a session label (sessions.py) of that conversation when the run holds it as turns or tool
+conversation id) is a session label (store/session_labels.py) of that conversation when the run holds it as turns or tool
 calls; in a session-level run the conversation is a row, so it is that row's label, as any record found by `id`.
 """
 
@@ -27,7 +27,8 @@ from pydantic import BaseModel
 
 from .. import jsonio
 from ..errors import InputError
-from .sessions import SessionLabel, add_session_label
+from ..store import queries
+from ..store.session_labels import SessionLabel, add_session_label
 from .store import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
 
 MAX_ERRORS_SHOWN = 20  # bad records listed one per line; the rest are counted
@@ -94,10 +95,7 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
         run_id = st.latest_run()
         if run_id is None:
             raise InputError(f"{run_dir} has no run yet; run the evaluation first")
-        cells = {
-            (ri, j): rid
-            for ri, j, rid in st.conn.execute("SELECT row_index, judge, row_id FROM results WHERE run_id = ?", (run_id,))
-        }
+        cells = queries.cell_row_ids(st.conn, run_id)
         judges = sorted({j for _, j in cells})
         by_id = {(rid, j): ri for (ri, j), rid in cells.items()}
         turns = _conversation_turns(st, run_id)
@@ -135,14 +133,7 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
 
 def _conversation_turns(st: Any, run_id: str) -> dict[str, dict[str, int]]:
     """Per conversation the run holds as turns or tool calls (a per-turn run): judge -> its first row there."""
-    out: dict[str, dict[str, int]] = {}
-    for cid, judge, ri in st.conn.execute(
-        "SELECT conversation_id, judge, MIN(row_index) FROM results WHERE run_id = ? AND conversation_id IS NOT NULL "
-        "AND (turn_index IS NOT NULL OR tool_call_index IS NOT NULL) GROUP BY conversation_id, judge",
-        (run_id,),
-    ):
-        out.setdefault(str(cid), {})[judge] = ri
-    return out
+    return queries.conversation_first_rows(st.conn, run_id)
 
 
 def _conversation_of(rec: dict[str, Any]) -> str | None:

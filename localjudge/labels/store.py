@@ -1,6 +1,6 @@
 """Human labels of a run directory: its store, its current labels as rows, export and import, stale counts.
 
-The labels themselves live in the store's `labels` table (table.py: `Label`, `add_label`, `latest_labels`); what a
+The labels themselves live in the store's `labels` table (store/labels.py: `Label`, `add_label`, `latest_labels`); what a
 label may say and the checks it passes are domain.py's. Both are re-exported here, where they were defined before.
 
 `labels export RUN_DIR -o labels.jsonl` writes the latest labels with the row's inputs (a file `agree`
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..store.labels import SAMPLE_KINDS, Label, SampleKind, add_label, label_history, latest_labels
 from .domain import (
     MAX_COMMENT_CHARS,
     MAX_LABELLER_CHARS,
@@ -25,7 +26,6 @@ from .domain import (
     validate_label_fields,
     value_domain,
 )
-from .table import SAMPLE_KINDS, Label, SampleKind, add_label, label_history, latest_labels
 
 __all__ = [  # the table's and the domain's names stay importable from here, where they were defined before
     "MAX_COMMENT_CHARS",
@@ -71,11 +71,12 @@ def label_rows(
     """The latest labels of a run directory as label rows: the row's inputs, then `id` (the row_id), `row_index`,
     `judge`, `label`, `comment`, `labeller`, `sample` and `labelled_at`, and for a conversation's row its
     `conversation_id` with its `turn_index` (per-turn) or `tool_call_index` (per tool call). `judge` keeps only that judge's labels.
-    With `sessions`, the session labels given inside a per-turn run come first (sessions.py: `id` the conversation
+    With `sessions`, the session labels given inside a per-turn run come first (store/session_labels.py: `id` the conversation
     id, `granularity` "session", `turn_index` null): for export and `agree`, not for a per-row estimate or align.
     Stale labels (their cell changed since) are left out, unless `stale`: then every row carries `stale`."""
     from ..store.db import Store
-    from .sessions import session_label_rows
+    from ..store.queries import inputs_and_places
+    from ..store.session_labels import session_label_rows
 
     with Store(store_of(run_dir)) as st:
         run_id = st.latest_run()
@@ -84,19 +85,12 @@ def label_rows(
         labels = {k: lab for k, lab in latest_labels(st.conn, run_id, judge).items() if stale or not lab.stale}
         inputs: dict[int, dict[str, Any]] = {}
         where: dict[int, dict[str, Any]] = {}  # a conversation's row: its conversation id, turn / tool-call index
-        rows = sorted({ri for ri, _ in labels})
-        for i in range(0, len(rows), 500):
-            chunk = rows[i : i + 500]
-            q = (
-                "SELECT row_index, inputs, conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? "
-                f"AND row_index IN ({', '.join('?' * len(chunk))})"
-            )
-            for ri, text, cid, turn, call in st.conn.execute(q, [run_id, *chunk]):
-                inputs.setdefault(ri, json.loads(text))
-                if cid is not None:
-                    pos = {"conversation_id": cid, "turn_index": turn, "tool_call_index": call}
-                    where.setdefault(ri, {k: v for k, v in pos.items() if v is not None})
-        whole = session_label_rows(st.conn, run_id, judge, stale) if sessions else []  # sessions.py
+        for ri, text, cid, turn, call in inputs_and_places(st.conn, run_id, sorted({ri for ri, _ in labels})):
+            inputs.setdefault(ri, json.loads(text))
+            if cid is not None:
+                pos = {"conversation_id": cid, "turn_index": turn, "tool_call_index": call}
+                where.setdefault(ri, {k: v for k, v in pos.items() if v is not None})
+        whole = session_label_rows(st.conn, run_id, judge, stale) if sessions else []  # store/session_labels.py
     return whole + [
         {
             **inputs.get(lab.row_index, {}),

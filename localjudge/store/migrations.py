@@ -124,7 +124,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         )
         """,
     ),
-    (  # a label of a whole conversation given inside a per-turn run (localjudge/labels/sessions.py), kept apart
+    (  # a label of a whole conversation given inside a per-turn run (localjudge/store/session_labels.py), kept apart
         # from the cell labels: append-only like them, bound to the conversation's turn prompts for staleness
         "008_i31_view_session",
         """

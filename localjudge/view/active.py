@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..store import queries
 from ..trust.active import binary_uncertainty, draw, sampling_probabilities
 from ..trust.judge_trust import predictions
 from .runs import RunHandle
@@ -44,13 +45,13 @@ def active_plan(run: RunHandle, judge: str, seed: int = 0, budget: int | None = 
     if not 0 <= seed < 2**63:  # numpy's generator takes a non-negative seed
         raise InputError(f"parameter seed={seed} must be a non-negative integer below 2**63")
     with run.conn() as c:
-        n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
+        n = queries.result_count(c, run.run_id())
     key = ("active", judge, seed, budget)
     hit = run._cache.get(key)
     if hit is not None and hit[0] == n:
         return hit[2]
     with run.conn() as c:
-        every = [r[0] for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ?", (run.run_id(), judge))]
+        every = queries.judge_rows(c, run.run_id(), judge)
     got = predictions(run.results_of_cells(judge, sorted(every)))
     if got is None:
         raise InputError(f"parameter order=active needs a pass/fail judge; {judge!r} gives no pass/fail verdict yet")

@@ -8,22 +8,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..store import queries
 from .runs import RunHandle
 
 
 def _cells(run: RunHandle) -> dict[tuple[str, str], tuple[int, Any]]:
     with run.conn() as c:
-        cur = c.execute(
-            "SELECT row_id, judge, row_index, passed, json_extract(result, '$.value') FROM results WHERE run_id = ?",
-            (run.run_id(),),
-        )
-        return {(r[0], r[1]): (r[2], r[4] if r[3] is None else bool(r[3])) for r in cur}
+        return {(r[0], r[1]): (r[2], r[4] if r[3] is None else bool(r[3])) for r in queries.cell_verdicts(c, run.run_id())}
 
 
 def _pass_rates(run: RunHandle) -> dict[str, tuple[float | None, int]]:
     with run.conn() as c:
-        cur = c.execute("SELECT judge, AVG(passed), COUNT(passed) FROM results WHERE run_id = ? GROUP BY judge", (run.run_id(),))
-        return {r[0]: (r[1], r[2]) for r in cur}
+        return queries.pass_rates(c, run.run_id())
 
 
 def compare(a: RunHandle, b: RunHandle, limit: int = 500) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:

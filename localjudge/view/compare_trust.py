@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..labels.store import label_rows
+from ..store import queries
 from ..store.results import ResultRow
 from ..trust.judge_trust import difference_text, paired_rows, predictions, run_difference, stored_pass_labels
 from ..trust.ppi import Estimate, continuity_corrected, correction_for, labels_only, normal_interval
@@ -40,7 +41,7 @@ class JudgeDifference(BaseModel):
 
 def _rows(run: RunHandle, judge: str) -> list[ResultRow]:
     with run.conn() as c:
-        every = [r[0] for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ?", (run.run_id(), judge))]
+        every = queries.judge_rows(c, run.run_id(), judge)
     return run.results_of_cells(judge, sorted(every))
 
 

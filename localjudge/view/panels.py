@@ -19,6 +19,7 @@ import sqlite3
 from typing import Any
 
 from ..ensembles.members import MEMBER_SEP
+from ..store import queries
 
 
 def split_judges(names: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -59,12 +60,7 @@ def members_of_page(
         return {}
     names = sorted({m for _, j in want for m in members[j]})
     rows = sorted({ri for ri, _ in want})
-    cur = conn.execute(
-        "SELECT row_index, judge, json_extract(result, '$.value'), passed, scored, json_extract(result, '$.expected_score') "
-        f"FROM results WHERE run_id = ? AND row_index IN ({', '.join('?' * len(rows))}) "
-        f"AND judge IN ({', '.join('?' * len(names))})",
-        [run_id, *rows, *names],
-    ).fetchall()
+    cur = queries.member_verdicts(conn, run_id, rows, names)
     got = {(r[0], r[1]): r for r in cur}
     out: dict[tuple[int, str], dict[str, Any]] = {}
     for ri, j in want:
@@ -83,14 +79,6 @@ def members_of_page(
         verdicts = {json.dumps(x["passed"] if x["passed"] is not None else x["value"]) for x in items if x["scored"]}
         out[(ri, j)] = {"members": items, "members_disagree": len(verdicts) > 1}
     return out
-
-
-# rows where the members of one panel (or a cascade's two models) gave different scored verdicts: pass/fail where
-# the judge has one, else the value; `{}` takes one `?` per member name, after the run id
-MEMBERS_SPLIT = (
-    "SELECT row_index FROM results WHERE run_id = ? AND judge IN ({}) AND scored = 1 GROUP BY row_index "
-    "HAVING COUNT(DISTINCT coalesce(passed, json_extract(result, '$.value'))) > 1"
-)
 
 
 def run_figures(meta: dict[str, Any]) -> dict[str, Any] | None:

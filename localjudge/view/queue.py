@@ -14,7 +14,7 @@
 
 The order is computed once per (judge, order, seed) and cached (recomputed when the run gained results, at
 most every REFRESH_S seconds), so paging through a 100k-row queue reads one item at a time. Computing it is one
-SQL statement: SQLite finds the judge's results by the view's (run, judge, row) index (indexes.py), reads each
+SQL statement: SQLite finds the judge's results by the view's (run, judge, row) index (store/indexes.py), reads each
 one's JSON fields once and sorts in C; only the row indexes come back to Python.
 """
 
@@ -23,9 +23,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from .panels import MEMBERS_SPLIT
+from ..store import queries
 from .runs import RunHandle
 
 ORDERS = ("uncertain", "random", "active")
@@ -50,7 +49,7 @@ def queue(run: RunHandle, judge: str, order: str, seed: int = 0, *, budget: int 
 
         return active_plan(run, judge, seed, budget).rows
     with run.conn() as c:
-        n = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (run.run_id(),)).fetchone()[0])
+        n = queries.result_count(c, run.run_id())
     key = ("queue", judge, order, seed)
     hit = run._cache.get(key)
     # a run in progress grows: its order is recomputed at most every REFRESH_S seconds, not on every request
@@ -59,37 +58,11 @@ def queue(run: RunHandle, judge: str, order: str, seed: int = 0, *, budget: int 
     rid = run.run_id()
     if order == "random":
         with run.conn() as c:
-            rows = [
-                r[0]
-                for r in c.execute(
-                    "SELECT row_index FROM results WHERE run_id = ? AND judge = ? ORDER BY row_index", (rid, judge)
-                )
-            ]
+            rows = queries.judge_rows(c, rid, judge, ordered=True)
         random.Random(f"{seed}:{judge}").shuffle(rows)
     else:
         t = pass_threshold(judge)
-        tops = run.judges()
-        members = run.members().get(judge, [])
-        first: list[str] = ["json_extract(result, '$.value') = 'tie'"]  # group 1 (see the module docstring)
-        args: list[Any] = []
-        if len(tops) > 1:  # the run's judges (not a panel's members) pass and fail the same row
-            first.append(
-                f"row_index IN (SELECT row_index FROM results WHERE run_id = ? AND judge IN ({', '.join('?' * len(tops))}) "
-                "AND passed IS NOT NULL GROUP BY row_index HAVING MIN(passed) != MAX(passed))"
-            )
-            args += [rid, *tops]
-        if len(members) > 1:
-            first.append(f"row_index IN ({MEMBERS_SPLIT.format(', '.join('?' * len(members)))})")
-            args += [rid, *members]
-        es, sc = "json_extract(result, '$.expected_score')", "json_extract(result, '$.score')"
-        # sorted by SQLite (a 100k-row order in C, not Python tuples); only the row indexes come back
-        sql = (
-            "SELECT row_index FROM results WHERE run_id = ? AND judge = ? ORDER BY "
-            "CASE WHEN scored = 0 THEN (CASE WHEN json_extract(result, '$.unscored_reason') = 'panel_tie' THEN 0 ELSE 3 END) "
-            f"WHEN {' OR '.join(first)} THEN 0 WHEN {es} IS NOT NULL THEN 1 ELSE 2 END, "
-            f"CASE WHEN scored = 0 THEN 0.0 ELSE abs(coalesce({es}, {sc}, ? + 1.0) - ?) END, row_index"
-        )
-        with run.conn() as c:
-            rows = [r[0] for r in c.execute(sql, [rid, judge, *args, t, t])]
+        with run.conn() as c:  # sorted by SQLite (a 100k-row order in C, not Python tuples)
+            rows = queries.uncertain_order(c, rid, judge, run.judges(), run.members().get(judge, []), t)
     run._cache[key] = (n, time.monotonic(), tuple(rows))
     return rows

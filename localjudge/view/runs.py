@@ -4,7 +4,7 @@ Every read goes to the run's SQLite store (results.sqlite), never to results.jso
 progress shows each result as soon as it is committed. Pages are `LIMIT/OFFSET` over the results'
 primary key (run_id, row_index, judge): the first page of a 100,000-row run costs a few
 milliseconds. Sorting by score or expected score walks an expression index, search reads a trigram index, the
-uncertainty queue an index by judge and row (all made by the view when it opens a store: indexes.py).
+uncertainty queue an index by judge and row (all made by the view when it opens a store: store/indexes.py).
 
 Panels and cascades (localjudge/trust/): their members' results are stored as judges `JUDGE@MEMBER` beside the
 combined `JUDGE`. The view lists, filters, queues and labels only `JUDGE` (`judges()`); the members' verdicts come
@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..labels.sessions import SessionLabel, add_session_label, conversation_of_row
 from ..labels.store import Label, add_label, label_history, latest_labels
+from ..store import queries
 from ..store.db import Store
+from ..store.indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
+from ..store.pages import count_where, page_rows
 from ..store.results import JudgeResult, Record, ResultRow
-from .indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
+from ..store.session_labels import SessionLabel, add_session_label, conversation_of_row
 from .panels import members_of_page, split_judges
-from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item, page_sql
+from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item
 from .unreadable import STORE_ERRORS, Unreadable, reason_of, store_signature, unreadable_status
 
 __all__ = [  # SORTS, STATUSES, Unreadable and unreadable_status stay importable from here, where they were defined
@@ -85,9 +87,9 @@ class RunHandle:
         if rid is None:
             return {}
         with self.conn() as c:
-            r = c.execute("SELECT meta FROM runs WHERE run_id = ?", (rid,)).fetchone()
+            text = queries.run_meta_text(c, rid)
         try:
-            meta = json.loads(r[0]) if r else {}
+            meta = json.loads(text) if text else {}
         except json.JSONDecodeError:
             meta = {}
         return meta if isinstance(meta, dict) else {}
@@ -100,7 +102,7 @@ class RunHandle:
             return [j for j in dict.fromkeys(named) if j]
         rid = self.run_id()
         with self.conn() as c:
-            return [r[0] for r in c.execute("SELECT DISTINCT judge FROM results WHERE run_id = ?", (rid,))]
+            return queries.result_judges(c, rid)
 
     def judges(self) -> list[str]:
         """The judges a user reads, queues and labels: a panel's or cascade's `JUDGE`, never its `JUDGE@MEMBER`."""
@@ -128,25 +130,13 @@ class RunHandle:
         judges = self.judges()
         cells_per_row = len(self.all_judges())
         with self.conn() as c:
-            done = int(c.execute("SELECT COUNT(*) FROM results WHERE run_id = ?", (rid,)).fetchone()[0])
-            # both read the (run_id, updated) index of migration 002
-            r = c.execute("SELECT updated FROM results WHERE run_id = ? ORDER BY updated DESC LIMIT 1", (rid,)).fetchone()
-            last = r[0] if r else None
-            n_labels = int(
-                c.execute(
-                    "SELECT COUNT(*) FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE run_id = ? "
-                    "GROUP BY row_index, judge) AND value IS NOT NULL",
-                    (rid,),
-                ).fetchone()[0]
-            )
+            done = queries.result_count(c, rid)
+            last = queries.last_update(c, rid)  # both read the (run_id, updated) index of migration 002
+            n_labels = queries.current_label_count(c, rid)
             started = _parse_time(meta.get("started"))
             since = 0
             if started is not None and meta.get("status") == "running":
-                since = int(
-                    c.execute(
-                        "SELECT COUNT(*) FROM results WHERE run_id = ? AND updated >= ?", (rid, meta.get("started"))
-                    ).fetchone()[0]
-                )
+                since = queries.results_since(c, rid, meta.get("started"))
         status = str(meta.get("status") or ("finished" if done else "unknown"))
         now = time.time()
         last_t = _parse_time(last) or started
@@ -203,10 +193,9 @@ class RunHandle:
             where += " AND " + clause
             args.append(pat)
             searched_by = "index" if use else "scan"
-        sql = page_sql(where, sort)
         with self.conn() as c:
-            total = int(c.execute("SELECT COUNT(*) FROM results " + where, args).fetchone()[0])
-            cur = c.execute(sql, [*args, per, (page - 1) * per]).fetchall()
+            total = count_where(c, where, args)
+            cur = page_rows(c, where, args, sort, page, per)
             labels = latest_labels(c, rid or "", cells=[(r[0], r[2]) for r in cur]) if cur else {}
             of_members = members_of_page(c, rid or "", members, [(r[0], r[2]) for r in cur]) if members and cur else {}
         items = [page_item(r, labels.get((r[0], r[2])), of_members.get((r[0], r[2]), {})) for r in cur]
@@ -219,27 +208,15 @@ class RunHandle:
         """Every judge's stored result for one data row."""
         rid = self.run_id()
         with self.conn() as c:
-            cur = c.execute(
-                "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results "
-                "WHERE run_id = ? AND row_index = ? ORDER BY judge",
-                (rid, row_index),
-            ).fetchall()
+            cur = queries.result_rows_of_row(c, rid, row_index)
         return [_result_row(r) for r in cur]
 
     def results_of_cells(self, judge: str, row_indexes: list[int]) -> list[ResultRow]:
         """One judge's results for the given rows (in chunks of 500)."""
         rid = self.run_id()
-        out: list[ResultRow] = []
         with self.conn() as c:
-            for i in range(0, len(row_indexes), 500):
-                chunk = row_indexes[i : i + 500]
-                cur = c.execute(
-                    "SELECT run_id, row_index, judge, row_id, source, inputs, cache_key, record, result, error FROM results "
-                    f"WHERE run_id = ? AND judge = ? AND row_index IN ({', '.join('?' * len(chunk))}) ORDER BY row_index",
-                    [rid, judge, *chunk],
-                ).fetchall()
-                out += [_result_row(r) for r in cur]
-        return out
+            cur = queries.result_rows_of_cells(c, rid, judge, row_indexes)
+        return [_result_row(r) for r in cur]
 
     def labels(self, judge: str | None = None) -> dict[tuple[int, str], Label]:
         """Current labels of the run (of one judge, when given)."""
@@ -264,10 +241,8 @@ class RunHandle:
         """Append a label for a cell that has a result; InputError naming the cell otherwise."""
         rid = self.run_id() or ""
         with self.conn() as c:
-            r = c.execute(
-                "SELECT row_id FROM results WHERE run_id = ? AND row_index = ? AND judge = ?", (rid, row_index, judge)
-            ).fetchone()
-            if r is None:
+            row_id = queries.cell_row_id(c, rid, row_index, judge)
+            if row_id is None:
                 raise InputError(f"row {row_index} has no result for judge {judge!r}; label a cell the run has judged")
             with self.store._transaction():
                 return add_label(
@@ -276,7 +251,7 @@ class RunHandle:
                         run_id=rid,
                         row_index=row_index,
                         judge=judge,
-                        row_id=r[0],
+                        row_id=row_id,
                         value=value,
                         comment=comment or None,
                         labeller=labeller,
@@ -288,7 +263,7 @@ class RunHandle:
     def session_label(
         self, row_index: int, judge: str, value: Any, comment: str | None, labeller: str, sample: str
     ) -> SessionLabel:
-        """Append a session label for the conversation of a row (labels/sessions.py); InputError naming the row
+        """Append a session label for the conversation of a row (store/session_labels.py); InputError naming the row
         when it has no result for the judge or is not a turn of a conversation."""
         rid = self.run_id() or ""
         with self.conn() as c:
@@ -364,7 +339,7 @@ class Runs:
                 self.bad.pop(rid, None)
                 self.handles[rid] = handle
                 self._by_path[key] = rid
-                handle.search_index()  # queued for its first build (indexes.py)
+                handle.search_index()  # queued for its first build (store/indexes.py)
             out: list[RunHandle | Unreadable] = []
             for p in dict.fromkeys(found):
                 rid = self._by_path[p.resolve()]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..labels.store import Domain, judge_domain
+from ..store import queries
 from .runs import RunHandle, Runs
 
 MAX_BODY_BYTES = 256 << 10  # a label body: a 10,000-character comment escaped as \uXXXX is 60 KB
@@ -71,10 +72,7 @@ class ViewState:
                 out[j] = run._cache[key]
                 continue
             with run.conn() as c:
-                ris = [
-                    r[0]
-                    for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ? LIMIT 20", (run.run_id(), j))
-                ]
+                ris = queries.judge_rows(c, run.run_id(), j, limit=20)
             dom = judge_domain(run.results_of_cells(j, ris))
             if dom is not None:
                 out[j] = run._cache[key] = dom

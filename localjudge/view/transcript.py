@@ -27,6 +27,7 @@ from ..conversations.transcript import (  # the pure part lives in conversations
 )
 from ..conversations.transcript_html import turn_html
 from ..datasets import Position
+from ..store import queries
 from .pages import esc
 
 __all__ = [
@@ -49,11 +50,7 @@ def transcript_of(run: Any, row_index: int, expand: int = 0) -> Transcript | Non
     if rid is None:
         return None
     with run.conn() as c:
-        r = c.execute(
-            "SELECT conversation_id, turn_index, tool_call_index, truncated_turns FROM results WHERE run_id = ? "
-            "AND row_index = ? AND conversation_id IS NOT NULL LIMIT 1",
-            (rid, row_index),
-        ).fetchone()
+        r = queries.row_position(c, rid, row_index)
     if r is None:
         return None
     with run.lock:

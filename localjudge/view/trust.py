@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..labels.store import label_rows
+from ..store import queries
 from .runs import RunHandle
 
 DEFAULT_WIDTH = 0.05  # the half-width "N more labels" aims at, unless the page asks for another
@@ -22,7 +23,7 @@ def trust_panel(run: RunHandle, judge: str, width: float = DEFAULT_WIDTH) -> dic
     if judge not in run.judges():
         raise InputError(f"parameter judge={judge!r} is not a judge of this run ({', '.join(run.judges())})")
     with run.conn() as c:
-        every = [r[0] for r in c.execute("SELECT row_index FROM results WHERE run_id = ? AND judge = ?", (run.run_id(), judge))]
+        every = queries.judge_rows(c, run.run_id(), judge)
     rows = run.results_of_cells(judge, sorted(every))
     labels = label_rows(run.path, judge)
     trust = stored_trust(rows, labels, judge, target_half_width=width)

@@ -86,10 +86,10 @@ def next_item(state: ViewState, request: Request) -> Response:
 
 
 def _session_of(run: RunHandle, row_index: int, judge: str) -> dict[str, Any]:
-    """A turn's conversation and its session label (labels/sessions.py) for the label card: `conversation_id`,
+    """A turn's conversation and its session label (store/session_labels.py) for the label card: `conversation_id`,
     `session_label`, `session_stale`; {} for a row that is not a turn of a conversation (a session-level run's
     row is the conversation itself: its row label is the session's)."""
-    from ...labels.sessions import latest_session_labels, row_place
+    from ...store.session_labels import latest_session_labels, row_place
 
     rid = run.run_id() or ""
     with run.conn() as c:
@@ -107,7 +107,7 @@ def _session_of(run: RunHandle, row_index: int, judge: str) -> dict[str, Any]:
 
 async def add_label(state: ViewState, request: Request) -> Response:
     """POST /api/runs/{rid}/labels: one label (the body read within the view's size and time limits); with
-    `scope: "session"` the label of the whole conversation of the turn `row_index` (labels/sessions.py)."""
+    `scope: "session"` the label of the whole conversation of the turn `row_index` (store/session_labels.py)."""
     config = state.config
     try:
         data = await read_body(request, config.max_body_bytes, config.body_timeout)
@@ -130,7 +130,7 @@ async def add_label(state: ViewState, request: Request) -> Response:
             raise InputError(f"field scope={str(scope)[:40]!r} is not 'row' (this row's label) or 'session' (its conversation's)")
         f = validate_label_fields(body, state.domains(run).get(judge), judge)
         ri, value, comment, labeller, sample = f.row_index, f.value, f.comment, f.labeller, f.sample
-        if scope == "session":  # the whole conversation of row ri (labels/sessions.py): no sampling probability
+        if scope == "session":  # the whole conversation of row ri (store/session_labels.py): no sampling probability
             if f.probability is not None:
                 raise InputError("field probability is for a row's label only; leave it out of a session label")
             return JSONResponse(run.session_label(ri, judge, value, comment, labeller, sample).model_dump(mode="json"))

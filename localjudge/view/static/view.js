@@ -257,7 +257,7 @@ function renderTranscript(t, rowHref) {
 function initLabel() {
   rememberLabeller();
   const domains = JSON.parse($("domain").dataset.domains);
-  // session: after key s, the next value key labels the turn's whole conversation (labels/sessions.py)
+  // session: after key s, the next value key labels the turn's whole conversation (store/session_labels.py)
   const st = { pos: 0, n: 0, item: null, undo: [], chain: Promise.resolve(), session: false };
   // keys are handled one after another: a key pressed while a label is being saved acts on the next row
   const enqueue = (fn) => {

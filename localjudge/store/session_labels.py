@@ -1,6 +1,6 @@
 """Session labels: a human verdict on a whole conversation, given inside a per-turn (or per tool call) run.
 
-A per-turn run's result rows are turns (`id` = `c1:0`); a label on one of them is a turn label (table.py). A session
+A per-turn run's result rows are turns (`id` = `c1:0`); a label on one of them is a turn label (labels.py). A session
 label says what the labeller thinks of the conversation `c1` as a whole, for one judge. It lives in its own
 append-only table, `session_labels` (migration 008), so no query of the cell labels sees it: the latest row of a
 (conversation, judge) wins, a NULL value withdraws it.
@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError
-from .table import SAMPLE_KINDS, SampleKind
+from .labels import SAMPLE_KINDS, SampleKind
 
 
 class SessionLabel(BaseModel):
