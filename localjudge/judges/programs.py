@@ -13,17 +13,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..engine.base import Calls, DecodeOptions, Generation, Message
+from ..formats import OutputFormat
+from ..store.results import JudgeResult
+from .builders import Plan
+from .ragas_agent import Judge as StageJudge
 
-if TYPE_CHECKING:
-    from .judge import Judge
+
+class Judge(StageJudge, Protocol):
+    """What the programs use of `judges.judge.Judge` (typed here, so that this module, which judge.py imports, does
+    not import it back)."""
+
+    _plan: Plan
+
+    def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]: ...
+
+    def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult: ...
+
+    def _aligned(self, res: JudgeResult, fmt: OutputFormat) -> JudgeResult: ...
+
+    def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult: ...
+
+    def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult: ...
+
+    def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls: ...
+
 
 Values = dict[str, Any]
 Texts = dict[str, str]
-FirstFn = Callable[["Judge", Values, Texts], list[list[Message]]]
-CallsFn = Callable[["Judge", Values, Texts, "DecodeOptions | None", list[Generation], str], Calls]
+FirstFn = Callable[[Judge, Values, Texts], list[list[Message]]]
+CallsFn = Callable[[Judge, Values, Texts, DecodeOptions | None, list[Generation], str], Calls]
 
 
 @dataclass(frozen=True)
