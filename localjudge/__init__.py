@@ -121,6 +121,34 @@ _MOVED = {
     "localjudge.labels.table": "localjudge.store.labels",
     "localjudge.labels.sessions": "localjudge.store.session_labels",
     "localjudge.view.indexes": "localjudge.store.indexes",
+    # issue 44: serve/ by endpoint (chat/, responses/, ollama/) over one core/; `serve.responses` and `serve.ollama`
+    # are now those packages, so their old modules are reached at responses.translate / ollama.translate only
+    **{
+        f"localjudge.serve.{old}": f"localjudge.serve.{new}"
+        for old, new in {
+            "errors": "core.errors",
+            "wire": "core.wire",
+            "state": "core.state",
+            "generate": "core.generate",
+            "checked": "core.checked",
+            "validate": "core.validate",
+            "compile_guard": "core.compile_guard",
+            "json_mode": "core.json_mode",
+            "aliases": "core.aliases",
+            "catalog": "core.catalog",
+            "reasoning": "core.reasoning",
+            "handling": "core.handling",
+            "protocol": "core.plan",
+            "formats": "core.schemas",
+            "answer": "chat.answer",
+            "stream": "chat.stream",
+            "wire_responses": "responses.wire",
+            "responses_route": "responses.route",
+            "wire_ollama": "ollama.wire",
+            "ollama_models": "ollama.models",
+            "run": "server",
+        }.items()
+    },
 }
 
 

@@ -14,8 +14,8 @@ from localjudge import constraints
 from localjudge.constraints import JSONSchema, Lark, Regex, pointer
 from localjudge.errors import ConstraintError, InputError
 from localjudge.formats import make_format
-from localjudge.serve.errors import APIError
-from localjudge.serve.validate import check_schema
+from localjudge.serve.core.errors import APIError
+from localjudge.serve.core.validate import check_schema
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
 

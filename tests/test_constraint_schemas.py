@@ -216,7 +216,7 @@ def test_declared_properties_are_all_a_client_object_may_write_unless_it_allows_
 def test_a_schema_over_the_automatons_64_kb_compiles_under_llguidance_within_its_own_bound():
     """llguidance's memory stays small on large real schemas (a 938 KB one: +24 MB, 238 ms), so its bound is
     1 MB of schema text; the automaton keeps 64 KB. The serve check lets the larger one through to the format."""
-    from localjudge.serve.validate import check_schema
+    from localjudge.serve.core.validate import check_schema
 
     props = {f"field_{i}": {"type": "string", "description": "d" * 400} for i in range(200)}
     schema = {"type": "object", "properties": {f"o{j}": {"type": "object", "properties": props} for j in range(2)}}

@@ -66,7 +66,7 @@ def test_a_judge_file_with_think_tokens_thinks_then_judges_and_keeps_its_version
 def test_a_streamed_reasoning_answer_never_sends_text_it_takes_back():
     """Fed one character at a time, the serve stream's split only ever grows, never shows a marker, and ends
     equal to the whole answer's split (a closing marker or a stop sequence cut in two is held back)."""
-    from localjudge.serve.reasoning import ThinkSplit, split_reasoning
+    from localjudge.serve.core.reasoning import ThinkSplit, split_reasoning
 
     for text, hold in (
         ('<think>\nIt is blue.\n</think>\n{"ok": false}', 0),

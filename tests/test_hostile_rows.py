@@ -272,13 +272,13 @@ def test_the_bounded_reader_refuses_depth_before_parsing_and_non_finite_numbers_
 # text the package itself wrote or ships, or are owned by concurrent work named in the reason. (file, function): why.
 TRUSTED_JSON_CALLS: dict[tuple[str, str], str] = {
     ("jsonio.py", "loads"): "the bounded reader itself: its calls come after the size and depth checks",
-    ("serve/compile_guard.py", "ask"): "the compile child's answer: JSON the package's own child process wrote",
+    ("serve/core/compile_guard.py", "ask"): "the compile child's answer: JSON the package's own child process wrote",
     (
-        "serve/compile_guard.py",
+        "serve/core/compile_guard.py",
         "_child",
     ): "inside the compile child: the question its parent server wrote (a client schema already bounded there)",
-    ("serve/catalog.py", "ragas_prompts"): "ragas_prompts.json, a file shipped inside the package",
-    ("serve/ollama.py", "_calls"): "the arguments of a tool call this server's model just made, read by serve/protocol",
+    ("serve/core/catalog.py", "ragas_prompts"): "ragas_prompts.json, a file shipped inside the package",
+    ("serve/ollama/translate.py", "_calls"): "the arguments of a tool call this server's model just made, read by serve/protocol",
     ("engine/_template_worker.py", "main"): "a request line from the parent process, written by engine/template.py",
     ("engine/template.py", "_roundtrip"): "a reply line from the template worker this package started",
     ("constraints/llg_search.py", "literals"): "a grammar this package compiled (constraints/llg.py), not client text",

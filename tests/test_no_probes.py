@@ -17,16 +17,16 @@ BY_NAME = "looks up a name the code itself chose (a registered 'module:attr', a 
 # (file under localjudge/, text the call contains, why it is no probe)
 ALLOWED: list[tuple[str, str, str]] = [
     (
-        "serve/compile_guard.py",
+        "serve/core/compile_guard.py",
         'getattr(engine, "vocab", None)',
         "which GGUF an engine's llguidance tokenizer reads: any engine may serve, a scripted one has none",
     ),
     (
-        "serve/compile_guard.py",
+        "serve/core/compile_guard.py",
         'getattr(vocab, "tokenizers", {})',
         "the same: whether the vocabulary gives llguidance a tokenizer",
     ),
-    ("serve/compile_guard.py", 'getattr(engine, "info", None)', "the same: the model file of an engine that has one"),
+    ("serve/core/compile_guard.py", 'getattr(engine, "info", None)', "the same: the model file of an engine that has one"),
     ("__init__.py", "getattr(import_module(", FORWARD),
     ("align/__init__.py", "getattr(import_module(", FORWARD),
     ("labels/__init__.py", "getattr(import_module(", FORWARD),
@@ -45,7 +45,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("labels/agreement.py", "getattr(r.result, use)", FIELDS),
     ("judges/spec.py", "getattr(self, key)", FIELDS),
     ("engine/llama_options.py", "getattr(self, k)", FIELDS),
-    ("serve/protocol.py", "getattr(req, key)", FIELDS),
+    ("serve/core/plan.py", "getattr(req, key)", FIELDS),
     ("engine/server.py", "getattr(e, ", EXC),
     ("labels/importing.py", "getattr(e, 'msg'", EXC),
     ("models/hub.py", 'getattr(e, "response"', EXC),

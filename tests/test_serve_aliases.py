@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from localjudge.serve import json_mode, protocol
-from localjudge.serve.aliases import AliasError, check_models, parse_aliases
+from localjudge.serve.core.aliases import AliasError, check_models, parse_aliases
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
 

@@ -1,4 +1,4 @@
-"""Known judge prompts tightened by the catalog (serve/catalog.py): MLflow's own judges pointed at a real
+"""Known judge prompts tightened by the catalog (serve/core/catalog.py): MLflow's own judges pointed at a real
 `localjudge serve` (`openai:/` + OPENAI_API_BASE, a sqlite tracking store in tmp) get a usable verdict on
 every RAG case; `--no-catalog-formats` gives back the client's schema only; a prompt one character off
 a catalog prompt is not tightened; the intersection never loosens the client's schema."""
@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from localjudge.engine.base import Message
-from localjudge.serve.catalog import Catalog, intersect
+from localjudge.serve.core.catalog import Catalog, intersect
 
 CASES = [  # (question, answer, retrieved context)
     ("What is the capital of France?", "Paris.", "Paris is the capital and largest city of France."),
@@ -163,7 +163,7 @@ def test_no_catalog_formats_answers_under_the_client_schema_only(_localjudge_hom
 def test_docs_serve_lists_exactly_the_catalog():
     from pathlib import Path
 
-    from localjudge.serve.catalog import markdown_table
+    from localjudge.serve.core.catalog import markdown_table
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text("utf-8")
     assert markdown_table(Catalog.builtin()) in page

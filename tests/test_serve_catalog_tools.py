@@ -16,7 +16,7 @@ import pytest
 from serve_support import healthy, post, start_server
 
 from localjudge.engine.base import Message
-from localjudge.serve.catalog import Catalog
+from localjudge.serve.core.catalog import Catalog
 
 ragas = pytest.importorskip("ragas")
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def _statements_request(model: str, prompt: str | None = None) -> tuple[dict, di
 def test_the_ragas_prompt_file_is_the_installed_packages_text():
     from scripts.catalog import make_ragas_prompt_catalog as mod
 
-    on_disk = json.loads((ROOT / "localjudge" / "serve" / "ragas_prompts.json").read_text(encoding="utf-8"))
+    on_disk = json.loads((ROOT / "localjudge" / "serve" / "core" / "ragas_prompts.json").read_text(encoding="utf-8"))
     assert on_disk == mod.entries()
 
 

@@ -12,7 +12,7 @@ from serve_support import post
 
 from localjudge.formats.json_schema import validate
 from localjudge.serve import protocol
-from localjudge.serve.wire import ChatRequest
+from localjudge.serve.core.wire import ChatRequest
 
 openai = pytest.importorskip("openai")
 

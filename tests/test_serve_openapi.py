@@ -68,8 +68,8 @@ def test_one_table_entry_adds_a_routed_and_documented_endpoint(monkeypatch):
     from localjudge.engine import load_engine
     from localjudge.serve import routes
     from localjudge.serve.app import ServeConfig, ServerState, create_app
+    from localjudge.serve.core.wire import Wire
     from localjudge.serve.openapi import COMMON, Endpoint, document
-    from localjudge.serve.wire import Wire
 
     class Version(Wire):
         """What an added endpoint answers."""

@@ -22,7 +22,7 @@ from serve_support import assert_openai_error, healthy, post, start_server
 from localjudge.constraints import isolation, llg_bounds, schema_graph
 from localjudge.formats.grammar import GrammarError, GrammarFormat
 from localjudge.formats.json_schema import SchemaError
-from localjudge.serve.compile_guard import CompileGuard
+from localjudge.serve.core.compile_guard import CompileGuard
 
 MODEL = "smollm2-135m"
 MSG = [{"role": "user", "content": "Answer."}]

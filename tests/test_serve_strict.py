@@ -10,7 +10,7 @@ import time
 import pytest
 from serve_support import assert_openai_error, post, start_server
 
-from localjudge.serve.wire_ollama import MAX_ARGUMENT_DEPTH, MAX_KEEP_ALIVE
+from localjudge.serve.ollama.wire import MAX_ARGUMENT_DEPTH, MAX_KEEP_ALIVE
 
 
 @pytest.fixture(scope="module")

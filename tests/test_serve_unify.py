@@ -1,4 +1,4 @@
-"""The catalog contracts and the model aliases on every generation route (serve/generate.py): MLflow's
+"""The catalog contracts and the model aliases on every generation route (serve/core/generate.py): MLflow's
 `is_grounded` prompt sent through the `ollama` client's chat (a free-string schema format) and through
 `openai`'s `responses.create` (a json_schema text.format) is answered "yes"|"no" under the groundedness
 contract, named by `X-Localjudge-Contract`; an alias of `serve --alias` is a served name on `/api/chat`,
@@ -105,8 +105,8 @@ def test_no_catalog_formats_leaves_ollama_and_responses_under_the_clients_schema
 def test_ollama_names_an_alias_and_its_latest_tag_and_refuses_others_in_its_own_words():
     from types import SimpleNamespace
 
-    from localjudge.serve.errors import APIError
-    from localjudge.serve.generate import CHAT, OLLAMA, check_model
+    from localjudge.serve.core.errors import APIError
+    from localjudge.serve.core.generate import CHAT, OLLAMA, check_model
 
     state = SimpleNamespace(model_name="m", config=SimpleNamespace(aliases={ALIAS: object()}))
     assert check_model(state, f"{ALIAS}:latest", OLLAMA) == ALIAS and check_model(state, "m:latest", OLLAMA) == "m"

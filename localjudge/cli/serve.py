@@ -143,14 +143,14 @@ def serve_cmd(
     except ImportError:
         raise InputError("localjudge serve needs the serve extra: pip install 'localjudge[serve]'") from None
     from ..serve import ServeConfig, serve
-    from ..serve.run import is_loopback
+    from ..serve.server import is_loopback
 
     if not is_loopback(host) and not api_key:  # refuse before loading anything
         raise InputError(
             f"--host {host} would expose the judge beyond this machine; give --api-key KEY (or set LOCALJUDGE_API_KEY), "
             "or bind 127.0.0.1"
         )
-    from ..serve.aliases import check_models, parse_aliases
+    from ..serve.core.aliases import check_models, parse_aliases
 
     served = parse_aliases(aliases, alias_formats, field_tokens)  # an AliasError (exit 2) before loading anything
     ref = model.ref()

@@ -52,7 +52,7 @@ def view_cmd(
     except ImportError:
         raise InputError("localjudge view needs the serve extra: pip install 'localjudge[serve]'") from None
     from ..http import busy_response, protocol_class, throttle_logs
-    from ..serve.run import _Server, bind, is_loopback
+    from ..serve.server import _Server, bind, is_loopback
     from ..view import ViewConfig, create_app
 
     if not is_loopback(host) and not api_key:

@@ -24,7 +24,7 @@ as long as the rules in it, which bounds any walk through it), `MAX_RULES` rules
 of Lark text. A Lark rule's `%json` block counts as long as its schema's own chain. A schema's chain is
 counted over `schema_graph` (every local `$ref` resolved wherever it points, under any keyword): a bound
 checked by walking a fixed set of keywords was stepped around by a chain under `x` (issue 43). A server also
-runs llguidance on a client's input in a child process first (`isolation`, `serve/compile_guard.py`).
+runs llguidance on a client's input in a child process first (`isolation`, `serve/core/compile_guard.py`).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .errors import APIError
-from .formats import JSON_OBJECT
-from .state import Counters, ServeConfig, ServerState, log
+from .core.errors import APIError
+from .core.schemas import JSON_OBJECT
+from .core.state import Counters, ServeConfig, ServerState, log
 
 __all__ = ["Counters", "ServeConfig", "ServerState", "create_app", "log"]
 

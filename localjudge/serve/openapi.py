@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .wire import ErrorBody
+from .core.wire import ErrorBody
 
 COMMON = (400, 503)  # the Host check (400) and the connection limit (503) apply to every route
 ERRORS = {

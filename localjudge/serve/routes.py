@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from . import generate, protocol
-from .answer import completion, completion_id
-from .errors import APIError
-from .handling import answer, check_key, error, request_body
+from .chat.answer import completion, completion_id
+from .chat.stream import sse, stream_chunks
+from .core import generate
+from .core import plan as protocol
+from .core.errors import APIError
+from .core.handling import answer, check_key, error, request_body
+from .core.wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy
 from .openapi import COMMON, Endpoint
-from .responses_route import create_response
-from .stream import sse, stream_chunks
-from .wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy
-from .wire_responses import Response as Response_
-from .wire_responses import ResponseEvent, ResponsesRequest
+from .responses.route import create_response
+from .responses.wire import Response as Response_
+from .responses.wire import ResponseEvent, ResponsesRequest
 
 if TYPE_CHECKING:
-    from .state import ServerState
+    from .core.state import ServerState
 
 log = logging.getLogger("localjudge.serve")
 
@@ -158,11 +159,11 @@ async def _chat(state: ServerState, request: Request) -> Response:
     )
 
 
-# Ollama's API (serve/ollama.py): the same table, so the OpenAPI document and the fuzzing cover it
+# Ollama's API (serve/ollama/translate.py): the same table, so the OpenAPI document and the fuzzing cover it
 def _ollama_endpoints() -> tuple[Endpoint, ...]:
-    from . import ollama as o
-    from . import ollama_models as om
-    from . import wire_ollama as w
+    from .ollama import models as om
+    from .ollama import translate as o
+    from .ollama import wire as w
 
     common = (*COMMON, 401, 404, 408, 413, 415)
     return (

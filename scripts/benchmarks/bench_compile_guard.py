@@ -50,8 +50,8 @@ def section_compile_guard(root: Path, sample: int = 160) -> None:
     """Print the compile-latency table of the sample, in process against guarded."""
     from localjudge.constraints.sandbox import CompileLimits
     from localjudge.engine.llama import LlamaEngine
-    from localjudge.serve.compile_guard import CompileGuard, model_file
-    from localjudge.serve.formats import FormatCache
+    from localjudge.serve.core.compile_guard import CompileGuard, model_file
+    from localjudge.serve.core.schemas import FormatCache
 
     schemas = pick(root, sample)
     engine = LlamaEngine(n_threads=1)

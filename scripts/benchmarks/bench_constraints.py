@@ -66,7 +66,7 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
     from localjudge.engine.llama import LlamaEngine
     from localjudge.errors import ConstraintError, LocalJudgeError
     from localjudge.formats.json_schema import JSONSchemaFormat, SchemaError
-    from localjudge.serve.formats import FormatCache
+    from localjudge.serve.core.schemas import FormatCache
 
     eng = LlamaEngine(None, n_threads=1)
     relaxing = FormatCache(None, None, CompileLimits())  # serve's formats: a schema with what llguidance refuses, relaxed

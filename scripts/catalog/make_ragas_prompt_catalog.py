@@ -1,5 +1,5 @@
-"""Dev script: write localjudge/serve/ragas_prompts.json, the fixed text of RAGAS 0.4's collection-metric prompts
-(`ragas.prompt.metrics.base_prompt.BasePrompt.to_string`) that serve's judge catalog recognises (serve/catalog.py).
+"""Dev script: write localjudge/serve/core/ragas_prompts.json, the fixed text of RAGAS 0.4's collection-metric prompts
+(`ragas.prompt.metrics.base_prompt.BasePrompt.to_string`) that serve's judge catalog recognises (serve/core/catalog.py).
 
 Each prompt renders as one user message: instruction, output schema, examples, then `input: <the input as JSON>`
 and `\\nOutput: `. The file keeps, per prompt, the text before the input JSON and the text after it (found by
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "localjudge" / "serve" / "ragas_prompts.json"
+OUT = ROOT / "localjudge" / "serve" / "core" / "ragas_prompts.json"
 # the prompts of the metrics serve has been measured with (docs/serve.md's clients table)
 PROMPTS = [
     ("faithfulness.statements", "ragas.metrics.collections.faithfulness.util", "StatementGeneratorPrompt"),

@@ -1,7 +1,7 @@
 """llguidance on a client's schema or grammar, run first in a child process: a native crash is a 400, not the server.
 
 `CompileGuard` is serve's `constraints.isolation.Isolator`. For each client JSON schema or Lark grammar that a
-request's format needs, a child process (`python -m localjudge.serve.compile_guard`) runs what the server would
+request's format needs, a child process (`python -m localjudge.serve.core.compile_guard`) runs what the server would
 run: `llg_schema.grammar_here` / `lark_grammar_here` (llguidance's conversion and validation), then, when the
 server's model is a GGUF, the compile the engine thread does next (`LLGVocab.compile`: the matcher and the close
 path from the start) with the same tokenizer, read from the model file's vocabulary alone. The child answers the
@@ -33,7 +33,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
 
 _HEADER = struct.Struct(">Q")
 
@@ -58,7 +58,7 @@ class _Child:
 
     def __init__(self, model_path: str | None, memory_bytes: int | None):
         env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-        args = [sys.executable, "-m", "localjudge.serve.compile_guard", model_path or "", str(memory_bytes or 0)]
+        args = [sys.executable, "-m", "localjudge.serve.core.compile_guard", model_path or "", str(memory_bytes or 0)]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
@@ -253,9 +253,9 @@ def _vocab(model_path: str) -> Any:
     """llguidance's view of the model's vocabulary, read from the file's vocabulary alone (no weights)."""
     import llama_cpp
 
-    from ..constraints.llg import LLGVocab, llama_tokenizer
-    from ..engine.llama_log import quiet_llama_logs
-    from ..engine.llama_text import read_vocab
+    from ...constraints.llg import LLGVocab, llama_tokenizer
+    from ...engine.llama_log import quiet_llama_logs
+    from ...engine.llama_text import read_vocab
 
     quiet_llama_logs(llama_cpp, verbose=False)
     llama_cpp.llama_backend_init()
@@ -270,8 +270,8 @@ def _vocab(model_path: str) -> Any:
 
 
 def _answer(message: dict[str, Any], lv: Any) -> dict[str, Any]:
-    from ..errors import ConstraintError
-    from ..formats import llg_schema
+    from ...errors import ConstraintError
+    from ...formats import llg_schema
 
     op = message.get("op")
     if op == "ping":

@@ -26,12 +26,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from .. import constraints
-from ..constraints import isolation, relax
-from ..constraints.automaton import cache_path
-from ..constraints.sandbox import CompileLimits, CompileRefused, compile_in_child
-from ..formats import JSONSchemaFormat, OutputFormat, SchemaError
-from ..formats.json_schema import CLIENT_CONSTRAINT
+from ... import constraints
+from ...constraints import isolation, relax
+from ...constraints.automaton import cache_path
+from ...constraints.sandbox import CompileLimits, CompileRefused, compile_in_child
+from ...formats import JSONSchemaFormat, OutputFormat, SchemaError
+from ...formats.json_schema import CLIENT_CONSTRAINT
 
 JSON_OBJECT: dict[str, Any] = {"type": "object"}
 LARGE_REGEX = 4_000  # characters: a regex this long takes the one large-compile slot

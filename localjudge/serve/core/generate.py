@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..constraints import isolation
-from ..constraints.sandbox import CompileRefused
-from ..engine.base import Generation, TokenInfo
-from ..engine.worker import WorkerBusy
-from ..formats import OutputFormat, SchemaError
-from ..http import ClientGone
-from . import protocol
+from ...constraints import isolation
+from ...constraints.sandbox import CompileRefused
+from ...engine.base import Generation, TokenInfo
+from ...engine.worker import WorkerBusy
+from ...formats import OutputFormat, SchemaError
+from ...http import ClientGone
+from . import plan as protocol
 from .errors import APIError, bad_request, from_exception
 from .reasoning import ThinkSplit, split_reasoning
 from .wire import ChatRequest

@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.base import Message
-from ..judges.render import placeholders, render
+from ...engine.base import Message
+from ...judges.render import placeholders, render
 
 PREFIX = 64  # characters of a prompt's leading fixed text that key the lookup
 _SENTINEL = re.compile("\x00(\\d+)\x00")  # only ever run over our own templates
@@ -108,7 +108,7 @@ class Catalog:
     @classmethod
     def builtin(cls) -> Catalog:
         """The catalog of localjudge's built-in judges (single-call, fixed messages, a JSON object contract)."""
-        from ..judges.registry import list_judges
+        from ...judges.registry import list_judges
 
         seen: dict[str, Contract] = {}
         for j in list_judges(plugins=False):

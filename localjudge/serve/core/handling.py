@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..http import BodyError, loads_strict, read_body
+from ...http import BodyError, loads_strict, read_body
 from .errors import APIError, bad_request
 from .wire import Wire
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool
 
-from .wire import MAX_MESSAGES, MAX_TOOLS, Lenient, TokenLogprob, Wire
+from ..core.wire import MAX_MESSAGES, MAX_TOOLS, Lenient, TokenLogprob, Wire
 
 Effort = Literal["none", "minimal", "low", "medium", "high"]
 THINK_TOKENS: dict[str, int] = {"none": 0, "minimal": 0, "low": 128, "medium": 512, "high": 2048}  # reasoning.effort

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
-from .wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Lenient, Wire
+from ..core.wire import MAX_MESSAGES, MAX_TOOLS, FunctionDef, Lenient, Wire
 
 # options that only say how the model is run (threads, GPU layers, memory mapping): they cannot change the
 # answer, so they are accepted and ignored

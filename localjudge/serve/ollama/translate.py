@@ -24,15 +24,15 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ..engine.base import Generation
-from . import protocol
-from .answer import tool_calls
-from .errors import APIError, bad_request, invalid_body
-from .generate import OLLAMA, Job, Tokens, check_model, guarded, handle, headers, plan, run_plan, submit
-from .reasoning import split_reasoning
-from .validate import check_schema, check_text
-from .wire import ChatRequest, Wire
-from .wire_ollama import (
+from ...engine.base import Generation
+from ..chat.answer import tool_calls
+from ..core import plan as protocol
+from ..core.errors import APIError, bad_request, invalid_body
+from ..core.generate import OLLAMA, Job, Tokens, check_model, guarded, handle, headers, plan, run_plan, submit
+from ..core.reasoning import split_reasoning
+from ..core.validate import check_schema, check_text
+from ..core.wire import ChatRequest, Wire
+from .wire import (
     OPTIONS,
     RUNTIME_OPTIONS,
     THINK_TOKENS,
@@ -48,7 +48,7 @@ from .wire_ollama import (
 )
 
 if TYPE_CHECKING:
-    from .state import ServerState
+    from ..core.state import ServerState
 
 
 def error(e: APIError) -> JSONResponse:
@@ -75,7 +75,7 @@ def _validate(model: type[BaseModel], data: Any) -> Any:
 
 
 async def read_request(state: ServerState, request: Request, model: type[BaseModel]) -> Any:
-    from .handling import check_key, request_body
+    from ..core.handling import check_key, request_body
 
     check_key(state, request)
     body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)

@@ -13,10 +13,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from . import protocol
+from ..core import plan as protocol
+from ..core.generate import Job, Tokens
+from ..core.wire import Delta, ToolCallDelta, Wire
 from .answer import chunk, finish_reason, logprobs, tool_calls, usage
-from .generate import Job, Tokens
-from .wire import Delta, ToolCallDelta, Wire
 
 
 class ServerState(Protocol):

@@ -21,11 +21,11 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
-from ..engine.base import Generation
-from ..errors import InputError
-from ..formats import JSONSchemaFormat
+from ...engine.base import Generation
+from ...errors import InputError
+from ...formats import JSONSchemaFormat
 from . import validate
-from .protocol import Plan
+from .plan import Plan
 from .reasoning import split_reasoning
 
 RESAMPLES = 3  # tries after the first, when an answer does not validate and cannot be repaired

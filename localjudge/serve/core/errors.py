@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..engine.base import GenerationCancelled
-from ..engine.worker import WorkerBusy, WorkerClosed
-from ..errors import ChatTemplateError, ConstraintError, InputError, PromptTooLongError
+from ...engine.base import GenerationCancelled
+from ...engine.worker import WorkerBusy, WorkerClosed
+from ...errors import ChatTemplateError, ConstraintError, InputError, PromptTooLongError
 from .wire import ErrorBody, ErrorDetail
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import jsonio
-from ..engine.base import Message
-from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES
+from ... import jsonio
+from ...engine.base import Message
+from ...formats.llg_schema import LLG_MAX_SCHEMA_BYTES
 from .errors import APIError
 from .validate import check_schema
 

@@ -28,10 +28,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .. import jsonio
-from ..constraints import llg_bounds, schema_graph
-from ..constraints.pointer import resolve as _resolve
-from ..formats.json_schema import SchemaError
+from ... import jsonio
+from ...constraints import llg_bounds, schema_graph
+from ...constraints.pointer import resolve as _resolve
+from ...formats.json_schema import SchemaError
 from .errors import APIError, bad_request
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -74,7 +74,7 @@ def check_schema(schema: Any, param: str) -> None:
     """A 400 naming `param` and the keyword when `schema` is not a well-typed JSON schema or loops on `$ref`."""
     if not isinstance(schema, (dict, bool)):
         raise bad_request(f"{param}: must be a JSON schema object, got {type(schema).__name__}", param=param)
-    from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES as MAX_SCHEMA_BYTES  # the automaton's smaller bound is its own
+    from ...formats.llg_schema import LLG_MAX_SCHEMA_BYTES as MAX_SCHEMA_BYTES  # the automaton's smaller bound is its own
 
     try:
         blob = json.dumps(schema, sort_keys=True, ensure_ascii=False)
@@ -218,7 +218,7 @@ def _ref_loop(root: Any) -> str | None:
     return walk(root, ())
 
 
-# ------------------------------------------------------------------- answers to relaxed schemas (serve/checked.py)
+# ------------------------------------------------------------------- answers to relaxed schemas (serve/core/checked.py)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..formats.base import strip_think, think_text
+from ...formats.base import strip_think, think_text
 
 _OPEN = re.compile(r"\A\s*<(think|thinking|reasoning)>")  # the opening markers strip_think knows
 _TAGS = ("<think>", "<thinking>", "<reasoning>")

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..http import ClientGone
-from .errors import APIError, bad_request
-from .ollama import error, json_answer, read_request, served_model
-from .wire_ollama import (
+from ...http import ClientGone
+from ..core.errors import APIError, bad_request
+from .translate import error, json_answer, read_request, served_model
+from .wire import (
     OllamaModelDetails,
     OllamaRunning,
     OllamaRunningModel,
@@ -24,7 +24,7 @@ from .wire_ollama import (
 )
 
 if TYPE_CHECKING:
-    from .state import ServerState
+    from ..core.state import ServerState
 
 
 def _details(state: ServerState) -> OllamaModelDetails:
@@ -45,7 +45,7 @@ def _tag(state: ServerState) -> dict[str, Any]:
 
 
 async def _keyed(state: ServerState, request: Request) -> APIError | None:
-    from .handling import check_key
+    from ..core.handling import check_key
 
     try:
         check_key(state, request)
@@ -101,6 +101,6 @@ async def show(state: ServerState, request: Request) -> Response:
 
 async def version(state: ServerState, request: Request) -> Response:
     """GET /api/version: localjudge's version."""
-    from .. import __version__
+    from ... import __version__
 
     return json_answer(OllamaVersion(version=__version__))

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import jsonio
-from ..errors import InputError
-from ..formats import GrammarError, GrammarFormat, JSONSchemaFormat, OutputFormat, SchemaError, format_kinds, make_format
-from ..formats.llg_schema import LLG_MAX_SCHEMA_BYTES
+from ... import jsonio
+from ...errors import InputError
+from ...formats import GrammarError, GrammarFormat, JSONSchemaFormat, OutputFormat, SchemaError, format_kinds, make_format
+from ...formats.llg_schema import LLG_MAX_SCHEMA_BYTES
 from .errors import APIError
 from .validate import check_schema
 

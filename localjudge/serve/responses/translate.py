@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..engine.base import Generation
-from .answer import FINISH, answer_tokens, finish_reason, tool_calls
-from .answer import logprobs as chat_logprobs
-from .errors import APIError, bad_request, invalid_body
-from .protocol import Plan
-from .validate import check_text
-from .wire import ChatRequest, TokenLogprob
-from .wire_responses import (
+from ...engine.base import Generation
+from ..chat.answer import FINISH, answer_tokens, finish_reason, tool_calls
+from ..chat.answer import logprobs as chat_logprobs
+from ..core.errors import APIError, bad_request, invalid_body
+from ..core.plan import Plan
+from ..core.validate import check_text
+from ..core.wire import ChatRequest, TokenLogprob
+from .wire import (
     THINK_TOKENS,
     FunctionCallOut,
     IncompleteDetails,
@@ -269,7 +269,7 @@ def finish(resp: Response, gen: Generation, items: list[OutputItem]) -> Response
 
 def response(req: ResponsesRequest, p: Plan, gen: Generation, rid: str, model: str, pieces: list[bytes] | None) -> Response:
     """The whole (non-streamed) response."""
-    from .reasoning import split_reasoning
+    from ..core.reasoning import split_reasoning
 
     reasoning, text = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
     return finish(shell(req, rid, model), gen, output(p, gen, reasoning, text, pieces))

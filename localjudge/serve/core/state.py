@@ -13,18 +13,19 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
-from ..engine.capabilities import Capability, capabilities_of, compiler_of, vocabulary_of
-from ..engine.worker import EngineWorker
-from ..errors import PromptTooLongError
-from ..formats import OutputFormat, PlainText
-from ..formats.text import DEFAULT_TEXT_TOKENS
-from . import checked, protocol
+from ...engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
+from ...engine.capabilities import Capability, capabilities_of, compiler_of, vocabulary_of
+from ...engine.worker import EngineWorker
+from ...errors import PromptTooLongError
+from ...formats import OutputFormat, PlainText
+from ...formats.text import DEFAULT_TEXT_TOKENS
+from . import checked
+from . import plan as protocol
 from .aliases import Alias
 from .catalog import Catalog
 from .compile_guard import CompileGuard, model_file
 from .errors import bad_request
-from .formats import FormatCache
+from .schemas import FormatCache
 
 log = logging.getLogger("localjudge.serve")
 
@@ -52,7 +53,7 @@ class ServeConfig:
     cache_max_mb: float = 1024.0  # on-disk automaton cache cap (least recently used out)
     schema_constraint: str = "llguidance"  # the engine that constrains client schemas ("automaton": outlines-core)
     aliases: dict[str, Alias] = field(default_factory=dict)  # more served names, each with a default output contract
-    catalog_formats: bool = True  # known judge prompts answered under their judge's contract too (serve/catalog.py)
+    catalog_formats: bool = True  # known judge prompts answered under their judge's contract too (serve/core/catalog.py)
 
 
 @dataclass
@@ -70,8 +71,8 @@ class ServerState:
     """The engine, its worker, the formats and the counters one app serves."""
 
     def __init__(self, engine: Engine, config: ServeConfig, identity: ModelIdentity | None = None):
-        from ..constraints.sandbox import CompileLimits, save_vocab
-        from ..paths import cache_home
+        from ...constraints.sandbox import CompileLimits, save_vocab
+        from ...paths import cache_home
 
         self.engine, self.config = engine, config
         self.identity = identity or engine.identity()

@@ -20,24 +20,25 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from . import generate, responses
-from .errors import APIError
-from .wire_responses import FunctionCallOut, MessageOut, OutputText, ReasoningOut, ReasoningText, ResponseEvent
+from ..core import generate
+from ..core.errors import APIError
+from . import translate as responses
+from .wire import FunctionCallOut, MessageOut, OutputText, ReasoningOut, ReasoningText, ResponseEvent
 
 if TYPE_CHECKING:
-    from .state import ServerState
+    from ..core.state import ServerState
 
 
 async def create_response(state: ServerState, request: Request) -> Response:
     """A response (JSON, or SSE events when `stream`), every failure an OpenAI-shaped error naming the
     Responses parameter."""
-    from .handling import error
+    from ..core.handling import error
 
     return await generate.handle(state, generate.RESPONSES, _respond(state, request), lambda e: error(responses.renamed(e)))
 
 
 async def _respond(state: ServerState, request: Request) -> Response:
-    from .handling import answer, check_key, request_body
+    from ..core.handling import answer, check_key, request_body
 
     check_key(state, request)
     body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from .. import jsonio
-from ..engine.base import GenerateOptions, Message
-from ..formats import OutputFormat
+from ... import jsonio
+from ...engine.base import GenerateOptions, Message
+from ...formats import OutputFormat
 from . import json_mode
 from .catalog import Catalog
 from .errors import bad_request, invalid_body
@@ -359,7 +359,7 @@ def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
     if (
         kind == "grammar"
     ):  # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
-        from ..formats.grammar import GrammarError, GrammarFormat
+        from ...formats.grammar import GrammarError, GrammarFormat
 
         g = rf.get("grammar")
         if not isinstance(g, str) or not g.strip():

@@ -8,11 +8,11 @@ import time
 import uuid
 from typing import Any
 
-from ..engine.base import Generation
-from ..formats.base import json_objects
-from ..formats.json_schema import validate
-from .protocol import Plan
-from .wire import (
+from ...engine.base import Generation
+from ...formats.base import json_objects
+from ...formats.json_schema import validate
+from ..core.plan import Plan
+from ..core.wire import (
     AssistantMessage,
     ChatCompletion,
     ChatCompletionChunk,
@@ -120,7 +120,7 @@ def usage(gen: Generation) -> Usage:
 
 def completion(p: Plan, gen: Generation, cid: str, model: str, fingerprint: str, pieces: list[bytes] | None) -> ChatCompletion:
     """The whole answer (non-streaming)."""
-    from .reasoning import split_reasoning
+    from ..core.reasoning import split_reasoning
 
     reasoning, text = split_reasoning(gen.text) if p.options.think_tokens else (None, gen.text)
     calls = tool_calls(p, text)
