@@ -1,6 +1,6 @@
 """One generation for serve's three generation routes (`/v1/chat/completions`, `/v1/responses`, Ollama's
 `/api/chat` and `/api/generate`): the served-name check (aliases too), the plan off the event loop (with
-the catalog contracts and the alias contracts: `protocol.plan`), the prompt-size and queue limits, the
+the catalog contracts and the alias contracts: `plan.plan`), the prompt-size and queue limits, the
 output format's compile, the submit to the engine worker, the wait for the answer or the client's leaving,
 and the counters. Each route keeps only its wire shapes (its request's translation to a `ChatRequest`, its
 answer, its stream's events) and its wording (`Route`).
