@@ -151,3 +151,76 @@ def check_value(value: Any, *, max_depth: int = DEFAULT_MAX_DEPTH, finite: bool 
         if depth + 1 > max_depth:
             raise JSONBoundsError("too_deep", f"{path or 'the value'}: nested more than {max_depth} levels deep (the limit)")
         stack.extend((x, depth + 1, p) for p, x in reversed(items))
+
+
+# ------------------------------------------------------------------------------- printed Python literals
+
+
+def _literal_depth(text: str, stop_past: int) -> int:
+    """The deepest nesting of ( [ { outside Python string literals ('...' or "...", backslash escapes), scanning
+    linearly and stopping once past `stop_past`."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_past:
+                    break
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
+
+
+def python_literal(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_chars: int = 64 << 20) -> Any:
+    """A printed Python literal read back: strings, numbers, booleans, None, and lists, tuples, dicts and sets of
+    them (what `str(value)` prints, e.g. DeepEval's printed turns in a user's own column); `ValueError` for any
+    other text, text over `max_chars`, or nesting past `max_depth` (checked by a linear scan before the parser,
+    so no text makes it recurse). Never evaluates: names, calls and operators other than a sign are refused."""
+    import ast
+
+    if len(text) > max_chars:
+        raise ValueError(f"text of {len(text)} characters is over the {max_chars} a printed value may have")
+    if _literal_depth(text, max_depth) > max_depth:
+        raise ValueError(f"printed value nested more than {max_depth} levels deep (the limit)")
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, MemoryError, RecursionError) as e:
+        raise ValueError(f"not a printed Python value: {type(e).__name__}") from None
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub | ast.UAdd)
+            and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, int | float | complex)
+            and not isinstance(node.operand.value, bool)
+        ):
+            return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+        if isinstance(node, ast.List):
+            return [value(x) for x in node.elts]
+        if isinstance(node, ast.Tuple):
+            return tuple(value(x) for x in node.elts)
+        if isinstance(node, ast.Set):
+            return {value(x) for x in node.elts}
+        if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+            return {value(k): value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
+        raise ValueError(f"not a printed Python value: {type(node).__name__} at line {getattr(node, 'lineno', 1)}")
+
+    try:
+        return value(tree)  # recursion bounded by the depth checked above
+    except TypeError as e:  # an unhashable dict key or set member
+        raise ValueError(f"not a printed Python value: {e}") from None

@@ -9,6 +9,7 @@ text after them before the next user turn have no DeepEval turn to sit on and ar
 
 from __future__ import annotations
 
+from ..datasets import Printed
 from .deepeval_case import call_outputs, print_tools_called_text
 from .model import Conversation, ToolCall
 
@@ -33,4 +34,4 @@ def deepeval_tool_turns_text(conv: Conversation) -> str:
             turn["tools_called"] = print_tools_called_text(pending, outputs)
             pending = []
         turns.append(turn)
-    return str(turns)
+    return Printed(turns)

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..datasets import Printed
 from .model import Conversation, ToolCall, ToolSpec, Turn
 
 # MLflow's built-in session judges that render tool calls into the conversation
@@ -160,8 +161,9 @@ def deepeval_turns_text(conv: Conversation) -> str:
     """The turns as DeepEval's conversational templates print them (the `{{ sliding_window }}` of
     `TurnRelevancyMetric`): the Python list of `convert_turn_to_dict(turn)` dicts, `{'content': ..., 'role': ...}`.
     DeepEval's turns are user and assistant messages only: tool turns and an assistant turn with no text (the
-    call turn `from_deepeval` adds) are left out; a system turn is kept as role `system`."""
-    return str(
+    call turn `from_deepeval` adds) are left out; a system turn is kept as role `system`. A `Printed` text: the
+    judges that need the turns read its `value`, never the text back."""
+    return Printed(
         [{"content": t.content, "role": t.role} for t in conv.turns if t.role != "tool" and (t.role != "assistant" or t.content)]
     )
 
@@ -178,4 +180,4 @@ def deepeval_rag_turns_text(conv: Conversation) -> str:
         if t.retrieval_context is not None:
             d["retrieval_context"] = list(t.retrieval_context)
         out.append(d)
-    return str(out)
+    return Printed(out)

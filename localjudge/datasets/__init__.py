@@ -14,7 +14,7 @@ from .readers import (
     RecordsDataset,
     open_dataset,
 )
-from .row import Position, Row, unencodable
+from .row import Position, Printed, Row, unencodable
 from .variables import Problem, coerce, extract
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Kind",
     "ParquetDataset",
     "Position",
+    "Printed",
     "Problem",
     "RecordsDataset",
     "Row",

@@ -21,6 +21,23 @@ class Position:
     truncated_turns: int | None = None
 
 
+class Printed(str):
+    """A row value that is text printed from a structure (a conversation's turns as DeepEval prints them): stored,
+    hashed, exported and put in prompts as the text, while `value` keeps the structure it was printed from, so a
+    judge that needs the structure reads it as it was, never by parsing the text back. Pickles (Ray) with both."""
+
+    value: Any
+
+    def __new__(cls, value: Any, text: str | None = None) -> Printed:
+        """`text` (default `str(value)`) carrying `value`."""
+        obj = super().__new__(cls, str(value) if text is None else text)
+        obj.value = value
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Printed, (self.value, str(self)))
+
+
 @dataclass(frozen=True)
 class Row:
     """One data row: its position, where it came from, its values, or why it cannot be read."""

@@ -40,7 +40,7 @@ from .deepeval_goal_accuracy import goal_accuracy_calls
 from .deepeval_turn_rag import DERIVED as RAG_DERIVED
 from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
-from .deepeval_values import deepeval_turns  # the turns value read back (kept importable here)
+from .deepeval_values import deepeval_turns  # the turns value as turn dicts (kept importable here)
 from .ragas_agent import Judge
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)

@@ -12,7 +12,6 @@ below 1. DeepEval's GoalAccuracyMetric is not ported here (see docs/conversation
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,8 +76,8 @@ def relevant_topics(value: Any) -> list[str]:
                 value = jsonio.loads(text)
             except ValueError:
                 try:
-                    value = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
+                    value = jsonio.python_literal(text)
+                except ValueError:
                     value = None
         else:
             value = [value]

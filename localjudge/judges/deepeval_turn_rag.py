@@ -35,7 +35,6 @@ windows' reasons. A call whose output does not parse makes the result unscored (
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +42,7 @@ from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError, UnscoredReason
 from ..formats import OutputFormat
 from .deepeval_goal import unit_interactions
+from .deepeval_values import printed_value
 from .ragas_agent import Judge
 
 # the placeholders these metrics' stages fill per call (DeepEval's template variables; `user_content` is its `input`)
@@ -73,13 +73,10 @@ NO_NODES = "There were no retrieval contexts in the given turns to evaluate the 
 
 
 def rag_turns(value: Any) -> list[dict[str, Any]]:
-    """`deepeval_rag_turns` as DeepEval's turn dicts: the list itself, or its Python text (`deepeval_rag_turns_text`);
-    a turn's `retrieval_context`, when present, a list of strings."""
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            value = None
+    """`deepeval_rag_turns` as DeepEval's turn dicts (what `deepeval_rag_turns_text` printed, a list, or a user's
+    printed text of one: `deepeval_values.printed_value`); a turn's `retrieval_context`, when present, a list of
+    strings."""
+    value = printed_value(value)
 
     def ok(t: Any) -> bool:
         rag = t.get("retrieval_context") if isinstance(t, dict) else None

@@ -8,12 +8,13 @@ A spec lives here, below the formats, because the stored result (`results.py`) c
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..jsonio import python_literal
 
 
 class FormatSpec(BaseModel):
@@ -79,8 +80,8 @@ def _split_top(text: str) -> list[str]:
 def _value(text: str) -> Any:
     """A parameter value as `describe()` printed it (`str(v)`): a Python literal, else the text itself."""
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return python_literal(text)
+    except ValueError:
         return text
 
 
