@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from localjudge.conversations import conversation_text, from_messages
-from localjudge.conversations.render import TOOL_CALL_JUDGES
 from localjudge.judges import get_judge
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +67,7 @@ def test_session_judge_golden_file_is_what_installed_mlflow_sends(name):
 @pytest.mark.parametrize("name", list(PROMPTS))
 def test_session_judge_renders_a_read_conversation_as_mlflow_judges_it(name):
     conv = from_messages(CHAT)
-    include = name in TOOL_CALL_JUDGES
+    include = name in _tool_call_judges()
     scorer, _, _ = make.scorers()[name]
     guidelines = ["Be brief."] if name == "conversational_guidelines" else None
     from localjudge.conversations.render import mlflow_messages
@@ -92,6 +91,13 @@ def test_session_judge_instructions_hold_the_package_prompt_verbatim(name):
     assert "Your task: " + prompt + "." in system
 
 
+def _tool_call_judges() -> set[str]:
+    """The session judges whose file says their `conversation` reads the conversation with its tool calls."""
+    from localjudge.conversations.dataset import WITH_TOOLS, conversation_sources
+
+    return {n for n in PROMPTS if conversation_sources(get_judge(n).variables).get("conversation") == WITH_TOOLS}
+
+
 def test_tool_call_judges_are_the_ones_mlflow_renders_tool_calls_for():
-    ours = {n for n in PROMPTS if make.scorers()[n][0]._create_judge()._include_tool_calls_in_conversation}
-    assert ours == set(TOOL_CALL_JUDGES)
+    theirs = {n for n in PROMPTS if make.scorers()[n][0]._create_judge()._include_tool_calls_in_conversation}
+    assert theirs == _tool_call_judges() == {"conversational_tool_call_efficiency"}

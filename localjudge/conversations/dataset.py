@@ -40,9 +40,9 @@ earlier row already has (the later one: a conversation's id keys its stored tran
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,7 +57,6 @@ from .model import Conversation, ToolCall
 from .ragas_text import ragas_text
 from .readers import from_messages
 from .render import (
-    TOOL_CALL_JUDGES,
     available_tools_text,
     conversation_text,
     deepeval_rag_turns_text,
@@ -66,6 +65,9 @@ from .render import (
     tool_calls_text,
     turn_windows,
 )
+
+if TYPE_CHECKING:
+    from ..judges.spec import Variable
 
 Granularity = Literal["session", "turn", "tool_call"]
 CONVERSATION, WITH_TOOLS = "conversation", "conversation_with_tool_calls"
@@ -415,13 +417,22 @@ DERIVED: dict[str, tuple[Maker, bool]] = {
 }
 
 
-def route_columns(judge_name: str, columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
-    """A judge's column mapping with MLflow's tool-call judges reading the conversation with its tool calls
-    (as MLflow renders it for them); a mapping the user gave (another column) is kept."""
-    spec = columns.get(CONVERSATION)
-    if judge_name in TOOL_CALL_JUDGES and spec is not None and spec.column == CONVERSATION:
-        return {**columns, CONVERSATION: ColumnSpec(WITH_TOOLS, spec.kind)}
-    return columns
+def route_columns(variables: Sequence[Variable], columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
+    """A judge's column mapping with each variable that declares `from_conversation` (its judge file) reading that
+    derived value of a conversation row (MLflow's tool-call judge: the conversation with its tool calls, as MLflow
+    renders it for it); a mapping the user gave (another column) is kept."""
+    out = dict(columns)
+    for var in variables:
+        spec = columns.get(var.name)
+        if var.from_conversation and spec is not None and spec.column == var.name:
+            out[var.name] = ColumnSpec(var.from_conversation, spec.kind)
+    return out
+
+
+def conversation_sources(variables: Sequence[Variable]) -> dict[str, str]:
+    """Variable -> the derived value of a conversation row it reads, for the variables that declare one
+    (`from_conversation`): what the adapters that build a conversation's values themselves apply."""
+    return {v.name: v.from_conversation for v in variables if v.from_conversation}
 
 
 def conversation_rows(data: Any, options: ConversationOptions | None, wants_conversation: bool) -> ConversationDataset | None:

@@ -23,10 +23,6 @@ from typing import Any
 from ..datasets import Printed
 from .model import Conversation, ToolCall, ToolSpec, Turn
 
-# MLflow's built-in session judges that render tool calls into the conversation
-# (include_tool_calls_in_conversation=True in mlflow/genai/scorers/builtin_scorers.py)
-TOOL_CALL_JUDGES = frozenset({"conversational_tool_call_efficiency"})
-
 
 def mlflow_messages(conv: Conversation, *, include_tool_calls: bool = False) -> list[dict[str, str]]:
     """The conversation as MLflow's `[{"role", "content"}]` list; empty or blank texts are left out as

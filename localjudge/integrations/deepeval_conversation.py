@@ -31,10 +31,9 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..conversations.dataset import WITH_TOOLS, ConversationDataset, ConversationOptions
+from ..conversations.dataset import ConversationDataset, ConversationOptions, conversation_sources
 from ..conversations.model import Conversation
 from ..conversations.readers import DEFAULT_BOUNDS, Bounds, from_deepeval
-from ..conversations.render import TOOL_CALL_JUDGES
 from ..engine.base import DecodeOptions, Engine
 from ..errors import InputError
 from ..judges.protocol import JudgeProtocol
@@ -155,9 +154,9 @@ class LocalJudgeConversationalMetric(BaseConversationalMetric):
         judge = self.bound.judge
         extra = _case_values(test_case)
         rows = []
+        sources = conversation_sources(judge.variables)  # what a variable reads, as its judge file declares
         for vals in window_values(conv, self.window_size):
-            if judge.name in TOOL_CALL_JUDGES:
-                vals = {**vals, "conversation": vals[WITH_TOOLS]}
+            vals = {**vals, **{v: vals[src] for v, src in sources.items() if src in vals}}
             try:
                 rows.append(
                     bind_variables(

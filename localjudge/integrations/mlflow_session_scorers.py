@@ -50,8 +50,8 @@ def session_values(
 ) -> tuple[str, list[str], dict[str, Any]]:
     """(session id, its trace ids in time order, the judge's variables) for the traces of one MLflow session;
     `InputError` for traces that are not one session or a judge variable nothing provides."""
-    from ..conversations.dataset import WITH_TOOLS
-    from ..conversations.render import TOOL_CALL_JUDGES, available_tools_text, conversation_text, tool_calls_text
+    from ..conversations.dataset import WITH_TOOLS, conversation_sources
+    from ..conversations.render import available_tools_text, conversation_text, tool_calls_text
     from ..conversations.traces import SESSION_KEY, from_mlflow_traces
 
     convs = from_mlflow_traces(list(session or []))
@@ -63,11 +63,12 @@ def session_values(
         )
     conv = convs[0]
     record = {
-        "conversation": conversation_text(conv, include_tool_calls=judge.name in TOOL_CALL_JUDGES),
+        "conversation": conversation_text(conv),
         WITH_TOOLS: conversation_text(conv, include_tool_calls=True),
         "tools_called": tool_calls_text(conv),
         "available_tools": available_tools_text(conv.available_tools),
     }
+    record.update({v: record[src] for v, src in conversation_sources(judge.variables).items() if src in record})
     sources = [s for s in (expectations, record) if isinstance(s, Mapping)]
     values = bind_variables(judge, sources, {}, fixed, WHERE, HINT)
     return conv.id or "", list(conv.metadata.get("trace_ids") or []), values

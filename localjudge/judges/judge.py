@@ -66,6 +66,9 @@ class Judge(VariableValues, JudgeOutcomes):
         ):  # absent when empty, so older versions stay the same
             if not dump.get(key):
                 dump.pop(key, None)
+        for var in dump.get("variables") or []:  # the same for a variable's keys added since
+            if var.get("from_conversation") is None:
+                var.pop("from_conversation", None)
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
         self._shots: list[Message] = []
         shots: list[Message] = []

@@ -90,6 +90,9 @@ class Variable(_Strict):
     choices: dict[str, str] | None = None  # value -> text inserted (a switch rendered into the prompt)
     empty_text: str | None = None  # text inserted when an optional value is absent or empty
     compose: dict[str, str] | None = None  # when absent: {key: other variable} -> a dict of those present
+    # on a conversation row, the derived value this variable reads instead of the one of its own name (MLflow's
+    # tool-call judge reads `conversation_with_tool_calls` as its `conversation`); a column the user maps wins
+    from_conversation: str | None = None
 
     @field_validator("name")
     @classmethod

@@ -54,7 +54,7 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     plans = plan_judges(spec.judges, spec.judges_dir, ds, parse_mapping(spec.mapping), spec.both_orders)
     if conv_ds is not None:
         for p in plans:
-            p.columns = route_columns(p.name, p.columns)
+            p.columns = route_columns(p.judge.variables, p.columns)
         conv_ds.needs = frozenset(c.column for p in plans for c in p.columns.values())  # built only what is read
         if conv_ds.options.truncate:  # measuring what fits needs the model's tokenizer: it loads now
             conv_ds.fits = context_fit(plans, spec.model.ref().engine(), spec.decode)

@@ -53,7 +53,7 @@ def judge_conversation(
     )
     ds.label = source
     (plan,) = plan_judges([name], judges_dir, ds, {})
-    plan.columns = route_columns(plan.name, plan.columns)
+    plan.columns = route_columns(plan.judge.variables, plan.columns)
     ds.needs = frozenset(c.column for c in plan.columns.values())  # the rows build only what the judge reads
     rows = list(ds)
     if rows and rows[0].error is not None:

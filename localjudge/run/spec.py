@@ -115,7 +115,7 @@ class RunSpec(BaseModel):
         out: str | os.PathLike[str] | None = None,
         mapping: Any = None,
         options: DecodeOptions | Mapping[str, Any] | None = None,
-        judges_dir: str | None = None,
+        judges_dir: str | os.PathLike[str] | None = None,
         model_options: Mapping[str, Any] | BackendOptions | None = None,
         limit: int | None = None,
         chunk_size: int = 16,
@@ -147,7 +147,7 @@ class RunSpec(BaseModel):
         return cls(
             data=data,
             judges=list(judges),
-            judges_dir=judges_dir,
+            judges_dir=None if judges_dir is None else os.fspath(judges_dir),
             mapping=mapping,
             limit=limit,
             rows=None if rows is None else set(rows),

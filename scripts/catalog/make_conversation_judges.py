@@ -98,6 +98,10 @@ def toml_file(name: str, scorer, url: str, output: dict) -> str:
         "[[variables]]",
         "name = 'conversation'",
         "description = 'the conversation as MLflow renders it (localjudge.conversations.conversation_text)'",
+    ]
+    if scorer._create_judge()._include_tool_calls_in_conversation:  # MLflow renders its tool calls for this judge
+        out.append("from_conversation = 'conversation_with_tool_calls'")
+    out += [
         "[[messages]]",
         "role = 'system'",
         "template = '''",
