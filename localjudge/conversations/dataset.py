@@ -158,18 +158,36 @@ class ConversationDataset(Dataset):
         # the columns the run's judges read (set by the run from its plans): a derived value (`DERIVED`) no judge
         # reads is not built; None (the Python API iterating the rows, export, the view): every one is
         self.needs: frozenset[str] | None = None
+        # each source row with its conversation, read once: the columns, the count, the stored conversations and
+        # the rows all come from this one read of the data file
+        self._read: list[tuple[Row, Conversation | None]] | None = None
         if isinstance(source, Dataset):
             self.label, self.path = source.label, source.path
-            if options.messages_column not in source.columns:
-                raise InputError(
-                    f"{source.label}: no {options.messages_column!r} column to read conversations from; it has "
-                    f"{', '.join(source.columns) or 'no columns'}"
-                )
+            if source._columns is not None:  # known already: said now; else once the one read has found them
+                self._check_messages_column()
         else:
             self.label = label or "conversations"
 
+    def _check_messages_column(self) -> None:
+        """InputError naming the column when the source has no messages column."""
+        assert isinstance(self.source, Dataset)
+        col = self.options.messages_column
+        if col not in self.source.columns:
+            raise InputError(
+                f"{self.source.label}: no {col!r} column to read conversations from; it has "
+                f"{', '.join(self.source.columns) or 'no columns'}"
+            )
+
     def _conversations(self) -> Iterator[tuple[Row, Conversation | None]]:
-        """(the source row, its conversation or None when the row has an error)."""
+        """(the source row, its conversation or None when the row has an error), from the one read of the source."""
+        if self._read is None:
+            read = list(self._read_source())
+            if isinstance(self.source, Dataset):
+                self._check_messages_column()  # a source read to its end knows its columns without reading again
+            self._read = read
+        return iter(self._read)
+
+    def _read_source(self) -> Iterator[tuple[Row, Conversation | None]]:
         if not isinstance(self.source, Dataset):
             for i, conv in enumerate(self.source):
                 yield Row(i, f"{self.label}:session {conv.id or i}", {"id": conv.id or str(i)}), conv
@@ -302,6 +320,7 @@ class ConversationDataset(Dataset):
         return values
 
     def _scan(self) -> None:
+        read = list(self._conversations())  # first: the one read also gives the source's columns
         cols: dict[str, None] = dict.fromkeys(
             ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
         )
@@ -319,7 +338,7 @@ class ConversationDataset(Dataset):
         if self.options.granularity == "tool_call":
             cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
-        self._count = sum(self._row_count(conv) for _, conv in self._conversations())
+        self._count = sum(self._row_count(conv) for _, conv in read)
 
     def _row_count(self, conv: Conversation | None) -> int:
         """How many rows `_rows` makes of one conversation (one for an unreadable one), without building them."""

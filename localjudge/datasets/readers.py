@@ -100,9 +100,16 @@ class JSONLDataset(Dataset):
                     yield lineno, raw
 
     def _rows(self) -> Iterator[Row]:
+        cols: dict[str, None] = {}
+        n = 0
         for index, (lineno, raw) in enumerate(self._lines()):
             obj, err = self._parse(raw, lineno)
+            n += 1
+            if obj:
+                cols.update(dict.fromkeys(obj))
             yield Row(index, f"{self.label}:line {lineno}", obj or {}, err)
+        if self._columns is None:  # read to its end: what `_scan` would find, without reading the file again
+            self._columns, self._count = list(cols), n
 
     def _scan(self) -> None:
         cols: dict[str, None] = {}
