@@ -199,7 +199,7 @@ def python_literal(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_chars: 
     except (SyntaxError, MemoryError, RecursionError) as e:
         raise ValueError(f"not a printed Python value: {type(e).__name__}") from None
 
-    def value(node: ast.AST) -> Any:
+    def value(node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if (
@@ -218,7 +218,7 @@ def python_literal(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_chars: 
             return {value(x) for x in node.elts}
         if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
             return {value(k): value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
-        raise ValueError(f"not a printed Python value: {type(node).__name__} at line {getattr(node, 'lineno', 1)}")
+        raise ValueError(f"not a printed Python value: {type(node).__name__} at line {node.lineno}")
 
     try:
         return value(tree)  # recursion bounded by the depth checked above
