@@ -6,7 +6,8 @@ lists of (messages, format) requests, receives their generations, returns the `J
 messages known before any output (what `Judge.requests` returns and the judge's fingerprint hashes, so it must not
 change for a kind whose cache keys exist). A plugin adds a call shape with `register_program`.
 
-The several-call programs live in their own modules (ragas_agent.py, deepeval_*.py), imported when first called.
+The several-call programs live in their own modules (ragas_agent.py, deepeval_*.py); `_stages` and `_first_request`
+make programs of them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 from ..engine.base import Calls, DecodeOptions, Generation, Message
 from ..formats import OutputFormat
 from ..store.results import JudgeResult
+from . import deepeval_agentic, deepeval_conversation, deepeval_geval, ragas_agent
 from .builders import Plan
 from .ragas_agent import Judge as StageJudge
 
@@ -119,55 +121,23 @@ def _two_stage_calls(
 
 # ------------------------------------------------------------------------------------ several calls
 
-
-def _ragas_agent_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
-    from .ragas_agent import first_request
-
-    return [first_request(judge, raw, text)]
+StageCalls = Callable[[StageJudge, Values, Texts, list[Generation], str], Calls]
 
 
-def _ragas_agent_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
-    from .ragas_agent import agent_calls
+def _stages(calls: StageCalls) -> CallsFn:
+    """A several-call module's generator (it takes no decode options) as a program's `calls`."""
 
-    return (yield from agent_calls(judge, raw, text, gens, model_id))
+    def program_calls(
+        judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
+    ) -> Calls:
+        return (yield from calls(judge, raw, text, gens, model_id))
 
-
-def _deepeval_agentic_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
-    from .deepeval_agentic import agentic_calls
-
-    return (yield from agentic_calls(judge, raw, text, gens, model_id))
+    return program_calls
 
 
-def _deepeval_conversation_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
-    from .deepeval_conversation import first_request
-
-    return [first_request(judge, raw, text)]
-
-
-def _deepeval_conversation_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
-    from .deepeval_conversation import conversation_calls
-
-    return (yield from conversation_calls(judge, raw, text, gens, model_id))
-
-
-def _deepeval_geval_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
-    from .deepeval_geval import first_request
-
-    return [first_request(judge, raw, text)]
-
-
-def _deepeval_geval_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
-    from .deepeval_geval import geval_calls
-
-    return (yield from geval_calls(judge, raw, text, gens, model_id))
+def _first_request(first_request: Callable[[StageJudge, Values, Texts], list[Message]]) -> FirstFn:
+    """A several-call module's one up-front request as a program's `first`."""
+    return lambda judge, raw, text: [first_request(judge, raw, text)]
 
 
 PROGRAMS: dict[str, Program] = {
@@ -175,10 +145,12 @@ PROGRAMS: dict[str, Program] = {
     "none": Program(_matched_calls, _one_first),
     "per_item": Program(_per_item_calls, _per_item_first),
     "two_stage": Program(_two_stage_calls, _one_first, one_format=False),
-    "ragas_agent": Program(_ragas_agent_calls, _ragas_agent_first),
-    "deepeval_agentic": Program(_deepeval_agentic_calls, _one_first),
-    "deepeval_conversation": Program(_deepeval_conversation_calls, _deepeval_conversation_first),
-    "deepeval_geval": Program(_deepeval_geval_calls, _deepeval_geval_first),
+    "ragas_agent": Program(_stages(ragas_agent.agent_calls), _first_request(ragas_agent.first_request)),
+    "deepeval_agentic": Program(_stages(deepeval_agentic.agentic_calls), _one_first),
+    "deepeval_conversation": Program(
+        _stages(deepeval_conversation.conversation_calls), _first_request(deepeval_conversation.first_request)
+    ),
+    "deepeval_geval": Program(_stages(deepeval_geval.geval_calls), _first_request(deepeval_geval.first_request)),
 }
 
 
