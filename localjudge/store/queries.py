@@ -30,6 +30,12 @@ def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
+def _chunks(row_indexes: Sequence[int]) -> Iterator[list[int]]:
+    """`row_indexes` in runs of `CHUNK`, one `IN (...)` each."""
+    for i in range(0, len(row_indexes), CHUNK):
+        yield list(row_indexes[i : i + CHUNK])
+
+
 # ------------------------------------------------------------------------------------------- the run
 
 
@@ -115,8 +121,7 @@ def result_rows_of_cells(
 ) -> list[Sequence[Any]]:
     """One judge's stored result rows (`RESULT_COLUMNS`) for the given rows, by row index within each chunk of 500."""
     out: list[Sequence[Any]] = []
-    for i in range(0, len(row_indexes), CHUNK):
-        chunk = list(row_indexes[i : i + CHUNK])
+    for chunk in _chunks(row_indexes):
         out += conn.execute(
             f"SELECT {RESULT_COLUMNS} FROM results "
             f"WHERE run_id = ? AND judge = ? AND row_index IN ({_marks(len(chunk))}) ORDER BY row_index",
@@ -130,8 +135,7 @@ def inputs_and_places(
 ) -> Iterator[tuple[int, str, Any, Any, Any]]:
     """(row index, inputs JSON text, conversation id, turn index, tool-call index) of each result of the given rows
     (one per judge), in chunks of 500."""
-    for i in range(0, len(row_indexes), CHUNK):
-        chunk = list(row_indexes[i : i + CHUNK])
+    for chunk in _chunks(row_indexes):
         yield from conn.execute(
             "SELECT row_index, inputs, conversation_id, turn_index, tool_call_index FROM results WHERE run_id = ? "
             f"AND row_index IN ({_marks(len(chunk))})",
