@@ -100,15 +100,16 @@ class JSONLDataset(Dataset):
                     yield lineno, raw
 
     def _rows(self) -> Iterator[Row]:
+        track = self._columns is None  # not scanned yet: this read finds what `_scan` would, once it reaches the end
         cols: dict[str, None] = {}
         n = 0
         for index, (lineno, raw) in enumerate(self._lines()):
             obj, err = self._parse(raw, lineno)
             n += 1
-            if obj:
+            if track and obj:
                 cols.update(dict.fromkeys(obj))
             yield Row(index, f"{self.label}:line {lineno}", obj or {}, err)
-        if self._columns is None:  # read to its end: what `_scan` would find, without reading the file again
+        if track and self._columns is None:
             self._columns, self._count = list(cols), n
 
     def _scan(self) -> None:
