@@ -25,9 +25,10 @@ from .builders import Plan, build_format, compile_spec
 from .kinds import KINDS, KindTraits
 from .outcome import JudgeOutcomes
 from .programs import program_of
+from .protocol import Prepared
 from .render import TemplateError, format_value, neutralise, render
 from .spec import JudgeSpec, Variable, spec_from_dict
-from .values import VariableValues
+from .values import RowValues, VariableValues
 
 
 @functools.cache
@@ -185,6 +186,17 @@ class Judge(VariableValues, JudgeOutcomes):
     # --------------------------------------------------------------------------------- rendering
 
     def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+        """The messages of call stage `stage` for these values and texts; a prepared row (`RowValues`) renders each
+        once and hands the same list back after."""
+        if not isinstance(raw, RowValues):
+            return self._render_stage(stage, raw, text)
+        key = (stage, tuple(text.items()))
+        out = raw.rendered.get(key)
+        if out is None:
+            out = raw.rendered[key] = self._render_stage(stage, raw, text)
+        return list(out)
+
+    def _render_stage(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
         out: list[Message] = []
         for m in self._plan.stages[stage]:
             if m.literal:
@@ -212,16 +224,29 @@ class Judge(VariableValues, JudgeOutcomes):
 
     def requests(self, **variables: Any) -> list[list[Message]]:
         """The messages of every call known before any output (two_stage: only the first stage)."""
-        raw, text = self._values(variables)
-        return program_of(self.traits.calls).first(self, raw, text)
+        return self.prepare(variables).requests
 
     def fingerprint(self, **variables: Any) -> str:
         """A hash of everything that shapes this judge's prompts for these variables: every call known
         up front and every variable's prompt text (two_stage's second prompt also depends on `input`,
         which its first prompt does not show; per_item has one prompt per item). For cache keys."""
-        _, text = self._values(variables)
-        reqs = [[m.model_dump() for m in r] for r in self.requests(**variables)]
-        return canonical_hash({"judge_version": self.version, "requests": reqs, "values": text})
+        return self.prepare(variables).fingerprint
+
+    def prepare(self, variables: Mapping[str, Any]) -> Prepared:
+        """The row's values checked and its up-front prompts rendered, once: its fingerprint and first requests, and
+        what `submit_many` reads back for its calls when given this row (bad input raises `InputError`)."""
+        raw, text = self._values(variables)
+        values = RowValues(raw, text)
+        first = program_of(self.traits.calls).first(self, values, text)
+        reqs = [[m.model_dump() for m in r] for r in first]
+        fingerprint = canonical_hash({"judge_version": self.version, "requests": reqs, "values": text})
+        return Prepared(variables, fingerprint, first, owner=self, state=values)
+
+    def _row_values(self, row: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """A row's raw values and texts: those `prepare` kept when this judge prepared it, else computed now."""
+        if isinstance(row, Prepared) and row.owner is self and isinstance(row.state, RowValues):
+            return row.state, row.state.text
+        return self._values(row)
 
     # -------------------------------------------------------------------------------- evaluation
 
@@ -268,7 +293,7 @@ class Judge(VariableValues, JudgeOutcomes):
             options = (options or DecodeOptions()).model_copy(update={"think_tokens": self.spec.think_tokens})
         for i, variables in enumerate(rows):
             try:
-                raw, text = self._values(variables)
+                raw, text = self._row_values(variables)
             except Exception as e:
                 on_result(i, e)
                 continue

@@ -29,7 +29,7 @@ from ..errors import InputError, MissingVariableError, UnscoredReason
 from ..formats import OutputFormat
 from ..statistics import wilson_interval
 from ..store.results import JudgeResult, Timings, Usage
-from .protocol import JudgeProtocol, OnResult
+from .protocol import JudgeProtocol, OnResult, Prepared
 from .spec import Variable
 
 PAIR = ("answer_1", "answer_2")
@@ -206,7 +206,14 @@ class BothOrders:
 
     def fingerprint(self, **variables: Any) -> str:
         """The hash of the forward-order prompt (the swapped prompt follows from it)."""
-        return canonical_hash([m.model_dump() for m in self.render(**variables)])
+        return self.prepare(variables).fingerprint
+
+    def prepare(self, variables: Mapping[str, Any]) -> Prepared:
+        """The forward order prepared by the pairwise judge (its work reused for that order's calls), under the hash
+        of the forward-order prompt."""
+        forward = self.judge.prepare(variables)
+        fingerprint = canonical_hash([m.model_dump() for m in forward.requests[0]])
+        return Prepared(variables, fingerprint, forward.requests, owner=forward.owner, state=forward.state)
 
     def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
         """Judge the pair in both orders and combine the two verdicts."""

@@ -18,6 +18,29 @@ from .spec import Variable
 OnResult = Callable[[int, "JudgeResult | Exception"], None]
 
 
+class Prepared(dict[str, Any]):
+    """One row's variables as given (the mapping itself), prepared by a judge once: its `fingerprint` (the cache
+    key's prompt hash), its `requests` (the messages of every call known up front), and the `owner` judge's own work
+    on them (`state`: for a `Judge`, the checked values and every prompt rendered). A runner hands it back to the
+    judge's `submit_many` as the row, so that the owner's calls start from that work instead of redoing it; any
+    other judge reads it as the plain variables it is."""
+
+    def __init__(
+        self,
+        variables: Mapping[str, Any],
+        fingerprint: str,
+        requests: list[list[Message]],
+        owner: object = None,
+        state: Any = None,
+    ):
+        super().__init__(variables)
+        self.fingerprint, self.requests, self.owner, self.state = fingerprint, requests, owner, state
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (to a Ray worker) as the plain variables: the owner's work stays in the process that did it."""
+        return (dict, (dict(self),))
+
+
 @runtime_checkable
 class JudgeProtocol(Protocol):
     """A judge: its identity, its variables, its output formats, and how it evaluates rows."""
@@ -56,6 +79,10 @@ class JudgeProtocol(Protocol):
     def fingerprint(self, **variables: Any) -> str:
         """A hash of everything that shapes this row's prompts (part of the cache key)."""
 
+    def prepare(self, variables: Mapping[str, Any]) -> Prepared:
+        """The row with its fingerprint and first requests, computed once (bad input raises `InputError`); given back
+        to `submit_many` as the row, the judge may reuse what it computed."""
+
     def evaluate(self, engine: Engine, options: DecodeOptions | None = None, **variables: Any) -> JudgeResult:
         """Judge one row; bad input raises, an output that cannot be used is an unscored result."""
 
@@ -88,7 +115,12 @@ class SequentialJudge:
 
     def fingerprint(self, **variables: Any) -> str:
         """The hash of the rendered messages."""
-        return canonical_hash([m.model_dump() for m in self.render(**variables)])
+        return self.prepare(variables).fingerprint
+
+    def prepare(self, variables: Mapping[str, Any]) -> Prepared:
+        """The row with the hash of its rendered messages (rendered once)."""
+        messages = self.render(**variables)
+        return Prepared(variables, canonical_hash([m.model_dump() for m in messages]), [messages])
 
     def render(self, **variables: Any) -> list[Message]:
         """The messages of the first call (subclasses implement it)."""

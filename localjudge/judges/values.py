@@ -27,6 +27,17 @@ def empty_value(value: Any) -> bool:
     return False
 
 
+class RowValues(dict[str, Any]):
+    """One row's checked raw values (the dict itself) with their prompt text (`text`) and every prompt rendered from
+    them so far (`rendered`, keyed by call stage and the text it was rendered from): what `Judge.prepare` keeps for a
+    cell, so that its fingerprint, its first request and its calls read one computation and render each prompt once."""
+
+    def __init__(self, raw: Mapping[str, Any], text: dict[str, str]):
+        super().__init__(raw)
+        self.text = text
+        self.rendered: dict[tuple[int, tuple[tuple[str, str], ...]], list[Any]] = {}
+
+
 class VariableValues:
     """Variables given to a judge → (raw values, prompt text); a missing or empty required one is an `InputError`."""
 

@@ -21,7 +21,7 @@ from ..engine.backends import ModelRef
 from ..engine.base import Engine
 from ..errors import ConstraintError, InputError, ModelError, PromptTooLongError, StorageError, UnscoredReason
 from ..judges.batch import EngineBatch
-from ..judges.protocol import JudgeProtocol
+from ..judges.protocol import JudgeProtocol, Prepared
 from ..store.db import Store
 from ..store.results import JudgeResult, Record, ResultRow
 from .plan import CellKeys, JudgePlan
@@ -65,6 +65,7 @@ class Cell:
     base: dict[str, Any]
     record: Record
     key: str
+    prepared: Prepared | None = None  # the values as the judge prepared them for the key: its calls start from them
 
     @property
     def judge(self) -> JudgeProtocol:
@@ -95,16 +96,16 @@ class CellLoop:
                 tool_call_index=pos.tool_call_index,
                 truncated_turns=pos.truncated_turns,
             )
-        record = key = None
+        record = key = prepared = None
         if problem is None:
             try:
                 # every prompt the judge will send (a two-stage judge's second prompt, each per-item prompt),
-                # not only the first one render() shows; bad input raises here
-                prompt_hash = plan.judge.fingerprint(**values)
+                # not only the first one render() shows; bad input raises here. Its calls reuse this work.
+                prepared = plan.judge.prepare(values)
             except InputError as e:
                 problem = (UnscoredReason.INPUT_ERROR, f"{row.source}: {e}")
             else:
-                record, key = self.keys.record_and_key(plan, prompt_hash)
+                record, key = self.keys.record_and_key(plan, prepared.fingerprint)
         if problem is not None:
             self._commit(plan, ResultRow(**base, result=self._failed(plan, *problem), error=problem[1]))
             return None
@@ -133,7 +134,7 @@ class CellLoop:
             self.st.counts.cached += 1
             self._commit(plan, self._row(plan, base, key, record, cached), cache=from_legacy)
             return None
-        return Cell(row, plan, values, base, record, key)
+        return Cell(row, plan, values, base, record, key, prepared)
 
     @staticmethod
     def _row(plan: JudgePlan, base: dict[str, Any], key: str, record: Record, cached: JudgeResult) -> ResultRow:
@@ -235,7 +236,7 @@ def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: Mod
             engine: Engine = ref.engine()
             batch = EngineBatch(engine, loop.keys.opts, loop.keys.model_id, lambda k, r: loop.judged(queued[k], r))
         queued.extend(cells)
-        batch.submit(plan.judge, [c.values for c in cells])
+        batch.submit(plan.judge, [c.prepared or c.values for c in cells])
     if batch is not None:  # a failure mid-batch: every unfinished cell is an error, retried next run
         batch.drain(fatal=(ModelError, ConstraintError, StorageError))
 
