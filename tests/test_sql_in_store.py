@@ -13,7 +13,7 @@ import localjudge
 SQL = re.compile(
     r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX))\b|json_extract\(", re.S
 )
-EXECUTE = {"execute", "executemany", "executescript"}
+EXECUTE = {"execute", "executemany", "executescript", "_transaction"}  # the store's own transaction is its business
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -56,7 +56,8 @@ def test_the_scan_finds_a_statement_where_one_is_written(tmp_path, monkeypatch):
     (pkg / "view" / "leak.py").write_text(
         '"""Reads `SELECT x FROM results` in prose only."""\n'
         "def f(c):\n    return c.execute(\"SELECT json_extract(result, '$.score') FROM results\")\n"
+        "def g(store):\n    with store._transaction():\n        pass\n"
     )
     monkeypatch.setattr(localjudge, "__file__", str(pkg / "__init__.py"))
     found = _outside_store()
-    assert [(f, line) for f, line, _ in found] == [("view/leak.py", 3), ("view/leak.py", 3)]
+    assert [(f, line) for f, line, _ in found] == [("view/leak.py", 3), ("view/leak.py", 3), ("view/leak.py", 5)]

@@ -28,8 +28,8 @@ from pydantic import BaseModel
 from .. import jsonio
 from ..errors import InputError
 from ..store import queries
-from ..store.session_labels import SessionLabel, add_session_label
-from .store import Domain, Label, add_label, judge_domain, store_of, validate_label_fields
+from ..store.session_labels import SessionLabel
+from .store import Domain, Label, judge_domain, store_of, validate_label_fields
 
 MAX_ERRORS_SHOWN = 20  # bad records listed one per line; the rest are counted
 _INT = re.compile(r"-?\d{1,19}")
@@ -122,12 +122,7 @@ def import_labels(run_dir: str | Path, path: str | Path, labeller: str | None = 
             tail = f"\n... and {more} more bad records" if more else ""
             fix = "; fix them, or pass --skip-bad to import only the good ones (nothing was imported)"
             raise InputError("\n".join(shown) + tail + fix)
-        with st._transaction():
-            for lab in todo:
-                if isinstance(lab, SessionLabel):
-                    add_session_label(st.conn, lab)
-                else:
-                    add_label(st.conn, lab)
+        st.add_labels(todo)
     return ImportReport(imported=len(todo), skipped=len(errors), errors=errors[:MAX_ERRORS_SHOWN])
 
 

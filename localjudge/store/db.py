@@ -34,8 +34,10 @@ from pydantic import ValidationError
 
 from ..errors import InputError, StorageError, UnscoredReason
 from .format_spec import FormatSpec
+from .labels import Label, add_label
 from .migrations import _CONV_COLUMNS, _CONV_VERSION, _SPEC_VERSION, MIGRATIONS, SCHEMA_VERSION, migrate
 from .results import JudgeResult, Record, ResultRow
+from .session_labels import SessionLabel, add_session_label
 
 # MIGRATIONS, SCHEMA_VERSION and migrate moved to store/migrations.py; still importable from here
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Record", "ResultRow", "Store", "connect", "migrate"]
@@ -193,6 +195,15 @@ class Store:
             if err is e:
                 raise
             raise err from None
+
+    def add_labels(self, labels: Sequence[Label | SessionLabel]) -> list[Label | SessionLabel]:
+        """Append cell labels and session labels in one transaction (all of them, or none on an error); each as
+        stored, with its id."""
+        with self._transaction():
+            return [
+                add_session_label(self.conn, lab) if isinstance(lab, SessionLabel) else add_label(self.conn, lab)
+                for lab in labels
+            ]
 
     def new_run(self, meta: dict[str, Any] | None = None, run_id: str | None = None) -> str:
         """Register a run and return its id (default `YYYYmmdd-HHMMSS-` + 6 hex digits); an existing id is kept

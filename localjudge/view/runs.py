@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..labels.store import Label, add_label, label_history, latest_labels
+from ..labels.store import Label, label_history, latest_labels
 from ..store import queries
 from ..store.db import Store
 from ..store.indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
 from ..store.pages import count_where, page_rows
 from ..store.results import JudgeResult, Record, ResultRow
-from ..store.session_labels import SessionLabel, add_session_label, conversation_of_row
+from ..store.session_labels import SessionLabel, conversation_of_row
 from .panels import members_of_page, split_judges
 from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item
 from .unreadable import STORE_ERRORS, Unreadable, reason_of, store_signature, unreadable_status
@@ -244,21 +244,20 @@ class RunHandle:
             row_id = queries.cell_row_id(c, rid, row_index, judge)
             if row_id is None:
                 raise InputError(f"row {row_index} has no result for judge {judge!r}; label a cell the run has judged")
-            with self.store._transaction():
-                return add_label(
-                    c,
-                    Label(
-                        run_id=rid,
-                        row_index=row_index,
-                        judge=judge,
-                        row_id=row_id,
-                        value=value,
-                        comment=comment or None,
-                        labeller=labeller,
-                        sample=sample,
-                        probability=probability,
-                    ),
-                )
+            label = Label(
+                run_id=rid,
+                row_index=row_index,
+                judge=judge,
+                row_id=row_id,
+                value=value,
+                comment=comment or None,
+                labeller=labeller,
+                sample=sample,
+                probability=probability,
+            )
+            (stored,) = self.store.add_labels([label])
+        assert isinstance(stored, Label)
+        return stored
 
     def session_label(
         self, row_index: int, judge: str, value: Any, comment: str | None, labeller: str, sample: str
@@ -268,10 +267,11 @@ class RunHandle:
         rid = self.run_id() or ""
         with self.conn() as c:
             cid = conversation_of_row(c, rid, row_index, judge)
-            with self.store._transaction():
-                lab = SessionLabel(run_id=rid, conversation_id=cid, judge=judge, value=value, comment=comment or None,
-                                   labeller=labeller, sample=sample)  # fmt: skip
-                return add_session_label(c, lab)
+            lab = SessionLabel(run_id=rid, conversation_id=cid, judge=judge, value=value, comment=comment or None,
+                               labeller=labeller, sample=sample)  # fmt: skip
+            (stored,) = self.store.add_labels([lab])
+        assert isinstance(stored, SessionLabel)
+        return stored
 
     def close(self) -> None:
         """Close the store and the search index."""
