@@ -22,6 +22,7 @@ from .render import turn_windows, unit_interactions
 MAX_SHOWN = 60  # turns around the judged part on one page
 MAX_EXPAND = 2000  # turns one `expand` may add on each side
 MAX_CHARS = 20_000  # characters of one turn's text or one call's arguments
+PREVIEW_TURNS, PREVIEW_WORDS, PREVIEW_CHARS = 4, 12, 400  # a preview: its last turns, their first words, its length
 
 
 class CallView(BaseModel):
@@ -134,3 +135,26 @@ def build(
         expand=expand,
         turns=turns,
     )
+
+
+def _first_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + (" …" if len(words) > n else "")
+
+
+def preview(conv: Conversation, res: Position, options: dict[str, Any]) -> str:
+    """A one-line transcript preview of what a conversation result judged (a results table's inputs cell): the last
+    `PREVIEW_TURNS` turns of the window it saw, each as `role: first words`, an assistant's tool calls as
+    `→ name(arguments)`, the turns before them counted; at most `PREVIEW_CHARS` characters."""
+    t = build(conv, res, options, max_shown=PREVIEW_TURNS, max_chars=PREVIEW_CHARS)
+    shown = [v for v in t.turns if v.in_window or v.judged] or t.turns
+    parts = []
+    earlier = shown[0].index - t.window[0] if shown else 0
+    if earlier > 0:
+        parts.append(f"(+{earlier} earlier turn{'s' if earlier > 1 else ''})")
+    for v in shown:
+        text = _first_words(v.content, PREVIEW_WORDS)
+        calls = " ".join(f"→ {c.name}({_first_words(c.arguments, 4)})" for c in v.tool_calls)
+        parts.append(f"{v.role}: " + " ".join(x for x in (text, calls) if x))
+    out = " | ".join(parts)
+    return out if len(out) <= PREVIEW_CHARS else out[: PREVIEW_CHARS - 1] + "…"

@@ -55,7 +55,8 @@ def page_sql(where: str, sort: str) -> str:
     return (
         "SELECT row_index, row_id, judge, json_extract(result, '$.value'), json_extract(result, '$.score'), "
         "json_extract(result, '$.expected_score'), passed, scored, substr(json_extract(result, '$.rationale'), 1, 240), "
-        "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason'), json_extract(result, '$.details.cascade') "
+        "substr(inputs, 1, 400), json_extract(result, '$.unscored_reason'), json_extract(result, '$.details.cascade'), "
+        "conversation_id, turn_index, tool_call_index, truncated_turns "
         "FROM results " + where + " ORDER BY " + SORTS[sort] + " LIMIT ? OFFSET ?"
     )
 

@@ -26,6 +26,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..conversations.model import Conversation
+from ..conversations.stored import get_conversation
+from ..conversations.transcript import preview
+from ..datasets import Position
 from ..errors import InputError
 from ..labels.store import Label, label_history, latest_labels
 from ..store import queries
@@ -199,10 +203,27 @@ class RunHandle:
             labels = latest_labels(c, rid or "", cells=[(r[0], r[2]) for r in cur]) if cur else {}
             of_members = members_of_page(c, rid or "", members, [(r[0], r[2]) for r in cur]) if members and cur else {}
         items = [page_item(r, labels.get((r[0], r[2])), of_members.get((r[0], r[2]), {})) for r in cur]
+        self._conversation_previews(rid or "", cur, items)
         out = {"total": total, "page": page, "per": per, "pages": max(1, -(-total // per)), "items": items}
         if searched_by:
             out["searched_by"] = searched_by
         return out
+
+    def _conversation_previews(self, rid: str, rows: list[Any], items: list[dict[str, Any]]) -> None:
+        """A conversation row's inputs as a transcript preview (roles, first words, tool calls of the turns its judge
+        saw) instead of its prompt text; a run that did not store its conversations keeps the text."""
+        convs: dict[str, Conversation | None] = {}
+        opts = self.meta().get("conversation") if any(r[12] is not None for r in rows) else None
+        for r, item in zip(rows, items, strict=True):
+            if r[12] is None:
+                continue
+            if r[12] not in convs:
+                with self.lock:
+                    convs[r[12]] = get_conversation(self.store, rid, r[12])
+            conv = convs[r[12]]
+            if conv is not None:
+                item["inputs"] = preview(conv, Position(r[12], r[13], r[14], r[15]), opts if isinstance(opts, dict) else {})
+                item["transcript_preview"] = True
 
     def results_of_row(self, row_index: int) -> list[ResultRow]:
         """Every judge's stored result for one data row."""
