@@ -57,7 +57,10 @@ def test_the_rows_table_shows_a_turn_as_a_transcript_preview_not_escaped_json(tu
         by_row = {it["row_index"]: it for it in page["items"]}
         weather = by_row[1]  # weather's second unit: the turns its judge saw (--window 1), roles and first words
         assert weather["transcript_preview"] is True
-        assert weather["inputs"] == "user: And in Rome? | assistant: Checking. → get_weather({\"city\": \"Rome\"}) | tool: 24C, clear | assistant: 24C and clear in Rome."
+        assert (
+            weather["inputs"]
+            == 'user: And in Rome? | assistant: Checking. → get_weather({"city": "Rome"}) | tool: 24C, clear | assistant: 24C and clear in Rome.'
+        )
         assert all(it["transcript_preview"] and '\\"role\\"' not in it["inputs"] for it in page["items"])
         assert all(len(it["inputs"]) <= 400 for it in page["items"])
     finally:
