@@ -55,3 +55,26 @@ def test_an_unknown_call_shape_is_named_with_the_known_ones():
         assert "no_such_shape" in str(e) and "per_item" in str(e)
     else:
         raise AssertionError("program_of accepted an unknown shape")
+
+
+def test_every_deepeval_metric_a_judge_file_may_name_has_its_calls_in_a_table():
+    from localjudge.judges import deepeval_agentic, deepeval_conversation
+    from localjudge.judges.spec import DeepEvalConversation, JudgeSpec
+
+    assert set(get_args(DeepEvalConversation.model_fields["metric"].annotation)) == set(deepeval_conversation.METRICS)
+    agentic = {a for a in get_args(JudgeSpec.model_fields["deepeval_agentic"].annotation) for a in get_args(a) or [a]}
+    assert agentic - {type(None)} == set(deepeval_agentic.METRICS)
+
+
+def test_the_deepeval_modules_choose_a_metric_by_table_not_by_comparison():
+    from localjudge.judges import deepeval_agentic, deepeval_conversation
+
+    for module in (deepeval_agentic, deepeval_conversation):
+        tree = ast.parse(Path(module.__file__).read_text("utf-8"))
+        compared = [
+            ast.unparse(n)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Compare)
+            and any(isinstance(x, ast.Attribute) and x.attr in ("metric", "deepeval_agentic") for x in [n.left, *n.comparators])
+        ]
+        assert compared == [], module.__name__

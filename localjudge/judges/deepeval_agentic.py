@@ -18,13 +18,13 @@ verdict. Both metrics apply DeepEval's `strict_mode` (`deepeval_strict_mode = tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
-from .deepeval_trace import strict  # the kind's strict_mode rule, one copy (deepeval_trace imports nothing here)
+from .deepeval_trace import strict, trace_calls  # the kind's strict_mode rule, one copy (deepeval_trace imports nothing here)
 from .ragas_agent import Judge
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
@@ -43,14 +43,8 @@ def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
 
 
 def agentic_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
-    """The calls of the metric the judge file names (see `Judge._calls`)."""
-    if judge.spec.deepeval_agentic in ("step_efficiency", "plan_adherence"):
-        from .deepeval_trace import trace_calls
-
-        return (yield from trace_calls(judge, raw, text, gens, model_id))
-    if judge.spec.deepeval_agentic == "task_completion":
-        return (yield from task_completion_calls(judge, raw, text, gens, model_id))
-    return (yield from argument_correctness_calls(judge, raw, text, gens, model_id))
+    """The calls of the metric the judge file names (`METRICS`; see `Judge._calls`)."""
+    return (yield from METRICS[judge.spec.deepeval_agentic or "argument_correctness"](judge, raw, text, gens, model_id))
 
 
 def task_completion_calls(
@@ -95,3 +89,12 @@ def argument_correctness_calls(
     except ParseError as e:
         stage = judge.spec.stages[len(outputs)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+
+
+MetricCalls = Callable[[Judge, dict[str, Any], dict[str, str], list[Generation], str], Calls]
+METRICS: dict[str, MetricCalls] = {  # the judge file's `deepeval_agentic` -> its calls
+    "argument_correctness": argument_correctness_calls,
+    "task_completion": task_completion_calls,
+    "step_efficiency": trace_calls,  # judges/deepeval_trace.py: the task (and the plan), then the score
+    "plan_adherence": trace_calls,
+}

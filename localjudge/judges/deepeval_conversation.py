@@ -25,7 +25,8 @@ makes the result unscored (`parse_error`, naming the stage); the calls made so f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
@@ -91,72 +92,77 @@ def extract_requests(judge: Judge, raw: dict[str, Any], text: dict[str, str]) ->
     ]
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
-    """The first call's messages: knowledge retention's first user turn's extraction (the reason's, when there is no
-    user turn); conversation completeness's intentions extraction."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    if cfg.metric in RAG_METRICS:
-        return rag_first_request(judge, raw, text)
-    if cfg.metric == "topic_adherence":
-        return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
-    if cfg.metric == "goal_accuracy":
-        return goal_accuracy_first_request(judge, raw, text)
-    if cfg.metric in ("conversation_completeness", "role_adherence"):
-        return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
+def _retention_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+    """Knowledge retention's first call: its first user turn's extraction (the reason's, when there is no user turn)."""
     asks = extract_requests(judge, raw, text)
     if asks:
         return asks[0][1]
     return _messages(judge, 2, raw, text, {"attritions": [], "score": format(1, ".2f")})
 
 
-def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
-    """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
+def _turns_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+    """The first call of a metric that reads the whole conversation first (completeness, role adherence)."""
+    return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
+
+
+def _topic_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+    return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
+
+
+def _knowledge_retention(
+    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+) -> Calls:
+    """KnowledgeRetentionMetric's calls: the knowledge of each user turn, a verdict per assistant turn after known
+    knowledge, the reason."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    if cfg.metric in RAG_METRICS:  # they read the turns with their retrieval contexts, and name a failing stage themselves
-        return (yield from turn_rag_calls(judge, raw, text, gens, model_id, {}))
     fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
-    outputs: dict[str, Any] = {}
 
     def parsed(stage: int, gen: Generation) -> Any:
         return fmts[stage].value(fmts[stage].parse(gen.text))
 
+    turns = deepeval_turns(raw["deepeval_turns"])
+    extracts = extract_requests(judge, raw, text)
+    knowledges: list[Any] = [None] * len(turns)
+    if extracts:
+        gens += yield [(m, fmts[0]) for _, m in extracts]
+        for (i, _), g in zip(extracts, gens[-len(extracts) :], strict=True):
+            knowledges[i] = parsed(0, g).get("data")
+    outputs["knowledges"] = knowledges
+    asks: list[tuple[Sequence[Message], OutputFormat]] = []
+    for i, t in enumerate(turns):
+        known = [k for k in knowledges[:i] if k]
+        if t["role"] == "assistant" and known:
+            fields = {"llm_message": t["content"], "accumulated_knowledge": known}
+            asks.append((_messages(judge, 1, raw, text, fields), fmts[1]))
+    verdicts: list[dict[str, Any]] = []
+    if asks:
+        gens += yield asks
+        verdicts = [parsed(1, g) for g in gens[-len(asks) :]]
+    outputs["verdicts"] = verdicts
+    score = qag_score([v["verdict"] for v in verdicts], "no", cfg.strict_mode)
+    attritions = [v.get("reason") for v in verdicts if v["verdict"] == "yes"]
+    fields = {"attritions": attritions, "score": format(score, ".2f")}
+    gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
+    reason = parsed(2, gens[-1])["reason"]
+    details = {**outputs, "strict_mode": cfg.strict_mode}
+    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+
+
+def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+    """The first call's messages of the judge's metric (`METRICS`): what its fingerprint hashes."""
+    return _metric(judge).first(judge, raw, text)
+
+
+def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+    """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`. A call
+    whose output does not parse makes it unscored, naming the stage (the RAG metrics name theirs themselves)."""
+    metric = _metric(judge)
+    outputs: dict[str, Any] = {}
+    if metric.names_stage:
+        return (yield from metric.calls(judge, raw, text, gens, model_id, outputs))
     try:
-        if cfg.metric == "conversation_completeness":
-            return (yield from _completeness(judge, raw, text, gens, model_id, outputs))
-        if cfg.metric == "topic_adherence":
-            return (yield from topic_adherence_calls(judge, raw, text, gens, model_id, outputs))
-        if cfg.metric == "role_adherence":
-            return (yield from _role_adherence(judge, raw, text, gens, model_id, outputs))
-        if cfg.metric == "goal_accuracy":
-            return (yield from goal_accuracy_calls(judge, raw, text, gens, model_id, outputs))
-        turns = deepeval_turns(raw["deepeval_turns"])
-        extracts = extract_requests(judge, raw, text)
-        knowledges: list[Any] = [None] * len(turns)
-        if extracts:
-            gens += yield [(m, fmts[0]) for _, m in extracts]
-            for (i, _), g in zip(extracts, gens[-len(extracts) :], strict=True):
-                knowledges[i] = parsed(0, g).get("data")
-        outputs["knowledges"] = knowledges
-        asks: list[tuple[Sequence[Message], OutputFormat]] = []
-        for i, t in enumerate(turns):
-            known = [k for k in knowledges[:i] if k]
-            if t["role"] == "assistant" and known:
-                fields = {"llm_message": t["content"], "accumulated_knowledge": known}
-                asks.append((_messages(judge, 1, raw, text, fields), fmts[1]))
-        verdicts: list[dict[str, Any]] = []
-        if asks:
-            gens += yield asks
-            verdicts = [parsed(1, g) for g in gens[-len(asks) :]]
-        outputs["verdicts"] = verdicts
-        score = qag_score([v["verdict"] for v in verdicts], "no", cfg.strict_mode)
-        attritions = [v.get("reason") for v in verdicts if v["verdict"] == "yes"]
-        fields = {"attritions": attritions, "score": format(score, ".2f")}
-        gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
-        reason = parsed(2, gens[-1])["reason"]
-        details = {**outputs, "strict_mode": cfg.strict_mode}
-        return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+        return (yield from metric.calls(judge, raw, text, gens, model_id, outputs))
     except ParseError as e:
         stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
@@ -218,3 +224,34 @@ def _role_adherence(
     reason = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
     details = {**outputs, "strict_mode": cfg.strict_mode}
     return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, details)
+
+
+FirstFn = Callable[[Judge, dict[str, Any], dict[str, str]], list[Message]]
+CallsFn = Callable[[Judge, dict[str, Any], dict[str, str], list[Generation], str, dict[str, Any]], Calls]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One DeepEval conversational metric: its first call's messages (known before any output: the fingerprint's),
+    its calls (`outputs` collects what each stage parsed), and whether its calls name a failing stage themselves."""
+
+    first: FirstFn
+    calls: CallsFn
+    names_stage: bool = False
+
+
+METRICS: dict[str, Metric] = {
+    "knowledge_retention": Metric(_retention_first, _knowledge_retention),
+    "conversation_completeness": Metric(_turns_first, _completeness),
+    "role_adherence": Metric(_turns_first, _role_adherence),
+    "topic_adherence": Metric(_topic_first, topic_adherence_calls),
+    "goal_accuracy": Metric(goal_accuracy_first_request, goal_accuracy_calls),
+    # they read the turns with their retrieval contexts, and name a failing stage themselves
+    **{m: Metric(rag_first_request, turn_rag_calls, names_stage=True) for m in RAG_METRICS},
+}
+
+
+def _metric(judge: Judge) -> Metric:
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    return METRICS[cfg.metric]
