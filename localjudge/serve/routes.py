@@ -2,8 +2,9 @@
 writes, listed once in `ENDPOINTS`. `app.create_app` routes the table and `openapi.document` describes it,
 so adding an endpoint is one entry here (its handler, its `wire` models, its error statuses).
 
-A handler answers an `APIError` as its OpenAI-shaped body; `chat` maps localjudge's own exceptions too
-(`errors.from_exception`) and answers a bug 500 with its traceback logged.
+The handlers of the three doors live with their door (chat/route.py, responses/route.py, ollama/); the models'
+and health's are here. A handler answers an `APIError` as its OpenAI-shaped body; the doors map localjudge's own
+exceptions too (`errors.from_exception`) and answer a bug 500 with its traceback logged.
 """
 
 from __future__ import annotations
@@ -13,14 +14,11 @@ import time
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
-from .chat.answer import completion, completion_id
-from .chat.stream import sse, stream_chunks
-from .core import generate
-from .core import plan as protocol
+from .chat.route import chat
 from .core.errors import APIError
-from .core.handling import answer, check_key, error, request_body
+from .core.handling import answer, check_key, error
 from .core.wire import ChatCompletion, ChatCompletionChunk, ChatRequest, Health, ModelCard, ModelList, ServedBy
 from .openapi import COMMON, Endpoint
 from .responses.route import create_response
@@ -100,11 +98,6 @@ async def model(state: ServerState, request: Request) -> Response:
     return answer(card if name == state.model_name else card.model_copy(update={"id": name}))
 
 
-async def chat(state: ServerState, request: Request) -> Response:
-    """A chat completion (JSON, or SSE chunks when `stream`), every failure an OpenAI-shaped error."""
-    return await generate.handle(state, generate.CHAT, _chat(state, request), error)
-
-
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/health", health, "health", "liveness (counters too, with the key)", Health, COMMON),
     Endpoint("GET", "/v1/models", models, "listModels", "the served model", ModelList, (*COMMON, 401), aliases=("/models",)),
@@ -136,27 +129,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         aliases=("/responses",),
     ),
 )
-
-# ---------------------------------------------------------------------------------------- helpers
-
-
-async def _chat(state: ServerState, request: Request) -> Response:
-    check_key(state, request)
-    body = await request_body(request, state.config.max_body_bytes, state.config.body_timeout, state.stopping)
-    req = protocol.parse_request(body)
-    generate.check_model(state, req.model, generate.CHAT)
-    p = await generate.plan(state, req)
-    if not p.stream:
-        gen = await generate.run_plan(state, request, p, generate.CHAT)
-        done = answer(completion(p, gen, completion_id(), state.model_name, state.fingerprint_of(p), state.pieces))
-        done.headers.update(generate.headers(p))
-        return done
-    job = await generate.submit(state, request, p, generate.CHAT)
-    return StreamingResponse(
-        generate.guarded(state, job, stream_chunks(state, job, completion_id()), lambda e: sse(e.wire())),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **generate.headers(p)},
-    )
 
 
 # Ollama's API (serve/ollama/translate.py): the same table, so the OpenAPI document and the fuzzing cover it
