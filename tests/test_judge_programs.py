@@ -78,3 +78,22 @@ def test_the_deepeval_modules_choose_a_metric_by_table_not_by_comparison():
             and any(isinstance(x, ast.Attribute) and x.attr in ("metric", "deepeval_agentic") for x in [n.left, *n.comparators])
         ]
         assert compared == [], module.__name__
+
+
+def test_a_judge_version_hashes_the_fields_added_since_the_first_format_only_when_set():
+    from localjudge.judges.spec import FIRST_SPEC_FIELDS, FIRST_VARIABLE_FIELDS, JudgeSpec, Variable, version_dump
+
+    assert FIRST_SPEC_FIELDS < set(JudgeSpec.model_fields) and FIRST_VARIABLE_FIELDS < set(Variable.model_fields)
+    judge = get_judge("correctness")
+    dump = version_dump(judge.spec)
+    assert set(dump) == FIRST_SPEC_FIELDS  # correctness sets none of the later fields
+    assert all(set(v) == FIRST_VARIABLE_FIELDS for v in dump["variables"])
+    thinking = judge.configure(think_tokens=64)
+    assert version_dump(thinking.spec)["think_tokens"] == 64 and thinking.version != judge.version
+    # the hash of a dump with a later field present but empty is not the version: it is left out
+    from localjudge.engine.base import canonical_hash
+
+    def version_of(d: dict) -> str:  # as Judge computes it (a version kept across attribution edits: _versions.toml)
+        return judge_module._kept_versions().get(canonical_hash(d)) or canonical_hash(d)
+
+    assert version_of(dump) == judge.version and version_of({**dump, "think_tokens": 0}) != judge.version

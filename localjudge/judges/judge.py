@@ -27,7 +27,7 @@ from .outcome import JudgeOutcomes
 from .programs import program_of
 from .protocol import Prepared
 from .render import TemplateError, format_value, neutralise, render
-from .spec import JudgeSpec, Variable, spec_from_dict
+from .spec import JudgeSpec, Variable, spec_from_dict, version_dump
 from .values import RowValues, VariableValues
 
 
@@ -52,24 +52,7 @@ class Judge(VariableValues, JudgeOutcomes):
             self._plan: Plan = compile_spec(spec)
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
-        dump = spec.model_dump(mode="json")
-        for key in (
-            "examples",
-            "alignment",
-            "think_tokens",
-            "match",
-            "match_ordered",
-            "ragas_agent",
-            "deepeval_agentic",
-            "deepeval_conversation",
-            "deepeval_strict_mode",
-            "deepeval_geval",
-        ):  # absent when empty, so older versions stay the same
-            if not dump.get(key):
-                dump.pop(key, None)
-        for var in dump.get("variables") or []:  # the same for a variable's keys added since
-            if var.get("from_conversation") is None:
-                var.pop("from_conversation", None)
+        dump = version_dump(spec)  # the fields added since the first format only when set
         self.version = _kept_versions().get(canonical_hash(dump)) or canonical_hash(dump)
         self._shots: list[Message] = []
         shots: list[Message] = []

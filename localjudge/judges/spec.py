@@ -377,6 +377,36 @@ class JudgeSpec(_Strict):
         return self
 
 
+# The fields of the first judge file format: a judge's version hashes them always. A field added since is hashed
+# only when it is set (not empty, not false), so adding one to the format keeps every existing judge's version, and
+# with it the cache keys of every store (no list to extend: a new field is outside these sets by construction).
+FIRST_SPEC_FIELDS = frozenset(
+    (
+        *("name", "description", "version", "kind", "template_style", "source", "variables", "messages", "output"),
+        *("suffixes", "pass_threshold", "neutralise", "expressions", "item_variable", "context_variable", "stages"),
+        *("unsure_value", "metric", "instructions", "result", "prompt_template", "numeric_values"),
+    )
+)
+FIRST_VARIABLE_FIELDS = frozenset(
+    (
+        *("name", "required", "description", "aliases", "allow_empty", "list_format", "dict_format", "item_tag"),
+        *("default", "choices", "empty_text", "compose"),
+    )
+)
+
+
+def version_dump(spec: JudgeSpec) -> dict[str, Any]:
+    """The spec as its version hashes it (`Judge.version`): its JSON dump without the fields added since the first
+    format (its own and its variables') while they are empty."""
+    dump = spec.model_dump(mode="json")
+    for key in [k for k in dump if k not in FIRST_SPEC_FIELDS and not dump[k]]:
+        dump.pop(key)
+    for var in dump.get("variables") or []:
+        for key in [k for k in var if k not in FIRST_VARIABLE_FIELDS and not var[k]]:
+            var.pop(key)
+    return dump
+
+
 def _loc(err: dict) -> str:
     return ".".join(str(p) for p in err.get("loc", ())) or "(top level)"
 
