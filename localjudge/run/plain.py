@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Callable
 
-from ..conversations.dataset import conversation_rows, route_columns
+from ..conversations.dataset import conversation_rows
 from ..conversations.stored import put_conversations
 from ..datasets import open_dataset, parse_mapping
 from ..distributed.base import Executor
@@ -25,7 +25,7 @@ from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
 from .samedata import check_same_data
 from .spec import RunSpec
-from .turns import context_fit, per_conversation, takes_conversation
+from .turns import bind_plans, per_conversation, takes_conversation
 from .types import Progress, RunCounts, RunResult, RunSummary
 
 RUN_SCHEMA_VERSION = 1  # of the run directory (run.json, results.jsonl, ...), see the shared schema
@@ -53,11 +53,7 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     ds = conv_ds or open_dataset(spec.data)
     plans = plan_judges(spec.judges, spec.judges_dir, ds, parse_mapping(spec.mapping), spec.both_orders)
     if conv_ds is not None:
-        for p in plans:
-            p.columns = route_columns(p.judge.variables, p.columns)
-        conv_ds.needs = frozenset(c.column for p in plans for c in p.columns.values())  # built only what is read
-        if conv_ds.options.truncate:  # measuring what fits needs the model's tokenizer: it loads now
-            conv_ds.fits = context_fit(plans, spec.model.ref().engine(), spec.decode)
+        bind_plans(conv_ds, plans, lambda: spec.model.ref().engine(), spec.decode)
     n_data = ds.count()
     n_rows = n_export = n_data if limit is None else min(n_data, limit)
     if n_rows == 0:

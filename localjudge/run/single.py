@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversations.dataset import ConversationDataset, ConversationOptions, Granularity, route_columns
+from ..conversations.dataset import ConversationDataset, ConversationOptions, Granularity
 from ..conversations.model import Conversation
 from ..conversations.readers import DEFAULT_BOUNDS, read_json
 from ..datasets import Dataset, extract, open_dataset
@@ -23,7 +23,7 @@ from ..errors import InputError, UnscoredReason
 from ..judges.protocol import JudgeProtocol
 from ..store.results import JudgeResult, ResultRow
 from .plan import JudgePlan, plan_judges
-from .turns import context_fit
+from .turns import bind_plans
 
 
 def judge_conversation(
@@ -53,8 +53,7 @@ def judge_conversation(
     )
     ds.label = source
     (plan,) = plan_judges([name], judges_dir, ds, {})
-    plan.columns = route_columns(plan.judge.variables, plan.columns)
-    ds.needs = frozenset(c.column for c in plan.columns.values())  # the rows build only what the judge reads
+    bind_plans(ds, [plan])  # the rows build only what the judge reads; what fits waits for the model (below)
     rows = list(ds)
     if rows and rows[0].error is not None:
         raise InputError(f"{source}: {rows[0].error.removeprefix(rows[0].source + ': ')}")
@@ -68,7 +67,7 @@ def judge_conversation(
     if plan.needs_model:
         eng = ref.engine()  # loaded once the input is known to be good
         if truncate:  # measuring what fits needs the model's tokenizer, as in a run
-            ds.fits = context_fit([plan], eng, opts)
+            bind_plans(ds, [plan], lambda: eng, opts)
             rows = list(ds)
     out: list[ResultRow] = []
     for row in rows:

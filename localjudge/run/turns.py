@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..conversations.dataset import ConversationDataset, route_columns
 from ..datasets import Row, extract
 from ..engine.base import DecodeOptions, Engine
 from ..judges.protocol import JudgeProtocol
@@ -60,6 +61,22 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
         if any(v.name in conv_only for v in j.variables):
             return True
     return False
+
+
+def bind_plans(
+    ds: ConversationDataset,
+    plans: Sequence[JudgePlan],
+    engine: Callable[[], Engine] | None = None,
+    opts: DecodeOptions | None = None,
+) -> None:
+    """Tie a conversation dataset to the plans that read it, in one step: each plan's columns routed to what its judge
+    reads of a conversation (`route_columns`), the dataset told which columns they read (a row builds only those),
+    and, with `truncate` and an `engine` to load, what fits the model's context (`context_fit`)."""
+    for p in plans:
+        p.columns = route_columns(p.judge.variables, p.columns)
+    ds.needs = frozenset(c.column for p in plans for c in p.columns.values())
+    if engine is not None and ds.options.truncate:  # measuring what fits needs the model's tokenizer: it loads now
+        ds.fits = context_fit(plans, engine(), opts or DecodeOptions())
 
 
 def context_fit(plans: Sequence[JudgePlan], engine: Engine, opts: DecodeOptions) -> Callable[[dict[str, Any]], bool]:
