@@ -175,6 +175,9 @@ class CSVDataset(Dataset):
     def _rows(self) -> Iterator[Row]:
         recs = self._records()
         header = self._header(recs)
+        if self._columns is None:  # the header is the columns: no second read to find them
+            self._columns = header
+        index = -1
         for index, (line, rec, problem) in enumerate(recs):
             src = f"{self.label}:line {line}"
             if rec is None:
@@ -187,6 +190,8 @@ class CSVDataset(Dataset):
                 yield Row(index, src, {}, err)
             else:
                 yield Row(index, src, dict(zip(header, rec, strict=False)), None, tuple(header[len(rec) :]))
+        if self._count is None:  # read to its end: the count is known without a scan of its own
+            self._count = index + 1
 
     def _scan(self) -> None:
         recs = self._records()
@@ -213,7 +218,10 @@ class ParquetDataset(Dataset):
 
     def _rows(self) -> Iterator[Row]:
         index = 0
-        for batch in self._file().iter_batches(batch_size=self.batch_size):
+        f = self._file()
+        if self._columns is None:  # the footer read to open it holds both: no second open to find them
+            self._columns, self._count = list(f.schema_arrow.names), f.metadata.num_rows
+        for batch in f.iter_batches(batch_size=self.batch_size):
             for values in batch.to_pylist():
                 yield Row(index, f"{self.label}:row {index}", values)
                 index += 1
