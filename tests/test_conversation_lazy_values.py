@@ -40,13 +40,13 @@ MESSAGES = [
 def built(monkeypatch):
     """Counts each derived value built, by name (the real makers still build them)."""
     counts: Counter[str] = Counter()
-    for name, (make, replaces) in list(DERIVED.items()):
+    for name, derived in list(DERIVED.items()):
 
-        def counted(c, r, _make=make, _name=name):
+        def counted(c, r, _make=derived.make, _name=name):
             counts[_name] += 1
             return _make(c, r)
 
-        monkeypatch.setitem(DERIVED, name, (counted, replaces))
+        monkeypatch.setitem(DERIVED, name, derived._replace(make=counted))
     return counts
 
 

@@ -56,3 +56,19 @@ def test_a_users_judge_file_that_declares_it_reads_the_conversation_with_its_too
     )
     by_judge = {r.judge: r.inputs["conversation"] for r in run.results}
     assert "Tool: get" in by_judge["my_tool_judge"] and "Tool: get" not in by_judge["conversation_completeness"]
+
+
+def test_one_table_says_what_a_conversation_row_derives_lists_and_alone_has():
+    from localjudge.conversations import dataset as d
+
+    assert set(d.COLUMNS) == {"id", *d.DERIVED} - set(d.CASE_FIELDS)  # a derived value without its column fails here
+    assert len(d.COLUMNS) == len(set(d.COLUMNS))
+    assert d.CONVERSATION_ONLY == {
+        "conversation",
+        "deepeval_turns",
+        "deepeval_rag_turns",
+        "ragas_conversation",
+        "deepeval_tools_called_json",
+        "deepeval_tool_turns",
+        "deepeval_trace_json",
+    }

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -299,7 +299,7 @@ class ConversationDataset(Dataset):
         values = {k: v for k, v in row.values.items() if k != self.options.messages_column}
         values["id"] = row_id
         needs = self.needs
-        for name, (make, replaces) in DERIVED.items():
+        for name, (make, replaces, _) in DERIVED.items():
             if name in skip:  # held in its place (the row's order), for the caller to fill in; dropped when unread
                 if needs is None or name in needs:
                     values[name] = None
@@ -321,20 +321,11 @@ class ConversationDataset(Dataset):
 
     def _scan(self) -> None:
         read = list(self._conversations())  # first: the one read also gives the source's columns
-        cols: dict[str, None] = dict.fromkeys(
-            ["id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION]
-        )
-        cols[EXPECTED_TEXT] = None
-        cols.update(dict.fromkeys([CALLS, EXPECTED]))
-        cols.update(dict.fromkeys([DEEPEVAL_INPUT, DEEPEVAL_TOOLS]))
-        cols.update(dict.fromkeys([DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON]))
-        cols[DEEPEVAL_RAG_TURNS] = None  # the turns with their retrieval contexts (deepeval_turn_* RAG judges)
-        cols.update(dict.fromkeys([DEEPEVAL_TRACE]))
-        cols[DEEPEVAL_TOOL_TURNS] = None  # the turns with their tool calls (deepeval_goal_accuracy, deepeval_geval)
+        cols: dict[str, None] = dict.fromkeys(COLUMNS)
         if isinstance(self.source, Dataset):
             cols.update(dict.fromkeys(c for c in self.source.columns if c != self.options.messages_column))
         else:  # conversations given whole (framework cases, traces): their stated outcome and scenario, when any has one
-            cols.update(dict.fromkeys(k for k in ("expected_outcome", "scenario") if any(_case_field(c, k) for c in self.source)))
+            cols.update(dict.fromkeys(k for k in CASE_FIELDS if any(_case_field(c, k) for c in self.source)))
         if self.options.granularity == "tool_call":
             cols.update(dict.fromkeys(["tool_call", "tool_call_index", EXPECTED]))
         self._columns = list(cols)
@@ -408,32 +399,53 @@ def _expected_text(conv: Conversation, row: Row) -> Any:
 
 
 Maker = Callable[[Conversation, Row], Any]
-# The values a conversation row derives from its conversation, in the order a row holds them: name -> (how it is
-# made from the conversation and the data row, whether it replaces the data row's column of that name rather than
-# yielding to it). `ConversationDataset._values` builds one only when the run reads it (`needs`) and the row does
-# not hold it already. Append a row here for a new derived value (and its name to `_scan`'s columns).
-DERIVED: dict[str, tuple[Maker, bool]] = {
-    CONVERSATION: (lambda c, r: conversation_text(c), True),
-    WITH_TOOLS: (lambda c, r: conversation_text(c, include_tool_calls=True), True),
-    "tools_called": (lambda c, r: tool_calls_text(c), False),
-    "available_tools": (lambda c, r: available_tools_text(c.available_tools), False),
-    DEEPEVAL_TURNS: (lambda c, r: deepeval_turns_text(c), False),
-    DEEPEVAL_RAG_TURNS: (lambda c, r: deepeval_rag_turns_text(c), False),
-    RAGAS_CONVERSATION: (lambda c, r: ragas_text(c), False),
-    DEEPEVAL_INPUT: (lambda c, r: input_text(c), False),
-    DEEPEVAL_TOOLS: (lambda c, r: tools_called_text(c.tool_calls()), False),
-    DEEPEVAL_OUTPUT: (lambda c, r: actual_output_text(c), False),
-    DEEPEVAL_TOOLS_JSON: (lambda c, r: print_tools_called_text(c.tool_calls(), call_outputs(c)), False),
-    DEEPEVAL_TOOL_TURNS: (lambda c, r: deepeval_tool_turns_text(c), False),
-    CALLS: (lambda c, r: _calls_json(c.tool_calls()), False),
-    EXPECTED: (_expected_json, False),
-    DEEPEVAL_TRACE: (lambda c, r: deepeval_trace_json(c), False),
-    EXPECTED_TEXT: (_expected_text, False),
+
+
+class Derived(NamedTuple):
+    """How a conversation row makes one value: from the conversation and the data row (`_ABSENT`: left out);
+    `replaces`: it replaces the data row's column of that name rather than yielding to it; `only_conversation`: only
+    a conversation row has it, so a judge that takes it makes the run read conversations (`run/turns.py`)."""
+
+    make: Maker
+    replaces: bool = False
+    only_conversation: bool = False
+
+
+# The values a conversation row derives from its conversation, in the order a row holds them. `_values` builds one
+# only when the run reads it (`needs`) and the row does not hold it already. A new derived value is one entry here
+# (and its place among the columns, `COLUMNS`; a test fails while it has none).
+DERIVED: dict[str, Derived] = {
+    CONVERSATION: Derived(lambda c, r: conversation_text(c), replaces=True, only_conversation=True),
+    WITH_TOOLS: Derived(lambda c, r: conversation_text(c, include_tool_calls=True), replaces=True),
+    "tools_called": Derived(lambda c, r: tool_calls_text(c)),
+    "available_tools": Derived(lambda c, r: available_tools_text(c.available_tools)),
+    DEEPEVAL_TURNS: Derived(lambda c, r: deepeval_turns_text(c), only_conversation=True),
+    DEEPEVAL_RAG_TURNS: Derived(lambda c, r: deepeval_rag_turns_text(c), only_conversation=True),
+    RAGAS_CONVERSATION: Derived(lambda c, r: ragas_text(c), only_conversation=True),
+    DEEPEVAL_INPUT: Derived(lambda c, r: input_text(c)),
+    DEEPEVAL_TOOLS: Derived(lambda c, r: tools_called_text(c.tool_calls())),
+    DEEPEVAL_OUTPUT: Derived(lambda c, r: actual_output_text(c)),
+    DEEPEVAL_TOOLS_JSON: Derived(lambda c, r: print_tools_called_text(c.tool_calls(), call_outputs(c)), only_conversation=True),
+    DEEPEVAL_TOOL_TURNS: Derived(lambda c, r: deepeval_tool_turns_text(c), only_conversation=True),
+    CALLS: Derived(lambda c, r: _calls_json(c.tool_calls())),
+    EXPECTED: Derived(_expected_json),
+    DEEPEVAL_TRACE: Derived(lambda c, r: deepeval_trace_json(c), only_conversation=True),
+    EXPECTED_TEXT: Derived(_expected_text),
     # a framework case's conversation-level fields (DeepEval's expected_outcome / scenario, RAGAS's reference), for
     # the judges that read them (deepeval_turn_contextual_*, deepeval_geval); a data row's own column wins
-    "expected_outcome": (lambda c, r: _ABSENT if c.expected_outcome is None else c.expected_outcome, False),
-    "scenario": (lambda c, r: c.metadata.get("scenario", _ABSENT), False),
+    "expected_outcome": Derived(lambda c, r: _ABSENT if c.expected_outcome is None else c.expected_outcome),
+    "scenario": Derived(lambda c, r: c.metadata.get("scenario", _ABSENT)),
 }
+# the columns every conversation dataset lists, in their order (what `columns` says, before the data's own); the
+# case fields come after the data's, only when a conversation states them
+CASE_FIELDS = ("expected_outcome", "scenario")
+COLUMNS = (
+    *("id", CONVERSATION, WITH_TOOLS, "tools_called", "available_tools", DEEPEVAL_TURNS, RAGAS_CONVERSATION),
+    *(EXPECTED_TEXT, CALLS, EXPECTED, DEEPEVAL_INPUT, DEEPEVAL_TOOLS, DEEPEVAL_OUTPUT, DEEPEVAL_TOOLS_JSON),
+    *(DEEPEVAL_RAG_TURNS, DEEPEVAL_TRACE, DEEPEVAL_TOOL_TURNS),
+)
+# the variables only a conversation row has: a judge taking one makes a run read its data as conversations
+CONVERSATION_ONLY = frozenset(name for name, d in DERIVED.items() if d.only_conversation)
 
 
 def route_columns(variables: Sequence[Variable], columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..conversations.dataset import ConversationDataset, route_columns
+from ..conversations.dataset import CONVERSATION_ONLY, ConversationDataset, route_columns
 from ..datasets import Row, extract
 from ..engine.base import DecodeOptions, Engine
 from ..judges.protocol import JudgeProtocol
@@ -29,18 +29,9 @@ RULE = "per judge and conversation, over scored per-turn results: mean score, mi
 
 
 def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | None) -> bool:
-    """Whether any judge takes a variable only a conversation row has (`conversation`, or the conversation as
-    DeepEval's or RAGAS's templates print it: `deepeval_turns`, `ragas_conversation`, `deepeval_tools_called_json`, `deepeval_trace_json`); catalog names are looked up, an
-    unknown name is left to the run's planning to report."""
-    from ..conversations.dataset import (
-        CONVERSATION,
-        DEEPEVAL_RAG_TURNS,
-        DEEPEVAL_TOOL_TURNS,
-        DEEPEVAL_TOOLS_JSON,
-        DEEPEVAL_TRACE,
-        DEEPEVAL_TURNS,
-        RAGAS_CONVERSATION,
-    )
+    """Whether any judge takes a variable only a conversation row has (`conversations.dataset.CONVERSATION_ONLY`:
+    `conversation`, or the conversation as DeepEval's or RAGAS's templates print it); catalog names are looked up,
+    an unknown name is left to the run's planning to report."""
     from ..errors import InputError
     from ..judges import get_judge
 
@@ -49,16 +40,7 @@ def takes_conversation(judges: Sequence[str | JudgeProtocol], judges_dir: str | 
             j = get_judge(given, judges_dir=judges_dir) if isinstance(given, str) else given
         except InputError:
             continue
-        conv_only = (
-            CONVERSATION,
-            DEEPEVAL_TURNS,
-            RAGAS_CONVERSATION,
-            DEEPEVAL_TOOLS_JSON,
-            DEEPEVAL_TOOL_TURNS,
-            DEEPEVAL_RAG_TURNS,
-            DEEPEVAL_TRACE,
-        )
-        if any(v.name in conv_only for v in j.variables):
+        if any(v.name in CONVERSATION_ONLY for v in j.variables):
             return True
     return False
 
