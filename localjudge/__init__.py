@@ -121,6 +121,9 @@ _MOVED = {
     "localjudge.labels.table": "localjudge.store.labels",
     "localjudge.labels.sessions": "localjudge.store.session_labels",
     "localjudge.view.indexes": "localjudge.store.indexes",
+    # issue 44: a judge module named by the metrics it holds (conversations/deepeval_trace.py prints the trace)
+    "localjudge.judges.deepeval_goal": "localjudge.judges.deepeval_topic_adherence",
+    "localjudge.judges.deepeval_trace": "localjudge.judges.deepeval_trace_metrics",
     # issue 44: serve/ by endpoint (chat/, responses/, ollama/) over one core/; `serve.responses` and `serve.ollama`
     # are now those packages, so their old modules are reached at responses.translate / ollama.translate only
     **{

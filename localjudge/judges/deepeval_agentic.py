@@ -24,7 +24,7 @@ from typing import Any
 from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
-from .deepeval_trace import strict, trace_calls  # the kind's strict_mode rule, one copy (deepeval_trace imports nothing here)
+from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mode rule, one copy (it imports nothing here)
 from .ragas_agent import Judge
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
@@ -95,6 +95,6 @@ MetricCalls = Callable[[Judge, dict[str, Any], dict[str, str], list[Generation],
 METRICS: dict[str, MetricCalls] = {  # the judge file's `deepeval_agentic` -> its calls
     "argument_correctness": argument_correctness_calls,
     "task_completion": task_completion_calls,
-    "step_efficiency": trace_calls,  # judges/deepeval_trace.py: the task (and the plan), then the score
+    "step_efficiency": trace_calls,  # judges/deepeval_trace_metrics.py: the task (and the plan), then the score
     "plan_adherence": trace_calls,
 }

@@ -32,12 +32,12 @@ from typing import Any
 from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError, UnscoredReason
 from ..formats import OutputFormat
-from .deepeval_goal import DERIVED as GOAL_DERIVED
-from .deepeval_goal import first_request as goal_first_request
-from .deepeval_goal import topic_adherence_calls
 from .deepeval_goal_accuracy import DERIVED as GOAL_ACCURACY_DERIVED
 from .deepeval_goal_accuracy import first_request as goal_accuracy_first_request
 from .deepeval_goal_accuracy import goal_accuracy_calls
+from .deepeval_topic_adherence import DERIVED as TOPIC_DERIVED
+from .deepeval_topic_adherence import first_request as topic_first_request
+from .deepeval_topic_adherence import topic_adherence_calls
 from .deepeval_turn_rag import DERIVED as RAG_DERIVED
 from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
@@ -57,7 +57,7 @@ DERIVED = (
     "intentions",
     "incompletenesses",
     "out_of_character_responses",
-    *GOAL_DERIVED,
+    *TOPIC_DERIVED,
     *GOAL_ACCURACY_DERIVED,
     *RAG_DERIVED,
 )
@@ -106,7 +106,7 @@ def _turns_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> lis
 
 
 def _topic_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
-    return goal_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
+    return topic_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
 
 
 def _knowledge_retention(

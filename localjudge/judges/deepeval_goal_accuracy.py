@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine.base import Calls, Generation, Message
 from ..formats import OutputFormat
-from .deepeval_goal import unit_interactions
+from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
 

@@ -41,7 +41,7 @@ from typing import Any
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError, UnscoredReason
 from ..formats import OutputFormat
-from .deepeval_goal import unit_interactions
+from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import printed_value
 from .ragas_agent import Judge
 

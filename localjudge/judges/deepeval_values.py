@@ -1,5 +1,5 @@
 """The `deepeval_turns` value as DeepEval's turn dicts, for the DeepEval several-call judges
-(judges/deepeval_conversation.py and judges/deepeval_goal.py, which both read it; here so neither imports the other
+(judges/deepeval_conversation.py and judges/deepeval_topic_adherence.py, which both read it; here so neither imports the other
 back). A conversation row's value is `Printed` (conversations/render.py `deepeval_turns_text`): the printed text
 the prompt shows, carrying the turns it was printed from, which are read as they are. Only a user's own column
 of printed text is read back, by the bounded `jsonio.python_literal`."""
