@@ -76,6 +76,12 @@ def test_a_per_turn_run_report_shows_each_results_transcript_with_tool_calls_and
     # the user's text is shown escaped, never as a script
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in first
     assert "Sunny &amp; 21C." in first
+    # each row's transcript box is summed up in one line: the last turns its judge saw (the default window holds all
+    # six), roles and first words, the earlier ones counted, escaped
+    assert re.findall(r"<summary>transcript: (.*?)</summary>", second) == [
+        "(+2 earlier turns) | tool: sunny, 21C | assistant: Sunny &amp; 21C. | user: Thanks. | assistant: You&#39;re welcome."
+    ]
+    assert "<summary>transcript: user: Weather in &lt;script&gt;" in first and "→ get_weather(" in first
 
 
 def test_a_long_conversations_transcript_is_cut_with_the_hidden_turns_counted(tmp_path):

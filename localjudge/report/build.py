@@ -140,7 +140,8 @@ def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]
                 "expected_score": r.expected_score,
                 "tokens": r.usage.output_tokens,
                 "ms": r.timings.total_ms,
-                "transcript": convs.get(row.row_index),
+                "transcript": None if (conv := convs.get(row.row_index)) is None else conv[0],
+                "preview": None if conv is None else conv[1],
             }
         )
     return out

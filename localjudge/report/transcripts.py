@@ -20,7 +20,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..conversations.stored import read_stored_conversations
-from ..conversations.transcript import Transcript, build
+from ..conversations.transcript import Transcript, build, preview
 from ..conversations.transcript_html import turn_html
 from ..datasets import Position
 from ..run.turns import per_conversation
@@ -37,8 +37,9 @@ def aggregate(run: Run) -> dict[str, Any]:
     return per_conversation(run.rows)
 
 
-def transcripts(run: Run, max_chars: int, row_indexes: set[int]) -> dict[int, Markup]:
-    """Each conversation result's transcript HTML by its row index (only the rows in `row_indexes`, those shown)."""
+def transcripts(run: Run, max_chars: int, row_indexes: set[int]) -> dict[int, tuple[Markup, str]]:
+    """Each conversation result's transcript HTML and its one-line preview (`conversations.transcript.preview`: the
+    turns the judge saw, roles and first words) by its row index (only the rows in `row_indexes`, those shown)."""
     pos: dict[int, Position] = {}
     for r in run.rows:
         if r.conversation_id is not None and r.row_index in row_indexes and r.row_index not in pos:
@@ -48,11 +49,12 @@ def transcripts(run: Run, max_chars: int, row_indexes: set[int]) -> dict[int, Ma
     convs = read_stored_conversations(Path(run.path) / "results.sqlite", run.run_id)
     opts = run.meta.get("conversation")
     options = opts if isinstance(opts, dict) else {}
-    out: dict[int, Markup] = {}
+    out: dict[int, tuple[Markup, str]] = {}
     for i, p in pos.items():
         conv = convs.get(p.conversation_id)
         if conv is not None:
-            out[i] = transcript_html(build(conv, p, options, max_shown=MAX_SHOWN, max_chars=max_chars))
+            html = transcript_html(build(conv, p, options, max_shown=MAX_SHOWN, max_chars=max_chars))
+            out[i] = html, preview(conv, p, options)
     return out
 
 
