@@ -117,3 +117,14 @@ def test_a_resumed_run_renders_nothing_it_does_not_send(tmp_path, renders):
     engine = ScriptedEngine(_answer)
     localjudge.evaluate(_rows(), ["groundedness"], engine=engine, out=out)
     assert engine.calls == 0 and sum(renders.values()) == 2 * first  # the key's fingerprint only, no second render
+
+
+def test_a_stage_text_that_is_not_a_string_is_rendered_without_the_memo():
+    from localjudge.judges.values import RowValues
+
+    judge = get_judge("groundedness")
+    raw, text = judge._values({"input": "q", "output": "a", "retrieval_context": "c"})
+    values = RowValues(raw, text)
+    odd = {**text, "extra": ["not", "hashable"]}
+    assert judge._messages(0, values, odd) == judge._messages(0, raw, odd) and values.rendered == {}
+    assert judge._messages(0, values, text) == judge._messages(0, raw, text) and len(values.rendered) == 1

@@ -174,6 +174,10 @@ class Judge(VariableValues, JudgeOutcomes):
         if not isinstance(raw, RowValues):
             return self._render_stage(stage, raw, text)
         key = (stage, tuple(text.items()))
+        try:
+            hash(key)
+        except TypeError:  # a text that is not a string (a program's own field): rendered each time, as before
+            return self._render_stage(stage, raw, text)
         out = raw.rendered.get(key)
         if out is None:
             out = raw.rendered[key] = self._render_stage(stage, raw, text)
