@@ -65,7 +65,7 @@ class Cell:
     base: dict[str, Any]
     record: Record
     key: str
-    prepared: Prepared | None = None  # the values as the judge prepared them for the key: its calls start from them
+    prepared: Prepared  # the values as the judge prepared them for the key: its calls start from them
 
     @property
     def judge(self) -> JudgeProtocol:
@@ -109,7 +109,7 @@ class CellLoop:
         if problem is not None:
             self._commit(plan, ResultRow(**base, result=self._failed(plan, *problem), error=problem[1]))
             return None
-        assert key is not None and record is not None
+        assert key is not None and record is not None and prepared is not None
         legacy = self.keys.legacy_key(plan, record)  # a panel member's key in stores written before it was a solo key
         stored = self.store.cell(self.run_id, row.index, plan.name)
         if stored is not None and stored[0] == key:
@@ -236,7 +236,7 @@ def run_chunk(loop: CellLoop, chunk: list[Row], plans: list[JudgePlan], ref: Mod
             engine: Engine = ref.engine()
             batch = EngineBatch(engine, loop.keys.opts, loop.keys.model_id, lambda k, r: loop.judged(queued[k], r))
         queued.extend(cells)
-        batch.submit(plan.judge, [c.prepared or c.values for c in cells])
+        batch.submit(plan.judge, [c.prepared for c in cells])
     if batch is not None:  # a failure mid-batch: every unfinished cell is an error, retried next run
         batch.drain(fatal=(ModelError, ConstraintError, StorageError))
 
