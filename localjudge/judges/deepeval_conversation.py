@@ -43,6 +43,7 @@ from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
 from .deepeval_values import deepeval_turns  # the turns value as turn dicts (kept importable here)
 from .ragas_agent import Judge
+from .spec import DeepEvalConversation
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)
 DERIVED = (
@@ -114,9 +115,7 @@ def _knowledge_retention(
 ) -> Calls:
     """KnowledgeRetentionMetric's calls: the knowledge of each user turn, a verdict per assistant turn after known
     knowledge, the reason."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    cfg, fmts = _setting(judge)
 
     def parsed(stage: int, gen: Generation) -> Any:
         return fmts[stage].value(fmts[stage].parse(gen.text))
@@ -172,9 +171,7 @@ def _completeness(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
 ) -> Calls:
     """ConversationCompletenessMetric's calls: intentions, a verdict per intention, the reason."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    cfg, fmts = _setting(judge)
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
     intentions = outputs["intentions"] = fmts[0].value(fmts[0].parse(gens[-1].text))["intentions"]
@@ -205,9 +202,7 @@ def _role_adherence(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
 ) -> Calls:
     """RoleAdherenceMetric's calls: the out-of-character verdicts, the reason."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    cfg, fmts = _setting(judge)
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
     verdicts = outputs["verdicts"] = fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"]
@@ -249,6 +244,13 @@ METRICS: dict[str, Metric] = {
     # they read the turns with their retrieval contexts, and name a failing stage themselves
     **{m: Metric(rag_first_request, turn_rag_calls, names_stage=True) for m in RAG_METRICS},
 }
+
+
+def _setting(judge: Judge) -> tuple[DeepEvalConversation, list[OutputFormat]]:
+    """The judge's metric settings and its stages' formats, what every metric's calls start from."""
+    cfg = judge.spec.deepeval_conversation
+    assert cfg is not None
+    return cfg, [f for f in judge.formats if f is not None]
 
 
 def _metric(judge: Judge) -> Metric:
