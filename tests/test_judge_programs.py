@@ -20,15 +20,18 @@ def test_every_call_shape_and_every_kind_has_a_program():
     assert all(isinstance(program_of(t.calls), Program) for t in KINDS.values())
 
 
-def test_judge_py_compares_no_kind_or_call_shape():
-    tree = ast.parse(Path(judge_module.__file__).read_text("utf-8"))
-    compared = [
+def _comparisons(module, attrs: tuple[str, ...]) -> list[str]:
+    """Every comparison in `module`'s source with an attribute named in `attrs` on either side."""
+    tree = ast.parse(Path(module.__file__).read_text("utf-8"))
+    return [
         ast.unparse(n)
         for n in ast.walk(tree)
-        if isinstance(n, ast.Compare)
-        and any(isinstance(x, ast.Attribute) and x.attr in ("calls", "kind") for x in [n.left, *n.comparators])
+        if isinstance(n, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr in attrs for x in [n.left, *n.comparators])
     ]
-    assert compared == []
+
+
+def test_judge_py_compares_no_kind_or_call_shape():
+    assert _comparisons(judge_module, ("calls", "kind")) == []
 
 
 def test_a_registered_program_is_what_a_judge_of_its_shape_runs():
@@ -70,14 +73,7 @@ def test_the_deepeval_modules_choose_a_metric_by_table_not_by_comparison():
     from localjudge.judges import deepeval_agentic, deepeval_conversation
 
     for module in (deepeval_agentic, deepeval_conversation):
-        tree = ast.parse(Path(module.__file__).read_text("utf-8"))
-        compared = [
-            ast.unparse(n)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Compare)
-            and any(isinstance(x, ast.Attribute) and x.attr in ("metric", "deepeval_agentic") for x in [n.left, *n.comparators])
-        ]
-        assert compared == [], module.__name__
+        assert _comparisons(module, ("metric", "deepeval_agentic")) == [], module.__name__
 
 
 def test_a_judge_version_hashes_the_fields_added_since_the_first_format_only_when_set():
