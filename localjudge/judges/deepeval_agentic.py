@@ -23,7 +23,6 @@ from typing import Any
 
 from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
-from ..formats import OutputFormat
 from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mode rule, one copy (it imports nothing here)
 from .ragas_agent import Judge
 
@@ -51,7 +50,7 @@ def task_completion_calls(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
 ) -> Calls:
     """TaskCompletionMetric's calls without a trace: the task and outcome, then the verdict on them."""
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     outputs: dict[str, Any] = {}
     try:
         gens += yield [(judge._messages(0, raw, text), fmts[0])]
@@ -73,7 +72,7 @@ def argument_correctness_calls(
     judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
 ) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     if str(raw.get("deepeval_tools_called", "")).strip() == NO_CALLS:
         reason = "No tool calls provided"
         return judge._scored(judge._base(gens, fmts[1], model_id), 1.0, 1.0, reason, None, {"verdicts": []})

@@ -250,7 +250,7 @@ def _setting(judge: Judge) -> tuple[DeepEvalConversation, list[OutputFormat]]:
     """The judge's metric settings and its stages' formats, what every metric's calls start from."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    return cfg, [f for f in judge.formats if f is not None]
+    return cfg, judge.output_formats
 
 
 def _metric(judge: Judge) -> Metric:

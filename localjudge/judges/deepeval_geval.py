@@ -22,7 +22,6 @@ from typing import Any
 
 from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError, UnscoredReason
-from ..formats import OutputFormat
 from .deepeval_geval_turns import TURN_TEXTS, merged_turns, turn_sources
 from .ragas_agent import Judge
 from .spec import DeepEvalGEval, GEvalParam, JudgeSpec, Variable
@@ -149,7 +148,7 @@ def geval_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
     """ConversationalGEval's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
     cfg = judge.spec.deepeval_geval
     assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     outputs: dict[str, Any] = {}
     stage = 0
     try:

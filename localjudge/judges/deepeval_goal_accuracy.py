@@ -81,7 +81,7 @@ def goal_accuracy_calls(
     """GoalAccuracyMetric's calls: a goal score per unit, a plan score per unit, the free-text reason."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     scored: list[list[dict[str, Any]]] = []
     for stage in (0, 1):

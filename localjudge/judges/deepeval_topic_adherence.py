@@ -18,7 +18,6 @@ from typing import Any
 from .. import jsonio
 from ..engine.base import Calls, Generation, Message
 from ..errors import InputError
-from ..formats import OutputFormat
 from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
 
@@ -106,7 +105,7 @@ def topic_adherence_calls(
 
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     topics = relevant_topics(raw.get("relevant_topics"))
     units = unit_interactions(turns)

@@ -17,7 +17,6 @@ from typing import Any
 
 from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
-from ..formats import OutputFormat
 from .ragas_agent import Judge
 
 NO_PLAN_REASON = (
@@ -34,7 +33,7 @@ def strict(judge: Judge, score: float) -> float:
 
 def trace_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     outputs: dict[str, Any] = {}
     try:
         gens += yield [(judge._messages(0, raw, text), fmts[0])]

@@ -160,7 +160,7 @@ def turn_rag_calls(
     """The metric's calls, window by window as DeepEval makes them, then the final reason."""
     cfg = judge.spec.deepeval_conversation
     assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     wins = windows(rag_turns(raw["deepeval_rag_turns"]))
     scores: list[float | int] = []
     reasons: list[str] = []

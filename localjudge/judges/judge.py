@@ -175,10 +175,9 @@ class Judge(VariableValues, JudgeOutcomes):
             return self._render_stage(stage, raw, text)
         key = (stage, tuple(text.items()))
         try:
-            hash(key)
+            out = raw.rendered.get(key)
         except TypeError:  # a text that is not a string (a program's own field): rendered each time, as before
             return self._render_stage(stage, raw, text)
-        out = raw.rendered.get(key)
         if out is None:
             out = raw.rendered[key] = self._render_stage(stage, raw, text)
         return list(out)

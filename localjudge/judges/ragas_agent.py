@@ -35,6 +35,11 @@ class Judge(Protocol):
     @property
     def formats(self) -> list[OutputFormat | None]: ...
 
+    @property
+    def output_formats(self) -> list[OutputFormat]:
+        """The stages' formats known before any output."""
+        ...
+
     def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]: ...
 
     def _base(self, gens: Sequence[Generation], fmt: OutputFormat | None, model_id: str = "") -> dict[str, Any]: ...
@@ -110,7 +115,7 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
     cfg = judge.spec.ragas_agent
     assert cfg is not None
-    fmts: list[OutputFormat] = [f for f in judge.formats if f is not None]
+    fmts = judge.output_formats
     conversation = str(raw["ragas_conversation"])
     outputs: dict[str, Any] = {}
 
