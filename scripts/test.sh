@@ -13,8 +13,18 @@
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
 # The `localjudge view` tests drive it with selenium through chromedriver (Debian's chromium-driver).
+# `bash scripts/test.sh --fast`: the unit tier only (tests/tier_guard.py: no model weights, no process, no network
+# socket; a unit test that reaches for one fails), in two processes, after ruff; .venv is made only where missing.
+# The inner loop of a change: about 2 minutes on 2 cores. The whole command above is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --fast ]; then
+  shift
+  if [ ! -x .venv/bin/python ]; then "${PYTHON:-python3}" -m venv .venv && .venv/bin/python -m pip install -q -e '.[test]'; fi
+  echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
+  echo "== pytest: the unit tier"
+  exec .venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" -m "not model and not system" -q "$@"
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q --upgrade pip

@@ -15,6 +15,8 @@ import pytest
 # test compiles another may reuse without seeing its state, so every test's home links them to the session's.
 SHARED_CACHES = ("fsm", "sha256", "gguf", "serve")
 
+pytest_plugins = ("tier_guard",)  # the unit / model / system tiers, enforced (tests/tier_guard.py)
+
 
 def cli(
     *args: str | bytes,

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from localjudge.agent import ActionFormat, ToolAction, ToolLimits, TraceJudge
 from localjudge.cli import main
 
+pytestmark = pytest.mark.system
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
 RAG = EXAMPLES / "rag_agent.mlflow.json"
 TOOL = EXAMPLES / "tool_agent.otel.json"

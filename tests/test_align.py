@@ -137,6 +137,7 @@ def test_few_shot_examples_are_kept_only_when_they_help_on_train(tmp_path):
     assert rep.after.auc > rep.before.auc  # the examples changed the ranking itself
 
 
+@pytest.mark.system
 def test_align_refuses_what_it_cannot_do_in_one_line(tmp_path):
     labels = labelled(tmp_path, n=30)
     with pytest.raises(InputError, match="no token probabilities"):
@@ -176,6 +177,7 @@ def test_an_aligned_judge_without_probabilities_is_unscored_not_a_guess(tmp_path
     assert r.unscored_reason == "no_probabilities" and r.value is None and "token probabilities" in r.error
 
 
+@pytest.mark.system
 def test_agree_reports_auc_of_the_expected_score(tmp_path):
     labels = labelled(tmp_path, n=80)
     rows = [json.loads(line) for line in labels.read_text().splitlines()]
@@ -209,6 +211,7 @@ def test_agree_reports_auc_of_the_expected_score(tmp_path):
     assert run.counts.evaluated == 80
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_align_on_the_default_model_reports_figures_without_claiming_a_gain(engine, tmp_path):
     """The real 135M model on 40 human-labelled TruthfulQA rows (the README's figures are scripts/tools/align_report.py):

@@ -4,8 +4,12 @@ what a prompt feed computed, so warm and cold evaluate the same batches (real mo
 
 from __future__ import annotations
 
+import pytest
+
 from localjudge.engine import Message
 from localjudge.formats import YesNoJSON
+
+pytestmark = pytest.mark.model
 
 FACTS = " ".join(f"fact {i}: item {i} weighs {i * 3} grams." for i in range(24))
 ASK = [Message(role="user", content=FACTS + "\nQuestion: what does item 7 weigh? Answer: 21 grams. Correct? Explain.")]

@@ -57,6 +57,7 @@ def test_llama_identity_without_loading_names_the_file_digest_and_only_output_ch
     assert ModelRef(None, {"n_parallel": 4}).identity().settings == {"n_parallel": 4}
 
 
+@pytest.mark.system
 def test_a_loaded_llama_engine_reports_the_identity_its_spec_promised(engine):
     assert engine.identity() == ModelRef(None).identity()
 
@@ -73,6 +74,7 @@ def test_cli_alias_and_option_that_disagree_exit_2():
     assert res.exit_code == 2 and "--n-ctx 1024 and --option n_ctx=2048 disagree" in res.output
 
 
+@pytest.mark.system
 def test_cli_judges_with_the_real_model_and_an_option(engine):
     res = CliRunner().invoke(main, ["judge", "correctness", *QA, "--option", "n_ctx=2048"])
     assert res.exit_code in (0, 1), res.output

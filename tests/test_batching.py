@@ -11,6 +11,8 @@ from localjudge.engine.base import Message
 from localjudge.errors import PromptTooLongError
 from localjudge.judges import get_judge
 
+pytestmark = pytest.mark.model
+
 QA = [
     ("What happens if you crack your knuckles a lot?", "Nothing in particular happens if you crack your knuckles a lot."),
     ("Which is the capital of Australia?", "Sydney is the capital of Australia."),

@@ -112,6 +112,7 @@ def test_a_judge_that_knows_the_labels_agrees_fully_with_kappa_one(tmp_path: Pat
     assert (turn.results, turn.labels_yes) == (10, 7)
 
 
+@pytest.mark.system
 def test_bench_py_dispatches_the_section_and_an_unknown_model_is_one_line_exit_2(tmp_path: Path) -> None:
     cmd = [sys.executable, "bench.py", "conversations-models", "--rows", "2", "--model", "no-such-model", "--out", str(tmp_path)]
     p = subprocess.run(cmd, cwd=SCRIPTS, capture_output=True, text=True, timeout=120)

@@ -70,6 +70,7 @@ def _check(records: list[dict], who: str) -> dict[str, int]:
     return c
 
 
+@pytest.mark.system
 def test_localjudge_serve_answers_valid_or_declines_naming_the_feature_through_the_bench(tmp_path):
     records = e2e.run_contender("localjudge", TINY, max_tokens=48, timeout=120, out=tmp_path)
     c = _check(records, "localjudge")
@@ -87,6 +88,7 @@ def test_localjudge_serve_answers_valid_or_declines_naming_the_feature_through_t
 LLAMA_SERVER_NEEDS = ("fastapi", "pydantic_settings", "sse_starlette", "starlette_context")
 
 
+@pytest.mark.system
 @pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in LLAMA_SERVER_NEEDS),
     reason="llama-cpp-python's server extras are not installed (the [test] extra has them: sse-starlette, starlette-context)",
@@ -98,6 +100,7 @@ def test_llama_cpp_python_server_answers_every_schema_through_the_bench_and_neve
     assert records[0]["outcome"] == "valid", records[0]  # its grammar holds a plain object schema
 
 
+@pytest.mark.system
 def test_a_server_that_dies_on_a_schema_counts_it_as_an_error_and_the_bench_goes_on_with_a_new_one(tmp_path, monkeypatch):
     started: list = []
     real_start, real_ask = e2e.start, e2e.ask

@@ -90,6 +90,7 @@ def test_a_model_that_is_not_installed_gets_a_one_line_error_and_exit_2(
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "missing.gguf" in err[0]
 
 
+@pytest.mark.system
 def test_bench_py_runs_the_trust_models_section_and_passes_its_options(tmp_path: Path) -> None:
     import subprocess
 

@@ -101,6 +101,7 @@ def test_agree_reports_the_corrected_pass_rate_over_every_scored_row_of_the_run(
     assert cal.corrected_ci is not None and cal.corrected_ci[0] <= 0.4 <= cal.corrected_ci[1]
 
 
+@pytest.mark.system
 def test_agree_and_report_print_the_corrected_rate_with_its_interval_or_refuse(tmp_path: Path):
     """A real run (a scripted judge that says yes when the answer carries `say=yes`) then `localjudge agree`."""
     rng = random.Random(5)
@@ -130,6 +131,7 @@ def test_agree_and_report_print_the_corrected_rate_with_its_interval_or_refuse(t
     assert "refused" in line and "[" not in line, out.stdout
 
 
+@pytest.mark.system
 def test_run_with_labels_adds_the_corrected_pass_rate_to_the_summary(tmp_path: Path):
     rng = random.Random(8)
     truth = [rng.random() < 0.3 for _ in range(120)]

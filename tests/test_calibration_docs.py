@@ -35,6 +35,7 @@ def test_the_page_is_titled_and_every_shell_block_says_why_it_is_not_run_here():
         assert "not run by the docs test" in " ".join(before).lower(), text[m.start() - 300 : m.start()]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("index", range(len(EXPECTED)))
 def test_each_snippet_runs_and_prints_what_the_page_says(tmp_path: Path, index: int):
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -159,6 +159,7 @@ def test_align_target_agreement_chooses_a_threshold_and_reports_held_out_figures
     assert "escalate below confidence" in text and "held out (n = 90)" in text
 
 
+@pytest.mark.system
 def test_run_cli_cascade_with_the_two_real_models_reports_the_fraction_escalated(tmp_path: Path):
     """The acceptance command on 2 rows, 1 thread: smollm2-135m first, gemma3-270m below confidence 0.99."""
     data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
@@ -178,6 +179,7 @@ def test_run_cli_cascade_with_the_two_real_models_reports_the_fraction_escalated
     assert len([r for r in rows if r["judge"] == "correctness@gemma3-270m"]) == cascade["escalated"]
 
 
+@pytest.mark.system
 def test_cascade_flags_go_together(tmp_path: Path):
     cmd = [
         sys.executable,
@@ -231,6 +233,7 @@ def test_a_pairwise_cascade_escalates_the_pairs_whose_two_orders_disagree(tmp_pa
     assert agree(list(run.results), rows, "pref", judge="pairwise@first").accuracy == pytest.approx(8 / 12)
 
 
+@pytest.mark.system
 def test_judge_cli_escalates_one_example_without_token_probabilities(tmp_path: Path):
     """`scripted:` models give no token probabilities: the confidence is unknown, so the example is escalated."""
     a, b = tmp_path / "a.json", tmp_path / "b.json"
@@ -244,6 +247,7 @@ def test_judge_cli_escalates_one_example_without_token_probabilities(tmp_path: P
     assert got["first"]["value"] == "yes" and got["result"]["value"] == "no"
 
 
+@pytest.mark.system
 def test_align_cli_target_agreement_without_probabilities_says_to_escalate_every_row(tmp_path: Path):
     """A `scripted:` model gives no token probabilities, so no row can be trusted: the command says so and writes
     its report."""

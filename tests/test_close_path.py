@@ -41,6 +41,7 @@ def answer(engine, schema: dict, **opts) -> object:
     return value
 
 
+@pytest.mark.system
 def test_pattern_needles_and_formats_that_greedy_closing_loops_on_are_completed_and_answered(engine):
     compiled = engine.compile(llg(NEEDLES))
     m = compiled.start(None, engine.vocab).m  # the start path is a real completion of a fresh matcher
@@ -51,6 +52,7 @@ def test_pattern_needles_and_formats_that_greedy_closing_loops_on_are_completed_
     assert isinstance(value, dict) and "wifi" in value["kind"]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "schema",
     [
@@ -111,6 +113,7 @@ def test_llguidance_bounds_one_object_and_one_enum_where_the_automaton_bounds_th
         llg(deep)
 
 
+@pytest.mark.system
 def test_a_schema_the_bounded_search_cannot_complete_is_declined_in_one_line(engine):
     lexer_gives_up = {  # llguidance's lexer allows no byte inside this string: no completion exists for it
         "type": "object",
@@ -159,6 +162,7 @@ IGLU_PAIR = {
 }
 
 
+@pytest.mark.system
 def test_a_pattern_witness_whose_prefix_the_grammar_forced_is_written_from_where_the_prefix_ends(engine):
     # before: the search could only start the witness at the string's first byte, wrote `iglu:` + separators a byte
     # at a time, took `iglu:0/0/` for the state of `iglu:00/0` and spent its whole work bound (declined)
@@ -169,6 +173,7 @@ def test_a_pattern_witness_whose_prefix_the_grammar_forced_is_written_from_where
     answer(engine, IGLU_PAIR, max_tokens=96)
 
 
+@pytest.mark.system
 def test_compile_walks_greedy_closing_once(engine, monkeypatch):
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}  # a short greedy path
     from localjudge.constraints.llg import LLGCompiled, LLGEngine

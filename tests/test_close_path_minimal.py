@@ -89,6 +89,7 @@ def test_a_schema_whose_instance_nests_exponentially_is_given_up_after_a_bounded
     assert builder.visited == llg_minimal.MAX_NODES + 1  # stopped by its work bound, not by the depth bound
 
 
+@pytest.mark.system
 def test_an_object_of_many_optional_properties_starts_with_its_required_ones_only(engine):
     compiled = engine.compile(JSONSchemaFormat(MANY_OPTIONAL, constraint="llguidance"))
     text = b"".join(engine.vocab.pieces[t] for t in compiled.path).decode()
@@ -98,6 +99,7 @@ def test_an_object_of_many_optional_properties_starts_with_its_required_ones_onl
     assert m.consume_tokens(compiled.path) and m.is_accepting()
 
 
+@pytest.mark.system
 def test_a_judge_format_keeps_its_greedy_close_path(engine):
     # short greedy paths (every built-in format's) are kept as they were: only long or failing ones are replaced
     schema = {"type": "object", "properties": {"result": {"enum": ["yes", "no"]}}, "required": ["result"]}
@@ -113,6 +115,7 @@ def server(_localjudge_home):
     s.stop()
 
 
+@pytest.mark.system
 def test_a_request_whose_max_tokens_the_required_properties_fit_is_answered(server):
     body = {
         "model": "smollm2-135m",

@@ -76,6 +76,7 @@ def _watch(monkeypatch, name: str) -> tuple[list[bool], list[int]]:
     return held, most
 
 
+@pytest.mark.model
 @pytest.mark.slow  # two real engines of the default model
 def test_llama_cpp_loads_one_model_at_a_time(monkeypatch):
     from localjudge.engine.llama import LlamaEngine
@@ -89,6 +90,7 @@ def test_llama_cpp_loads_one_model_at_a_time(monkeypatch):
             e.close()
 
 
+@pytest.mark.model
 @pytest.mark.slow  # two real engines of the default model
 def test_two_engines_decoding_from_two_threads_take_turns_inside_llama_cpp(monkeypatch):
     from localjudge.engine import Message
@@ -109,6 +111,7 @@ def test_two_engines_decoding_from_two_threads_take_turns_inside_llama_cpp(monke
             e.close()
 
 
+@pytest.mark.system
 @pytest.mark.slow  # fresh processes: the crash needs a process whose first loads race
 def test_two_engines_loaded_from_two_threads_at_once_decode_without_a_fault():
     code = """

@@ -25,6 +25,7 @@ def test_the_page_has_the_snippets_it_describes():
     assert len(blocks("python")) == 3 and len(blocks("toml")) == 1 and len(blocks("json")) == 1
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("index", [0, 1, 2], ids=["json_schema", "grammar", "think"])
 def test_each_python_snippet_runs_with_the_default_model(tmp_path, _localjudge_home, index):
     r = subprocess.run(
@@ -41,6 +42,7 @@ def test_each_python_snippet_runs_with_the_default_model(tmp_path, _localjudge_h
     assert expect[index], last
 
 
+@pytest.mark.system
 def test_the_judge_file_with_a_grammar_output_judges(tmp_path, engine):
     from localjudge.judges.registry import load_judge_file
 
@@ -51,6 +53,7 @@ def test_the_judge_file_with_a_grammar_output_judges(tmp_path, engine):
     assert re.fullmatch(r"SELECT [a-z_]+(, [a-z_]+){0,3} FROM [a-z_]{1,12};", result.raw_text)
 
 
+@pytest.mark.system
 def test_the_grammar_request_body_is_answered_by_the_server(judge_server):
     s, b, _ = post(judge_server.url, json.loads(blocks("json")[0]))
     assert s == 200 and b["choices"][0]["message"]["content"].startswith("SELECT ")

@@ -25,6 +25,7 @@ def _chosen(gen) -> int:
     return sum(not t.forced for t in gen.tokens)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("bounded", ["text[max_tokens=5]: /[a-zA-Z ,]+/", "text[max_tokens=5]: TEXT\nTEXT: /[a-zA-Z ,]+/"])
 def test_a_rules_max_tokens_bounds_its_free_part_where_the_model_would_write_more(engine, bounded):
     free = engine.generate(ASK, make_format("grammar", grammar='start: "Paris is " text "."\ntext: /[a-zA-Z ,]+/', max_tokens=60))
@@ -35,6 +36,7 @@ def test_a_rules_max_tokens_bounds_its_free_part_where_the_model_would_write_mor
     assert free.text.startswith(short.text[:-1])  # the same greedy words, cut where the bound ends the lexeme
 
 
+@pytest.mark.system
 def test_an_unbounded_lexeme_ends_valid_inside_a_tight_whole_output_budget(engine):
     fmt = make_format("grammar", grammar='start: "Paris is " TEXT "."\nTEXT: /[a-zA-Z ,]+/', max_tokens=8)
     gen = engine.generate(ASK, fmt)
@@ -47,6 +49,7 @@ def _fresh(engine, fmt):
     return engine.generate(ASK, fmt)
 
 
+@pytest.mark.system
 def test_the_close_path_and_the_output_are_the_same_however_slow_the_machine(engine, monkeypatch):
     """Issue 29: on a slower machine the close-path search ran out of time, the greedy path (24 filler bytes)
     won and the budget was raised. Here every state the search looks at costs 1 ms more (this search tries
@@ -68,6 +71,7 @@ def test_the_close_path_and_the_output_are_the_same_however_slow_the_machine(eng
     assert (slowed.text, [t.id for t in slowed.tokens]) == (fast.text, [t.id for t in fast.tokens])
 
 
+@pytest.mark.system
 def test_a_compile_time_search_past_its_time_limit_is_refused_never_answered_differently(engine, monkeypatch):
     """The search's only wall-clock bound refuses: with the clock jumping 10 s at each reading, a search that
     tries more than `CLOCK_EVERY` moves is refused in one line naming the limit, never answered with the
@@ -88,6 +92,7 @@ def test_a_compile_time_search_past_its_time_limit_is_refused_never_answered_dif
     assert FREE.fullmatch(engine.generate(ASK, fmt).text)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     "grammar",
     [
@@ -114,6 +119,7 @@ def test_no_output_exceeds_max_tokens_and_a_budget_no_completion_fits_is_refused
         engine.generate(ASK, make_format("grammar", grammar=grammar, max_tokens=shortest - 1))
 
 
+@pytest.mark.system
 def test_a_per_part_bound_lets_a_free_part_followed_by_a_literal_close_inside_the_budget(engine):
     """Without the bound this grammar is refused today (the greedy close path never reaches " END"); with it the
     lexeme ends after its tokens and the literal follows, within the whole-output budget."""

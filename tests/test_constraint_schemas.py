@@ -41,6 +41,7 @@ def answer(engine, schema: dict, **opts) -> tuple[object, object]:
     return value, gen
 
 
+@pytest.mark.model
 def test_sibling_keywords_beside_required_only_any_of_still_bind_the_answer(engine):
     schema = {
         "type": "object",
@@ -55,6 +56,7 @@ def test_sibling_keywords_beside_required_only_any_of_still_bind_the_answer(engi
     assert not accepts(engine, fmt, "{}") and accepts(engine, fmt, '{"height": 2}')
 
 
+@pytest.mark.model
 def test_a_required_property_that_is_not_declared_is_still_written(engine):
     schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}, "required": ["id"]}
     value, _ = answer(engine, schema)
@@ -68,6 +70,7 @@ def test_enum_beside_a_conflicting_type_is_refused_as_unsatisfiable():
     assert "\n" not in str(e.value) and str(e.value).startswith("response schema")
 
 
+@pytest.mark.model
 def test_max_length_is_counted_in_characters_and_pattern_and_format_are_honoured(engine):
     schema = {
         "type": "object",
@@ -88,6 +91,7 @@ def test_max_length_is_counted_in_characters_and_pattern_and_format_are_honoured
     assert accepts(engine, fmt, '{"version": "3", "code": "ABC-12", "day": "2024-01-31"}')
 
 
+@pytest.mark.model
 def test_properties_are_in_schema_order_and_optional_properties_are_optional(engine):
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]}
     schema["additionalProperties"] = False
@@ -96,6 +100,7 @@ def test_properties_are_in_schema_order_and_optional_properties_are_optional(eng
     assert not accepts(engine, fmt, '{"b": "x", "a": 1}') and not accepts(engine, fmt, '{"a": 1}')
 
 
+@pytest.mark.model
 def test_recursive_refs_and_number_bounds_past_two_thousand_values_are_honoured(engine):
     schema = {
         "$defs": {
@@ -114,6 +119,7 @@ def test_recursive_refs_and_number_bounds_past_two_thousand_values_are_honoured(
     assert 0 <= value["v"] <= 100000  # type: ignore[index]
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(
     "schema",
     [
@@ -131,6 +137,7 @@ def test_a_fully_forced_answer_completes_at_once_instead_of_hanging(engine, sche
     assert json.loads(many[0].text) == value and json.loads(many[1].text) in (1, 2, 3)
 
 
+@pytest.mark.model
 def test_every_budget_from_the_shortest_up_gives_complete_valid_json(engine):
     schema = {
         "type": "object",
@@ -149,6 +156,7 @@ def test_every_budget_from_the_shortest_up_gives_complete_valid_json(engine):
         assert gen.n_output_tokens <= budget and gen.stop_reason == "final"  # type: ignore[attr-defined]
 
 
+@pytest.mark.model
 def test_the_whole_output_budget_is_clamped_to_the_context_left(_localjudge_home):
     small = LlamaEngine(None, n_ctx=160, n_threads=1)
     try:
@@ -205,6 +213,7 @@ def test_user_schemas_from_judge_files_use_llguidance_and_say_so_in_their_cache_
     assert "constraint" not in JSONSchemaFormat({"type": "string"}).params()  # the automaton's keys are unchanged
 
 
+@pytest.mark.model
 def test_declared_properties_are_all_a_client_object_may_write_unless_it_allows_more(engine):
     open_schema = {"type": "object", "properties": {"a": {"type": "integer"}}}  # what pydantic writes
     fmt = llg(open_schema)
@@ -228,6 +237,7 @@ def test_a_schema_over_the_automatons_64_kb_compiles_under_llguidance_within_its
         JSONSchemaFormat(schema, constraint="automaton")
 
 
+@pytest.mark.model
 def test_compiled_large_schemas_kept_in_memory_are_bounded_by_their_grammar_text(engine):
     from localjudge.engine.llama import LLG_CACHE_CHARS
 
@@ -245,6 +255,7 @@ def test_compiled_large_schemas_kept_in_memory_are_bounded_by_their_grammar_text
     assert len(held) < len(fmts)
 
 
+@pytest.mark.model
 def test_a_format_llguidance_does_not_know_is_an_annotation_and_a_known_one_binds(engine):
     """JSON Schema's default vocabulary treats `format` as an annotation: `topic`, `byte`, `uri-reference` no
     longer refuse the schema (they were 7 of 160 real schemas declined); `date` still constrains."""
@@ -254,6 +265,7 @@ def test_a_format_llguidance_does_not_know_is_an_annotation_and_a_known_one_bind
     assert accepts(engine, dated, '"2026-11-24"') and not accepts(engine, dated, '"tomorrow"')
 
 
+@pytest.mark.model
 def test_a_one_branch_one_of_beside_required_binds_like_its_branch(engine):
     schema = {
         "type": "object",

@@ -11,6 +11,8 @@ import re
 import pytest
 from serve_support import assert_openai_error, healthy, post
 
+pytestmark = pytest.mark.system
+
 MSG = [{"role": "user", "content": "Give the release code of our product."}]
 
 

@@ -18,6 +18,7 @@ from localjudge.formats.base import strip_think, think_text
 ASK = [Message(role="user", content="Is Paris the capital of France? Think first, then answer.")]
 
 
+@pytest.mark.system
 def test_the_output_is_a_think_block_within_n_tokens_then_the_format(engine):
     fmt = make_format("yes_no_json")
     gen = engine.generate(ASK, fmt, DecodeOptions(think_tokens=12))
@@ -48,6 +49,7 @@ def test_think_tokens_zero_keeps_every_cache_key_as_it_was():
     assert DecodeOptions(think_tokens=8).model_dump()["think_tokens"] == 8
 
 
+@pytest.mark.system
 def test_a_judge_file_with_think_tokens_thinks_then_judges_and_keeps_its_version_without(engine):
     from localjudge.judges.registry import judge_from_dict
 
@@ -85,6 +87,7 @@ def test_a_streamed_reasoning_answer_never_sends_text_it_takes_back():
         assert len(content) - len(last[1]) <= hold
 
 
+@pytest.mark.system
 def test_think_tokens_carry_their_top_logprobs_like_the_verdicts_tokens(engine):
     from localjudge.engine.base import GenerateOptions
 
@@ -119,6 +122,7 @@ def ask(url: str, **kw) -> tuple[int, dict]:
     return s, b
 
 
+@pytest.mark.system
 def test_served_max_tokens_bounds_thinking_and_answer_together_and_usage_reports_the_reasoning_part(one_thread_server):
     for max_tokens, think in ((40, 16), (30, 12), (None, 8)):
         s, b = ask(one_thread_server.url, think_tokens=think, **({"max_tokens": max_tokens} if max_tokens else {}))
@@ -137,6 +141,7 @@ def test_served_max_tokens_bounds_thinking_and_answer_together_and_usage_reports
     assert s == 200 and b["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0  # no think block, none counted
 
 
+@pytest.mark.system
 def test_a_think_budget_that_leaves_the_answer_no_room_is_a_400_naming_think_tokens(one_thread_server):
     from serve_support import assert_openai_error
 

@@ -219,6 +219,7 @@ def test_align_on_turn_labels_recovers_the_known_bias_and_the_aligned_judge_runs
     assert wrong == [] and set(again.summary.run["conversations"]["judges"][aligned.name]) == {c["id"] for c in chats}
 
 
+@pytest.mark.model
 @pytest.mark.slow  # a real local Ray cluster and the real default model (workers: 1 thread each): minutes on 2 busy cores
 def test_a_ray_run_of_sessions_gives_the_local_runs_results_positions_and_aggregates(ray_cluster, tmp_path):
     """(Per-turn runs on Ray were checked the same way once: equal; left out here for the time they take.)"""

@@ -10,6 +10,8 @@ import localjudge
 from localjudge.engine.llama import LlamaEngine
 from localjudge.run.turns import conversation_lines
 
+pytestmark = pytest.mark.model
+
 JUDGE = "knowledge_retention"  # MLflow's per-turn-minded judge: fixed instructions, then the conversation
 
 

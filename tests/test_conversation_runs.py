@@ -118,6 +118,7 @@ def test_tool_call_judge_reads_the_conversation_with_its_tool_calls(tmp_path):
     assert "Tool: get" not in by_judge["conversation_completeness"]
 
 
+@pytest.mark.model
 def test_a_session_that_does_not_fit_the_context_is_unscored_naming_tokens_and_context(tmp_path, _localjudge_home):
     long = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "words " * 60} for i in range(20)]
     run = localjudge.evaluate(
@@ -132,6 +133,7 @@ def test_a_session_that_does_not_fit_the_context_is_unscored_naming_tokens_and_c
     assert len(json.loads(row.inputs["conversation"])) == 20  # never cut
 
 
+@pytest.mark.model
 def test_truncate_conversation_keeps_the_last_turns_that_fit_and_records_the_cut(tmp_path, _localjudge_home):
     long = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "words " * 60} for i in range(20)]
     run = localjudge.evaluate(
@@ -174,6 +176,7 @@ def sessions_store(tmp_path_factory):
     return uri, exp.experiment_id
 
 
+@pytest.mark.model
 def test_acceptance_mlflow_sessions_judged_session_level_and_per_turn_and_logged_as_assessments(
     sessions_store, tmp_path, _localjudge_home
 ):
@@ -236,6 +239,7 @@ def test_evaluate_a_dataframe_of_conversations_gives_one_row_per_conversation_or
     ]
 
 
+@pytest.mark.model
 @pytest.mark.slow  # every command of the page on the real model (about a minute on an idle core)
 def test_docs_conversations_page_bash_snippet_runs(sessions_store, tmp_path, monkeypatch, _localjudge_home):
     import re

@@ -72,6 +72,7 @@ def mlflow_store(tmp_path_factory):
     return uri, traces
 
 
+@pytest.mark.system
 def test_mlflow_store_sessions_render_byte_for_byte_as_mlflow_session_judges(mlflow_store):
     from mlflow.genai.judges.instructions_judge import InstructionsJudge
     from mlflow.genai.utils.trace_utils import resolve_conversation_from_session

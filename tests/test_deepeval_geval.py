@@ -143,6 +143,7 @@ def test_an_unparseable_score_is_unscored_naming_the_stage_and_keeps_the_steps()
     assert res.error.startswith("generate_evaluation_results:")
 
 
+@pytest.mark.system
 def test_the_prompt_texts_file_matches_the_installed_package():
     script = ROOT / "scripts/catalog/make_deepeval_geval_templates.py"
     assert subprocess.run([sys.executable, str(script), "--check"], cwd=ROOT).returncode == 0
@@ -322,6 +323,7 @@ def test_a_refused_param_named_in_the_python_api_is_a_one_line_error_saying_why(
     assert "\n" not in str(e.value) and "evaluation_params.1" in str(e.value) and "row column is text" in str(e.value)
 
 
+@pytest.mark.model
 def test_a_tools_called_and_retrieval_context_judge_scores_a_conversation_file_with_the_real_model(tmp_path):
     from click.testing import CliRunner
 

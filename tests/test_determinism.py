@@ -8,6 +8,8 @@ import json
 import pytest
 from conftest import cli
 
+pytestmark = pytest.mark.system
+
 ARGS = [
     "judge",
     "correctness",

@@ -70,8 +70,8 @@ NOT_RUN = {
     ("docs/index.md", ".venv/bin/pip install ."): "installs from PyPI (network) and builds llama-cpp-python (about 6 min)",
     ("README.md", "bash scripts/test.sh"): "CI's own command (.ci/run): it runs this suite",
     ("docs/index.md", "bash scripts/test.sh"): "CI's own command (.ci/run): it runs this suite",
-    ("CONTRIBUTING.md", "bash scripts/test.sh"): "CI's own command (.ci/run): it runs this suite",
-    ("CONTRIBUTING.md", '.venv/bin/pytest -m "not slow"'): "runs this suite and rewrites the checkout (ruff --fix, format)",
+    ("CONTRIBUTING.md", "bash scripts/test.sh"): "CI's own command (.ci/run) and its unit tier (--fast): they run this "
+    "suite (the fast loop's block also rewrites the checkout: ruff --fix, format)",
     (
         "CONTRIBUTING.md",
         "class MyBackend(Backend)",
@@ -189,6 +189,7 @@ def _mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.system
 def test_strict_build_fails_on_a_broken_anchor_a_broken_link_and_a_page_missing_from_the_nav(tmp_path):
     for name, needle, change in (
         (
@@ -209,6 +210,7 @@ def test_strict_build_fails_on_a_broken_anchor_a_broken_link_and_a_page_missing_
         assert r.returncode == 1 and "Aborted with 1 warnings in strict mode" in out and needle in out, (name, out[-2000:])
 
 
+@pytest.mark.system
 def test_strict_build_generates_the_cli_reference_and_the_judge_catalog(tmp_path):
     r = _mkdocs_build(ROOT, tmp_path / "site")
     assert r.returncode == 0, r.stderr[-3000:]
@@ -273,6 +275,7 @@ RAG_ROW = {
 }
 
 
+@pytest.mark.system
 def test_quick_start_commands_run_on_the_default_model(tmp_path):
     (code,) = section_snippets("docs/index.md", "60-second quick start", "bash")
     _rows(tmp_path / "data.jsonl", [RAG_ROW])
@@ -284,6 +287,7 @@ def test_quick_start_commands_run_on_the_default_model(tmp_path):
     assert len((tmp_path / "runs" / "exp1" / "results.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.system
 def test_python_in_three_lines_runs_on_the_default_model(tmp_path):
     (code,) = section_snippets("docs/index.md", "60-second quick start", "python")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -295,6 +299,7 @@ def test_python_in_three_lines_runs_on_the_default_model(tmp_path):
     assert value in ("yes", "no") and float(score) in (0.0, 1.0) and passed in ("True", "False")
 
 
+@pytest.mark.system
 def test_model_options_and_scripted_model_commands_run(tmp_path):
     (code,) = [s.code for s in fenced(page_text("docs/models.md")) if "--option n_ctx=2048" in s.code]
     _rows(tmp_path / "data.jsonl", [RAG_ROW, {**RAG_ROW, "output": "Lyon."}])
@@ -307,6 +312,7 @@ def test_model_options_and_scripted_model_commands_run(tmp_path):
     assert sorted(x["result"]["value"] for x in results) == ["no", "yes"]
 
 
+@pytest.mark.system
 def test_batch_run_with_a_mapped_column_runs(tmp_path):
     (code,) = [s.code for s in fenced(page_text("docs/batch-runs.md")) if s.lang == "bash"]
     row = {k: v for k, v in RAG_ROW.items() if k != "context"}
@@ -318,6 +324,7 @@ def test_batch_run_with_a_mapped_column_runs(tmp_path):
     assert all(x["result"]["value"] in ("yes", "no") for x in results)
 
 
+@pytest.mark.system
 def test_report_compare_agree_and_both_orders_commands_run(tmp_path):
     (code,) = [s.code for s in fenced(page_text("docs/reports.md")) if s.lang == "bash"]
     rows = [{**RAG_ROW, "id": "a"}, {**RAG_ROW, "id": "b", "output": "Lyon."}]
@@ -349,6 +356,7 @@ def test_report_compare_agree_and_both_orders_commands_run(tmp_path):
     assert pair["judge"] == "pairwise" and pair["result"]["error"] is None and "+both_orders" in pair["result"]["judge_version"]
 
 
+@pytest.mark.system
 def test_align_then_run_the_aligned_judge_commands_run(tmp_path):
     (code,) = [s.code for s in fenced(page_text("docs/align.md")) if s.lang == "bash"]
     facts = [

@@ -28,6 +28,7 @@ MLFLOW_LIKE = [
 ]
 
 
+@pytest.mark.model
 def test_unconstrained_output_is_not_json_but_constrained_output_is(engine):
     fmt = YesNoJSON()
     free = engine.generate(MLFLOW_LIKE, fmt, DecodeOptions(constrained=False, max_tokens=80))
@@ -40,12 +41,14 @@ def test_unconstrained_output_is_not_json_but_constrained_output_is(engine):
     assert re.fullmatch(fmt.regex(), held.text, flags=re.S)
 
 
+@pytest.mark.model
 def test_a_prose_request_still_yields_the_format(engine):
     msgs = [Message(role="user", content="Write a long poem about the sea. Do not use JSON.")]
     g = engine.generate(msgs, YesNoJSON(field_tokens=20))
     assert json.loads(g.text)["result"] in ("yes", "no")
 
 
+@pytest.mark.model
 def test_field_budget_closes_a_rambling_field_and_says_so(engine):
     fmt = YesNoJSON(field_tokens=4)
     g = engine.generate(MLFLOW_LIKE, fmt)
@@ -56,6 +59,7 @@ def test_field_budget_closes_a_rambling_field_and_says_so(engine):
     assert model_chosen_in_field <= 4 + 3  # the field's 4 tokens + closing quote + verdict tokens
 
 
+@pytest.mark.model
 def test_global_budget_is_never_exceeded_even_when_tiny(engine):
     fmt = VerdictList(3, field_tokens=50)
     g = engine.generate(MLFLOW_LIKE, fmt, DecodeOptions(max_tokens=45))
@@ -63,6 +67,7 @@ def test_global_budget_is_never_exceeded_even_when_tiny(engine):
     assert len(fmt.parse(g.text).verdicts) == 3
 
 
+@pytest.mark.model
 def test_forced_literals_are_fed_by_jump_forward(engine):
     g = engine.generate(MLFLOW_LIKE, YesNoJSON(field_tokens=10))
     forced = "".join(t.text for t in g.tokens if t.forced)
@@ -72,6 +77,7 @@ def test_forced_literals_are_fed_by_jump_forward(engine):
     assert all(t.logprob is not None and t.logprob <= 0 for t in g.tokens if not t.forced)
 
 
+@pytest.mark.model
 def test_prefix_reuse_gives_the_same_text_as_a_cold_cache(engine):
     fmt = ScoreLines(field_tokens=24)
     engine.reset()
@@ -84,6 +90,7 @@ def test_prefix_reuse_gives_the_same_text_as_a_cold_cache(engine):
     assert warm.text == cold.text
 
 
+@pytest.mark.model
 def test_a_long_prompt_gives_the_same_text_cold_after_itself_and_after_a_prompt_sharing_its_prefix():
     """Past ~32 tokens llama.cpp computes a batch through other kernels, and with 2 threads a lone token rounds
     differently: small physical batches and never a one-token prompt feed keep cold and warm identical."""
@@ -107,6 +114,7 @@ def test_a_long_prompt_gives_the_same_text_cold_after_itself_and_after_a_prompt_
     assert 250 < shared.n_cached_prompt_tokens < cold.n_prompt_tokens - 2
 
 
+@pytest.mark.model
 def test_seeded_sampling_is_reproducible(engine):
     fmt = YesNoJSON(field_tokens=16)
     a = engine.generate(MLFLOW_LIKE, fmt, DecodeOptions(temperature=1.0, seed=7))
@@ -115,6 +123,7 @@ def test_seeded_sampling_is_reproducible(engine):
     assert fmt.parse(a.text).result in ("yes", "no")
 
 
+@pytest.mark.model
 def test_prompt_longer_than_the_context_is_refused_with_its_length(engine):
     long = [Message(role="user", content="word " * 6000)]
     with pytest.raises(PromptTooLongError) as e:
@@ -123,6 +132,7 @@ def test_prompt_longer_than_the_context_is_refused_with_its_length(engine):
     assert "context window" in str(e.value) and "--n-ctx" in str(e.value)
 
 
+@pytest.mark.model
 def test_compiled_automaton_is_cached_on_disk(engine):
     rx = YesNoJSON().regex() + "x"  # a regex no other test compiles
     first = compile_regex(rx, engine.vocab)
@@ -131,6 +141,7 @@ def test_compiled_automaton_is_cached_on_disk(engine):
     assert np.array_equal(first.ids, second.ids) and np.array_equal(first.dist, second.dist)
 
 
+@pytest.mark.model
 def test_distance_to_final_counts_tokens(engine):
     fsm = compile_regex(r'\{"a": "(yes|no)"\}', engine.vocab)
     assert fsm.dist[fsm.initial] >= 1

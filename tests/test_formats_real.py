@@ -12,6 +12,8 @@ import pytest
 from localjudge.engine import DecodeOptions, Message
 from localjudge.formats import Choice, FourLine, PairwiseJSON, ScoreJSON, ScoreLines, Statements, VerdictList, YesNoJSON
 
+pytestmark = pytest.mark.model
+
 HOSTILE = [
     ("What is the capital of France?", "Paris."),
     ("Quote Hamlet.", 'He said "to be, or not to be" and then \\"left\\".'),

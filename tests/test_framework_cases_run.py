@@ -130,6 +130,7 @@ def test_a_list_of_other_objects_is_not_taken_for_framework_cases():
     assert framework_cases.case_list_framework(_ragas_samples(1)) == "ragas"
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_a_deepeval_case_list_is_judged_by_the_real_default_model(tmp_path):
     run = localjudge.evaluate(

@@ -61,6 +61,7 @@ def scripted_run(tmp_path: Path, n: int = 3, name: str = "run") -> Path:
 # ------------------------------------------------------------------------------------------ bad bytes
 
 
+@pytest.mark.system
 def test_a_lone_surrogate_in_one_row_is_a_row_error_and_every_other_row_is_judged_and_stored(tmp_path, engine):
     data = write_jsonl(
         tmp_path / "s.jsonl",
@@ -95,6 +96,7 @@ def test_a_lone_surrogate_in_one_row_is_a_row_error_and_every_other_row_is_judge
     assert got[1].result.scored
 
 
+@pytest.mark.system
 def test_a_byte_that_is_not_utf8_in_a_judge_field_or_prompt_is_one_line_exit_2(tmp_path):
     r = cli("judge", "relevance_to_query", "-f", "input=hi", "-f", b"output=\xff", *SCRIPTED)
     assert r.returncode == 2 and "--field 'output': text holds a lone surrogate U+DCFF" in one_line(r)
@@ -106,6 +108,7 @@ def test_a_byte_that_is_not_utf8_in_a_judge_field_or_prompt_is_one_line_exit_2(t
     assert r.returncode == 2 and one_line(r).startswith("Error: --prompt: text holds a lone surrogate")
 
 
+@pytest.mark.system
 def test_a_data_file_whose_name_is_not_utf8_is_judged_and_exported(tmp_path):
     data = os.fsdecode(b"bad\xff.jsonl")  # the name as Python sees it: U+DCFF for the byte 0xFF
     write_jsonl(tmp_path / data, [{"input": "q", "output": "a"}])
@@ -118,6 +121,7 @@ def test_a_data_file_whose_name_is_not_utf8_is_judged_and_exported(tmp_path):
 # ------------------------------------------------------------------------------------------ stores
 
 
+@pytest.mark.system
 def test_a_store_with_overwritten_pages_is_one_line_naming_it_exit_2(tmp_path):
     out = scripted_run(tmp_path)
     db = out / "results.sqlite"
@@ -133,6 +137,7 @@ def test_a_store_with_overwritten_pages_is_one_line_naming_it_exit_2(tmp_path):
     assert r.returncode == 2 and str(db) in one_line(r)
 
 
+@pytest.mark.system
 def test_a_result_row_of_a_foreign_shape_is_an_error_row_and_a_rerun_judges_it_again(tmp_path):
     out = scripted_run(tmp_path)
     db = out / "results.sqlite"
@@ -151,6 +156,7 @@ def test_a_result_row_of_a_foreign_shape_is_an_error_row_and_a_rerun_judges_it_a
     assert [x["result"]["value"] for x in results(out)] == ["yes", "yes", "yes"]
 
 
+@pytest.mark.system
 def test_report_to_a_path_that_cannot_be_written_is_one_line_exit_5(tmp_path):
     out = scripted_run(tmp_path)
     blocker = tmp_path / "a_file"
@@ -162,6 +168,7 @@ def test_report_to_a_path_that_cannot_be_written_is_one_line_exit_5(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.system
 def test_csv_export_neutralises_formulas_and_csv_raw_keeps_them(tmp_path):
     from localjudge.run.exports import neutralise
 
@@ -181,6 +188,7 @@ def test_csv_export_neutralises_formulas_and_csv_raw_keeps_them(tmp_path):
     assert neutralise("a=b") == "a=b" and neutralise("-x") == "'-x"
 
 
+@pytest.mark.system
 def test_a_panel_run_neutralises_formulas_and_csv_raw_keeps_them_too(tmp_path):
     """A panel's combined export follows --csv-raw like a plain run's (the panel's and each member's rows)."""
     for name in ("a.json", "b.json"):
@@ -221,6 +229,7 @@ def _gguf(path: Path, name: str, template: str | None = None) -> Path:
     return path
 
 
+@pytest.mark.system
 def test_models_info_add_and_list_strip_control_characters_from_gguf_metadata(tmp_path):
     src = _gguf(tmp_path / "evil.gguf", "evil\x1b]0;pwned\x07name\x9b31m\u202e", "{{ 'x' * 300000000 }}")
     env = {"LOCALJUDGE_MODELS_HOME": str(tmp_path / "models")}
@@ -244,6 +253,7 @@ def test_models_info_add_and_list_strip_control_characters_from_gguf_metadata(tm
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi <b>"}]
 
 
+@pytest.mark.system
 def test_chat_templates_render_as_jinja_does_and_bombs_fail_in_one_line_within_their_limits():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -285,6 +295,7 @@ def test_chat_templates_render_as_jinja_does_and_bombs_fail_in_one_line_within_t
         assert time.monotonic() - t0 < 15
 
 
+@pytest.mark.system
 def test_a_chat_template_bomb_is_one_line_exit_3_with_the_real_model():
     loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     r = cli(
@@ -307,6 +318,7 @@ def test_a_chat_template_bomb_is_one_line_exit_3_with_the_real_model():
     assert r.returncode == 3 and "SecurityError" in one_line(r)
 
 
+@pytest.mark.system
 def test_a_gguf_whose_chat_template_is_a_memory_bomb_is_one_line_exit_3(tmp_path):
     from localjudge.models.registry import resolve_model
 
@@ -323,6 +335,7 @@ def test_a_gguf_whose_chat_template_is_a_memory_bomb_is_one_line_exit_3(tmp_path
     assert r.returncode == 3 and "the chat template of 'hostile.gguf' failed to render" in err and "300000000" in err
 
 
+@pytest.mark.system
 def test_serve_answers_a_chat_template_bomb_with_a_400_in_bounded_time_and_keeps_serving():
     from serve_support import get, post, start_server
 
@@ -343,6 +356,7 @@ def test_serve_answers_a_chat_template_bomb_with_a_400_in_bounded_time_and_keeps
 # ------------------------------------------------------------------------------------------ paths
 
 
+@pytest.mark.system
 def test_hub_specs_with_traversal_are_refused_before_any_request(tmp_path):
     from hub_server import FakeHub
 
@@ -362,6 +376,7 @@ def test_hub_specs_with_traversal_are_refused_before_any_request(tmp_path):
     assert not (tmp_path / "home" / "models" / "local").exists()
 
 
+@pytest.mark.system
 def test_manifest_entries_resolve_only_inside_the_models_home(tmp_path, monkeypatch):
     from localjudge.models.registry import resolve_model
 
@@ -444,6 +459,7 @@ def _judge_via(url: str, options: dict[str, Any]) -> Any:
     return get_judge("relevance_to_query").evaluate(engine, input="hi", output="yo")
 
 
+@pytest.mark.system
 def test_the_server_backend_sends_a_key_only_when_given_for_it_and_never_in_clear_to_a_remote_host(monkeypatch):
     server = _OpenAIStandIn()
     try:

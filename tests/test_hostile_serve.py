@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from serve_support import assert_openai_error, get, healthy, post, start_server
 
+pytestmark = pytest.mark.system
+
 MODEL = "smollm2-135m"
 MSG = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 HEAVY = {"type": "string", "minLength": 64}  # a 56-character regex whose automaton takes minutes to build

@@ -71,6 +71,7 @@ def small_gguf(tmp_path: Path, mb: int = 4) -> Path:
     return p
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
     home = tmp_path / "home"
@@ -101,6 +102,7 @@ def test_fresh_pull_then_the_model_is_usable_by_name(tmp_path):
     assert json.loads(j.stdout)["value"] in ("yes", "no")
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_killed_transfer_resumes_instead_of_restarting(tmp_path):
     home = tmp_path / "home"
@@ -145,6 +147,7 @@ def test_a_killed_transfer_resumes_instead_of_restarting(tmp_path):
     assert not any((home / "models" / ".partial").rglob("*.incomplete"))
 
 
+@pytest.mark.system
 def test_a_digest_mismatch_deletes_the_file_and_says_so(tmp_path):
     home = tmp_path / "home"
     small = small_gguf(tmp_path)
@@ -168,6 +171,7 @@ def test_a_digest_mismatch_deletes_the_file_and_says_so(tmp_path):
     assert gone.returncode == 3 and "is not downloaded" in gone.stderr and "models pull pinned-small" in gone.stderr
 
 
+@pytest.mark.system
 def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
     home = tmp_path / "home"
     env = env_for(home, f"http://127.0.0.1:{closed_port()}")
@@ -178,6 +182,7 @@ def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
     assert local_files(home) == [] and manifest(home) == {}
 
 
+@pytest.mark.system
 def test_offline_mode_refuses_to_pull_in_one_line(tmp_path):
     home = tmp_path / "home"
     with FakeHub() as hub:
@@ -190,6 +195,7 @@ def test_offline_mode_refuses_to_pull_in_one_line(tmp_path):
     assert local_files(home) == [] and manifest(home) == {}
 
 
+@pytest.mark.system
 def test_unknown_repo_file_and_bad_specs_are_one_line(tmp_path):
     home = tmp_path / "home"
     with FakeHub() as hub:
@@ -223,6 +229,7 @@ def test_curated_models_are_named_not_downloaded():
             resolve_model(name)
 
 
+@pytest.mark.system
 def test_unpinned_reasoning_models_are_listed_unverified_and_a_failed_pull_is_one_line(tmp_path):
     """qwen3-0.6b and deepseek-r1-distill-qwen-1.5b have no published digest pinned: `models list` says they
     are unverified (text and --json); pulling one from a hub that lacks it is one line, exit 3, nothing left."""

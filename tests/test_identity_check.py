@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from scripts.tools import identity_check as ic
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +50,7 @@ def _compare(old: Path, new: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.system
 def test_two_runs_of_the_same_code_differing_only_in_time_run_id_and_timings_compare_identical(tmp_path):
     old = _dump(tmp_path, "old", run_id="20261126-101010-abcdef", stamp="2026-11-26T10:10:10+0000", value="no", total_ms=1.5)
     new = _dump(tmp_path, "new", run_id="20261127-090909-012345", stamp="2026-11-27T09:09:09+0000", value="no", total_ms=9.0)
@@ -56,6 +59,7 @@ def test_two_runs_of_the_same_code_differing_only_in_time_run_id_and_timings_com
     assert "identical" in r.stdout
 
 
+@pytest.mark.system
 def test_one_byte_changed_in_a_stored_cell_exits_1_naming_the_table_and_the_row(tmp_path):
     old = _dump(tmp_path, "old", run_id="20261126-101010-abcdef", stamp="2026-11-26T10:10:10+0000", value="no", total_ms=1.5)
     new = _dump(tmp_path, "new", run_id="20261126-101010-abcdef", stamp="2026-11-26T10:10:10+0000", value="nO", total_ms=1.5)

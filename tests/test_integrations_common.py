@@ -14,6 +14,7 @@ from integrations_support import scripted, yes_no
 from localjudge.errors import InputError
 
 
+@pytest.mark.system
 def test_importing_the_integrations_package_imports_no_framework():
     code = (
         "import sys, localjudge.integrations, localjudge.integrations.common, localjudge.testing, localjudge.api\n"

@@ -53,6 +53,7 @@ def _metrics(llm, async_mode=True):
     return [FaithfulnessMetric(model=llm, async_mode=async_mode), AnswerRelevancyMetric(model=llm, async_mode=async_mode), geval]
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_real_deepeval_evaluate_scores_every_case_with_the_default_model(deepeval_dir, engine):
     from deepeval import evaluate
@@ -79,6 +80,7 @@ def test_real_deepeval_evaluate_scores_every_case_with_the_default_model(deepeva
             assert md.evaluation_model == "localjudge:smollm2-135m"
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_metric_measure_sync_mode_returns_a_score(deepeval_dir, engine):
     from deepeval.test_case import LLMTestCase

@@ -193,6 +193,7 @@ def test_bad_arguments_and_bad_test_cases_are_one_line_errors():
         per_turn.measure(lone)
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_real_default_model_judges_two_conversations_in_deepeval_evaluate(deepeval_dir, engine):
     from deepeval import evaluate
@@ -218,6 +219,7 @@ def test_real_default_model_judges_two_conversations_in_deepeval_evaluate(deepev
         assert tr.metrics_data[1].reason.startswith("turn 0: ") and "\nturn 1: " in tr.metrics_data[1].reason
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_docs_recipe_runs_verbatim_on_the_default_model(deepeval_dir, capsys):
     from docs_snippets import section_snippets

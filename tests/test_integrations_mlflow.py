@@ -61,6 +61,7 @@ def _rag_app():
     return app, list(docs)
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_real_evaluate_with_the_default_model_gives_every_row_a_value_or_an_error(tracking, engine):
     from localjudge.integrations.mlflow import scorer
@@ -94,6 +95,7 @@ def test_real_evaluate_with_the_default_model_gives_every_row_a_value_or_an_erro
     assert any(k.startswith("correctness/") for k in result.metrics)
 
 
+@pytest.mark.system
 def test_trace_chunks_reach_the_judge_as_documents_never_repr(tracking):
     from localjudge.integrations.mlflow import scorer
 
@@ -174,6 +176,7 @@ def test_score_judges_give_the_number_and_pass_by_threshold(tracking):
     assert result.result_df["answer_similarity/value"][0] == 4
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_ten_threads_give_the_same_verdicts_as_one(tracking, engine, monkeypatch):
     """MLflow's pool (10 workers) over 20 rows = the same verdicts and rationales as judging them one by one."""
@@ -214,6 +217,7 @@ def test_ten_threads_give_the_same_verdicts_as_one(tracking, engine, monkeypatch
 # ------------------------------------------------------------------------------------ run --mlflow
 
 
+@pytest.mark.system
 def test_run_with_mlflow_logs_params_metrics_table_and_report(tmp_path):
     data = tmp_path / "pairs.jsonl"
     rows = [{"input": f"q{i}", "output": f"a{i}", "context": "c", "answer_1": f"x{i}", "answer_2": f"y{i}"} for i in range(3)]
@@ -254,6 +258,7 @@ def _closed_port() -> int:
     return port
 
 
+@pytest.mark.system
 def test_unreachable_tracking_server_is_a_warning_and_the_run_is_kept(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"input": "q", "output": "a"}) + "\n")
@@ -274,6 +279,7 @@ def test_unreachable_tracking_server_is_a_warning_and_the_run_is_kept(tmp_path):
     assert time.time() - t0 < 120
 
 
+@pytest.mark.system
 def test_mlflow_options_need_the_flag(tmp_path):
     res = cli("run", "x.jsonl", "-j", "safety", "--experiment", "e", cwd=tmp_path)
     assert res.returncode == 2 and "go with --mlflow" in res.stderr

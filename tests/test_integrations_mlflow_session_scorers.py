@@ -55,6 +55,7 @@ def test_a_judge_without_a_conversation_is_refused_naming_its_variables():
         session_scorer("correctness", engine=scripted())
 
 
+@pytest.mark.system
 @pytest.mark.slow  # the real default model judges 3 sessions on one thread
 def test_acceptance_evaluate_sessions_with_the_real_model_gives_one_assessment_per_session_on_its_first_trace(
     sessions_store,  # noqa: F811
@@ -80,6 +81,7 @@ def test_acceptance_evaluate_sessions_with_the_real_model_gives_one_assessment_p
             assert fb.value is None and fb.error.error_message
 
 
+@pytest.mark.system
 def test_value_and_rationale_equal_what_run_granularity_session_stores(sessions_store, tmp_path):  # noqa: F811
     import localjudge
     from localjudge.conversations.dataset import MlflowSessions
@@ -104,6 +106,7 @@ def test_value_and_rationale_equal_what_run_granularity_session_stores(sessions_
     assert got == stored
 
 
+@pytest.mark.system
 def test_an_unscored_session_is_an_error_feedback_with_its_reason_never_dropped(sessions_store):  # noqa: F811
     from localjudge.integrations.mlflow_session_scorers import session_scorer
 
@@ -117,6 +120,7 @@ def test_an_unscored_session_is_an_error_feedback_with_its_reason_never_dropped(
         assert fbs[0].metadata["unscored_reason"]
 
 
+@pytest.mark.system
 @pytest.mark.slow  # the docs snippet on the real default model, in its own process
 def test_docs_session_scorer_snippet_runs_and_logs_one_assessment_per_session(tmp_path, _localjudge_home):
     import os

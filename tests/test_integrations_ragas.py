@@ -31,6 +31,7 @@ def _in_unit(x: float) -> bool:
     return not math.isnan(x) and -1e-9 <= x <= 1 + 1e-9  # cosine similarity can overshoot 1 by rounding
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_real_ragas_evaluate_scores_every_row_with_the_default_model(engine):
     from ragas import EvaluationDataset, evaluate
@@ -54,6 +55,7 @@ def test_real_ragas_evaluate_scores_every_row_with_the_default_model(engine):
         assert all(_in_unit(x) for x in df[col]), (col, df[col].tolist())
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_collections_metrics_score_every_row(engine):
     from ragas.metrics.collections import AnswerRelevancy, Faithfulness
@@ -116,6 +118,7 @@ def test_scripted_answers_run_a_collections_metric_end_to_end():
     assert result.value == 0.5
 
 
+@pytest.mark.model
 def test_local_embeddings_are_unit_vectors_from_the_local_model():
     import numpy as np
 

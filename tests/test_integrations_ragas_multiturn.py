@@ -63,6 +63,7 @@ def test_scripted_outputs_give_the_judges_score_through_the_metric():
     assert "A table for 2 at Golden Dragon is booked for 8pm." in engine.prompts[1][-1].content
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_real_ragas_evaluate_scores_two_multi_turn_samples_with_the_default_model(_localjudge_home):
     from ragas import EvaluationDataset, evaluate

@@ -29,6 +29,7 @@ def test_the_section_has_one_snippet_per_framework():
         assert needle in code
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("index", range(len(NAMES)), ids=NAMES)
 def test_each_snippet_runs_with_the_default_model(tmp_path, _localjudge_home, index):
     env = {

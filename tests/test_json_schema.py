@@ -134,6 +134,7 @@ def test_every_text_the_constraint_allows_validates(data):
         model.model_validate(fmt.parse(text).value)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("model", [Verdicts, NLIOutput, Rating])
 def test_real_model_output_under_a_framework_schema_validates(engine, model):
     schema = RATING if model is Rating else model.model_json_schema()

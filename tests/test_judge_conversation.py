@@ -35,6 +35,7 @@ def chat_file(tmp_path):
     return p
 
 
+@pytest.mark.model
 def test_judge_conversation_session_level_with_the_default_model_prints_one_typed_result(chat_file):
     r = CliRunner().invoke(main, ["judge", "conversation_completeness", "--conversation", str(chat_file), "--threads", "1"])
     assert r.exit_code in (0, 1), r.output
@@ -45,6 +46,7 @@ def test_judge_conversation_session_level_with_the_default_model_prints_one_type
         assert out.value in ("yes", "no") and out.score in (0.0, 1.0)
 
 
+@pytest.mark.model
 def test_judge_conversation_per_turn_with_the_default_model_prints_one_line_per_turn_with_its_window():
     chat = json.dumps(CHAT["messages"])  # a bare messages list, from stdin
     r = CliRunner().invoke(
@@ -67,6 +69,7 @@ def test_judge_conversation_per_turn_with_the_default_model_prints_one_line_per_
     assert all(x["result"]["model_id"] == "smollm2-135m" for x in lines)
 
 
+@pytest.mark.model
 def test_a_conversation_that_does_not_fit_the_context_is_an_unscored_result_naming_the_tokens(chat_file):
     r = CliRunner().invoke(
         main, ["judge", "conversation_completeness", "--conversation", str(chat_file), "--threads", "1", "--n-ctx", "256"]
@@ -144,6 +147,7 @@ def test_a_missing_conversation_file_and_options_without_conversation_are_usage_
     assert r.exit_code == 2 and "do not apply to --conversation" in r.output
 
 
+@pytest.mark.model
 @pytest.mark.slow  # the page's commands on the real model (about a minute and a half on an idle core)
 def test_docs_conversations_page_judge_snippet_runs(tmp_path, monkeypatch):
     import re

@@ -272,6 +272,7 @@ EXAMPLE = {c["case"]: c["variables"] for c in CASES}
 FAST_REAL = ("prometheus_absolute", "flow_judge_rubric")
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_REAL else pytest.mark.slow) for n in JUDGES])
 def test_dedicated_judge_runs_constrained_on_the_real_model(engine, name):
     judge = get_judge(name)

@@ -283,6 +283,7 @@ def check_typed(judge, r, engine):
         assert fmt.value(fmt.parse(r.raw_text)) == value
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(("name", "variables"), CASES)
 def test_builtin_judge_gives_a_typed_scored_result_on_the_real_model(engine, name, variables):
     judge = get_judge(name)
@@ -290,6 +291,7 @@ def test_builtin_judge_gives_a_typed_scored_result_on_the_real_model(engine, nam
     check_typed(judge, r, engine)
 
 
+@pytest.mark.model
 def test_instructions_and_custom_prompt_judges_run_on_the_real_model(engine):
     j = make_instructions_judge("stars", "Rate from 1 to 5 how well {{ outputs }} answers {{ inputs }}.", "int", min=1, max=5)
     r = j.evaluate(engine, options=OPTS, inputs=Q, outputs=A)

@@ -61,6 +61,7 @@ def test_other_data_into_a_labelled_run_directory_is_refused_in_one_line_and_the
     assert run(other, tmp_path / "run2").exit_code == 0
 
 
+@pytest.mark.system
 def test_a_label_whose_row_changed_is_stale_shown_exported_and_left_out_of_agree(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "run"
@@ -170,6 +171,7 @@ def test_labels_import_of_a_csv_reads_numbers_from_text_and_refuses_a_row_index_
     assert [(lab["row_index"], lab["label"]) for lab in label_rows(out)] == [(0, "yes"), (2, "no")]
 
 
+@pytest.mark.system
 def test_the_labelling_card_says_nothing_of_an_expected_score_the_judge_does_not_give(tmp_path: Path):
     out = make_run(tmp_path / "r", 2)
     with Store(out / "results.sqlite") as st:

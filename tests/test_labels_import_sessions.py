@@ -56,6 +56,7 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.system
 def test_exported_turn_and_session_labels_import_into_a_rerun_as_the_same_labels_for_the_queue_export_and_agree(runs):
     assert [r["granularity"] for r in _rows(runs / "a.jsonl") if "granularity" in r] == ["session"]
     rep = import_labels(runs / "b", runs / "a.jsonl")

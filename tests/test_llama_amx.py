@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 import llama_cpp
+import pytest
 
 from localjudge.engine.llama_amx import amx_build, no_amx_weights
 
@@ -32,6 +33,7 @@ def test_a_build_without_amx_keeps_llama_cpps_defaults():
         assert build.llama_cpp.llama_model_default_params().use_extra_bufts is True
 
 
+@pytest.mark.system
 def test_the_installed_build_decodes_with_the_default_model(engine):
     # on an AMX machine this process segfaulted here before (ggml_backend_amx_mul_mat)
     from localjudge.engine import Message

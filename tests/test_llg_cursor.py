@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from localjudge import constraints
 from localjudge.constraints.llg import CloseState
 from localjudge.formats import make_format
+
+pytestmark = pytest.mark.system
 
 # From the start, the first greedy order closes ("[" "n" "]"); inside "(...)" it loops on "," and the second order
 # (")" early) is the one that closes: a request that goes there learns the second order.

@@ -13,6 +13,8 @@ from conftest import cli
 from localjudge.errors import ChecksumMismatchError, InputError, NotGGUFError
 from localjudge.models.registry import registry, resolve_model, verify_model
 
+pytestmark = pytest.mark.system
+
 GEMMA_SHA = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 
 

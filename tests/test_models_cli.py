@@ -43,6 +43,7 @@ def test_missing_file_and_non_gguf_file_are_named(tmp_path):
         check_gguf(bad)
 
 
+@pytest.mark.model
 def test_truncated_gguf_is_refused_without_crashing(tmp_path):
     src = resolve_model(None).path
     cut = tmp_path / "cut.gguf"
@@ -54,6 +55,7 @@ def test_truncated_gguf_is_refused_without_crashing(tmp_path):
         LlamaEngine(str(cut))
 
 
+@pytest.mark.system
 def test_sha256_mismatch_in_a_user_registry_is_an_error(tmp_path, monkeypatch):
     reg = tmp_path / "models.toml"
     reg.write_text(f'[models.tampered]\npath = "{resolve_model(None).path}"\nsha256 = "{"0" * 64}"\n')
@@ -64,6 +66,7 @@ def test_sha256_mismatch_in_a_user_registry_is_an_error(tmp_path, monkeypatch):
     assert r.returncode == 3 and "sha256" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.system
 def test_relative_registry_paths_resolve_next_to_the_models_toml_that_names_them(tmp_path, monkeypatch):
     folder = tmp_path / "my-registry"
     (folder / "weights").mkdir(parents=True)
@@ -81,6 +84,7 @@ def test_relative_registry_paths_resolve_next_to_the_models_toml_that_names_them
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.model
 def test_base_model_without_chat_template_gets_a_clear_error_and_a_fallback(gemma):
     from localjudge.engine.llama import LlamaEngine
 
@@ -89,6 +93,7 @@ def test_base_model_without_chat_template_gets_a_clear_error_and_a_fallback(gemm
     assert gemma.render_prompt([]) == "\n\n"  # the registry entry picks the documented raw fallback
 
 
+@pytest.mark.system
 def test_cli_errors_are_one_line_with_documented_exit_codes(tmp_path):
     notgguf = tmp_path / "x.gguf"
     notgguf.write_text("nope")
@@ -107,6 +112,7 @@ def test_cli_errors_are_one_line_with_documented_exit_codes(tmp_path):
     assert "Traceback" in r.stderr
 
 
+@pytest.mark.system
 def test_gpu_layers_on_a_cpu_only_build_is_refused():
     import llama_cpp
 
@@ -116,6 +122,7 @@ def test_gpu_layers_on_a_cpu_only_build_is_refused():
     assert r.returncode == 3 and "CPU-only" in r.stderr and "GGML_CUDA" in r.stderr
 
 
+@pytest.mark.system
 def test_parse_command_prints_the_typed_verdict_or_exits_2():
     r = cli("parse", "yes_no_json", stdin='Sure! ```json\n{"Rationale": "fine", "Result": "YES"}\n```')
     assert r.returncode == 0, r.stderr
@@ -125,6 +132,7 @@ def test_parse_command_prints_the_typed_verdict_or_exits_2():
     assert r.returncode == 2 and "outside 1..5" in r.stderr
 
 
+@pytest.mark.system
 def test_format_judgement_from_the_cli_is_valid_json(tmp_path):
     r = cli(
         "judge", "score_lines", "--prompt", "Rate this haiku 1-5: 'old pond / frog jumps in / splash'", "--field-tokens", "16"
@@ -152,6 +160,7 @@ HEAVY = (
 )
 
 
+@pytest.mark.system
 def test_help_is_instant_because_nothing_heavy_nor_optional_is_imported():
     code = (
         "import contextlib, io, sys, localjudge, localjudge.cli\n"

@@ -221,6 +221,7 @@ def test_cli_otel_traces_bad_file_exits_2_with_one_line_and_runs_nothing(tmp_pat
     assert both.exit_code == 2 and "--otel-traces PATH (one of them)" in both.output
 
 
+@pytest.mark.model
 def test_cli_otel_traces_per_turn_with_the_real_default_model(traces_dir, tmp_path, _localjudge_home):
     from localjudge.cli import main
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
+pytestmark = pytest.mark.system
+
 SCRIPTED = ["-m", "scripted:", "--option", 'response={"rationale": "ok", "result": "yes"}']
 
 

@@ -11,6 +11,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,6 +21,7 @@ def load_script(name: str):
     return importlib.import_module(f"scripts.ci.{name}")
 
 
+@pytest.mark.system
 def test_an_uninstalled_checkout_imports_itself_with_its_model_registry(tmp_path):
     # -I: no PYTHONPATH, no cwd on the path. The test venv installs this checkout in editable mode, whose
     # finder could map a package the tree lacks (how `models/` used to become localjudge.models): drop it
@@ -59,6 +62,7 @@ def run_check(wheel: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.system
 def test_the_wheel_check_passes_a_complete_wheel_and_names_each_missing_file(tmp_path):
     ok = run_check(fake_wheel(tmp_path / "ok.whl", set()))
     assert ok.returncode == 0, ok.stderr
@@ -70,6 +74,7 @@ def test_the_wheel_check_passes_a_complete_wheel_and_names_each_missing_file(tmp
         assert f"missing {f}" in bad.stderr
 
 
+@pytest.mark.system
 def test_the_wheel_check_refuses_files_from_outside_the_package(tmp_path):
     wheel = fake_wheel(tmp_path / "extra.whl", set())
     with zipfile.ZipFile(wheel, "a") as z:

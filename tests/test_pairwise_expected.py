@@ -83,6 +83,7 @@ def test_single_order_pairwise_results_carry_the_expected_score(tmp_path):
     assert r.value == 1 and r.expected_score == pytest.approx(0.8)
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_the_default_model_reports_a_both_order_expected_score(engine, tmp_path):
     rows = pairs(2)

@@ -129,6 +129,7 @@ def _answers(path: Path, verdicts: list[str]) -> str:
     return f"scripted:{path}"
 
 
+@pytest.mark.system
 def test_judge_cli_with_a_panel_prints_each_member_and_the_vote(tmp_path: Path):
     a, b, c = (_answers(tmp_path / f"{n}.json", [v]) for n, v in (("a", "yes"), ("b", "no"), ("c", "yes")))
     cmd = ["judge", "relevance_to_query", "-f", "input=Q?", "-f", "output=A."]
@@ -144,6 +145,7 @@ def test_judge_cli_with_a_panel_prints_each_member_and_the_vote(tmp_path: Path):
     assert tie.returncode == 1 and json.loads(tie.stdout)["panel"]["unscored_reason"] == "panel_tie"
 
 
+@pytest.mark.system
 def test_run_cli_with_the_two_real_models_as_a_panel_stores_and_reports_members_and_panel(tmp_path: Path):
     """The acceptance command, on 2 rows with 1 thread: both installable models, then the panel."""
     data = Path(__file__).parents[1] / "scripts" / "data" / "coqa_rag_60.jsonl"
@@ -172,6 +174,7 @@ def test_the_report_shows_the_panel_figures(tmp_path: Path):
     assert '<section id="panel">' in html and "Fleiss' kappa (members)" in html and "m2 agrees with panel" in html
 
 
+@pytest.mark.system
 def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
     """Each member's cells go to its share of the Ray workers, the members side by side (2 CPUs, 1 thread each: two
     members at once with one worker each, the third when one finishes); the vote is taken here."""
@@ -185,6 +188,7 @@ def test_a_panel_runs_its_members_on_ray_workers(tmp_path: Path, ray_cluster):
     assert run.summary.run["panel"]["ray"] == {"side_by_side": 2, "workers_each": 1}
 
 
+@pytest.mark.system
 def test_run_cli_refuses_a_model_beside_a_panel(tmp_path: Path):
     data_file = tmp_path / "d.jsonl"
     data_file.write_text(json.dumps({"input": "Q?", "output": "A."}) + "\n")

@@ -131,6 +131,7 @@ def test_a_panel_cascade_refuses_a_member_as_the_escalation_model_before_any_inf
     assert a.calls == b.calls == 0
 
 
+@pytest.mark.system
 def test_run_cli_with_a_panel_and_escalation_prints_both_and_judge_cli_escalates_a_tie(tmp_path: Path):
     files = {}
     for n, v in (("yes", "yes"), ("no", "no"), ("strong", "no")):
@@ -156,6 +157,7 @@ def test_run_cli_with_a_panel_and_escalation_prints_both_and_judge_cli_escalates
     assert res["result"]["value"] == "no"
 
 
+@pytest.mark.system
 def test_the_real_default_model_in_a_panel_cascade_escalates_where_it_disagrees_with_the_other_member(tmp_path: Path, engine):
     """SmolLM2-135M beside a member that always says no, escalating to one that always says yes, at C = 1: a row is
     escalated exactly when the real model did not say no, and its verdict is then the escalation model's."""

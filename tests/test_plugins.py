@@ -94,6 +94,7 @@ def python(env: dict[str, str], code: str, cwd: Path) -> subprocess.CompletedPro
 # ----------------------------------------------------------------------------------------- the example
 
 
+@pytest.mark.system
 def test_the_plugin_backend_format_and_judge_work_from_the_cli(plugin_env):
     up = cli("judge", "thumbs_keywords", "--model", "keyword:refund", "--field", f"output={REFUND}", env=on_path(plugin_env))
     assert up.returncode == 0, up.stderr
@@ -135,6 +136,7 @@ def test_the_plugin_backend_format_and_judge_work_from_the_cli(plugin_env):
     assert unknown.returncode == 2 and "known: llama, scripted, server, keyword" in unknown.stderr
 
 
+@pytest.mark.system
 def test_the_plugin_format_constrains_the_real_model(plugin_env):
     r = cli(
         "judge",
@@ -153,6 +155,7 @@ def test_the_plugin_format_constrains_the_real_model(plugin_env):
     assert res["raw_text"].startswith("reason: ") and res["raw_text"].split("\n")[1] in ("thumb: up", "thumb: down")
 
 
+@pytest.mark.system
 def test_the_plugin_works_from_python_batch_runs_and_agreement(plugin_env, tmp_path):
     code = """
         import json
@@ -184,6 +187,7 @@ def test_the_plugin_works_from_python_batch_runs_and_agreement(plugin_env, tmp_p
     assert out["kind"] == "categorical" and out["accuracy"] == 0.5  # the plugin format's label kind, from the format
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_the_plugin_backend_runs_on_ray_workers(plugin_env, ray_cluster, tmp_path):
     data = tmp_path / "rows.jsonl"
@@ -224,6 +228,7 @@ def broken_env(plugin_env, tmp_path):
     return {**plugin_env, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), plugin_env["PYTHONPATH"]])}
 
 
+@pytest.mark.system
 def test_a_broken_plugin_is_one_line_naming_it_and_other_commands_still_work(broken_env):
     scripted = ["--model", "scripted:", "--option", 'response={"rationale": "ok", "result": "yes"}']
     asked = cli(
@@ -267,6 +272,7 @@ def plugins_only(site: Path, timeout_s: str = "30") -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "LOCALJUDGE_PLUGIN_IMPORT_TIMEOUT": timeout_s}
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("code", "raised"),
     [
@@ -309,6 +315,7 @@ def _terminal_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.system
 def test_a_plugin_whose_import_hangs_is_skipped_at_the_bound_and_a_real_ctrl_c_still_aborts(tmp_path):
     site, started = tmp_path / "site", tmp_path / "started"
     install_plugin(site, "hang", f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(600)\n")
@@ -358,6 +365,7 @@ def test_a_plugin_whose_import_hangs_is_skipped_at_the_bound_and_a_real_ctrl_c_s
     assert proc.returncode == 1 and err.strip() == "Aborted!" and out == ""
 
 
+@pytest.mark.system
 def test_help_and_built_in_commands_import_no_plugin(plugin_env, tmp_path):
     code = """
         import sys
@@ -377,6 +385,7 @@ def test_help_and_built_in_commands_import_no_plugin(plugin_env, tmp_path):
 # ----------------------------------------------------------------------------------------- capabilities
 
 
+@pytest.mark.system
 def test_engines_and_backends_declare_their_capabilities(engine):
     assert capabilities_of(engine) == ALL  # llama.cpp: vocabulary, compile, token probabilities, streaming
     assert engine.vocab.pieces and engine.compile(make_format("yes_no_json")).initial is not None
@@ -461,6 +470,7 @@ def test_the_docs_entry_points_are_the_example_plugins(plugin_env):
     assert tomllib.loads(toml)["project"]["entry-points"] == declared
 
 
+@pytest.mark.system
 def test_the_docs_shell_snippets_run_as_written(plugin_env, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -481,6 +491,7 @@ def test_the_docs_shell_snippets_run_as_written(plugin_env, tmp_path):
     assert outputs[3].startswith("keyword:  no model")
 
 
+@pytest.mark.system
 def test_the_docs_python_snippets_run_as_written(plugin_env, tmp_path):
     found = snippets("python")
     assert len(found) == 3

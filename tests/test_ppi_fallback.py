@@ -69,6 +69,7 @@ def _agree_ppi_line(tmp: Path, truth: list[bool], verdicts: list[bool]) -> str:
     return next(x for x in out.stdout.splitlines() if "pass rate by PPI++" in x)
 
 
+@pytest.mark.system
 def test_agree_says_a_judge_at_chance_carries_no_information_and_weights_an_informative_one(tmp_path: Path) -> None:
     rng = random.Random(2)  # verdicts at chance that line up with the first 80 labels by luck: "weighted 0.11" before
     truth = [rng.random() < 0.4 for _ in range(200)]

@@ -149,6 +149,7 @@ def test_without_ray_engine_ray_says_how_to_install_it_before_writing_anything(t
     assert not out.exists()
 
 
+@pytest.mark.system
 def test_an_unreachable_ray_address_fails_at_once_with_exit_2_before_anything_is_written(tmp_path):
     import socket
 
@@ -180,6 +181,7 @@ def test_ray_options_without_engine_ray_and_bad_addresses_are_input_errors(tmp_p
         evaluate(data, [judge_from_dict(MINI)], engine=ScriptedEngine(["x"]), executor="ray")
 
 
+@pytest.mark.system
 def test_a_local_run_imports_nothing_from_ray(tmp_path):
     data = write_rows(tmp_path / "d.jsonl", 2)
     code = (
@@ -198,6 +200,7 @@ def test_a_local_run_imports_nothing_from_ray(tmp_path):
 # ------------------------------------------------------------------------------------ on a cluster
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_a_ray_run_gives_every_cell_the_local_engines_result_and_sends_only_what_is_missing(ray_cluster, tmp_path):
     data = write_rows(tmp_path / "d.jsonl", 2, full_rows=1)  # row 1: no trace, no second answer; bad, never sent
@@ -229,6 +232,7 @@ def test_a_ray_run_gives_every_cell_the_local_engines_result_and_sends_only_what
     assert again_ex.nodes == [] and again_ex.stats["cells"] == 0  # nothing sent: no worker was even started
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_worker_killed_mid_batch_has_its_rows_judged_by_another_and_each_stored_once(ray_cluster, tmp_path):
     data = write_rows(tmp_path / "d.jsonl", 8)
@@ -248,6 +252,7 @@ def test_a_worker_killed_mid_batch_has_its_rows_judged_by_another_and_each_store
     assert run.summary.run["counts"]["evaluated"] == 8
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_stopped_or_killed_ray_driver_resumes_when_the_same_command_runs_again(ray_cluster, tmp_path):
     """SIGTERM: the run stops within seconds (exit 143) with its results exported; SIGKILL: nothing is
@@ -296,6 +301,7 @@ def test_a_stopped_or_killed_ray_driver_resumes_when_the_same_command_runs_again
     assert json.loads((out / "summary.json").read_text())["judges"]["relevance_to_query"]["n"] == n
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_worker_names_its_node_when_the_model_differs_or_is_missing_there(ray_cluster, tmp_path):
     cell = SimpleNamespace(judge=judge_from_dict(MINI), values={"output": "a"})

@@ -17,6 +17,8 @@ from localjudge.engine import DecodeOptions, Message, load_engine
 from localjudge.errors import ParseError
 from localjudge.formats import FORMATS, OutputFormat, make_format
 
+pytestmark = pytest.mark.model
+
 PROMPT = [Message(role="user", content="Is the sky blue on a clear day? Answer with a colour word.")]
 
 

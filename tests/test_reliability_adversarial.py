@@ -103,6 +103,7 @@ def test_a_verdict_inside_the_judged_text_is_never_read_as_the_judges_verdict():
 # ------------------------------------------------------------------------------ real models
 
 
+@pytest.mark.model
 def test_judged_text_spelling_chat_control_tokens_cannot_forge_a_turn(engine, gemma):
     j = get_judge("correctness")
     q, a, gt = WRONG[0]
@@ -124,6 +125,7 @@ def test_judged_text_spelling_chat_control_tokens_cannot_forge_a_turn(engine, ge
         )
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_injections_demanding_yes_leave_a_valid_verdict_and_the_yes_rate_is_measured(engine):
     j = get_judge("correctness")
@@ -160,6 +162,7 @@ def test_injections_demanding_yes_leave_a_valid_verdict_and_the_yes_rate_is_meas
     )
 
 
+@pytest.mark.model
 @pytest.mark.slow
 def test_score_lines_in_the_judged_text_leave_a_valid_score(engine):
     j = get_judge("answer_similarity")
@@ -176,6 +179,7 @@ def test_score_lines_in_the_judged_text_leave_a_valid_score(engine):
     )
 
 
+@pytest.mark.model
 def test_a_chat_template_that_rewrites_message_text_refuses_control_token_text_instead_of_parsing_it():
     trimming = (
         "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"

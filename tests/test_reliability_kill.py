@@ -26,6 +26,8 @@ from runner_support import comparable_rows, failing_engine, scripted_engine, tin
 from localjudge import evaluate
 from localjudge.store.results import JudgeResult
 
+pytestmark = pytest.mark.system
+
 TESTS = Path(__file__).parent
 N_ROWS, JUDGES, N_KILLS, DELAY_S = 12, 2, 20, 0.05
 SEED = int(os.environ.get("LOCALJUDGE_KILL_SEED", "2"))  # kill moments are random but reproducible; vary to explore

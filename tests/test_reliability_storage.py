@@ -33,6 +33,8 @@ from localjudge.errors import StorageError
 from localjudge.store import Store
 from localjudge.store.results import JudgeResult
 
+pytestmark = pytest.mark.system
+
 TESTS = Path(__file__).parent
 N_ROWS = 40
 N_CELLS = 2 * N_ROWS

@@ -383,6 +383,7 @@ def _think_cells(html: str) -> list[str]:
     return p.found
 
 
+@pytest.mark.system
 def test_a_reasoning_judges_think_text_is_a_labelled_collapsed_block_and_an_export_column(engine, tmp_path):
     import csv
 

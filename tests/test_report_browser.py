@@ -34,6 +34,7 @@ pytestmark = pytest.mark.skipif(
     reason="chromium is not installed; install it with "
     "`apt-get install -y chromium` (Debian) to run the browser checks of the report",
 )
+pytestmark = [pytest.mark.system, pytestmark]
 
 
 class Browser:

@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
@@ -71,6 +72,7 @@ def test_progress_line_shows_rows_rate_eta_and_pass_rates():
     assert len(narrow.getvalue()) == 40  # "\r" + 39 characters: never wraps the terminal
 
 
+@pytest.mark.model
 def test_short_real_run_prints_the_summary_and_exits_0(tmp_path):
     out = tmp_path / "run"
     r = CliRunner().invoke(main, ["run", MIXED, "-j", "relevance_to_query", "--limit", "2", "--out", str(out)])

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from test_runner_resume import assert_each_cell_once, stored
 
+pytestmark = pytest.mark.system
+
 SOURCE = Path(__file__).parent / "data" / "runner_mixed30.jsonl"
 N_ROWS = 15
 JUDGES = ["correctness", "relevance_to_query", "groundedness"]

@@ -12,9 +12,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from runner_support import failing_engine, scripted_engine, tiny_judges
 
 from localjudge import evaluate
+
+pytestmark = pytest.mark.system
 
 TESTS = Path(__file__).parent
 N_ROWS = 60

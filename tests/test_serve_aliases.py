@@ -61,6 +61,7 @@ def test_an_alias_of_another_model_is_refused():
         check_models(parse_aliases(("a=other",), ("yes_no_json",)), "judge")
 
 
+@pytest.mark.system
 def test_the_cli_refuses_a_bad_alias_in_one_line_with_exit_2():
     done = subprocess.run(
         [sys.executable, "-m", "localjudge", "serve", "--alias", "a=judge", "--format", "no_such_kind"],

@@ -101,6 +101,7 @@ def one_thread_server(_localjudge_home):
     server.stop()
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_mlflow_is_grounded_correctness_and_make_judge_usable_on_every_rag_case(one_thread_server, tmp_path, monkeypatch):
     mlflow = pytest.importorskip("mlflow")
@@ -127,6 +128,7 @@ def test_mlflow_is_grounded_correctness_and_make_judge_usable_on_every_rag_case(
             assert str(getattr(fb.value, "value", fb.value)) in ("yes", "no"), (name, q, fb.value)
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_catalog_prompt_answer_names_the_contract_and_a_one_character_change_is_not_tightened(one_thread_server):
     pytest.importorskip("mlflow")
@@ -145,6 +147,7 @@ def test_catalog_prompt_answer_names_the_contract_and_a_one_character_change_is_
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), MLFLOW_SCHEMA)
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_no_catalog_formats_answers_under_the_client_schema_only(_localjudge_home):
     pytest.importorskip("mlflow")

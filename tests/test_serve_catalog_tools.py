@@ -71,6 +71,7 @@ def servers(_localjudge_home):
     off.stop()
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(servers):
     on, _ = servers
@@ -88,6 +89,7 @@ def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(s
     assert out["system_fingerprint"].endswith("+tool_call") and h[HEADER].endswith("+tool_call")
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(servers):
     on, off = servers
@@ -101,6 +103,7 @@ def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(serve
     assert HEADER not in h and not out["message"].get("tool_calls") and out["message"]["content"]
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(servers):
     import instructor

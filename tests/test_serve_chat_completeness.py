@@ -57,6 +57,7 @@ def test_tools_and_a_response_format_constrain_to_a_call_or_the_schema():
     assert answer == RATING and p.tool_mode == "auto"
 
 
+@pytest.mark.system
 def test_tools_and_a_response_format_answer_a_valid_call_or_valid_content(client):
     ask = [{"role": "user", "content": "Look up 'capital of France' with the lookup function."}]
     r = client.chat.completions.create(model=MODEL, messages=ask, tools=TOOLS, response_format=RF)
@@ -73,6 +74,7 @@ def test_tools_and_a_response_format_answer_a_valid_call_or_valid_content(client
         assert validate(json.loads(msg.content), RATING, RATING) is None
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
@@ -91,6 +93,7 @@ def test_strict_that_is_not_a_boolean_is_a_400_naming_it(server, extra, param):
     assert status == 400 and body["error"]["param"] == param and "strict" in body["error"]["message"]
 
 
+@pytest.mark.system
 def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(server):
     deepeval = pytest.importorskip("deepeval")
     from deepeval.metrics.g_eval.utils import calculate_weighted_summed_score

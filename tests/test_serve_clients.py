@@ -72,6 +72,7 @@ def clients_server(tmp_path_factory):
     server.stop()
 
 
+@pytest.mark.system
 def test_models_and_tags_list_the_aliases(clients_server):
     status, body = get(clients_server.url, "/models")
     assert status == 200 and [m["id"] for m in body["data"]] == ["judge", "geval", "rubric", "grader"]
@@ -80,6 +81,7 @@ def test_models_and_tags_list_the_aliases(clients_server):
     assert status == 200 and [m["name"] for m in body["models"]] == ["judge", "geval", "rubric", "grader"]
 
 
+@pytest.mark.system
 def test_ragas_llm_factory_json_mode_scores_every_rag_case(clients_server):
     from openai import AsyncOpenAI
     from ragas.llms import llm_factory
@@ -125,6 +127,7 @@ DEEPEVAL_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.system
 def test_deepeval_local_model_scores_every_rag_case_through_an_alias(clients_server, tmp_path):
     deepeval = shutil.which("deepeval", path=str(Path(sys.executable).parent))
     if deepeval is None:
@@ -150,6 +153,7 @@ def test_deepeval_local_model_scores_every_rag_case_through_an_alias(clients_ser
     assert healthy(clients_server.url)["errors"] == 0
 
 
+@pytest.mark.system
 def test_inspect_model_graded_qa_grades_every_rag_case_through_an_alias(clients_server, monkeypatch, tmp_path):
     from inspect_ai import Task, eval
     from inspect_ai._util.error import PrerequisiteError
@@ -187,6 +191,7 @@ def test_inspect_model_graded_qa_grades_every_rag_case_through_an_alias(clients_
     assert healthy(clients_server.url)["errors"] == 0
 
 
+@pytest.mark.system
 def test_promptfoo_llm_rubric_parses_every_rag_case_through_an_alias(clients_server, tmp_path):
     npm = shutil.which("npm")
     if npm is None:

@@ -20,16 +20,19 @@ from localjudge.cli import main
 MSG = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 
 
+@pytest.mark.system
 def test_malformed_json_is_a_400(judge_server):
     s, b, _ = post(judge_server.url, b'{"model": "smollm2-135m", "messages": [')
     assert_openai_error(s, b, 400, "not valid JSON")
 
 
+@pytest.mark.system
 def test_unknown_model_is_a_404_naming_the_served_one(judge_server):
     s, b, _ = post(judge_server.url, {"model": "gpt-4o", "messages": MSG})
     assert_openai_error(s, b, 404, "'gpt-4o' does not exist", "smollm2-135m", param="model", code="model_not_found")
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("schema", "feature"),
     [
@@ -48,6 +51,7 @@ def test_a_schema_feature_that_cannot_be_honoured_is_a_400_naming_it(judge_serve
     assert_openai_error(s, b, 400, feature, param="response_format")
 
 
+@pytest.mark.system
 def test_a_prompt_longer_than_the_context_is_context_length_exceeded(judge_server):
     long = [{"role": "user", "content": "word " * 6000}]
     s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": long})
@@ -59,11 +63,13 @@ def test_a_prompt_longer_than_the_context_is_context_length_exceeded(judge_serve
     assert_openai_error(s, b, 400, "characters", code="context_length_exceeded")
 
 
+@pytest.mark.system
 def test_a_body_over_the_limit_is_a_413(judge_server):
     s, b, _ = post(judge_server.url, b'{"model": "' + b"x" * (5 << 20) + b'"}')
     assert_openai_error(s, b, 413, "limit", code="request_too_large")
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("body", "words", "param"),
     [
@@ -120,6 +126,7 @@ KEYS = ["model", "messages", "max_tokens", "temperature", "top_p", "seed", "stop
         "response_format", "tools", "tool_choice", "type", "json_schema", "schema", "function", "name", "content", "role"]  # fmt: skip
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_server):
     """200 malformed or odd bodies (seeded): every answer is a 4xx OpenAI error (or a 200 when the body
@@ -146,6 +153,7 @@ def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_server
     assert healthy(judge_server.url)["errors"] == 0
 
 
+@pytest.mark.system
 def test_unknown_paths_and_methods_are_openai_shaped(judge_server):
     s, b, _ = post(judge_server.url, {}, path="/completions")
     assert_openai_error(s, b, 404, "no such endpoint")
@@ -153,6 +161,7 @@ def test_unknown_paths_and_methods_are_openai_shaped(judge_server):
     assert_openai_error(s, b, 405, "method not allowed")
 
 
+@pytest.mark.system
 def test_a_client_that_disconnects_mid_generation_cancels_it(judge_server):
     before = healthy(judge_server.url)["cancelled"]
     u = urllib.parse.urlparse(judge_server.url)
@@ -180,6 +189,7 @@ def test_a_client_that_disconnects_mid_generation_cancels_it(judge_server):
     assert s == 200 and 1 <= b["usage"]["completion_tokens"] <= 3 and b["choices"][0]["finish_reason"] in ("stop", "length")
 
 
+@pytest.mark.system
 def test_a_wrong_or_missing_key_is_a_401(keyed_server):
     url = keyed_server.url
     for headers, words in (({}, "missing API key"), ({"Authorization": "Bearer nope"}, "incorrect API key")):
@@ -196,6 +206,7 @@ def test_binding_beyond_loopback_without_a_key_is_refused_before_loading(monkeyp
     assert res.exit_code == 2 and "--api-key" in res.output and "\n" not in res.output.strip()
 
 
+@pytest.mark.system
 def test_a_port_in_use_is_a_one_line_error(judge_server):
     port = urllib.parse.urlparse(judge_server.url).port
     r = subprocess.run(

@@ -101,6 +101,7 @@ def test_an_object_with_no_properties_and_nothing_else_allowed_is_the_empty_obje
     assert re.fullmatch(fmt.regex(), "{}") and not re.fullmatch(fmt.regex(), '{"a": 1}')
 
 
+@pytest.mark.system
 def test_plain_text_is_registered_unconstrained_and_bounded_by_its_budget(engine):
     fmt = make_format("text", max_tokens=12)
     assert isinstance(fmt, PlainText) and not fmt.constrained and fmt.max_tokens() == 12

@@ -94,12 +94,14 @@ def alive_and_answering(url: str) -> None:
     assert status == 200 and body["choices"][0]["message"]["content"] in ("yes", "no"), body
 
 
+@pytest.mark.system
 def test_a_3000_deep_lark_rule_chain_is_a_400_naming_the_bound_and_the_server_lives(server):
     status, body = ask(server.url, response_format=grammar_rf(lark_chain(3000)))
     assert_openai_error(status, body, 400, "rule references chain 3002 steps deep", "limit of 200", param="response_format")
     alive_and_answering(server.url)
 
 
+@pytest.mark.system
 def test_a_3000_deep_schema_chain_is_a_400_in_response_format_tools_and_lark_json(server):
     schema = ref_chain(3000)
     status, body = ask(server.url, response_format=schema_rf(schema))
@@ -113,6 +115,7 @@ def test_a_3000_deep_schema_chain_is_a_400_in_response_format_tools_and_lark_jso
     alive_and_answering(server.url)
 
 
+@pytest.mark.system
 def test_grammars_and_schemas_inside_the_bounds_are_still_answered(server):
     for extra in (
         {"response_format": grammar_rf(lark_chain(150))},
@@ -158,6 +161,7 @@ requests = st.one_of(
 )
 
 
+@pytest.mark.system
 def test_deep_wide_and_recursive_grammars_and_schemas_are_answered_200_or_400_and_the_server_lives(server):
     deadline = time.monotonic() + FUZZ_SECONDS
     seen: list[int] = []

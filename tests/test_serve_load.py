@@ -16,6 +16,8 @@ from serve_support import assert_openai_error, healthy, post, start_server
 from localjudge.formats import JSONSchemaFormat
 from localjudge.formats.json_schema import validate
 
+pytestmark = pytest.mark.system
+
 SCHEMA = {
     "type": "object",
     "properties": {"rationale": {"type": "string"}, "result": {"enum": ["yes", "no"]}},

@@ -11,7 +11,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 
 DOCS = {"capital": "Paris is the capital and largest city of France.", "spider": "Spiders have eight legs and two body parts."}
 DATA = [

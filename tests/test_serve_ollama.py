@@ -13,6 +13,8 @@ import jsonschema
 import pytest
 from serve_support import get, post, start_server
 
+pytestmark = pytest.mark.system
+
 VERDICT = {
     "type": "object",
     "properties": {"verdict": {"enum": ["yes", "no"]}, "reason": {"type": "string", "maxLength": 60}},

@@ -11,6 +11,8 @@ import jsonschema
 import pytest
 from serve_support import post, start_server
 
+pytestmark = pytest.mark.system
+
 WEATHER = {
     "type": "object",
     "properties": {"city": {"type": "string", "maxLength": 20}},

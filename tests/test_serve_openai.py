@@ -10,6 +10,8 @@ from pydantic import BaseModel
 
 from localjudge.formats.json_schema import validate
 
+pytestmark = pytest.mark.system
+
 openai = pytest.importorskip("openai")
 
 JUDGEMENT = {  # what MLflow 3.17 sends for its judges (captured by a recording proxy)

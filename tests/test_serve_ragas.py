@@ -16,7 +16,7 @@ import math
 import pytest
 from serve_support import healthy
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.system, pytest.mark.slow]
 ragas = pytest.importorskip("ragas")
 
 ROWS = [

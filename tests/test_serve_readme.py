@@ -29,6 +29,7 @@ def test_the_section_has_the_four_client_snippets():
         assert sum(needle in s for s in found) == 1, needle
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("index", range(4), ids=["openai", "mlflow", "ragas", "deepeval"])
 def test_each_snippet_runs_against_a_real_server(judge_server, tmp_path, index):
     code = snippets()[index].replace("http://127.0.0.1:8000/v1", judge_server.url)

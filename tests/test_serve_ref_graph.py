@@ -81,6 +81,7 @@ def test_cycles_and_diamonds_are_walked_once_without_recursion():
 # ------------------------------------------------------------------------------------------------ the child
 
 
+@pytest.mark.system
 def test_a_crashed_compile_child_is_a_refusal_and_the_next_request_gets_a_fresh_child():
     guard = CompileGuard(workers=1)
     try:
@@ -99,6 +100,7 @@ def test_a_crashed_compile_child_is_a_refusal_and_the_next_request_gets_a_fresh_
         guard.close()
 
 
+@pytest.mark.system
 def test_a_repeated_schema_asks_the_child_once_and_refusals_are_the_in_process_ones():
     guard = CompileGuard(workers=1)
     try:
@@ -117,6 +119,7 @@ def test_a_repeated_schema_asks_the_child_once_and_refusals_are_the_in_process_o
         guard.close()
 
 
+@pytest.mark.system
 def test_more_questions_than_children_wait_their_turn_and_are_all_answered():
     from concurrent.futures import ThreadPoolExecutor
 
@@ -130,6 +133,7 @@ def test_more_questions_than_children_wait_their_turn_and_are_all_answered():
         guard.close()
 
 
+@pytest.mark.system
 def test_a_compile_past_the_time_limit_is_refused_and_not_remembered():
     guard = CompileGuard(workers=1, seconds=0.001)
     try:
@@ -203,6 +207,7 @@ def alive_and_answering(server) -> None:
     assert status == 200, out
 
 
+@pytest.mark.system
 def test_the_issues_hidden_ref_chain_is_a_400_through_all_five_doors_and_the_server_lives(server):
     for path, body, param in doors(hidden_chain(1500)):
         status, out = send(server, path, body)
@@ -214,6 +219,7 @@ def test_the_issues_hidden_ref_chain_is_a_400_through_all_five_doors_and_the_ser
     alive_and_answering(server)
 
 
+@pytest.mark.system
 def test_a_short_chain_under_any_keyword_is_still_answered(server):
     for path, body, _ in doors(hidden_chain(20)):
         status, out = send(server, path, body)
@@ -259,6 +265,7 @@ lark_grammars = st.one_of(
 )
 
 
+@pytest.mark.system
 def test_ref_graphs_and_grammars_through_every_door_are_answered_200_or_400_and_the_server_lives(server):
     deadline = time.monotonic() + FUZZ_SECONDS
     seen: list[int] = []

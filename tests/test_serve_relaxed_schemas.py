@@ -97,6 +97,7 @@ def ask(url: str, schema: dict, stream: bool = False) -> tuple[int, dict | bytes
     return status, out
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("family", list(SCHEMAS))
 def test_a_schema_llguidance_refuses_is_answered_valid(server, family):
     schema = SCHEMAS[family]
@@ -106,6 +107,7 @@ def test_a_schema_llguidance_refuses_is_answered_valid(server, family):
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), schema)
 
 
+@pytest.mark.system
 def test_a_relaxed_schema_streams_its_valid_answer_whole(server):
     schema = SCHEMAS["uniqueItems"]
     status, raw = ask(server.url, schema, stream=True)
@@ -116,12 +118,14 @@ def test_a_relaxed_schema_streams_its_valid_answer_whole(server):
     jsonschema.validate(json.loads(text), schema)
 
 
+@pytest.mark.system
 def test_a_schema_no_answer_can_satisfy_is_a_400_naming_the_keyword(server):
     schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
     status, body = ask(server.url, schema)
     assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", "tries", param="response_format")
 
 
+@pytest.mark.system
 def test_a_streamed_request_no_answer_can_satisfy_is_a_plain_400_before_any_event(server):
     schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
     status, body = ask(server.url, schema, stream=True)

@@ -14,6 +14,8 @@ from serve_support import healthy, post
 
 from localjudge.formats.json_schema import validate
 
+pytestmark = pytest.mark.system
+
 openai = pytest.importorskip("openai")
 
 MODEL = "smollm2-135m"

@@ -12,6 +12,8 @@ from serve_support import assert_openai_error, post, start_server
 
 from localjudge.serve.ollama.wire import MAX_ARGUMENT_DEPTH, MAX_KEEP_ALIVE
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def strict_server(_localjudge_home):

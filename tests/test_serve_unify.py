@@ -35,6 +35,7 @@ def _responses_text() -> dict:
     return {"format": {"type": "json_schema", "name": "JudgeEvaluation", "schema": MLFLOW_SCHEMA, "strict": True}}
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_ollama_chat_with_mlflow_is_grounded_and_a_free_string_format_gets_yes_no_and_the_contract(server):
     pytest.importorskip("mlflow")
@@ -52,6 +53,7 @@ def test_ollama_chat_with_mlflow_is_grounded_and_a_free_string_format_gets_yes_n
     jsonschema.validate(json.loads(body["message"]["content"]), MLFLOW_SCHEMA)
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_openai_responses_create_with_mlflow_is_grounded_gets_yes_no_and_the_contract(server):
     pytest.importorskip("mlflow")
@@ -65,6 +67,7 @@ def test_openai_responses_create_with_mlflow_is_grounded_gets_yes_no_and_the_con
     assert json.loads(raw.parse().output_text)["result"] in ("yes", "no")
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_an_alias_is_served_and_constrains_ollama_chat_generate_and_responses(server):
     import ollama
@@ -83,6 +86,7 @@ def test_an_alias_is_served_and_constrains_ollama_chat_generate_and_responses(se
         jsonschema.validate(json.loads(text), make_format("yes_no_json").json_schema())
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_no_catalog_formats_leaves_ollama_and_responses_under_the_clients_schema(_localjudge_home):
     pytest.importorskip("mlflow")

@@ -61,10 +61,12 @@ def wire(_localjudge_home):
     return answers()
 
 
+@pytest.mark.model
 def test_every_golden_case_is_still_served(wire):
     assert sorted(wire) == sorted(INDEX)
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("name", sorted(INDEX))
 def test_each_answer_is_byte_identical_to_the_golden_one(wire, name):
     got, want = wire[name], INDEX[name]

@@ -19,6 +19,8 @@ from localjudge.errors import ModelError, ModelNotFoundError
 from localjudge.formats import FourLine, YesNoJSON
 from localjudge.judges import get_judge
 
+pytestmark = pytest.mark.system
+
 ROWS = [
     {"input": "What is the capital of France?", "output": "Paris.", "context": "Paris is the capital of France."},
     {"input": "How many legs has a spider?", "output": "Six.", "context": "Spiders have eight legs."},

@@ -95,6 +95,7 @@ def test_unreadable_store_is_an_input_error(tmp_path):
         Store(bad)
 
 
+@pytest.mark.system
 def test_two_processes_writing_at_once_lose_and_duplicate_nothing(tmp_path):
     path = tmp_path / "s.sqlite"
     script = textwrap.dedent(f"""

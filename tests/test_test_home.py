@@ -34,6 +34,7 @@ def test_the_homes_a_test_sees_are_outside_the_real_home():
         assert _outside_real_home(p), p
 
 
+@pytest.mark.system
 def test_a_subprocess_started_without_localjudge_variables_still_stays_out_of_the_real_home(tmp_path):
     code = (
         "import json; from localjudge.paths import cache_home, models_home, shared_store;"

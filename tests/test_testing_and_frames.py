@@ -73,6 +73,7 @@ def _run_example(home: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_the_example_suite_passes_and_a_rerun_costs_nothing(tmp_path, _localjudge_home):
     home = tmp_path / "home"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from localjudge.engine import threads
 
 
@@ -35,6 +37,7 @@ def test_the_default_is_every_physical_core_up_to_sixteen(monkeypatch) -> None:
         assert threads.default_threads() == want
 
 
+@pytest.mark.system
 def test_an_engine_loaded_without_a_thread_count_uses_the_default(engine) -> None:
     assert engine.n_threads == threads.default_threads()
 
@@ -75,6 +78,7 @@ print(json.dumps({"spin": os.environ.get("GOMP_SPINCOUNT"), "trace": [(t.text, t
 """
 
 
+@pytest.mark.system
 def test_an_engine_limits_the_spin_wait_before_llama_cpp_loads_and_outputs_do_not_depend_on_it(tmp_path: Path) -> None:
     """Two threads, so that threads really wait at barriers: the short spin and libgomp's own give the same
     log-probabilities (a wait changes no arithmetic)."""

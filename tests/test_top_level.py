@@ -46,6 +46,7 @@ def _fresh(code: str) -> str:
     return run.stdout + run.stderr
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("old", sorted(MOVED))
 def test_an_old_top_level_path_imports_the_new_module_with_a_deprecation_warning(old):
     new, name = MOVED[old]
@@ -59,6 +60,7 @@ def test_an_old_top_level_path_imports_the_new_module_with_a_deprecation_warning
     assert f"DeprecationWarning: {old} moved to {new}; the old path goes in the next release" in out
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("old", sorted(m for m in MOVED if m.count(".") == 1))  # an attribute of localjudge itself
 def test_an_old_top_level_path_read_as_an_attribute_gives_the_new_module_with_the_warning(old):
     new, _ = MOVED[old]

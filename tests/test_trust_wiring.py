@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import cli
 
 from localjudge import evaluate
@@ -43,6 +44,7 @@ def _labels(path: Path, truth: list[bool], rows: range, **extra: str) -> Path:
     return path
 
 
+@pytest.mark.system
 def test_agree_prints_ppi_beside_rogan_gladen_and_labels_only_and_the_labels_to_reach_a_width(tmp_path: Path) -> None:
     truth, verdicts = _truth_and_verdicts(5, 400)
     run = _run(tmp_path, "run", verdicts)
@@ -75,6 +77,7 @@ def test_agree_prints_ppi_beside_rogan_gladen_and_labels_only_and_the_labels_to_
     assert doc["calibrated"]["corrected"] is not None  # the agreement report is unchanged beside it
 
 
+@pytest.mark.system
 def test_run_summary_carries_the_ppi_estimate_where_labels_exist(tmp_path: Path) -> None:
     truth, verdicts = _truth_and_verdicts(8, 150, 0.3)
     data = tmp_path / "data.jsonl"
@@ -93,6 +96,7 @@ def test_run_summary_carries_the_ppi_estimate_where_labels_exist(tmp_path: Path)
     assert est["labels_only"]["estimate"] == sum(truth[:60]) / 60
 
 
+@pytest.mark.system
 def test_report_shows_the_estimates_and_the_ppi_difference_of_two_runs(tmp_path: Path) -> None:
     truth, verdicts = _truth_and_verdicts(3, 300, 0.35)
     better = [t or v for t, v in zip([random.Random(i).random() < 0.5 for i in range(300)], truth, strict=True)]
@@ -115,6 +119,7 @@ def _pairs(n: int) -> list[dict[str, str]]:
     return [{"question": f"q{i}", "context": "c", "answer_1": f"answer a{i}", "answer_2": f"answer b{i}"} for i in range(n)]
 
 
+@pytest.mark.system
 def test_report_flags_a_pairwise_judge_scripted_to_prefer_the_first_position(tmp_path: Path) -> None:
     rng = np.random.default_rng(11)
     engine = ScriptedEngine(lambda m, f: '{"better_response": ' + ("1" if rng.random() < 0.85 else "2") + ', "explanation": "x"}')
@@ -129,6 +134,7 @@ def test_report_flags_a_pairwise_judge_scripted_to_prefer_the_first_position(tmp
     assert "Position bias: the judge picks the answer shown first in" in out.stdout, out.stdout
 
 
+@pytest.mark.system
 def test_report_flags_a_judge_scripted_to_prefer_longer_answers_with_its_length_coefficient(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     lengths = rng.integers(5, 80, 120)
@@ -155,6 +161,7 @@ def test_the_estimators_are_public_names_of_localjudge(tmp_path: Path) -> None:
     assert {"estimates", "judge_trust", "label_budget", "ppi_difference"} <= set(localjudge.__all__)
 
 
+@pytest.mark.system
 def test_bench_py_runs_the_trust_estimators_section() -> None:
     import subprocess
     import sys

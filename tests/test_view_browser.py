@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None or DRIVER is None,
     reason="chromium and chromedriver are not installed; `apt-get install -y chromium chromium-driver` (Debian)",
 )
+pytestmark = [pytest.mark.system, pytestmark]
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "view.md"
 

@@ -7,7 +7,7 @@ from test_view_browser import console_errors, driver, leave, wait  # noqa: F401 
 from test_view_browser import pytestmark as browser_mark
 from test_view_compare_trust import two_labelled_runs
 
-pytestmark = browser_mark
+pytestmark = browser_mark  # Chromium: the system tier, skipped where it is missing
 
 
 def test_the_compare_page_shows_the_ppi_difference_and_its_interval_for_two_labelled_runs(driver, tmp_path):  # noqa: F811

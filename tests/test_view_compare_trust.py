@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from view_support import ViewServer, make_run, result_row
 
@@ -15,6 +16,8 @@ from localjudge.cli import main
 from localjudge.report.rundir import load_run
 from localjudge.trust.judge_trust import run_difference, stored_pass_labels
 from localjudge.trust.rates import stored_labels
+
+pytestmark = pytest.mark.system
 
 
 def human(i: int, seed: int) -> str:

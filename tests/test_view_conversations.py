@@ -18,6 +18,8 @@ from localjudge.conversations.stored import put_conversations
 from localjudge.store.db import Store
 from localjudge.view.transcript import MAX_EXPAND, MAX_SHOWN
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def turn_run(tmp_path_factory):

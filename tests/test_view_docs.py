@@ -47,6 +47,7 @@ def test_the_page_documents_view_labels_agree_and_align():
     ]
 
 
+@pytest.mark.system
 def test_every_command_of_the_page_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_run(tmp_path / "runs" / "quickstart", 12, judges=("groundedness", "correctness"))

@@ -46,6 +46,7 @@ def raw(server: ViewServer, path: str, host: str, method: str = "GET", headers: 
     return status
 
 
+@pytest.mark.system
 def test_pages_carry_a_strict_content_security_policy_and_no_external_asset(served):
     server, _ = served
     for path in ("/", "/runs/big", "/runs/big/rows/0", "/runs/big/label", "/runs/big/agreement", "/compare?a=big&b=small"):
@@ -57,6 +58,7 @@ def test_pages_carry_a_strict_content_security_policy_and_no_external_asset(serv
         assert "http://" not in text.replace(server.url, "") and "https://" not in text, path
 
 
+@pytest.mark.system
 def test_a_foreign_host_header_is_refused(served):
     server, _ = served
     port = server.url.rsplit(":", 1)[1]
@@ -66,6 +68,7 @@ def test_a_foreign_host_header_is_refused(served):
     assert raw(server, "/", "attacker.test") == 421
 
 
+@pytest.mark.system
 def test_writes_without_the_csrf_token_or_from_another_origin_are_refused(served):
     server, _ = served
     body = {"row_index": 0, "judge": "polite", "value": "yes", "labeller": "ann", "sample": "browse"}
@@ -78,6 +81,7 @@ def test_writes_without_the_csrf_token_or_from_another_origin_are_refused(served
     assert status == 200 and lab["value"] == "yes" and lab["labeller"] == "ann"
 
 
+@pytest.mark.system
 def test_rows_are_paginated_filtered_and_searched_on_the_server(served):
     server, _ = served
     _, p1, _ = server.request("/api/runs/big/rows?per=50")
@@ -95,6 +99,7 @@ def test_rows_are_paginated_filtered_and_searched_on_the_server(served):
     assert pct["total"] == 0
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("path", "method", "body", "status", "names"),
     [
@@ -136,6 +141,7 @@ def test_bad_input_gets_a_clear_error_never_a_500(served, path, method, body, st
     assert got == status and names in answer["error"], answer
 
 
+@pytest.mark.system
 def test_an_edit_and_an_undo_keep_the_label_history_and_the_latest_wins(served):
     server, root = served
     tok = {"X-CSRF-Token": server.csrf()}
@@ -157,6 +163,7 @@ def test_an_edit_and_an_undo_keep_the_label_history_and_the_latest_wins(served):
     assert [(r["label"], r["comment"]) for r in label_rows(root / "big", "relevance_to_query")] == [("no", "curt")]
 
 
+@pytest.mark.system
 def test_queues_are_uncertain_first_or_a_seeded_random_sample(served):
     server, _ = served
     first = [server.request(f"/api/runs/big/queue?judge=polite&order=uncertain&pos={i}")[1]["item"] for i in range(3)]
@@ -181,6 +188,7 @@ def test_queues_are_uncertain_first_or_a_seeded_random_sample(served):
     assert r1 == r2 != r3 and r1 != sorted(r1)
 
 
+@pytest.mark.system
 def test_compare_shows_per_judge_deltas_and_changed_rows(tmp_path):
     make_run(tmp_path / "base", 40)
     make_run(tmp_path / "same", 40)
@@ -201,6 +209,7 @@ def test_compare_shows_per_judge_deltas_and_changed_rows(tmp_path):
         server.stop()
 
 
+@pytest.mark.system
 def test_a_bind_beyond_loopback_needs_an_api_key_and_the_key_guards_every_request(tmp_path):
     run = make_run(tmp_path / "k", 3)
     res = CliRunner().invoke(main, ["view", str(run), "--host", "0.0.0.0"])
@@ -344,6 +353,7 @@ def test_a_running_run_shows_progress_and_an_eta_and_a_silent_one_reads_as_inter
         done.close()
 
 
+@pytest.mark.system
 def test_a_real_run_s_row_shows_the_prompt_as_sent_its_raw_output_and_record(tmp_path):
     """A run of catalog judges (score and pairwise in both orders) on a scripted engine: the row page re-renders
     each prompt and says its hash matches the record; the labelling view offers each judge's own values."""

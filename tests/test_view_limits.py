@@ -62,6 +62,7 @@ def one_run(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------------------- slow clients
 
 
+@pytest.mark.system
 def test_header_less_connections_are_cut_at_the_header_deadline_while_the_api_answers(one_run):
     """200 connections that send nothing: /api/runs is answered meanwhile; each is closed by the server at the
     2 s header deadline (long before the clients' own 30 s timeout), and the cut is logged once, not 200 times."""
@@ -86,6 +87,7 @@ def test_header_less_connections_are_cut_at_the_header_deadline_while_the_api_an
     assert log.count("no complete request headers") <= 1, log[-2000:]
 
 
+@pytest.mark.system
 def test_connections_past_the_limit_are_answered_503_and_the_view_keeps_serving(one_run):
     """8 connections stalled mid-headers fill a limit of 8: the 9th is answered 503 (JSON, retry-after) at once;
     once the stalled ones are gone the view answers again."""
@@ -121,6 +123,7 @@ runpy.run_module("localjudge", run_name="__main__")
 """
 
 
+@pytest.mark.system
 def test_a_view_out_of_file_descriptors_logs_a_few_lines_and_recovers(one_run, tmp_path):
     """The view under RLIMIT_NOFILE=64 and 150 idle connections: accept() fails with EMFILE for seconds. Each
     failure used to log a traceback per pending accept (megabytes a second); the log now stays a few KB, and
@@ -183,6 +186,7 @@ def _newer_store(run: Path) -> None:
         c.execute("INSERT INTO _migrations (name, applied) VALUES ('999_from_the_future', '2030-01-01T00:00:00+0000')")
 
 
+@pytest.mark.system
 def test_a_garbage_and_a_newer_store_are_listed_unreadable_beside_the_readable_runs(tmp_path):
     """One readable run, a garbage store and a newer one under --runs-root: the view starts, lists all three (the
     bad ones with their one-line reason and no link), and reads the garbage one once it becomes a real store."""
@@ -269,6 +273,7 @@ def _comment_body_chunks(total: int, chunked: bool):
         yield b"0\r\n\r\n"
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_a_60_mb_label_body_is_a_413_and_nothing_is_stored(labelled, chunked):
     server, run = labelled
@@ -285,6 +290,7 @@ def test_a_60_mb_label_body_is_a_413_and_nothing_is_stored(labelled, chunked):
     assert size_after - size_before < 1 << 20
 
 
+@pytest.mark.system
 def test_a_label_body_nested_100k_deep_is_a_400_and_the_view_keeps_answering(labelled):
     server, _ = labelled
     token = server.csrf()
@@ -294,6 +300,7 @@ def test_a_label_body_nested_100k_deep_is_a_400_and_the_view_keeps_answering(lab
     assert server.request("/api/runs")[0] == 200
 
 
+@pytest.mark.system
 def test_a_comment_or_labeller_past_its_limit_is_a_400_naming_the_field_and_the_limit(labelled):
     server, _ = labelled
     h = {"X-CSRF-Token": server.csrf()}

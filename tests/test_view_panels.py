@@ -19,6 +19,8 @@ from localjudge.engine.base import ScriptedEngine
 from localjudge.labels.agreement import agree
 from localjudge.view.runs import RunHandle
 
+pytestmark = pytest.mark.system
+
 PREFIX = '{"rationale": "scripted", "result": "'
 JUDGE = "relevance_to_query"
 

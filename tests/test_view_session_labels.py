@@ -12,6 +12,8 @@ from localjudge.labels.store import label_rows, latest_labels
 from localjudge.store.db import Store
 from localjudge.store.session_labels import latest_session_labels
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):

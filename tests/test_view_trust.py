@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 from view_support import ViewServer, make_run
 
@@ -13,6 +14,8 @@ from localjudge.cli import main
 from localjudge.labels.store import label_rows
 from localjudge.store.db import Store
 from localjudge.trust.active import WeightedLabel, active_mean
+
+pytestmark = pytest.mark.system
 
 
 def _label(server, tok: str, row: int, value: str, sample: str, probability: float | None = None):

@@ -80,6 +80,7 @@ def test_a_request_cancelled_before_it_starts_is_dropped():
         worker.close()
 
 
+@pytest.mark.system
 @pytest.mark.slow
 def test_real_model_concurrent_requests_equal_one_at_a_time(engine):
     judge = get_judge("relevance_to_query")
@@ -107,6 +108,7 @@ def test_real_model_concurrent_requests_equal_one_at_a_time(engine):
         worker.close()
 
 
+@pytest.mark.system
 def test_real_model_cancel_mid_generation_stops_early_and_frees_the_engine(engine):
     fmt = ScoreLines(field_tokens=400)
     msgs = [Message(role="user", content="Rate this essay from 1 to 5 and justify at length: " + "words " * 50)]

@@ -1,0 +1,188 @@
+"""The suite's three tiers, enforced: a test is *unit* unless marked `model` (a real model decodes in this process)
+or `system` (other processes, network sockets: servers, the browser, Ray, the wheel in clean venvs).
+
+While a unit test's fixtures are set up and while it runs (not its teardown, where the session's servers and
+engines are closed after whichever test ran last), loading a model's weights, decoding with llama.cpp, starting a
+process and listening on or connecting to a loopback socket are violations: each is recorded and the test fails with a line saying
+which tier to mark it, even when the code under test caught the error the guard raised. So `scripts/test.sh --fast`
+(the unit tier) loads no model, and the whole run keeps it so. A vocabulary-only load (the real tokenizer, no
+weights) is allowed in the unit tier.
+
+LOCALJUDGE_TEST_TIER_AUDIT=PATH guards every test whatever its marks and writes the violations found as JSON lines
+(node id, tier the violation needs, what happened): how the marks were first chosen and how to re-check them."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+TIERS = ("model", "system")
+# pytest-timeout's limit per test by tier (setup, call and teardown), unless a test sets its own `timeout` mark:
+# far above the slowest test of each tier on 2 cores (unit 5.7 s, scripts/test.sh --fast at 12:38 on 2026-11-29;
+# model and system 100-290 s in the whole run), so a hung test is named and stopped and a slow machine is not failed
+TIMEOUTS = {"unit": 120, "model": 1200, "system": 1800}
+_violations: list[tuple[str, str]] = []  # (tier, what) for the test being run
+_depth = 0
+
+
+class TierViolation(RuntimeError):
+    """Raised where a unit-tier test reaches for a model, a process or a socket."""
+
+
+def _violate(tier: str, what: str) -> None:
+    _violations.append((tier, what))
+    raise TierViolation(f"{what}: a unit-tier test may not; mark the test @pytest.mark.{tier} (tests/tier_guard.py)")
+
+
+def take_violations() -> list[tuple[str, str]]:
+    """The (tier, what) recorded so far in this test, cleared: for tests of the guard itself."""
+    found, _violations[:] = list(_violations), []
+    return found
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The item's tier: `system` over `model` over `unit`."""
+    names = {m.name for m in item.iter_markers()}
+    return "system" if "system" in names else "model" if "model" in names else "unit"
+
+
+@contextmanager
+def guarded() -> Iterator[None]:
+    """Model loads and decodes, process starts and internet sockets raise TierViolation inside the block."""
+    global _depth
+    import _posixsubprocess
+
+    import llama_cpp
+    import llama_cpp.llama_cpp as low
+
+    patches: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, new: Any) -> None:
+        patches.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, new)
+
+    real_load = low.llama_model_load_from_file
+
+    def load(path: bytes, params: Any) -> Any:
+        if not getattr(params, "vocab_only", False):
+            _violate("model", f"loaded the weights of {path.decode(errors='replace')}")
+        return real_load(path, params)
+
+    def decode(*args: Any, **kwargs: Any) -> Any:
+        _violate("model", "decoded with llama.cpp (llama_decode)")
+
+    def starter(real: Any, argv_at: int) -> Any:
+        def guard(*args: Any, **kwargs: Any) -> Any:
+            argv = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in args[argv_at] or ()]
+            if not _incidental(argv):
+                _violate("system", f"started a process ({' '.join(argv)[:80]})")
+            return real(*args, **kwargs)
+
+        return guard
+
+    def fork(*args: Any, **kwargs: Any) -> Any:
+        _violate("system", "started a process (os.fork)")
+
+    def inet(method: str) -> Any:
+        real = getattr(socket.socket, method)
+
+        def guard(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+            if self.family in (socket.AF_INET, socket.AF_INET6) and (method == "bind" or _loopback(args[0])):
+                _violate("system", f"opened a network socket ({method} {args[0]})")
+            return real(self, *args, **kwargs)
+
+        return guard
+
+    for owner in (llama_cpp, low):
+        patch(owner, "llama_model_load_from_file", load)
+        patch(owner, "llama_decode", decode)
+    patch(_posixsubprocess, "fork_exec", starter(_posixsubprocess.fork_exec, 0))  # multiprocessing's spawn
+    patch(subprocess, "_fork_exec", starter(subprocess._fork_exec, 0))  # subprocess holds its own name for it
+    patch(os, "posix_spawn", starter(os.posix_spawn, 1))
+    patch(os, "posix_spawnp", starter(os.posix_spawnp, 1))
+    patch(os, "fork", fork)
+    for method in ("connect", "connect_ex", "bind"):
+        patch(socket.socket, method, inet(method))
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        for owner, name, old in reversed(patches):
+            setattr(owner, name, old)
+
+
+# Programs a library starts once per process on its first use, whichever test that happens in (MLflow's GitPython
+# runs git; ctypes.util.find_library runs ldconfig or the compiler; multiprocessing starts its resource tracker):
+# not what the test does, so no tier, and never a failure that depends on the order tests ran in.
+INCIDENTAL = frozenset({"git", "ldconfig", "ldconfig.real", "gcc", "cc", "ld", "objdump", "uname"})
+
+
+def _incidental(argv: list[str]) -> bool:
+    return bool(argv) and (os.path.basename(argv[0]) in INCIDENTAL or any("multiprocessing.resource_tracker" in a for a in argv))
+
+
+def _loopback(address: Any) -> bool:
+    """A connection to this machine (a server a test started); a library's call home to the internet (litellm's
+    price list on import) is neither the test's doing nor reachable here, so it is no tier."""
+    host = str(address[0]) if isinstance(address, tuple) and address else ""
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.startswith("::ffff:127.")
+
+
+def _audit_path() -> str | None:
+    return os.environ.get("LOCALJUDGE_TEST_TIER_AUDIT") or None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    return (yield from _run_guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    return (yield from _run_guarded(item))
+
+
+def _run_guarded(item: pytest.Item) -> Any:
+    if tier_of(item) != "unit" and not _audit_path():
+        return (yield)
+    with guarded():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    if not _violations:
+        return report
+    found, _violations[:] = list(_violations), []
+    audit = _audit_path()
+    if audit:
+        with open(audit, "a", encoding="utf-8") as f:
+            for tier, what in found:
+                f.write(json.dumps({"nodeid": item.nodeid, "tier": tier, "what": what, "when": call.when}) + "\n")
+    tier = "system" if any(t == "system" for t, _ in found) else "model"
+    report.outcome = "failed"
+    report.longrepr = f"tier: {found[0][1]} in a unit-tier test; mark it @pytest.mark.{tier} (tests/tier_guard.py)"
+    return report
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TIMEOUTS[tier_of(item)]))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "model: a real model decodes in the test's process (tests/tier_guard.py)")
+    config.addinivalue_line("markers", "system: the test starts processes or opens network sockets (tests/tier_guard.py)")
+
+
+__all__ = ["TIERS", "TIMEOUTS", "TierViolation", "guarded", "take_violations", "tier_of"]
