@@ -8,7 +8,7 @@
 # installs running beside pytest (they wait on pip and disk where pytest leaves a core idle; the wheel's log is
 # printed after pytest's, and either failing fails the command); pytest in two processes, each test file whole in
 # one of them (pytest-xdist `-n 2 --dist loadfile`: a file's module-scoped engines and servers are built once;
-# long files first, from tests/file_times.json; LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs in this
+# long files first, from tests/file_times.json (which a whole run, with no arguments, writes again); LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs in this
 # process), with the arguments passed to pytest: `bash scripts/test.sh -m "not slow"`.
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
@@ -50,6 +50,8 @@ if [ "${SKIP_WHEEL_TEST:-}" != 1 ]; then
   while [ ! -e "$wheel_dir/built" ] && kill -0 "$wheel_pid" 2>/dev/null; do sleep 1; done
 fi
 echo "== pytest"
+# a whole run (no arguments) measures every file again into tests/file_times.json, the order the next run uses
+if [ $# = 0 ]; then export LOCALJUDGE_TEST_FILE_TIMES="${LOCALJUDGE_TEST_FILE_TIMES:-tests/file_times.json}"; fi
 set +e
 .venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" --dist loadfile "$@"
 pytest_rc=$?
