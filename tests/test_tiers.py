@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,46 @@ def test_a_unit_test_that_connects_to_a_loopback_server_is_refused_naming_the_sy
         with pytest.raises(tier_guard.TierViolation, match=r"mark the test @pytest.mark.system"):
             s.connect(("127.0.0.1", 9))
     assert [t for t, _ in tier_guard.take_violations()] == ["system"]
+
+
+class _EarlierThread(threading.Thread):
+    """Started when this module is imported, before any test here: stands for an earlier test's engine or server
+    thread still at work when a unit test begins."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.go, self.error = threading.Event(), None
+
+    def run(self) -> None:
+        self.go.wait()
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+        except BaseException as e:  # reported to the test
+            self.error = e
+
+
+_EARLIER = _EarlierThread()
+_EARLIER.start()
+
+
+def test_a_thread_alive_before_the_unit_test_began_is_not_the_tests_doing():
+    _EARLIER.go.set()
+    _EARLIER.join(10)
+    assert _EARLIER.error is None and tier_guard.take_violations() == []
+
+
+def test_a_thread_the_unit_test_starts_is_guarded_like_the_test():
+    errors: list[BaseException] = []
+
+    def bind() -> None:
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+        except tier_guard.TierViolation as e:
+            errors.append(e)
+
+    t = threading.Thread(target=bind)
+    t.start()
+    t.join(10)
+    assert len(errors) == 1 and [t for t, _ in tier_guard.take_violations()] == ["system"]
