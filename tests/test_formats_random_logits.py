@@ -1,0 +1,51 @@
+"""Every output format a built-in judge uses (52 of them, each stage of the several-call judges included), decoded
+by the product's own DecodeJob over the default model's real vocabulary on seeded random logits (tests/random_logits.py,
+no weights): each output parses, ends for a reason the format allows, and never passes its token budget. Random
+logits reach far more of a format's texts than the real model's few cases (tests/test_formats_real.py keeps those)."""
+
+from __future__ import annotations
+
+import pytest
+from random_logits import RandomLogitsEngine
+
+from localjudge.engine import DecodeOptions
+from localjudge.judges import list_judges
+
+# seeds per format: 50 for each of the 51 constrained formats, 5 for free text (256 random tokens each, 250 ms);
+# 2,555 decodes in about 40 s on one core of a 2-core machine (2026-11-29)
+SEEDS, FREE_TEXT_SEEDS = 50, 5
+OPTS = DecodeOptions(field_tokens=6)  # the real-model cases' cap, so the budgets bind as they do there
+
+
+def builtin_formats() -> dict[str, object]:
+    formats: dict[str, object] = {}
+    for judge in list_judges(plugins=False):
+        for fmt in judge.output_formats:
+            formats.setdefault(fmt.describe(), fmt)
+    return formats
+
+
+FORMATS = builtin_formats()
+
+
+@pytest.fixture(scope="module")
+def engine():
+    eng = RandomLogitsEngine()
+    yield eng
+    eng.close()
+
+
+def test_the_formats_are_every_built_in_judges_stages():
+    assert len(FORMATS) >= 50 and any(k.startswith("json_schema(") for k in FORMATS)
+
+
+@pytest.mark.parametrize("key", sorted(FORMATS), ids=lambda k: k[:48])
+def test_random_logits_decode_to_a_parsable_output_within_the_budget(engine, key):
+    fmt = FORMATS[key]
+    budget = OPTS.max_tokens or fmt.max_tokens()
+    for seed in range(SEEDS if fmt.constrained else FREE_TEXT_SEEDS):
+        g = engine.decode(fmt, seed, OPTS)
+        assert g.n_output_tokens <= budget, (key, seed, g.n_output_tokens, budget)
+        if fmt.constrained:
+            assert g.stop_reason in ("eos", "final"), (key, seed, g.stop_reason, g.text)
+            fmt.parse(g.text)  # valid by construction: raises ParseError otherwise
