@@ -1,12 +1,13 @@
 """The suite's three tiers, enforced: a test is *unit* unless marked `model` (a real model decodes in this process)
-or `system` (other processes, network sockets: servers, the browser, Ray, the wheel in clean venvs).
+or `system` (other processes, loopback sockets: servers, the browser, Ray, the wheel in clean venvs).
 
 While a unit test's fixtures are set up and while it runs (not its teardown, where the session's servers and
 engines are closed after whichever test ran last), loading a model's weights, decoding with llama.cpp, starting a
-process and listening on or connecting to a loopback socket are violations: each is recorded and the test fails with a line saying
-which tier to mark it, even when the code under test caught the error the guard raised. So `scripts/test.sh --fast`
-(the unit tier) loads no model, and the whole run keeps it so. A vocabulary-only load (the real tokenizer, no
-weights) is allowed in the unit tier.
+process and binding an internet-family socket or connecting one to this machine are violations: each is recorded
+and the test fails with a line saying which tier to mark it, even when the code under test caught the error the
+guard raised. So `scripts/test.sh --fast` (the unit tier) loads no model, and the whole run keeps it so. Allowed:
+a vocabulary-only load (the real tokenizer, no weights), the programs a library starts once on first use
+(INCIDENTAL), and whatever threads alive before the test began do (an earlier test's engine or server).
 
 LOCALJUDGE_TEST_TIER_AUDIT=PATH guards every test whatever its marks and writes the violations found as JSON lines
 (node id, tier the violation needs, what happened): how the marks were first chosen and how to re-check them."""
@@ -30,7 +31,6 @@ TIERS = ("model", "system")
 # model and system 100-290 s in the whole run), so a hung test is named and stopped and a slow machine is not failed
 TIMEOUTS = {"unit": 120, "model": 1200, "system": 1800}
 _violations: list[tuple[str, str]] = []  # (tier, what) for the test being run
-_depth = 0
 
 
 class TierViolation(RuntimeError):
@@ -56,8 +56,7 @@ def tier_of(item: pytest.Item) -> str:
 
 @contextmanager
 def guarded() -> Iterator[None]:
-    """Model loads and decodes, process starts and internet sockets raise TierViolation inside the block."""
-    global _depth
+    """Weights loads, decodes, process starts and loopback sockets raise TierViolation inside the block."""
     import _posixsubprocess
 
     import llama_cpp
@@ -124,11 +123,9 @@ def guarded() -> Iterator[None]:
     patch(os, "fork", fork)
     for method in ("connect", "connect_ex", "bind"):
         patch(socket.socket, method, inet(method))
-    _depth += 1
     try:
         yield
     finally:
-        _depth -= 1
         for owner, name, old in reversed(patches):
             setattr(owner, name, old)
 
