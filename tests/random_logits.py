@@ -16,6 +16,7 @@ from localjudge.constraints.llg import llama_tokenizer
 from localjudge.engine.base import DecodeOptions, Generation, Message
 from localjudge.engine.llama import LlamaEngine
 from localjudge.engine.llama_lock import LLAMA_LOCK
+from localjudge.engine.llama_options import LlamaOptions
 from localjudge.formats import OutputFormat
 from localjudge.models.registry import resolve_model
 
@@ -23,7 +24,7 @@ from localjudge.models.registry import resolve_model
 class RandomLogitsEngine(LlamaEngine):
     """`LlamaEngine` without weights or a context: `decode` runs one request's `DecodeJob` on random logits."""
 
-    def __init__(self, model: str | None = None, n_ctx: int = 4096):  # noqa: D107 - no LlamaEngine.__init__: no weights
+    def __init__(self, model: str | None = None, n_ctx: int = 4096):  # not LlamaEngine's: no weights, no context
         self._L = llama_cpp
         self.info = resolve_model(model)
         params = llama_cpp.llama_model_default_params()
@@ -37,7 +38,7 @@ class RandomLogitsEngine(LlamaEngine):
         self.vocab = self._read_vocab()
         self.vocab.tokenizers["llguidance"] = lambda: llama_tokenizer(self._vocab_p, self.vocab)
         self.model_id = self.info.name
-        self.jump_forward = True
+        self.jump_forward = LlamaOptions().jump_forward  # the product's default
         self._fsm_cache = OrderedDict()
 
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
