@@ -8,24 +8,25 @@
 # installs running beside pytest (they wait on pip and disk where pytest leaves a core idle; the wheel's log is
 # printed after pytest's, and either failing fails the command); pytest in two processes, each test file whole in
 # one of them (pytest-xdist `-n 2 --dist loadfile`: a file's module-scoped engines and servers are built once;
-# long files first, from tests/file_times.json (which a whole run, with no arguments, writes again); LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs in this
-# process), with the arguments passed to pytest: `bash scripts/test.sh -m "not slow"`.
+# long files first, from tests/file_times.json, which a whole run with no arguments writes again;
+# LOCALJUDGE_TEST_WORKERS=N changes the count, 0 runs in this process), with the arguments passed to pytest:
+# `bash scripts/test.sh -m "not slow"`.
 # The HTML report test needs a headless Chromium: installed from Debian's packages when run as root,
 # otherwise install it yourself (apt-get install chromium chromium-driver) or those tests are skipped with a reason.
 # The `localjudge view` tests drive it with selenium through chromedriver (Debian's chromium-driver).
-# `bash scripts/test.sh --fast`: the unit tier only (tests/tier_guard.py: no model weights, no process, no network
+# `bash scripts/test.sh --fast`: the unit tier only (tests/tier_guard.py: no model weights, no process, no loopback
 # socket; a unit test that reaches for one fails), in two processes, after ruff; .venv is made only where missing.
 # The inner loop of a change: about 2 minutes on 2 cores. The whole command above is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
 if [ "${1:-}" = --fast ]; then
   shift
-  if [ ! -x .venv/bin/python ]; then "${PYTHON:-python3}" -m venv .venv && .venv/bin/python -m pip install -q -e '.[test]'; fi
+  if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv && .venv/bin/python -m pip install -q -e '.[test]'; fi
   echo "== ruff check"; .venv/bin/ruff check localjudge tests scripts examples
   echo "== pytest: the unit tier"
   exec .venv/bin/python -m pytest -n "${LOCALJUDGE_TEST_WORKERS:-2}" -m "not model and not system" -q "$@"
 fi
-PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'

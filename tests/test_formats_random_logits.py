@@ -9,6 +9,7 @@ import pytest
 from random_logits import RandomLogitsEngine
 
 from localjudge.engine import DecodeOptions
+from localjudge.formats import OutputFormat
 from localjudge.judges import list_judges
 
 # seeds per format: 50 for each of the 51 constrained formats, 5 for free text (256 random tokens each, 250 ms);
@@ -17,8 +18,8 @@ SEEDS, FREE_TEXT_SEEDS = 50, 5
 OPTS = DecodeOptions(field_tokens=6)  # the real-model cases' cap, so the budgets bind as they do there
 
 
-def builtin_formats() -> dict[str, object]:
-    formats: dict[str, object] = {}
+def builtin_formats() -> dict[str, OutputFormat]:
+    formats: dict[str, OutputFormat] = {}
     for judge in list_judges(plugins=False):
         for fmt in judge.output_formats:
             formats.setdefault(fmt.describe(), fmt)

@@ -1,6 +1,7 @@
-"""The tiers are enforced, not declared: these tests are unit tier, so tests/tier_guard.py guards them while they run,
-and each reaches for what the unit tier may not have, then checks the guard refused it and recorded it (the record
-is what fails a unit test that catches the guard's error), then takes the record away (tier_guard.take_violations) so the test itself passes."""
+"""The tiers are enforced, not declared: these tests are unit tier, so tests/tier_guard.py guards them while they
+run, and each reaches for what the unit tier may not have, then checks the guard refused it and recorded it (the
+record is what fails a unit test that catches the guard's error), then takes the record away
+(tier_guard.take_violations) so the test itself passes."""
 
 from __future__ import annotations
 
@@ -139,3 +140,20 @@ def test_a_thread_the_unit_test_starts_is_guarded_like_the_test():
     t.start()
     t.join(10)
     assert len(errors) == 1 and [t for t, _ in tier_guard.take_violations()] == ["system"]
+
+
+@pytest.fixture
+def fixture_thread():
+    """A thread the test's own fixture starts, waiting to bind a loopback socket when the test says so."""
+    thread = _EarlierThread()
+    thread.start()
+    yield thread
+    thread.go.set()
+    thread.join(10)
+
+
+def test_a_thread_the_unit_tests_own_fixture_starts_is_guarded_in_its_call_too(fixture_thread):
+    fixture_thread.go.set()
+    fixture_thread.join(10)
+    assert isinstance(fixture_thread.error, tier_guard.TierViolation)
+    assert [t for t, _ in tier_guard.take_violations()] == ["system"]

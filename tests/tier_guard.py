@@ -54,72 +54,89 @@ def tier_of(item: pytest.Item) -> str:
     return "system" if "system" in names else "model" if "model" in names else "unit"
 
 
+def threads_now() -> frozenset[int | None]:
+    """The threads alive now, but the main one: what `guarded` lets through."""
+    return frozenset(t.ident for t in threading.enumerate() if t is not threading.main_thread())
+
+
 @contextmanager
-def guarded() -> Iterator[None]:
-    """Weights loads, decodes, process starts and loopback sockets raise TierViolation inside the block."""
+def guarded(earlier: frozenset[int | None] | None = None) -> Iterator[None]:
+    """Weights loads, decodes, process starts and loopback sockets raise TierViolation inside the block, except
+    from `earlier` threads (default: those alive now)."""
     import _posixsubprocess
 
     import llama_cpp
     import llama_cpp.llama_cpp as low
 
-    patches: list[tuple[Any, str, Any]] = []
-
-    def patch(owner: Any, name: str, new: Any) -> None:
-        patches.append((owner, name, getattr(owner, name)))
-        setattr(owner, name, new)
-
     # threads alive before the test (an earlier model test's engine finishing a cancelled job, a module's server
     # thread) are not the test's doing: what they call passes; threads the test starts are guarded like it
-    earlier = {t.ident for t in threading.enumerate() if t is not threading.main_thread()}
+    before = threads_now() if earlier is None else earlier
 
     def theirs() -> bool:
-        return threading.get_ident() in earlier
+        return threading.get_ident() in before
 
-    real_load, real_decode = low.llama_model_load_from_file, low.llama_decode
+    patches: list[tuple[Any, str, Any]] = []
 
-    def load(path: bytes, params: Any) -> Any:
-        if not getattr(params, "vocab_only", False) and not theirs():
-            _violate("model", f"loaded the weights of {path.decode(errors='replace')}")
-        return real_load(path, params)
+    def patch(owner: Any, name: str, wrap: Any) -> None:
+        """Replace owner.name by wrap(what it was); put back when the block ends."""
+        real = getattr(owner, name)
+        patches.append((owner, name, real))
+        setattr(owner, name, wrap(real))
 
-    def decode(*args: Any, **kwargs: Any) -> Any:
-        if not theirs():
-            _violate("model", "decoded with llama.cpp (llama_decode)")
-        return real_decode(*args, **kwargs)
+    def load(real: Any) -> Any:
+        def guard(path: bytes, params: Any) -> Any:
+            if not getattr(params, "vocab_only", False) and not theirs():
+                _violate("model", f"loaded the weights of {path.decode(errors='replace')}")
+            return real(path, params)
 
-    def starter(real: Any, argv_at: int) -> Any:
+        return guard
+
+    def decode(real: Any) -> Any:
         def guard(*args: Any, **kwargs: Any) -> Any:
-            argv = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in args[argv_at] or ()]
-            if not _incidental(argv) and not theirs():
-                _violate("system", f"started a process ({' '.join(argv)[:80]})")
+            if not theirs():
+                _violate("model", "decoded with llama.cpp (llama_decode)")
             return real(*args, **kwargs)
 
         return guard
 
-    real_fork = os.fork
+    def starter(argv_at: int) -> Any:
+        def wrap(real: Any) -> Any:
+            def guard(*args: Any, **kwargs: Any) -> Any:
+                argv = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in args[argv_at] or ()]
+                if not _incidental(argv) and not theirs():
+                    _violate("system", f"started a process ({' '.join(argv)[:80]})")
+                return real(*args, **kwargs)
 
-    def fork() -> int:
-        if not theirs():
-            _violate("system", "started a process (os.fork)")
-        return real_fork()
+            return guard
 
-    def inet(method: str) -> Any:
-        real = getattr(socket.socket, method)
+        return wrap
 
-        def guard(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
-            if self.family in (socket.AF_INET, socket.AF_INET6) and (method == "bind" or _loopback(args[0])) and not theirs():
-                _violate("system", f"opened a network socket ({method} {args[0]})")
-            return real(self, *args, **kwargs)
+    def fork(real: Any) -> Any:
+        def guard() -> int:
+            if not theirs():
+                _violate("system", "started a process (os.fork)")
+            return real()
 
         return guard
+
+    def inet(method: str) -> Any:
+        def wrap(real: Any) -> Any:
+            def guard(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+                if self.family in (socket.AF_INET, socket.AF_INET6) and (method == "bind" or _loopback(args[0])) and not theirs():
+                    _violate("system", f"opened a network socket ({method} {args[0]})")
+                return real(self, *args, **kwargs)
+
+            return guard
+
+        return wrap
 
     for owner in (llama_cpp, low):
         patch(owner, "llama_model_load_from_file", load)
         patch(owner, "llama_decode", decode)
-    patch(_posixsubprocess, "fork_exec", starter(_posixsubprocess.fork_exec, 0))  # multiprocessing's spawn
-    patch(subprocess, "_fork_exec", starter(subprocess._fork_exec, 0))  # subprocess holds its own name for it
-    patch(os, "posix_spawn", starter(os.posix_spawn, 1))
-    patch(os, "posix_spawnp", starter(os.posix_spawnp, 1))
+    patch(_posixsubprocess, "fork_exec", starter(0))  # multiprocessing's spawn
+    patch(subprocess, "_fork_exec", starter(0))  # subprocess holds its own name for it
+    patch(os, "posix_spawn", starter(1))
+    patch(os, "posix_spawnp", starter(1))
     patch(os, "fork", fork)
     for method in ("connect", "connect_ex", "bind"):
         patch(socket.socket, method, inet(method))
@@ -161,10 +178,14 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     return (yield from _run_guarded(item))
 
 
+_EARLIER = pytest.StashKey[frozenset[int | None]]()
+
+
 def _run_guarded(item: pytest.Item) -> Any:
     if tier_of(item) != "unit" and not _audit_path():
         return (yield)
-    with guarded():
+    # the threads alive when the test's setup began: a thread its own fixtures start is the test's, in its call too
+    with guarded(item.stash.setdefault(_EARLIER, threads_now())):
         return (yield)
 
 
@@ -196,4 +217,4 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "system: the test starts processes or opens network sockets (tests/tier_guard.py)")
 
 
-__all__ = ["TIERS", "TIMEOUTS", "TierViolation", "guarded", "take_violations", "tier_of"]
+__all__ = ["TIERS", "TIMEOUTS", "TierViolation", "guarded", "take_violations", "threads_now", "tier_of"]
