@@ -13,7 +13,7 @@ from localjudge.formats import OutputFormat
 from localjudge.judges import list_judges
 
 # seeds per format: 50 for each of the 51 constrained formats, 5 for free text (256 random tokens each, 250 ms);
-# 2,555 decodes in about 40 s on one core of a 2-core machine (2026-11-29)
+# 2,555 decodes; with the tight budgets below (510 more), about 50 s on one core of a 2-core machine (2026-11-29)
 SEEDS, FREE_TEXT_SEEDS = 50, 5
 OPTS = DecodeOptions(field_tokens=6)  # the real-model cases' cap, so the budgets bind as they do there
 
@@ -50,3 +50,19 @@ def test_random_logits_decode_to_a_parsable_output_within_the_budget(engine, key
         if fmt.constrained:
             assert g.stop_reason in ("eos", "final"), (key, seed, g.stop_reason, g.text)
             fmt.parse(g.text)  # valid by construction: raises ParseError otherwise
+
+
+TIGHT_SEEDS = 10  # 510 decodes
+
+
+@pytest.mark.parametrize("key", sorted(k for k, f in FORMATS.items() if f.constrained), ids=lambda k: k[:48])
+def test_random_logits_under_a_budget_just_above_the_shortest_output_still_close_within_it(engine, key):
+    # max_tokens = the fewest tokens of a complete output + 0..3: the close path must end the output within it at
+    # every step, where the cases above (field_tokens 6, the format's own budget) seldom reach the budget at all
+    fmt = FORMATS[key]
+    shortest = engine.compile(fmt).shortest
+    for seed in range(TIGHT_SEEDS):
+        budget = shortest + seed % 4
+        g = engine.decode(fmt, seed, DecodeOptions(field_tokens=6, max_tokens=budget))
+        assert g.n_output_tokens <= budget, (key, seed, g.n_output_tokens, budget, g.text)
+        fmt.parse(g.text)  # complete, whichever way it ended
