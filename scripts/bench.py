@@ -42,6 +42,10 @@
                                                  --schema-constraint automaton) and llama-cpp-python's server;
                                                  valid / invalid / declined / context / timeout / error per server
                                                  and category, answer time and first token (scripts/benchmarks/bench_schemas_e2e.py)
+    python scripts/bench.py schemas-random --schemas PATH [--sample 200] [--n 20] [--max-tokens 256]  the same
+                                                 sample (200 schemas) through serve's schema path, each decoded n times
+                                                 on seeded random logits (no weights): ends, budget, validity; exit 1
+                                                 on any broken guarantee (scripts/benchmarks/bench_schemas_random.py)
     python scripts/bench.py compile-guard --schemas PATH [--sample 160]  the same sample's compile latency before
                                                  decoding, in process vs through serve's compile guard (a child
                                                  process first), and whether outcomes agree (scripts/benchmarks/bench_compile_guard.py)
@@ -148,6 +152,7 @@ def main() -> None:
             "conversation",
             "conversations-models",
             "conversation-values",
+            "schemas-random",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -269,6 +274,15 @@ def main() -> None:
             resume=a.resume,
             only=set(a.only.read_text().split()) if a.only else None,
         )
+    if a.section == "schemas-random":  # issue 45: scripts/benchmarks/bench_schemas_random.py (no weights)
+        from scripts.benchmarks import bench_schemas_random
+
+        if a.schemas is None:
+            ap.error("schemas-random needs --schemas PATH (a JSONSchemaBench checkout)")
+        broken = bench_schemas_random.section_schemas_random(
+            a.schemas, a.sample if "--sample" in sys.argv else 200, a.n if "--n" in sys.argv else 20, a.max_tokens or 256
+        )
+        sys.exit(1 if broken else 0)
     if a.section == "clients":  # issue 32: scripts/benchmarks/bench_clients.py (evaluation clients x our serve vs llama.cpp's)
         from scripts.benchmarks import bench_clients
 
