@@ -42,7 +42,7 @@
                                                  --schema-constraint automaton) and llama-cpp-python's server;
                                                  valid / invalid / declined / context / timeout / error per server
                                                  and category, answer time and first token (scripts/benchmarks/bench_schemas_e2e.py)
-    python scripts/bench.py schemas-random --schemas PATH [--sample 200] [--n 20] [--max-tokens 256]  the same
+    python scripts/bench.py schemas-random --schemas PATH [--sample 200] [--n 10] [--max-tokens 256]  the same
                                                  sample (200 schemas) through serve's schema path, each decoded n times
                                                  on seeded random logits (no weights): ends, budget, validity; exit 1
                                                  on any broken guarantee (scripts/benchmarks/bench_schemas_random.py)
@@ -280,7 +280,7 @@ def main() -> None:
         if a.schemas is None:
             ap.error("schemas-random needs --schemas PATH (a JSONSchemaBench checkout)")
         broken = bench_schemas_random.section_schemas_random(
-            a.schemas, a.sample if "--sample" in sys.argv else 200, a.n if "--n" in sys.argv else 20, a.max_tokens or 256
+            a.schemas, a.sample if "--sample" in sys.argv else 200, a.n if "--n" in sys.argv else 10, a.max_tokens or 256
         )
         sys.exit(1 if broken else 0)
     if a.section == "clients":  # issue 32: scripts/benchmarks/bench_clients.py (evaluation clients x our serve vs llama.cpp's)

@@ -1,6 +1,6 @@
 """JSONSchemaBench on seeded random logits (issue 45): serve's own path for a client schema, no weights.
 
-    python scripts/bench.py schemas-random --schemas /path/to/jsonschemabench [--sample 200] [--n 20] [--max-tokens 256]
+    python scripts/bench.py schemas-random --schemas /path/to/jsonschemabench [--sample 200] [--n 10] [--max-tokens 256]
 
 The same seeded stratified sample as `schemas-e2e` (`--sample / 8` schemas from each of the 8 largest categories,
 drawn with `random.Random(f"0:{category}")`; 200 by default). Each schema goes the way `localjudge serve` takes a
@@ -31,7 +31,7 @@ from scripts.benchmarks.bench_constraints import ROOT, load, pct
 from scripts.benchmarks.bench_schemas_e2e import pick, validate
 
 
-def section_schemas_random(root: Path, sample: int = 200, n: int = 20, max_tokens: int = 256) -> int:
+def section_schemas_random(root: Path, sample: int = 200, n: int = 10, max_tokens: int = 256) -> int:
     """Run the section; return the number of broken guarantees (the exit status's reason)."""
     from localjudge.constraints.sandbox import CompileLimits
     from localjudge.engine.base import DecodeOptions
