@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,20 @@ def pct(xs: list[float], q: float) -> float:
         return 0.0
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def print_counts(
+    rows: Iterable[tuple[str, dict[str, int]]], keys: Sequence[str], row: Callable[[str, dict[str, int]], str]
+) -> dict[str, int]:
+    """Print `row(category, counts)` for each category in the order given, then `row("all", sums)`; return the
+    sums over `keys`."""
+    tot = dict.fromkeys(keys, 0)
+    for cat, c in rows:
+        for k in tot:
+            tot[k] += c[k]
+        print(row(cat, c))
+    print(row("all", tot))
+    return tot
 
 
 def bench_schemas(root: Path) -> list[tuple[str, str, dict[str, Any]]]:
@@ -121,12 +136,7 @@ def section_schemas(root: Path, sample: int, max_tokens: int) -> None:
             errors[f"llguidance {type(e).__name__}"] = errors.get(f"llguidance {type(e).__name__}", 0) + 1
     print(f"offline coverage in {time.perf_counter() - t_all:.0f} s ({load()}); unexpected errors: {errors or 'none'}")
     print(f"{'category':16} {'n':>5} {'automaton accepts':>18} {'llguidance alone':>17} {'localjudge+llg':>15} {'serve':>15}")
-    tot = {"n": 0, "automaton": 0, "llg_raw": 0, "localjudge": 0, "serve": 0, "unsat": 0}
-    for cat, c in cats.items():
-        for k in tot:
-            tot[k] += c[k]
-        print(_row(cat, c))
-    print(_row("all", tot))
+    tot = print_counts(cats.items(), ("n", "automaton", "llg_raw", "localjudge", "serve", "unsat"), _row)
     print(
         f"llguidance alone, excluding the {tot['unsat']} schemas its own check proves unsatisfiable (localjudge refuses "
         f"them): {tot['llg_raw'] - tot['unsat']}; localjudge {tot['localjudge']}"

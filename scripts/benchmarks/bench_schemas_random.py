@@ -27,8 +27,10 @@ import importlib.util
 import time
 from pathlib import Path
 
-from scripts.benchmarks.bench_constraints import ROOT, load, pct
+from scripts.benchmarks.bench_constraints import ROOT, load, pct, print_counts
 from scripts.benchmarks.bench_schemas_e2e import pick, validate
+
+COUNTS = ("n", "declined", "decoded", "decodes", "broken", "relaxed", "as_sent", "unchecked")  # per category
 
 
 def section_schemas_random(root: Path, sample: int = 200, n: int = 10, max_tokens: int = 256) -> int:
@@ -56,9 +58,7 @@ def section_schemas_random(root: Path, sample: int = 200, n: int = 10, max_token
     ms: list[float] = []
     t_all = time.perf_counter()
     for cat, name, schema in schemas:
-        c = rows.setdefault(
-            cat, {"n": 0, "declined": 0, "decoded": 0, "decodes": 0, "broken": 0, "relaxed": 0, "as_sent": 0, "unchecked": 0}
-        )
+        c = rows.setdefault(cat, dict.fromkeys(COUNTS, 0))
         c["n"] += 1
         try:
             serve_validate.check_schema(schema, "response_format.json_schema.schema")
@@ -99,12 +99,7 @@ def section_schemas_random(root: Path, sample: int = 200, n: int = 10, max_token
     print(
         f"{'category':16} {'schemas':>7} {'declined':>8} {'decoded':>7} {'decodes':>7} {'broken':>6} {'relaxed: valid as sent':>23}"
     )
-    tot = {k: 0 for k in ("n", "declined", "decoded", "decodes", "broken", "relaxed", "as_sent", "unchecked")}
-    for cat, c in sorted(rows.items()):
-        for k in tot:
-            tot[k] += c[k]
-        print(_row(cat, c))
-    print(_row("all", tot))
+    tot = print_counts(sorted(rows.items()), COUNTS, _row)
     print(
         f"{tot['decodes']} decodes in {dt:.0f} s ({load()}); per decode median {pct(ms, 0.5):.1f} ms, p95 "
         f"{pct(ms, 0.95):.1f} ms; {tot['unchecked']} answers jsonschema itself could not check (schema invalid or $ref unresolvable)"
