@@ -3,8 +3,6 @@ each test it expects to notice still exists (running the breaks themselves takes
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from scripts.tools.break_guarantees import BREAKS, ROOT
@@ -18,4 +16,4 @@ def test_each_break_applies_to_one_line_of_the_package_and_names_existing_tests(
     for t in b.tests:
         file, _, name = t.partition("::")
         assert (ROOT / file).is_file(), t
-        assert not name or f"def {name}(" in Path(ROOT / file).read_text(), t
+        assert not name or f"def {name}(" in (ROOT / file).read_text(), t
