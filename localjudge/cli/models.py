@@ -1,5 +1,5 @@
-"""`localjudge models list | info NAME | verify NAME | pull NAME | add PATH | options`: the model registry, the
-models pulled from a hub or added by hand, and the model backends."""
+"""`localjudge models list | info NAME | verify NAME | pull NAME | add PATH | optimize NAME | options`: the model registry, the
+models pulled from a hub, added by hand or converted to a faster weight layout, and the model backends."""
 
 from __future__ import annotations
 
@@ -51,7 +51,11 @@ def models_list(as_json: bool) -> None:
     for name, e in local.items():
         if name in reg.get("models", {}):
             continue
-        how = f"hub {e.get('repo')}" if e.get("source") == "hub" else f"added from {e.get('added_from')}"
+        if e.get("source") == "optimize":
+            src = e.get("optimized_from") or {}
+            how = f"converted from {src.get('model')} ({src.get('type')} to {e.get('type')})"
+        else:
+            how = f"hub {e.get('repo')}" if e.get("source") == "hub" else f"added from {e.get('added_from')}"
         rows.append(
             {
                 "name": name,
@@ -61,7 +65,8 @@ def models_list(as_json: bool) -> None:
                 "chat_template": "gguf",
                 "sha256": e.get("sha256"),
                 "verified": False,
-                "description": f"{(e.get('gguf') or {}).get('architecture')} GGUF, sha256 recorded on first {e.get('source')} (unpinned)",
+                "description": f"{(e.get('gguf') or {}).get('architecture')} GGUF, sha256 recorded on first "
+                f"{'conversion' if e.get('source') == 'optimize' else e.get('source')} (unpinned)",
             }
         )
     rows = printable(rows, keep="\n\t")  # license and architecture come from model files
@@ -136,6 +141,41 @@ def models_add(path: str, name: str | None, link: bool, force: bool) -> None:
         f"  {g.get('architecture')}, context {g.get('context_length')}, {g.get('quantisation')}, "
         f"chat template {'yes' if g.get('chat_template') else 'none'}; use it: --model {got['name']}"
     )
+
+
+@models_group.command(name="optimize")
+@click.argument("name")
+@click.option(
+    "--type",
+    "type_name",
+    default=None,
+    help="Weight type to write (BF16, F16, Q4_0, Q8_0, IQ4_NL); default: the rule for this CPU.",
+)
+@click.option("--name", "new_name", default=None, help="Name of the converted model (default: NAME-TYPE).")
+@click.option("--force", is_flag=True, help="Convert again when the converted model exists.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None, help="CPU threads (default: the physical cores).")
+@click.option("--no-measure", is_flag=True, help="Skip measuring prompt and decode speed of both files.")
+def models_optimize(
+    name: str, type_name: str | None, new_name: str | None, force: bool, threads: int | None, no_measure: bool
+) -> None:
+    """Convert NAME's weights to a type this CPU's llama.cpp computes faster, as a new local model (the original
+    stays as it is); prints prompt and decode speed before and after. Only when asked, never for a user's file."""
+    from ..engine.layout import optimize
+
+    got = optimize(name, type_name=type_name, name=new_name, force=force, threads=threads, speeds=not no_measure)
+    click.echo(
+        f"{got.name}: {got.source} converted from {got.source_type} to {got.type} by {got.chose}, "
+        f"{got.size / 1e6:,.1f} MB, sha256 {got.sha256}\n  use it: --model {got.name}"
+    )
+    if got.before is not None and got.after is not None:
+        b, a = got.before, got.after
+        click.echo(
+            f"  prompt {b.prompt_tok_s:,.0f} -> {a.prompt_tok_s:,.0f} tok/s ({a.prompt_tok_s / b.prompt_tok_s:.2f}x), "
+            f"decode {b.decode_tok_s:,.0f} -> {a.decode_tok_s:,.0f} tok/s ({a.decode_tok_s / b.decode_tok_s:.2f}x), "
+            f"{a.threads} thread{'s' if a.threads > 1 else ''}; verdicts can differ from the original's: compare on your rows"
+        )
+        if a.prompt_tok_s < b.prompt_tok_s:
+            click.echo(f"  {got.type} was not faster here; the original stays the better choice (remove it: delete {got.path})")
 
 
 @models_group.command(name="info")

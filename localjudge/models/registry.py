@@ -118,13 +118,13 @@ def _from_manifest(name: str, entry: dict[str, Any], pin: dict[str, Any] | None 
     """A pulled or added model: its file in the models home (or where it was linked from)."""
     pin = pin or {}
     meta = entry.get("gguf") or {}
-    how = "add" if entry.get("source") == "add" else "pull"
+    how = {"add": "add", "optimize": "conversion"}.get(entry.get("source", ""), "pull")
     return ModelInfo(
         name=name,
         path=str(entry_path(entry)),
         sha256=pin.get("sha256") or entry.get("sha256"),
         license=pin.get("license") or meta.get("license"),
-        chat_template=pin.get("chat_template", "gguf"),
+        chat_template=pin.get("chat_template") or entry.get("chat_template", "gguf"),
         description=pin.get("description", ""),
         registered=True,
         entry={**entry, **({"registry": pin} if pin else {})},

@@ -1,0 +1,283 @@
+"""Weight layouts: a GGUF rewritten in a weight type that this CPU's llama.cpp computes faster (`models optimize`).
+
+llama.cpp's CPU backend repacks some weight types into interleaved layouts (Q4_0, IQ4_NL with AVX2 or NEON:
+`REPACK = 1` in its system info) and multiplies BF16 natively where the CPU has AVX512_BF16; Q4_1, Q5_0, Q5_1
+and F32 get neither, so the same weights run 1.6–2× slower in prompt evaluation in those types (measured in
+docs/models.md, "Weight layouts"). The conversion is llama.cpp's own quantizer (`llama_model_quantize` with
+`allow_requantize`): a widening (BF16, F16: each block dequantised, stored in 16 bits: near-lossless) or a
+requantization (Q4_0: the file stays small, rounding error is added).
+
+The target type is chosen by a rule from the CPU's features, the source type and the model's size
+(`choose_type`, written from the measurements), never by a timing, so the same machine always makes the same file; `measure` then reports prompt and decode speed before
+and after. Conversion is atomic (a temporary file beside the target, renamed when complete; a crash leaves no
+half file under the target's name and the next conversion removes its temporary files), checked for disk space
+first, and serialised by a lock file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import InputError, ModelError, StorageError
+from .llama_amx import amx_build, no_amx_weights
+from .llama_log import LLAMA_ERRORS, quiet_llama_logs
+
+# llama.cpp's `llama_ftype` numbers of the types a conversion may write, and their bytes per weight (disk bound)
+TYPES: dict[str, int] = {"F16": 1, "Q4_0": 2, "Q8_0": 7, "IQ4_NL": 25, "BF16": 32}
+BYTES_PER_WEIGHT: dict[str, float] = {"F16": 2.0, "BF16": 2.0, "Q8_0": 34 / 32, "Q4_0": 18 / 32, "IQ4_NL": 18 / 32}
+# types llama.cpp's CPU backend neither repacks nor has fast kernels for: what `optimize` converts away from
+SLOW_TYPES = frozenset({"Q4_1", "Q5_0", "Q5_1", "ALL_F32", "F32"})
+# widening to 16 bits costs two bytes a weight: done for models up to this many weights (a 7B model would need
+# 14 GB and decode, bound by memory bandwidth, 3.5x slower than in 4 bits); larger ones are requantized to Q4_0
+WIDEN_MAX_WEIGHTS = 600_000_000
+PROMPT_TOKENS = 512
+DECODE_TOKENS = 32
+
+
+class Speed(BaseModel):
+    """Prompt and decode speed of one file, measured once (tokens a second; for printing, never for a choice)."""
+
+    prompt_tok_s: float
+    decode_tok_s: float
+    threads: int
+
+
+def cpu_features(llama_cpp: Any) -> frozenset[str]:
+    """The features llama.cpp's CPU backend reports as on (`AVX2`, `AVX512_BF16`, `NEON`, `REPACK`, ...)."""
+    try:
+        info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    except (AttributeError, OSError):
+        return frozenset()
+    on = set()
+    for part in info.replace("|", "\n").splitlines():
+        key, _, value = part.partition("=")
+        if value.strip() == "1":
+            on.add(key.strip().split(":")[-1].strip())
+    if amx_build(llama_cpp):
+        on.add("AMX_BUILD")  # weights load without extra buffer types there (llama_amx.py): no repacking
+    return frozenset(on)
+
+
+def choose_type(features: frozenset[str], n_weights: int, source_type: str | None) -> str:
+    """The weight type to convert to on a CPU with `features`, by rule (docs/models.md, 'Weight layouts', measured):
+
+    - an F32 source is widened-to-16-bit territory already: BF16 where the CPU multiplies BF16 natively, else F16
+      (half the size, near-lossless);
+    - a 4- or 5-bit source goes to Q4_0 where llama.cpp repacks it (REPACK, extra buffer types on): the same
+      size, the fastest prompt and decode measured (rounding error added: measured beside the speed);
+    - otherwise a model small enough to widen goes to BF16 or F16 (near-lossless, 2.8x the file)."""
+    bf16_or_f16 = "BF16" if "AVX512_BF16" in features else "F16"
+    if source_type in ("F32", "ALL_F32"):
+        return bf16_or_f16
+    if "REPACK" in features and "AMX_BUILD" not in features:
+        return "Q4_0"
+    if n_weights <= WIDEN_MAX_WEIGHTS:
+        return bf16_or_f16
+    raise InputError(
+        "no faster weight type is known for this CPU and a model this size; pass --type (one of "
+        f"{', '.join(TYPES)}) to convert anyway"
+    )
+
+
+def n_weights(path: str | Path) -> int:
+    """The number of weights in a GGUF file's tensors (from its header; nothing is loaded)."""
+    from gguf import GGUFReader
+
+    try:
+        reader = GGUFReader(str(path), "r")
+    except Exception as e:  # a damaged header raises many kinds of errors
+        raise ModelError(f"{str(path)!r}: cannot read its tensors ({type(e).__name__}: {e}); re-copy the file") from None
+    return int(sum(int(t.n_elements) for t in reader.tensors))
+
+
+def _check_space(dest: Path, need: int) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(dest.parent).free
+    if free < need:
+        raise StorageError(
+            f"converting needs about {need / 1e6:,.0f} MB free in {dest.parent} and {free / 1e6:,.0f} MB are; "
+            "free some space or set LOCALJUDGE_MODELS_HOME to a larger disk"
+        )
+
+
+@contextlib.contextmanager
+def _locked(dest: Path) -> Iterator[None]:
+    """One conversion to `dest` at a time; inside the lock, temporary files a crashed conversion left are removed."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{dest.name}.lock", "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        for stale in dest.parent.glob(f".{dest.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
+        yield
+
+
+def convert(src: str | Path, dest: str | Path, type_name: str, threads: int = 0) -> str:
+    """Write `src` in weight type `type_name` to `dest` (atomically, checked for disk space); returns the new
+    file's sha256. Raises `InputError` for an unknown type, `StorageError` for too little space, `ModelError` when llama.cpp fails."""
+    if type_name not in TYPES:
+        raise InputError(f"--type {type_name!r} is not a type localjudge converts to; use one of {', '.join(TYPES)}")
+    import llama_cpp
+
+    quiet_llama_logs(llama_cpp, verbose=False)
+    src, dest = Path(src), Path(dest)
+    need = int(n_weights(src) * BYTES_PER_WEIGHT[type_name] * 1.05) + (16 << 20)
+    with _locked(dest):
+        _check_space(dest, need)
+        tmp = dest.parent / f".{dest.name}.{time.monotonic_ns()}.tmp"
+        try:
+            params = llama_cpp.llama_model_quantize_default_params()
+            params.ftype = TYPES[type_name]
+            params.allow_requantize = True
+            params.nthread = threads
+            rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
+            if rc != 0 or not tmp.exists():
+                said = f": {LLAMA_ERRORS[-1]}" if LLAMA_ERRORS else ""
+                raise ModelError(f"llama.cpp could not convert {src} to {type_name} (code {rc}){said}")
+            h = hashlib.sha256()
+            with open(tmp, "rb") as f:
+                while block := f.read(1 << 22):
+                    h.update(block)
+                os.fsync(f.fileno())
+            tmp.replace(dest)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return h.hexdigest()
+
+
+_TEXT = (
+    "A judge reads the question, the context and the answer, and says whether every claim of the answer is supported "
+    "by the context. It quotes the sentence that supports each claim, or says that none does. "
+)
+
+
+def measure(path: str | Path, threads: int) -> Speed:
+    """Prompt speed over a fixed 512-token text and greedy decode speed over 32 tokens, one load of `path` with
+    `threads` threads (the better of two prompt passes). A report for people: nothing is chosen by it."""
+    import llama_cpp
+
+    quiet_llama_logs(llama_cpp, verbose=False)
+    with no_amx_weights(llama_cpp):
+        llm = llama_cpp.Llama(str(path), n_ctx=1024, n_batch=512, n_threads=threads, verbose=False)
+    try:
+        tokens = llm.tokenize((_TEXT * 40).encode())[:PROMPT_TOKENS]
+        best = float("inf")
+        for _ in range(2):
+            llm.reset()
+            t = time.perf_counter()
+            llm.eval(tokens)
+            best = min(best, time.perf_counter() - t)
+        llm.reset()
+        llm.eval(tokens[:64])
+        t = time.perf_counter()
+        for _ in range(DECODE_TOKENS):
+            llm.eval([llm.sample(temp=0.0)])
+        decode = DECODE_TOKENS / (time.perf_counter() - t)
+    finally:
+        llm.close()
+    return Speed(prompt_tok_s=round(len(tokens) / best, 1), decode_tok_s=round(decode, 1), threads=threads)
+
+
+class Optimized(BaseModel):
+    """What `optimize` made: the new local model's name and file, the types, the digests and both speeds."""
+
+    name: str
+    path: str
+    source: str  # the model it was converted from (name or file)
+    source_type: str | None
+    type: str
+    sha256: str
+    size: int
+    chose: str  # "--type" or the rule's reason
+    before: Speed | None = None
+    after: Speed | None = None
+
+
+def optimize(
+    model: str,
+    type_name: str | None = None,
+    name: str | None = None,
+    force: bool = False,
+    threads: int | None = None,
+    speeds: bool = True,
+) -> Optimized:
+    """Convert `model` (a registry name, a local model or a .gguf path) to `type_name` (default: `choose_type` for
+    this CPU) and record the result as a local model `name` (default: NAME-TYPE), which `--model` then finds; with
+    `speeds`, measure prompt and decode speed of both files. The source file is never changed."""
+    import llama_cpp
+
+    from ..models.files import check_name, default_name, gguf_metadata, local_dir
+    from ..models.manifest import entry_exists, entry_path, get_entry, put_entry
+    from ..models.registry import check_gguf, registry, remember_sha256, resolve_model
+    from .threads import default_threads
+
+    info = resolve_model(model)
+    check_gguf(info.path)
+    source_type = gguf_metadata(info.path).get("quantisation")
+    if type_name is None:
+        if source_type not in SLOW_TYPES:
+            raise InputError(
+                f"{info.name} is {source_type}, a layout llama.cpp already computes fast on the CPU; nothing to do "
+                f"(pass --type, one of {', '.join(TYPES)}, to convert anyway)"
+            )
+        target = choose_type(cpu_features(llama_cpp), n_weights(info.path), source_type)
+        chose = f"the rule for this CPU ({target}: docs/models.md, 'Weight layouts')"
+    else:
+        target = type_name.upper()
+        if target not in TYPES:
+            raise InputError(f"--type {type_name!r} is not a type localjudge converts to; use one of {', '.join(TYPES)}")
+        chose = "--type"
+    if target == source_type:
+        raise InputError(f"{info.name} is already {target}; nothing to convert")
+    new = check_name(name or f"{default_name(info.name)}-{target.lower().replace('_', '-')}")
+    if new in registry().get("models", {}):
+        raise InputError(f"model name {new!r} is a registry model; choose another --name")
+    old = get_entry(new)
+    if old is not None and entry_exists(old) and not force:
+        raise InputError(f"model {new!r} already exists ({entry_path(old)}); pass --force to convert again or choose --name")
+    n_threads = threads or default_threads()
+    dest = local_dir() / f"{new}.gguf"
+    digest = convert(info.path, dest, target, n_threads)
+    remember_sha256(dest, digest)
+    entry = {
+        "path": str(dest),
+        "sha256": digest,
+        "pinned": False,
+        "source": "optimize",
+        "optimized_from": {"model": info.name, "path": info.path, "sha256": info.sha256, "type": source_type},
+        "type": target,
+        "chat_template": info.chat_template,
+        "llama_cpp": getattr(llama_cpp, "__version__", None),
+        "size": dest.stat().st_size,
+        "added_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "gguf": gguf_metadata(dest),
+    }
+    put_entry(new, entry)
+    out = Optimized(
+        name=new,
+        path=str(dest),
+        source=info.name,
+        source_type=source_type,
+        type=target,
+        sha256=digest,
+        size=entry["size"],
+        chose=chose,
+    )
+    if speeds:
+        out.before = measure(info.path, n_threads)
+        out.after = measure(dest, n_threads)
+    return out
+
+
+__all__ = ["TYPES", "Optimized", "Speed", "choose_type", "convert", "cpu_features", "measure", "n_weights", "optimize"]

@@ -1,0 +1,131 @@
+"""`localjudge models optimize`: the default model's weights rewritten in a type this CPU computes faster, as a new
+local model (engine/layout.py); the rule that picks the type, the disk bound, atomic writes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli
+
+from localjudge.engine import layout
+from localjudge.errors import InputError, ModelError, StorageError
+from localjudge.models.files import gguf_metadata
+from localjudge.models.registry import resolve_model, sha256_of
+
+X86_ZEN4 = frozenset({"AVX2", "AVX512", "AVX512_BF16", "REPACK", "OPENMP"})
+X86_AVX2 = frozenset({"AVX2", "F16C", "REPACK"})
+AMX = frozenset({"AVX2", "AVX512_BF16", "AMX_INT8", "REPACK", "AMX_BUILD"})
+PLAIN = frozenset({"SSE3"})
+SMALL, BIG = 135_000_000, 7_000_000_000
+
+
+class _SystemInfo:
+    """What llama_cpp.llama_print_system_info returns: only that (a parser's input, not a model)."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def llama_print_system_info(self) -> bytes:
+        return self.text
+
+
+def test_cpu_features_are_the_flags_llama_cpp_reports_on():
+    info = b"CPU : SSE3 = 1 | AVX2 = 1 | AVX512_BF16 = 1 | AMX_INT8 = 0 | REPACK = 1 | "
+    assert layout.cpu_features(_SystemInfo(info)) == {"SSE3", "AVX2", "AVX512_BF16", "REPACK"}
+    with_amx = layout.cpu_features(_SystemInfo(b"CPU : AVX2 = 1 | AMX_INT8 = 1 | REPACK = 1 |"))
+    assert "AMX_BUILD" in with_amx  # weights load without extra buffer types there: no repacking
+
+
+@pytest.mark.parametrize(
+    ("features", "n", "source", "want"),
+    [
+        (X86_ZEN4, SMALL, "Q4_1", "Q4_0"),  # repacked 4-bit: the fastest measured, the same size
+        (X86_AVX2, BIG, "Q5_1", "Q4_0"),
+        (AMX, SMALL, "Q4_1", "BF16"),  # no repacking on AMX builds: widen a small model
+        (PLAIN, SMALL, "Q4_1", "F16"),
+        (X86_ZEN4, SMALL, "F32", "BF16"),  # never requantize a float source to 4 bits unasked
+        (PLAIN, BIG, "ALL_F32", "F16"),
+    ],
+)
+def test_the_rule_picks_the_type_from_cpu_features_source_and_size(features, n, source, want):
+    assert layout.choose_type(features, n, source) == want
+
+
+def test_a_big_model_on_a_cpu_without_repacking_gets_no_guess():
+    with pytest.raises(InputError, match="pass --type"):
+        layout.choose_type(AMX, BIG, "Q4_1")
+
+
+def test_too_little_disk_is_a_storage_error_naming_the_space(tmp_path):
+    with pytest.raises(StorageError, match=r"needs about .* MB free in .* LOCALJUDGE_MODELS_HOME"):
+        layout._check_space(tmp_path / "x.gguf", 1 << 60)
+
+
+def test_an_unknown_type_is_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(InputError, match="Q3_K"):
+        layout.convert(tmp_path / "missing.gguf", tmp_path / "out.gguf", "Q3_K")
+
+
+def test_temporary_files_of_a_crashed_conversion_are_removed_under_the_lock(tmp_path):
+    dest = tmp_path / "m.gguf"
+    stale = tmp_path / ".m.gguf.123.tmp"
+    stale.write_bytes(b"half")
+    other = tmp_path / ".other.gguf.5.tmp"
+    other.write_bytes(b"not ours")
+    with layout._locked(dest):
+        assert not stale.exists() and other.exists()
+
+
+def test_a_damaged_source_fails_in_one_error_and_leaves_no_file(tmp_path):
+    src = tmp_path / "bad.gguf"
+    good = Path(resolve_model(None).path).read_bytes()
+    src.write_bytes(good[: len(good) // 3])  # the header is whole, the tensors are cut
+    dest = tmp_path / "out" / "bad-q4-0.gguf"
+    with pytest.raises(ModelError):
+        layout.convert(src, dest, "Q4_0", threads=1)
+    assert not dest.exists() and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_file_llama_cpp_refuses_is_a_model_error_quoting_it_and_leaves_no_file(tmp_path):
+    import gguf
+    import numpy as np
+
+    src = tmp_path / "odd.gguf"
+    w = gguf.GGUFWriter(str(src), "nosucharch")
+    w.add_tensor("blk.0.w", np.ones((32, 64), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    dest = tmp_path / "out" / "odd-q4-0.gguf"
+    with pytest.raises(ModelError, match="unknown model architecture: 'nosucharch'"):
+        layout.convert(src, dest, "Q4_0", threads=1)
+    assert [p.name for p in dest.parent.iterdir()] == [".odd-q4-0.gguf.lock"]
+
+
+@pytest.mark.model
+def test_optimize_makes_a_local_model_that_judges_and_keeps_the_original(tmp_path):
+    shipped = resolve_model("smollm2-135m")
+    before = sha256_of(shipped.path)
+    r = cli("models", "optimize", "smollm2-135m", "--type", "bf16", "--name", "smol-fast", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert "smol-fast: smollm2-135m converted from Q4_1 to BF16 by --type" in r.stdout
+    assert "prompt " in r.stdout and " tok/s (" in r.stdout and "decode " in r.stdout
+    fast = resolve_model("smol-fast")
+    assert gguf_metadata(fast.path)["quantisation"] == "BF16"
+    assert fast.sha256 == sha256_of(fast.path) and fast.digest_source == "recorded on first conversion (unpinned)"
+    assert fast.chat_template == "gguf" and sha256_of(shipped.path) == before
+    listed = cli("models", "list")
+    assert "converted from smollm2-135m (Q4_1 to BF16)" in listed.stdout
+    again = cli("models", "optimize", "smollm2-135m", "--type", "bf16", "--name", "smol-fast", "--no-measure")
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "--force" in again.stderr
+    same = cli("models", "optimize", "smol-fast", "--no-measure")
+    assert same.returncode == 2 and "already computes fast" in same.stderr
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"input": "Capital of France?", "output": "Paris."}) + "\n")
+    run = cli("run", str(data), "--judge", "relevance_to_query", "--model", "smol-fast", "--out", str(tmp_path / "run"))
+    assert run.returncode == 0, run.stderr
+    rec = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert fast.sha256 in json.dumps(rec)  # the converted file's identity, not the shipped one's
