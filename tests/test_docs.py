@@ -286,6 +286,7 @@ def test_quick_start_commands_run_on_the_default_model(tmp_path):
     first, _ = json.JSONDecoder().raw_decode(r.stdout[r.stdout.index("{") :])  # `judge correctness` prints its verdict
     assert first["judge"] == "correctness" and first["value"] in ("yes", "no")
     assert "groundedness" in r.stdout and "smollm2-135m" in r.stdout
+    assert "note: smollm2-135m is the small model that ships for trying localjudge" in r.stdout  # run/cautions.py
     assert len((tmp_path / "runs" / "exp1" / "results.jsonl").read_text().splitlines()) == 2
 
 

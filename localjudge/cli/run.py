@@ -289,6 +289,8 @@ def run_cmd(
         )
         for line in trust_lines(run.summary.run):
             click.echo(line)
+        for line in run.cautions:
+            click.echo(line)
         if run.summary.run.get("conversations"):
             from ..run.turns import conversation_lines
 

@@ -84,6 +84,14 @@ class RunResult:
         return ResultsView(self.store_path, self.run_id, self.judges, self.n_rows)
 
     @property
+    def cautions(self) -> list[str]:
+        """One line each on what the numbers cannot mean: a model for trying the tool judged, a judge gave one
+        verdict to every row (run/cautions.py); computed from the summary, never stored."""
+        from .cautions import cautions
+
+        return cautions(self.summary.run, self.summary.judges)
+
+    @property
     def exit_code(self) -> int:
         """0 when every (row, judge) was scored, 1 when any is unscored (see localjudge/cli/run.py for all codes)."""
         return 1 if self.counts.unscored else 0
