@@ -258,7 +258,7 @@ def optimize(
         "optimized_from": {"model": info.name, "path": info.path, "sha256": info.sha256, "type": source_type},
         "type": target,
         "chat_template": info.chat_template,
-        "llama_cpp": getattr(llama_cpp, "__version__", None),
+        "llama_cpp": llama_cpp.__version__,
         "size": dest.stat().st_size,
         "added_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "gguf": gguf_metadata(dest),
