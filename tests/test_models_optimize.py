@@ -119,6 +119,8 @@ def test_optimize_makes_a_local_model_that_judges_and_keeps_the_original(tmp_pat
     assert fast.chat_template == "gguf" and sha256_of(shipped.path) == before
     listed = cli("models", "list")
     assert "converted from smollm2-135m (Q4_1 to BF16)" in listed.stdout
+    info = cli("models", "info", "smol-fast", "--json")
+    assert json.loads(info.stdout)["converted_from"] == f"smollm2-135m (Q4_1, sha256 {shipped.sha256[:16]}…)"
     again = cli("models", "optimize", "smollm2-135m", "--type", "bf16", "--name", "smol-fast", "--no-measure")
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "--force" in again.stderr
     same = cli("models", "optimize", "smol-fast", "--no-measure")

@@ -214,6 +214,14 @@ def _human(n: int | None) -> str | None:
     return None  # pragma: no cover
 
 
+def _converted_from(source: dict[str, Any] | None) -> str | None:
+    """'NAME (TYPE, sha256 PREFIX…)' of the model a `models optimize` conversion was made from, else None."""
+    if not source:
+        return None
+    digest = f", sha256 {source['sha256'][:16]}…" if source.get("sha256") else ""
+    return f"{source.get('model')} ({source.get('type')}{digest})"
+
+
 def model_info(name: str) -> dict[str, Any]:
     """Everything known about a model: where its file is, size, digest and whether it is pinned, the
     registry's description (hub repo, quantisation, licence) and the GGUF metadata. A curated hub model
@@ -254,6 +262,7 @@ def model_info(name: str) -> dict[str, Any]:
         "digest_source": info.digest_source if info.sha256 else "none (an unregistered file: nothing to compare with)",
         "pinned": bool(info.sha256) and info.digest_source == "models.toml",
         "source": local.get("source") or ("registry" if info.registered else "path"),
+        "converted_from": _converted_from(local.get("optimized_from")),
         "hub": local.get("repo") or entry.get("hub"),
         "file": local.get("file") or entry.get("file"),
         "commit": local.get("commit"),

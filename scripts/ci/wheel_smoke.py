@@ -198,6 +198,17 @@ class Smoke:
         if not (out / "results.jsonl").exists() or "groundedness" not in json.dumps(summary):
             raise SmokeError(f"the quick start run left no results: {sorted(p.name for p in out.iterdir())}")
         self.ok("quick start run (examples/rag_sample.jsonl, 2 rows x 2 judges)")
+        made = self.cli("models", "optimize", "smollm2-135m", "--type", "Q4_0", "--no-measure", "--threads", "1").stdout
+        if "use it: --model smollm2-135m-q4-0" not in made:
+            raise SmokeError(f"models optimize said: {made[-500:]}")
+        verdict = json.loads(
+            self.cli(
+                "judge", "yes_no_json", "--prompt", "Is 2+2=4?", "--model", "smollm2-135m-q4-0", "--fast", "--threads", "1"
+            ).stdout
+        )
+        if verdict.get("value") not in ("yes", "no"):
+            raise SmokeError(f"the converted model did not judge: {verdict}")
+        self.ok("models optimize smollm2-135m --type Q4_0, then a judgement on the converted model")
         py = self.python(
             "import localjudge\n"
             'r = localjudge.judge("correctness", input="What is 2+2?", output="4", ground_truth="4")\n'
