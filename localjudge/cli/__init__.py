@@ -7,6 +7,7 @@
     localjudge judges list | show NAME                      the judge catalog                (judges.py)
     localjudge models list | info | verify | pull | add | options   the model registry and backends (models.py)
     localjudge report RUN / agree RUN                       HTML report, agreement with labels (report.py)
+    localjudge controls RUN_DIR [--sample N]                negative controls, without labels (controls.py)
     localjudge align JUDGE --labels FILE                    calibrate a judge on human labels  (align.py)
     localjudge serve [--model SPEC] [--port 8000]           OpenAI-compatible judge server   (serve.py)
     localjudge view [RUN_DIR ...] [--runs-root DIR]         review and label runs in a browser (view.py)
@@ -50,6 +51,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 def _register() -> None:
     from .align import align_cmd
+    from .controls import controls_cmd
     from .judge import judge_cmd, parse_cmd
     from .judges import judges_group
     from .labels import labels_group
@@ -69,6 +71,7 @@ def _register() -> None:
         models_group,
         report_cmd,
         agree_cmd,
+        controls_cmd,
         align_cmd,
         serve_cmd,
         view_cmd,

@@ -288,6 +288,16 @@ class Alignment(_Strict):
     heldout: dict[str, Any] = {}  # held-out figures before and after, as reported
 
 
+class Controls(_Strict):
+    """Which of a judge's variables hold the output it judges, the context and the reference: what negative controls
+    swap between rows (report/controls.py). Declared in the judge file, never guessed from a variable's name; it
+    changes nothing a judge sends, so it is left out of the judge's version (its cache keys)."""
+
+    answer: str | None = None
+    context: str | None = None
+    reference: str | None = None
+
+
 class JudgeSpec(_Strict):
     """A judge data file, validated: unknown keys rejected, and the keys each `kind` needs checked."""
 
@@ -327,6 +337,7 @@ class JudgeSpec(_Strict):
     # written by `localjudge align`; left out of the version hash when empty (older judges keep their versions)
     examples: list[FewShot] = []  # few-shot turns before the prompt (single-call judges)
     alignment: Alignment | None = None
+    controls: Controls | None = None  # the variables negative controls swap; never part of the version
 
     @field_validator("name")
     @classmethod
@@ -369,6 +380,9 @@ class JudgeSpec(_Strict):
             v = getattr(self, key)
             if v and v not in names:
                 raise ValueError(f"{key} {v!r} is not a declared variable")
+        for key, v in (self.controls.model_dump() if self.controls else {}).items():
+            if v and v not in names:
+                raise ValueError(f"controls.{key} {v!r} is not a declared variable")
         for s in self.suffixes:
             if s.when_list not in names:
                 raise ValueError(f"suffix refers to undeclared variable {s.when_list!r}")
@@ -399,6 +413,7 @@ def version_dump(spec: JudgeSpec) -> dict[str, Any]:
     """The spec as its version hashes it (`Judge.version`): its JSON dump without the fields added since the first
     format (its own and its variables') while they are empty."""
     dump = spec.model_dump(mode="json")
+    dump.pop("controls", None)  # what controls swap changes no prompt: never a new version
     for key in [k for k in dump if k not in FIRST_SPEC_FIELDS and not dump[k]]:
         dump.pop(key)
     for var in dump.get("variables") or []:

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from scripts.catalog import controls_block
+
 ROOT = Path(__file__).resolve().parents[2]
 URL = "https://github.com/confident-ai/deepeval/tree/main/deepeval/metrics/argument_correctness/templates/"
 VERDICTS_SCHEMA = {
@@ -145,7 +147,7 @@ def q(s: str) -> str:
 def toml(name: str = "deepeval_argument_correctness") -> str:
     """The judge file `name` as the installed package's templates make it."""
     if name == "deepeval_task_completion":
-        return _file(task_completion_header(), task_completion_stages())
+        return _file(task_completion_header(), task_completion_stages()) + controls_block("deepeval_actual_output")
     lines = [
         "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);",
         "# written by scripts/catalog/make_deepeval_agentic_judges.py from the installed deepeval package.",

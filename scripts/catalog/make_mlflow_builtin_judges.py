@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from scripts.catalog import controls_block
+
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "https://github.com/mlflow/mlflow/blob/master/mlflow/genai/judges/prompts/"
 YES_NO = {"kind": "yes_no_json", "field_tokens": 96}
@@ -104,7 +106,7 @@ def tool_file(name: str, cls_name: str, description: str, expected: bool = False
             out.append(f"aliases = {json.dumps(aliases)}")
     out += ["[[messages]]", "role = 'user'", "template = '''", text + "'''", "[output]"]
     out += [f"{k} = {json.dumps(v)}" for k, v in YES_NO.items()]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + controls_block("tools_called", reference="expected_calls" if expected else None)
 
 
 def fields_file(name: str, scorer_cls: type) -> str:
@@ -132,7 +134,7 @@ def fields_file(name: str, scorer_cls: type) -> str:
     out += ["[[messages]]", "role = 'system'", "template = '''", system + "'''", "[[messages]]", "role = 'user'"]
     out += [f"template = {json.dumps(user)}", "[output]"]
     out += [f"{k} = {json.dumps(v)}" for k, v in YES_NO.items()]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + controls_block("outputs")
 
 
 def files() -> dict[str, str]:

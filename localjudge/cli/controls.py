@@ -1,0 +1,45 @@
+"""`localjudge controls RUN_DIR`: negative controls of a finished run, without labels (report/controls.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .options import model_options
+
+
+@click.command(name="controls")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--sample",
+    type=click.IntRange(2, 100_000),
+    default=20,
+    show_default=True,
+    help="Rows per judge given another row's answer (seeded).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample, the swap and the permutation test.")
+@click.option(
+    "--judges-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Your own judge files, as for run."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@model_options()
+def controls_cmd(run_dir: Path, sample: int, seed: int, judges_dir: Path | None, as_json: bool, model: Any) -> None:
+    """Does each judge of RUN_DIR tell its rows from the same rows with another row's answer? Judges SAMPLE
+    controls per judge with the run's model (--model: the same model where the run's cannot be named) into
+    RUN_DIR/controls (resumable, cached; never part of the run's results), then prints per judge both sides' mean
+    score, the AUC with its 95 % interval, a permutation p-value and a verdict. Costs SAMPLE judge calls per judge."""
+    from ..report.controls import controls_lines, run_controls
+    from ..store.atomic import write_atomic
+
+    report = run_controls(
+        run_dir, sample=sample, seed=seed, model=model.spec, model_options=model.options or None, judges_dir=judges_dir
+    )
+    write_atomic(run_dir / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
+    for line in controls_lines(report):
+        click.echo(line)
+    click.echo(f"Saved: {run_dir / 'controls' / 'controls.json'}")

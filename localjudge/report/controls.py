@@ -1,0 +1,232 @@
+"""Negative controls without labels: does a judge tell its run's rows from the same rows with another row's answer?
+
+For a sample of a finished run's scored rows (seeded), each control row keeps the row's inputs and takes the
+answer of another sampled row (a derangement: a seeded shuffle shifted by one; a pair whose answers are equal is
+left out). The answer variable is the one the judge file declares (`[controls] answer = ...`, judges/spec.py); a
+judge that declares none gets no control, and the report says so. The controls are judged by the same judge and
+model into their own run directory (RUN_DIR/controls: resumable and cached like any run; never part of the run's
+results, pass rates, exports, `agree` or `align`).
+
+The measure, per judge, on the sampled rows and their controls: mean score and pass rate of each side; the AUC of
+real-vs-control scores (the probability that a real row scores above its control, ties counted half) with a 95 %
+Hanley–McNeil interval; a one-sided permutation p-value over `PERMUTATIONS` seeded relabellings (bounded by work,
+not time). In words: "discriminates" (interval above 0.5 and p < 0.05), "cannot tell its rows from mismatched
+ones" (interval below `BLIND_BELOW`, or both sides scored alike throughout), else "inconclusive". Real rows are not
+assumed good: the claim is only that a judge scoring another row's answer as high as the row's own is not reading
+the answer.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import InputError
+from ..store.results import ResultRow
+
+PERMUTATIONS = 2000
+MIN_PAIRS = 8  # fewer control pairs: "inconclusive (n too small)"
+BLIND_BELOW = 0.75  # an AUC interval wholly below this cannot be called discrimination worth the name
+DISCRIMINATES = "discriminates"
+BLIND = "cannot tell its rows from mismatched ones: its pass rate says little about these outputs"
+INCONCLUSIVE = "inconclusive"
+TOO_FEW = "inconclusive (n too small)"
+
+
+class JudgeControls(BaseModel):
+    """One judge's controls: what was swapped, both sides' means, the AUC, its interval, the p-value, the verdict."""
+
+    judge: str
+    variable: str | None  # the declared answer variable; None: the judge declares none (no control)
+    n: int = 0  # pairs scored on both sides
+    real_mean: float | None = None
+    control_mean: float | None = None
+    real_pass_rate: float | None = None
+    control_pass_rate: float | None = None
+    auc: float | None = None
+    auc_ci: list[float] | None = None
+    p_value: float | None = None
+    verdict: str
+
+
+class ControlsReport(BaseModel):
+    """The controls of one run: the seed and sample size asked for, and each judge's result."""
+
+    seed: int
+    sample: int
+    judges: dict[str, JudgeControls]
+
+
+def score_of(row: ResultRow) -> float | None:
+    """What a row is ranked by: the expected score when the judge gave probabilities, else the score, else the
+    pass/fail as 1/0 (None for an unscored row)."""
+    r = row.result
+    if not r.scored:
+        return None
+    for v in (r.expected_score, r.score):
+        if v is not None:
+            return float(v)
+    return None if r.passed is None else float(bool(r.passed))
+
+
+def pairs(rows: Sequence[ResultRow], variable: str, sample: int, seed: int) -> list[tuple[ResultRow, dict[str, Any]]]:
+    """Up to `sample` scored rows of one judge (seeded) and, for each, its inputs with another sampled row's
+    `variable` (a derangement; rows whose swapped value would equal their own are left out)."""
+    scored = sorted((r for r in rows if score_of(r) is not None and variable in r.inputs), key=lambda r: r.row_index)
+    rng = random.Random(f"controls:{seed}:{variable}")
+    chosen = rng.sample(scored, min(sample, len(scored)))
+    if len(chosen) < 2:
+        return []
+    out = []
+    for i, row in enumerate(chosen):
+        other = chosen[(i + 1) % len(chosen)].inputs[variable]
+        if other != row.inputs[variable]:
+            out.append((row, {**row.inputs, variable: other}))
+    return out
+
+
+def auc(real: Sequence[float], control: Sequence[float]) -> float:
+    """P(real > control) + ½ P(tie) over all pairs (the Mann–Whitney AUC)."""
+    wins = sum((a > b) + 0.5 * (a == b) for a in real for b in control)
+    return wins / (len(real) * len(control))
+
+
+def auc_interval(a: float, n_real: int, n_control: int) -> list[float]:
+    """The 95 % Hanley–McNeil interval of an AUC, clipped to [0, 1]."""
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    var = (a * (1 - a) + (n_real - 1) * (q1 - a * a) + (n_control - 1) * (q2 - a * a)) / (n_real * n_control)
+    half = 1.96 * math.sqrt(max(var, 0.0))
+    return [round(max(0.0, a - half), 4), round(min(1.0, a + half), 4)]
+
+
+def permutation_p(real: Sequence[float], control: Sequence[float], seed: int, n: int = PERMUTATIONS) -> float:
+    """One-sided p-value of the AUC under random relabelling of the pooled scores (seeded, `n` relabellings)."""
+    observed = auc(real, control)
+    pooled = [*real, *control]
+    rng = random.Random(f"permutation:{seed}")
+    hits = 0
+    for _ in range(n):
+        rng.shuffle(pooled)
+        hits += auc(pooled[: len(real)], pooled[len(real) :]) >= observed - 1e-12
+    return (hits + 1) / (n + 1)
+
+
+def measure(
+    judge: str, variable: str | None, real: Sequence[ResultRow], control: Mapping[str, ResultRow], seed: int
+) -> JudgeControls:
+    """The judge's controls from its real rows and the control results keyed by the real row's id."""
+    if variable is None:
+        return JudgeControls(judge=judge, variable=None, verdict="no control: the judge file declares no answer variable")
+    both = [(score_of(r), score_of(control[r.row_id]), r, control[r.row_id]) for r in real if r.row_id in control]
+    both = [b for b in both if b[0] is not None and b[1] is not None]
+    xs = [float(b[0]) for b in both if b[0] is not None]
+    ys = [float(b[1]) for b in both if b[1] is not None]
+
+    def rate(rows: list[ResultRow]) -> float | None:
+        known = [bool(r.result.passed) for r in rows if r.result.passed is not None]
+        return round(sum(known) / len(known), 4) if known else None
+
+    out = JudgeControls(judge=judge, variable=variable, n=len(both), verdict=TOO_FEW)
+    if not both:
+        return out
+    out.real_mean, out.control_mean = round(sum(xs) / len(xs), 4), round(sum(ys) / len(ys), 4)
+    out.real_pass_rate, out.control_pass_rate = rate([b[2] for b in both]), rate([b[3] for b in both])
+    a = auc(xs, ys)
+    out.auc, out.auc_ci, out.p_value = round(a, 4), auc_interval(a, len(xs), len(ys)), round(permutation_p(xs, ys, seed), 4)
+    if len(both) < MIN_PAIRS:
+        return out
+    if out.auc_ci[0] > 0.5 and out.p_value < 0.05:
+        out.verdict = DISCRIMINATES
+    elif out.auc_ci[1] < BLIND_BELOW or len(set(xs) | set(ys)) == 1:
+        out.verdict = BLIND
+    else:
+        out.verdict = INCONCLUSIVE
+    return out
+
+
+def run_controls(
+    run_dir: str | Path,
+    *,
+    sample: int = 20,
+    seed: int = 0,
+    model: str | None = None,
+    engine: Any = None,
+    model_options: Mapping[str, Any] | None = None,
+    judges_dir: str | Path | None = None,
+) -> ControlsReport:
+    """Judge mismatched-answer controls of a finished run (RUN_DIR/controls, resumable) and measure each judge.
+
+    `model`/`engine`: what judges the controls; by default the run's own model (its registry name or file), and a
+    control run by another model than the run's is refused (its scores would compare two models)."""
+    from ..judges import get_judge
+    from ..run.plain import run_plain
+    from ..run.spec import RunSpec
+    from .rundir import load_run
+
+    if sample < 2:
+        raise InputError(f"--sample {sample}: controls need at least 2 rows to swap answers between")
+    run = load_run(run_dir)
+    meta = run.meta
+    if engine is None and model is None:
+        if meta.get("backend") not in (None, "llama"):
+            raise InputError(
+                f"the run was judged by a {meta.get('backend')!r} model; pass --model with the same model to judge its controls"
+            )
+        model = meta.get("model_id")
+    rows_by_judge: dict[str, list[ResultRow]] = {}
+    for r in run.rows:
+        rows_by_judge.setdefault(r.judge, []).append(r)
+    report: dict[str, JudgeControls] = {}
+    for name, rows in rows_by_judge.items():
+        judge = get_judge(name, judges_dir=judges_dir)
+        variable = judge.spec.controls.answer if judge.spec.controls else None
+        if variable is None:
+            report[name] = measure(name, None, rows, {}, seed)
+            continue
+        chosen = pairs(rows, variable, sample, seed)
+        data = [{"id": r.row_id, **inputs} for r, inputs in chosen]
+        got: dict[str, ResultRow] = {}
+        if data:
+            spec = RunSpec.build(
+                data,
+                [judge],
+                model=model,
+                engine=engine,
+                model_options=dict(model_options or meta.get("engine") or {}) if engine is None else None,
+                options={k: v for k, v in (meta.get("options") or {}).items() if v is not None},  # the run's decoding
+                out=Path(run_dir) / "controls" / name,
+                mapping={k: k for k in data[0] if k != "id"},
+            )
+            res = run_plain(spec, None)
+            if engine is None and meta.get("model_sha256") and res.summary.run.get("model_sha256") != meta.get("model_sha256"):
+                raise InputError(
+                    f"the controls were judged by {res.summary.run.get('model_id')} but the run by {meta.get('model_id')} "
+                    "(another file); pass --model with the run's model"
+                )
+            got = {r.row_id: r for r in res.results}
+        report[name] = measure(name, variable, [r for r, _ in chosen], got, seed)
+    return ControlsReport(seed=seed, sample=sample, judges=report)
+
+
+def controls_lines(report: ControlsReport) -> list[str]:
+    """The report as text: one line per judge."""
+    out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
+    for j in report.judges.values():
+        if j.auc is None:
+            out.append(f"  {j.judge}: {j.verdict}")
+            continue
+        out.append(
+            f"  {j.judge}: real mean {j.real_mean:.3f} vs control {j.control_mean:.3f}, AUC {j.auc:.2f} "
+            f"[{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}], p = {j.p_value:.3f}, n = {j.n}: {j.verdict}"
+            if j.auc_ci
+            else f"  {j.judge}: {j.verdict}"
+        )
+    return out
+
+
+__all__ = ["ControlsReport", "JudgeControls", "auc", "auc_interval", "controls_lines", "measure", "pairs", "run_controls"]

@@ -1,0 +1,117 @@
+"""Negative controls without labels (report/controls.py, `localjudge controls`): a judge that reads the answer is
+told apart from one that passes everything or answers at random; controls never touch the run's own results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+import localjudge
+from localjudge.cli import main
+from localjudge.engine.base import ScriptedEngine
+from localjudge.errors import JudgeSpecError
+from localjudge.judges import get_judge
+from localjudge.judges.spec import spec_from_dict
+from localjudge.report.controls import BLIND, DISCRIMINATES, auc, auc_interval, run_controls
+
+WORDS = "cat dog owl fox elk yak ant bee cow pig hen eel ram emu gnu koi".split()
+ROWS = [
+    {"id": f"r{i}", "input": f"What is item {i}?", "output": f"item {i} is a {w}", "context": f"Facts: item {i} is a {w}."}
+    for i, w in enumerate(WORDS * 3)
+]
+
+
+def _verdict(yes: bool) -> str:
+    return json.dumps({"rationale": "r", "result": "yes" if yes else "no"})
+
+
+def reads_the_answer(messages, fmt) -> str:
+    """Passes when the answer is in the document: a judge that reads both."""
+    prompt = messages[-1].content
+    answer = re.search(r"<answer>(.*?)</answer>", prompt, re.S).group(1).strip()
+    return _verdict(answer in re.search(r"<document>(.*?)</document>", prompt, re.S).group(1))
+
+
+def at_random(messages, fmt) -> str:
+    """A verdict from a hash of the prompt: reads nothing, deterministic."""
+    return _verdict(hashlib.sha256(messages[-1].content.encode()).digest()[0] % 2 == 0)
+
+
+def judged(tmp_path, fn, name):
+    engine = ScriptedEngine(fn, model_id=name)
+    out = tmp_path / name
+    localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=out)
+    return engine, out
+
+
+def test_a_judge_that_reads_the_answer_discriminates(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    g = run_controls(out, engine=engine, sample=20).judges["groundedness"]
+    assert g.variable == "output" and g.n == 20 and g.verdict == DISCRIMINATES
+    assert (g.real_pass_rate, g.control_pass_rate, g.auc) == (1.0, 0.0, 1.0) and g.p_value < 0.01
+
+
+@pytest.mark.parametrize(("fn", "name"), [(lambda m, f: _verdict(True), "always-yes"), (at_random, "random")])
+def test_a_judge_that_passes_everything_or_answers_at_random_is_shown_blind(tmp_path, fn, name):
+    engine, out = judged(tmp_path, fn, name)
+    g = run_controls(out, engine=engine, sample=40).judges["groundedness"]
+    assert g.n >= 38 and g.verdict == BLIND, g
+
+
+def test_controls_never_change_the_runs_results_summary_or_exports(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    files = ("results.jsonl", "results.csv", "summary.json", "run.json")
+    before = {f: (out / f).read_bytes() for f in files}
+    run_controls(out, engine=engine, sample=10)
+    assert {f: (out / f).read_bytes() for f in files} == before
+    assert (out / "controls" / "groundedness" / "results.jsonl").exists()  # their own run directory
+
+
+def test_controls_are_resumed_from_their_cache(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    first = run_controls(out, engine=engine, sample=10)
+    calls = engine.calls
+    assert run_controls(out, engine=engine, sample=10) == first and engine.calls == calls
+
+
+def test_a_judge_without_a_declared_answer_gets_no_control_and_says_so(tmp_path):
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    rows = [{"input": f"q{i}", "ground_truth": f"t{i}", "retrieval_context": f"c{i}"} for i in range(5)]
+    localjudge.evaluate(rows, ["context_sufficiency"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine).judges["context_sufficiency"]
+    assert g.variable is None and g.auc is None and "declares no answer variable" in g.verdict
+
+
+def test_the_declaration_names_a_variable_and_never_changes_the_judges_version():
+    spec = get_judge("groundedness").spec
+    bare = spec.model_dump(mode="json", exclude={"controls"})
+    assert spec_from_dict(bare).controls is None
+    assert localjudge.judges.Judge(spec_from_dict(bare)).version == get_judge("groundedness").version
+    with pytest.raises(JudgeSpecError, match="controls.answer 'reply' is not a declared variable"):
+        localjudge.judges.Judge(spec_from_dict({**bare, "controls": {"answer": "reply"}}))
+
+
+def test_auc_and_its_interval():
+    assert auc([1, 1, 0], [0, 0, 0]) == pytest.approx(2 / 3 + 1 / 6)
+    assert auc([0.5], [0.5]) == 0.5
+    lo, hi = auc_interval(0.5, 40, 40)
+    assert lo < 0.5 < hi and hi < 0.75
+
+
+def test_the_command_prints_one_line_per_judge_and_saves_the_report(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), "-q", *scripted])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["controls", str(tmp_path / "run"), "--sample", "12", *scripted])
+    assert r.exit_code == 0, r.output
+    assert "groundedness: real mean 1.000 vs control 1.000, AUC 0.50" in r.output and BLIND in r.output
+    saved = json.loads((tmp_path / "run" / "controls" / "controls.json").read_text())
+    assert saved["judges"]["groundedness"]["verdict"] == BLIND and saved["sample"] == 12
+    refused = CliRunner().invoke(main, ["controls", str(tmp_path / "run")])
+    assert refused.exit_code == 2 and "pass --model with the same model" in refused.output
