@@ -95,6 +95,33 @@ def test_the_declaration_names_a_variable_and_never_changes_the_judges_version()
         localjudge.judges.Judge(spec_from_dict({**bare, "controls": {"answer": "reply"}}))
 
 
+def test_the_auc_interval_covers_a_known_discrimination_at_its_stated_rate():
+    """Seeded synthetic judges whose scores on real rows are N(d, 1) and on controls N(0, 1): the true AUC is
+    Φ(d/√2). Over 1,000 trials at the default sample (20 pairs), the 95 % interval holds it at least 94 % of the time."""
+    import math
+    import random
+    from statistics import NormalDist
+
+    covered = trials = 0
+    for d in (0.0, 0.5, 1.0, 2.0):
+        truth = NormalDist().cdf(d / math.sqrt(2))
+        rng = random.Random(f"coverage:{d}")
+        for _ in range(250):
+            real, control = [rng.gauss(d, 1) for _ in range(20)], [rng.gauss(0, 1) for _ in range(20)]
+            lo, hi = auc_interval(auc(real, control), 20, 20)
+            covered += lo <= truth <= hi
+            trials += 1
+    assert covered / trials >= 0.94, covered / trials
+
+
+def test_the_permutation_p_value_is_small_only_when_the_sides_differ():
+    from localjudge.report.controls import permutation_p
+
+    assert permutation_p([0.9] * 10, [0.1] * 10, seed=0) < 0.001
+    assert permutation_p([0.5] * 10, [0.5] * 10, seed=0) == 1.0
+    assert permutation_p([0.9] * 10, [0.1] * 10, seed=0) == permutation_p([0.9] * 10, [0.1] * 10, seed=0)
+
+
 def test_auc_and_its_interval():
     assert auc([1, 1, 0], [0, 0, 0]) == pytest.approx(2 / 3 + 1 / 6)
     assert auc([0.5], [0.5]) == 0.5
