@@ -154,6 +154,7 @@ def main() -> None:
             "conversation-values",
             "schemas-random",
             "layouts",
+            "controls",
         ],
     )
     ap.add_argument("--schemas", type=Path, help="a JSONSchemaBench checkout (`schemas`; never committed here)")
@@ -175,7 +176,12 @@ def main() -> None:
     ap.add_argument("--model", action="append", help="models for the `models` section (default: smollm2-135m, gemma3-270m)")
     ap.add_argument("--trials", type=int, default=500, help="`trust-estimators`: seeded trials per cell")
     ap.add_argument("--seed", type=int, default=2026, help="`trust-estimators`: the simulation's seed")
-    ap.add_argument("--threads", type=int, default=1, help="`trust-models`, `layouts` (default 2 there): the model's CPU threads")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="`trust-models`, `layouts` and `controls` (default 2 there): the model's CPU threads",
+    )
     ap.add_argument("--labels", default="50,100,200", help="`trust-models`: label counts to draw")
     ap.add_argument("--draws", type=int, default=500, help="`trust-models`: seeded label draws per count")
     a = ap.parse_args()
@@ -257,6 +263,12 @@ def main() -> None:
         from scripts.benchmarks import bench_layouts
 
         bench_layouts.section_layouts(a.rows if "--rows" in sys.argv else 300, a.threads if "--threads" in sys.argv else 2)
+    if a.section == "controls":  # issue 47: scripts/benchmarks/bench_controls.py
+        from scripts.benchmarks import bench_controls
+
+        bench_controls.section_controls(
+            a.rows if "--rows" in sys.argv else 60, a.threads if "--threads" in sys.argv else 2, Path(a.work) if a.work else None
+        )
     if a.section == "compile-guard":  # issue 43: scripts/benchmarks/bench_compile_guard.py
         from scripts.benchmarks import bench_compile_guard
 

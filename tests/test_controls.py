@@ -86,6 +86,21 @@ def test_a_judge_without_a_declared_answer_gets_no_control_and_says_so(tmp_path)
     assert g.variable is None and g.auc is None and "declares no answer variable" in g.verdict
 
 
+def test_a_swap_that_leaves_every_prompt_unchanged_is_no_control_and_says_why(tmp_path):
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    rows = [
+        {
+            "guidelines": "Be true.",
+            "guidelines_context": f"<request>q{i}</request>\\n<response>a{i}</response>",
+            "output": f"a{i}",
+        }
+        for i in range(10)
+    ]  # the whole context is given: `output` never reaches the prompt
+    localjudge.evaluate(rows, ["guidelines"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine, sample=10).judges["guidelines"]
+    assert g.auc is None and g.verdict.startswith("no control: another row's output left all 10 prompts unchanged")
+
+
 def test_the_declaration_names_a_variable_and_never_changes_the_judges_version():
     spec = get_judge("groundedness").spec
     bare = spec.model_dump(mode="json", exclude={"controls"})

@@ -287,6 +287,7 @@ def test_quick_start_commands_run_on_the_default_model(tmp_path):
     assert first["judge"] == "correctness" and first["value"] in ("yes", "no")
     assert "groundedness" in r.stdout and "smollm2-135m" in r.stdout
     assert "note: smollm2-135m is the small model that ships for trying localjudge" in r.stdout  # run/cautions.py
+    assert "negative controls (another row's answer;" in r.stdout  # report/controls.py (one row: nothing to swap)
     assert len((tmp_path / "runs" / "exp1" / "results.jsonl").read_text().splitlines()) == 2
 
 

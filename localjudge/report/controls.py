@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError
+from ..errors import InputError, LocalJudgeError
 from ..store.results import ResultRow
 
 PERMUTATIONS = 2000
@@ -183,6 +183,18 @@ def measure(
     return out
 
 
+def _same_prompt(judge: Any, real: Mapping[str, Any], control: Mapping[str, Any]) -> bool:
+    """Whether a one-call judge would send the control exactly what it sent the real row (the swapped variable is not
+    in its prompt: e.g. a row that gives `guidelines` a whole `guidelines_context`): such a pair says nothing and is
+    not judged. Several-call judges are always judged (a later call may show the variable)."""
+    if not judge.traits.single_call:
+        return False
+    try:
+        return bool(judge.prepare(real).requests == judge.prepare(control).requests)
+    except LocalJudgeError:
+        return False
+
+
 def run_controls(
     run_dir: str | Path,
     *,
@@ -223,6 +235,16 @@ def run_controls(
             report[name] = measure(name, None, rows, {}, seed)
             continue
         chosen = pairs(rows, variable, sample, seed)
+        kept = [(r, inputs) for r, inputs in chosen if not _same_prompt(judge, r.inputs, inputs)]
+        if chosen and not kept:
+            report[name] = JudgeControls(
+                judge=name,
+                variable=variable,
+                verdict=f"no control: another row's {variable} left all {len(chosen)} prompts unchanged (these rows give the "
+                "judge its answer through another variable)",
+            )
+            continue
+        chosen = kept
         data = [{"id": r.row_id, **inputs} for r, inputs in chosen]
         got: dict[str, ResultRow] = {}
         if data:

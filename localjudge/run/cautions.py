@@ -45,15 +45,16 @@ def cautions(run: Mapping[str, Any], judges: Mapping[str, JudgeSummary]) -> list
     if note:
         out.append(
             f"note: {run.get('model_id')} {note}: these pass rates say little about your outputs. For a judge that reads "
-            "them, use a capable model (localjudge models list; localjudge models pull NAME) and check it on labelled rows "
-            "(localjudge agree)."
+            "them, use a capable model (localjudge models list; localjudge models pull NAME) and check it: localjudge controls "
+            "RUN_DIR (no labels needed), localjudge agree (labels)."
         )
     for name, s in judges.items():
         if s.n_scored >= SAME_VERDICT_MIN_ROWS and len(s.distribution) == 1:
             (value,) = s.distribution
             out.append(
                 f"warning: {name} gave the same verdict ({value}) on all {s.n_scored} scored rows; a judge that never "
-                "changes its verdict may not be reading them: check it on rows you know differ (localjudge agree with labels)."
+                "changes its verdict may not be reading them: check it with localjudge controls RUN_DIR (no labels needed) or on "
+                "labelled rows (localjudge agree)."
             )
     return out
 
