@@ -36,6 +36,13 @@ def reads_the_answer(messages, fmt) -> str:
     return _verdict(answer in re.search(r"<document>(.*?)</document>", prompt, re.S).group(1))
 
 
+def reads_guidelines_response(messages, fmt) -> str:
+    """Passes when the response names the animal the request asks about."""
+    prompt = messages[-1].content
+    request = re.search(r"<request>(.*?)</request>", prompt, re.S).group(1)
+    return _verdict(request.endswith(f" a {re.search(r'<response>(.*?)</response>', prompt, re.S).group(1)}?"))
+
+
 def at_random(messages, fmt) -> str:
     """A verdict from a hash of the prompt: reads nothing, deterministic."""
     return _verdict(hashlib.sha256(messages[-1].content.encode()).digest()[0] % 2 == 0)
@@ -99,6 +106,17 @@ def test_a_swap_that_leaves_every_prompt_unchanged_is_no_control_and_says_why(tm
     localjudge.evaluate(rows, ["guidelines"], engine=engine, out=tmp_path / "run")
     g = run_controls(tmp_path / "run", engine=engine, sample=10).judges["guidelines"]
     assert g.auc is None and g.verdict.startswith("no control: another row's output left all 10 prompts unchanged")
+
+
+def test_guidelines_on_question_and_answer_columns_composes_its_context_so_its_answer_can_be_swapped(tmp_path):
+    engine = ScriptedEngine(reads_guidelines_response, model_id="reader")
+    rows = [
+        {"question": f"Is item {i} a {w}?", "answer": w, "guidelines": "Answer with the animal."} for i, w in enumerate(WORDS)
+    ]
+    localjudge.evaluate(rows, ["guidelines"], engine=engine, out=tmp_path / "run")
+    assert "<request>Is item 0 a cat?</request>\n<response>cat</response>" in engine.prompts[0][-1].content
+    g = run_controls(tmp_path / "run", engine=engine, sample=16).judges["guidelines"]
+    assert g.verdict == DISCRIMINATES and g.n == 16
 
 
 def test_the_declaration_names_a_variable_and_never_changes_the_judges_version():

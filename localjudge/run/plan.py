@@ -110,7 +110,16 @@ def plan_judges(
         allow_empty = [v.name for v in j.variables if v.allow_empty]
         spec = [f.spec() for f in fmts] if len(fmts) > 1 else fmts[0].spec() if fmts else None
         name = " + ".join(f.describe() for f in fmts)
-        columns = resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)
+        # a variable composed from others when absent (guidelines' context from input and output) needs no column of
+        # its own when a column feeds one of its parts: the judge composes it per row (judges/values.py)
+        composable = {v.name: v.compose for v in j.variables if v.compose and v.name in req}
+        columns = resolve_mapping(
+            j.name, [r for r in req if r not in composable], opt + list(composable), ds.columns, explicit, aliases
+        )
+        for var, parts in composable.items():
+            if var not in columns and not any(src in columns for src in parts.values()):
+                resolve_mapping(j.name, req, opt, ds.columns, explicit, aliases)  # raises the error naming `var`
+        req = [r for r in req if r not in composable or r in columns]
         # a panel member's judge (trust.members.RenamedJudge) is keyed as the judge it renames
         key_name = getattr(j, "key_name", None)
         plans.append(JudgePlan(j, j.name, req, allow_empty, columns, spec, name, key_name if isinstance(key_name, str) else None))
