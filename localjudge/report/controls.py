@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError, LocalJudgeError
+from ..statistics.correlation import ranks
 from ..store.results import ResultRow
 
 PERMUTATIONS = 2000
@@ -92,17 +93,7 @@ def pairs(rows: Sequence[ResultRow], variable: str, sample: int, seed: int) -> l
 
 def _midranks(values: Sequence[float]) -> list[float]:
     """1-based ranks, ties given the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+    return [r + 1 for r in ranks(values)]
 
 
 def _auc_of_ranks(rank_sum: float, n_real: int, n_control: int) -> float:

@@ -15,7 +15,6 @@ not that either is good.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -126,15 +125,3 @@ def section_layouts(rows: int = 300, threads: int = 2) -> None:
             f"{agree_quick} |",
             flush=True,
         )
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=300)
-    ap.add_argument("--threads", type=int, default=2)
-    a = ap.parse_args(argv)
-    section_layouts(a.rows, a.threads)
-
-
-if __name__ == "__main__":
-    main()
