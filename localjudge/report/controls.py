@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError, LocalJudgeError
+from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..statistics.correlation import ranks
 from ..store.results import ResultRow
 
@@ -220,7 +220,13 @@ def run_controls(
         rows_by_judge.setdefault(r.judge, []).append(r)
     report: dict[str, JudgeControls] = {}
     for name, rows in rows_by_judge.items():
-        judge = get_judge(name, judges_dir=judges_dir)
+        try:
+            judge = get_judge(name, judges_dir=judges_dir)
+        except UnknownJudgeError:  # a panel member's renamed judge, or a user judge without --judges-dir
+            report[name] = JudgeControls(
+                judge=name, variable=None, verdict=f"no control: no judge file named {name!r} (--judges-dir)"
+            )
+            continue
         variable = judge.spec.controls.answer if judge.spec.controls else None
         if variable is None:
             report[name] = measure(name, None, rows, {}, seed)
