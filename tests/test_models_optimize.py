@@ -106,7 +106,8 @@ def test_a_file_llama_cpp_refuses_is_a_model_error_quoting_it_and_leaves_no_file
 
 
 @pytest.mark.model
-def test_optimize_makes_a_local_model_that_judges_and_keeps_the_original(tmp_path):
+def test_optimize_makes_a_local_model_that_judges_and_keeps_the_original(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))  # not the session's shared manifest
     shipped = resolve_model("smollm2-135m")
     before = sha256_of(shipped.path)
     r = cli("models", "optimize", "smollm2-135m", "--type", "bf16", "--name", "smol-fast", "--threads", "1")
