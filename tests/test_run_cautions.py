@@ -36,6 +36,13 @@ def test_a_model_the_registry_does_not_mark_gets_no_line():
     assert cautions({"model_id": "qwen2.5-1.5b-instruct", "model_sha256": "1" * 64}, MIXED) == []
 
 
+def test_a_broken_user_registry_gives_no_note_and_no_error(tmp_path, monkeypatch):
+    bad = tmp_path / "models.toml"
+    bad.write_text("[models.x\n")
+    monkeypatch.setenv("LOCALJUDGE_MODELS_TOML", str(bad))
+    assert cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, MIXED) == []
+
+
 def test_one_verdict_on_every_row_is_a_warning_from_five_scored_rows():
     run = {"model_id": "scripted"}
     same = {"j": JudgeSummary(n=6, n_scored=5, n_unscored=1, distribution={"yes": 5})}

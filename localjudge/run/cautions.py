@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import LocalJudgeError
 from .aggregate import JudgeSummary
 
 SAME_VERDICT_MIN_ROWS = 5
@@ -28,7 +29,10 @@ def trial_model_note(run: Mapping[str, Any]) -> str | None:
     from ..models.manifest import read_manifest
     from ..models.registry import registry
 
-    models = registry().get("models", {})
+    try:
+        models = registry().get("models", {})
+    except LocalJudgeError:  # a broken LOCALJUDGE_MODELS_TOML must not fail a run that finished (a scripted one)
+        return None
     name, digest = run.get("model_id"), run.get("model_sha256")
     if name not in models or models[name].get("sha256") not in (None, digest):
         source = (read_manifest().get(str(name)) or {}).get("optimized_from") or {}
