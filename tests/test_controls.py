@@ -175,3 +175,8 @@ def test_the_command_prints_one_line_per_judge_and_saves_the_report(tmp_path):
     assert saved["judges"]["groundedness"]["verdict"] == BLIND and saved["sample"] == 12
     refused = CliRunner().invoke(main, ["controls", str(tmp_path / "run")])
     assert refused.exit_code == 2 and "pass --model with the same model" in refused.output
+    other = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "no"}']
+    before = (tmp_path / "run" / "controls" / "groundedness" / "results.jsonl").read_bytes()
+    refused = CliRunner().invoke(main, ["controls", str(tmp_path / "run"), "--sample", "12", "--seed", "1", *other])
+    assert refused.exit_code == 2 and "(another digest); pass --model with the run's model" in refused.output
+    assert (tmp_path / "run" / "controls" / "groundedness" / "results.jsonl").read_bytes() == before  # nothing judged

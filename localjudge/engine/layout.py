@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import hashlib
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -30,6 +28,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputError, ModelError, StorageError
+from ..models.digest import sha256_file
+from ..store.atomic import replacing
 from .llama_amx import amx_build, no_amx_weights
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 
@@ -122,38 +122,34 @@ def _locked(dest: Path) -> Iterator[None]:
         yield
 
 
+def check_type(type_name: str) -> str:
+    """`type_name` as llama.cpp names it (upper case) when a conversion may write it; else `InputError`."""
+    if type_name.upper() not in TYPES:
+        raise InputError(f"--type {type_name!r} is not a type localjudge converts to; use one of {', '.join(TYPES)}")
+    return type_name.upper()
+
+
 def convert(src: str | Path, dest: str | Path, type_name: str, threads: int = 0) -> str:
     """Write `src` in weight type `type_name` to `dest` (atomically, checked for disk space); returns the new
     file's sha256. Raises `InputError` for an unknown type, `StorageError` for too little space, `ModelError` when llama.cpp fails."""
-    if type_name not in TYPES:
-        raise InputError(f"--type {type_name!r} is not a type localjudge converts to; use one of {', '.join(TYPES)}")
+    ftype = TYPES[check_type(type_name)]
     import llama_cpp
 
     quiet_llama_logs(llama_cpp, verbose=False)
     src, dest = Path(src), Path(dest)
-    need = int(n_weights(src) * BYTES_PER_WEIGHT[type_name] * 1.05) + (16 << 20)
+    need = int(n_weights(src) * BYTES_PER_WEIGHT[type_name.upper()] * 1.05) + (16 << 20)
     with _locked(dest):
         _check_space(dest, need)
-        tmp = dest.parent / f".{dest.name}.{time.monotonic_ns()}.tmp"
-        try:
+        with replacing(dest) as tmp:  # llama.cpp writes the temporary file; renamed only when complete
             params = llama_cpp.llama_model_quantize_default_params()
-            params.ftype = TYPES[type_name]
+            params.ftype = ftype
             params.allow_requantize = True
             params.nthread = threads
             rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
-            if rc != 0 or not tmp.exists():
+            if rc != 0:
                 said = f": {LLAMA_ERRORS[-1]}" if LLAMA_ERRORS else ""
                 raise ModelError(f"llama.cpp could not convert {src} to {type_name} (code {rc}){said}")
-            h = hashlib.sha256()
-            with open(tmp, "rb") as f:
-                while block := f.read(1 << 22):
-                    h.update(block)
-                os.fsync(f.fileno())
-            tmp.replace(dest)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    return h.hexdigest()
+            return sha256_file(tmp)
 
 
 _TEXT = (
@@ -234,9 +230,7 @@ def optimize(
         target = choose_type(cpu_features(llama_cpp), n_weights(info.path), source_type)
         chose = f"the rule for this CPU ({target}: docs/models.md, 'Weight layouts')"
     else:
-        target = type_name.upper()
-        if target not in TYPES:
-            raise InputError(f"--type {type_name!r} is not a type localjudge converts to; use one of {', '.join(TYPES)}")
+        target = check_type(type_name)
         chose = "--type"
     if target == source_type:
         raise InputError(f"{info.name} is already {target}; nothing to convert")
@@ -280,4 +274,15 @@ def optimize(
     return out
 
 
-__all__ = ["TYPES", "Optimized", "Speed", "choose_type", "convert", "cpu_features", "measure", "n_weights", "optimize"]
+__all__ = [
+    "TYPES",
+    "Optimized",
+    "Speed",
+    "check_type",
+    "choose_type",
+    "convert",
+    "cpu_features",
+    "measure",
+    "n_weights",
+    "optimize",
+]

@@ -255,12 +255,14 @@ def run_controls(
                 out=Path(run_dir) / "controls" / name,
                 mapping={k: k for k in data[0] if k != "id"},
             )
+            if engine is None and meta.get("model_sha256"):  # before any call: its identity, nothing loaded
+                mine = spec.model.ref().identity()
+                if mine.digest != meta["model_sha256"]:
+                    raise InputError(
+                        f"the run was judged by {meta.get('model_id')} and --model is {mine.model_id} (another digest); "
+                        "pass --model with the run's model"
+                    )
             res = run_plain(spec, None)
-            if engine is None and meta.get("model_sha256") and res.summary.run.get("model_sha256") != meta.get("model_sha256"):
-                raise InputError(
-                    f"the controls were judged by {res.summary.run.get('model_id')} but the run by {meta.get('model_id')} "
-                    "(another file); pass --model with the run's model"
-                )
             got = {r.row_id: r for r in res.results}
         report[name] = measure(name, variable, [r for r, _ in chosen], got, seed)
     return ControlsReport(seed=seed, sample=sample, judges=report)

@@ -17,8 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-QUICK = ROOT / "examples" / "rag_sample.jsonl"
 MODELS = ("smollm2-135m", "gemma3-270m")
 
 
@@ -43,6 +41,7 @@ def section_controls(rows: int = 60, threads: int = 2, work: Path | None = None)
     import localjudge
     from localjudge.judges import get_judge
     from localjudge.report.controls import run_controls
+    from scripts.benchmarks.bench_layouts import quick_start_rows
     from scripts.benchmarks.bench_trust_models import JUDGE, truthfulqa_rows
 
     base = work or Path(tempfile.mkdtemp(prefix="bench-controls-"))
@@ -51,7 +50,7 @@ def section_controls(rows: int = 60, threads: int = 2, work: Path | None = None)
         "| model | rows | judge | pass rate | labelled accuracy | labelled AUC | controls: real vs control mean | AUC [95 %] | p | verdict |"
     )
     print("|" + "---|" * 10)
-    quick = [json.loads(x) for x in QUICK.read_text(encoding="utf-8").splitlines() if x.strip()]
+    quick = quick_start_rows()
     for model in MODELS:
         opts = {"n_threads": threads}
         # without guidelines_context: the judge composes it from input and output (the same text), so the controls'

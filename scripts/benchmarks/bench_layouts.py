@@ -26,6 +26,11 @@ QUICK = ROOT / "examples" / "rag_sample.jsonl"
 LAYOUTS = ("BF16", "Q4_0")
 
 
+def quick_start_rows() -> list[dict[str, Any]]:
+    """The README quick start's rows (examples/rag_sample.jsonl)."""
+    return [json.loads(x) for x in QUICK.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
 def _results(out: Path) -> dict[tuple[str, int], Any]:
     from localjudge.report import load_run
 
@@ -49,7 +54,7 @@ def _judge(model: str, threads: int, rows: int, work: Path) -> dict[str, Any]:
         options={"probs": True},
     )
     tqa_s = time.perf_counter() - t
-    quick = [json.loads(x) for x in QUICK.read_text(encoding="utf-8").splitlines() if x.strip()]
+    quick = quick_start_rows()
     t = time.perf_counter()
     localjudge.evaluate(
         quick,
