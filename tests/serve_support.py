@@ -123,3 +123,26 @@ def healthy(url: str, headers: dict | None = None) -> dict:
     status, body = get(url, "/health", headers)
     assert status == 200 and body["status"] == "ok"
     return body
+
+
+def promptfoo_cli() -> tuple[Path | None, str]:
+    """(the promptfoo 0.121 CLI, "") installed with npm under ~/.cache/localjudge-tests (kept across sessions, as
+    scripts/catalog/make_framework_prompt_catalog.py finds it), or (None, why not) when npm cannot install it."""
+    import shutil
+
+    npm = shutil.which("npm")
+    if npm is None:
+        return None, "npm is not installed"
+    prefix = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121"
+    cli = prefix / "node_modules" / ".bin" / "promptfoo"
+    if not cli.exists():
+        got = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "promptfoo@0.121"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if got.returncode != 0 or not cli.exists():
+            tail = (got.stderr.strip().splitlines() or ["no output"])[-1]
+            return None, f"npm cannot install promptfoo@0.121 here: {tail}"
+    return cli, ""

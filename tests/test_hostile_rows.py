@@ -277,7 +277,7 @@ TRUSTED_JSON_CALLS: dict[tuple[str, str], str] = {
         "serve/core/compile_guard.py",
         "_child",
     ): "inside the compile child: the question its parent server wrote (a client schema already bounded there)",
-    ("serve/core/catalog.py", "ragas_prompts"): "ragas_prompts.json, a file shipped inside the package",
+    ("serve/core/catalog.py", "framework_rows"): "framework_prompts.json, a file shipped inside the package",
     ("serve/ollama/translate.py", "_calls"): "the arguments of a tool call this server's model just made, read by serve/protocol",
     ("engine/_template_worker.py", "main"): "a request line from the parent process, written by engine/template.py",
     ("engine/template.py", "_roundtrip"): "a reply line from the template worker this package started",

@@ -3,7 +3,8 @@ with exactly one tool and no tool_choice/format, as instructor's TOOLS mode thro
 sends it, is answered with a call of that tool, on /api/chat and /v1/chat/completions alike, and says so in
 `X-Localjudge-Contract`. Another prompt with one tool, or the same request to a `--no-catalog-formats`
 server, is planned as before (auto: the model may write text). Real server on a loopback port, real RAGAS,
-instructor and LiteLLM; the catalog's RAGAS text is checked against the installed package."""
+instructor and LiteLLM (the catalog's framework text is checked against the installed packages by
+tests/test_serve_framework_catalog.py)."""
 
 from __future__ import annotations
 
@@ -41,20 +42,14 @@ def _statements_request(model: str, prompt: str | None = None) -> tuple[dict, di
     return {"model": model, "messages": [{"role": "user", "content": text}], "tools": [tool], "stream": False}, schema
 
 
-def test_the_ragas_prompt_file_is_the_installed_packages_text():
-    from scripts.catalog import make_ragas_prompt_catalog as mod
-
-    on_disk = json.loads((ROOT / "localjudge" / "serve" / "core" / "ragas_prompts.json").read_text(encoding="utf-8"))
-    assert on_disk == mod.entries()
-
-
-def test_a_ragas_prompt_is_known_but_not_tightened():
+def test_a_ragas_prompt_is_known_and_its_text_request_gets_the_metrics_contract():
     body, _ = _statements_request("m")
     msgs = [Message(role="user", content=body["messages"][0]["content"])]
     catalog = Catalog.builtin()
     c = catalog.known(msgs)
-    assert c is not None and c.judge == "ragas.faithfulness.statements"
-    assert catalog.match(msgs) is None and catalog.tighten(msgs, None) is None  # no contract of its own: text as before
+    assert c is not None and c.judge == "ragas.collections.answer_correctness.util.StatementGeneratorPrompt"
+    hit = catalog.tighten(msgs, None)
+    assert hit is not None and hit.schema == c.schema and hit.schema["properties"]["statements"]["minItems"] == 1
     changed = [Message(role="user", content=msgs[0].content.replace("Break down", "Break up"))]
     assert catalog.known(changed) is None
 
@@ -81,7 +76,9 @@ def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(s
     (call,) = out["message"]["tool_calls"]
     assert call["function"]["name"] == "StatementGeneratorOutput"
     jsonschema.validate(call["function"]["arguments"], schema)
-    assert h[HEADER].startswith("ragas.faithfulness.statements@") and h[HEADER].endswith("+tool_call")
+    assert h[HEADER].startswith("ragas.collections.answer_correctness.util.StatementGeneratorPrompt@") and h[HEADER].endswith(
+        "+tool_call"
+    )
     s, out, h = post(on.url, body)
     assert s == 200, out
     (call,) = out["choices"][0]["message"]["tool_calls"]

@@ -25,7 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from serve_support import get, healthy, start_server
+from serve_support import get, healthy, promptfoo_cli, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -193,19 +193,9 @@ def test_inspect_model_graded_qa_grades_every_rag_case_through_an_alias(clients_
 
 @pytest.mark.system
 def test_promptfoo_llm_rubric_parses_every_rag_case_through_an_alias(clients_server, tmp_path):
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed")
-    prefix = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121"  # kept across sessions (not the per-test XDG cache)
-    cli = prefix / "node_modules" / ".bin" / "promptfoo"
-    if not cli.exists():
-        got = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "promptfoo@0.121"],
-            capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
-        if got.returncode != 0 or not cli.exists():
-            tail = (got.stderr.strip().splitlines() or ["no output"])[-1]
-            pytest.skip(f"npm cannot install promptfoo@0.121 here: {tail}")
+    cli, why = promptfoo_cli()
+    if cli is None:
+        pytest.skip(why)
     provider = {"id": "openai:chat:rubric", "config": {"apiBaseUrl": clients_server.url, "apiKey": "unused"}}
     config = {
         "providers": [{"id": "echo"}],

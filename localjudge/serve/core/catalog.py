@@ -13,15 +13,19 @@ leading fixed text (one dict lookup per distinct prefix length), then each messa
 first segment, end with its last and hold the others in order (`str.find`, linear). A request that
 differs by one character from the template's fixed text is not a match.
 
-The catalog also knows some judge prompts it does not tighten (`Catalog.prompts`): RAGAS 0.4's metric
-prompts (ragas_prompts.json, scripts/catalog/make_ragas_prompt_catalog.py). `Catalog.known` recognises those as
-well; `protocol.plan` uses it for one rule only: a known judge prompt sent with exactly one tool and no
-tool_choice or format (instructor's TOOLS mode through LiteLLM's `ollama_chat/`, which drops tool_choice)
-is answered with a call of that tool.
+It also holds the judge prompts evaluation frameworks send with their default settings (framework_prompts.json,
+written by scripts/catalog/make_framework_prompt_catalog.py from the installed DeepEval, RAGAS, promptfoo and
+Inspect AI): each with its contract, a tightening of the framework's own output schema (`Contract.client_schema`)
+or, where the framework reads a text line, a Lark grammar (`Contract.grammar`). Such a contract applies whole to a
+request that asks for free text, any object, or exactly the framework's own schema. `Catalog.known` (any entry)
+also serves one rule of `protocol.plan`: a known judge prompt sent with exactly one tool and no tool_choice or
+format (instructor's TOOLS mode through LiteLLM's `ollama_chat/`, which drops tool_choice) is answered with a
+call of that tool.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -46,6 +50,9 @@ class Contract:
     roles: tuple[str, ...]
     segments: tuple[tuple[str, ...], ...]  # per message: the fixed text between its variables
     schema: dict[str, Any]  # the judge's output contract (a JSON schema object; {} for a prompt only recognised)
+    grammar: str | None = None  # a framework prompt whose answer is text: the Lark grammar of that text
+    client_schema: dict[str, Any] | None = None  # a framework prompt: the schema the framework itself validates with
+    framework: str = ""  # a framework prompt: whose (deepeval, ragas, promptfoo, inspect); "" for a built-in judge
 
     @property
     def label(self) -> str:
@@ -87,23 +94,26 @@ class Tightened:
     contract: Contract
     schema: dict[str, Any] | None  # the schema to constrain to; None: kept the client's (see `note`)
     note: str = ""
+    grammar: str | None = None  # the Lark grammar to constrain to instead (a framework prompt answered in text)
 
     @property
     def header(self) -> str:
         """The `X-Localjudge-Contract` value: the contract's label, and why it was not applied when it was not."""
-        return self.contract.label if self.schema is not None else f"{self.contract.label}; not applied: {self.note}"
+        applied = self.schema is not None or self.grammar is not None
+        return self.contract.label if applied else f"{self.contract.label}; not applied: {self.note}"
 
 
 class Catalog:
-    """The built-in single-call judges whose output contract is a JSON object, by prompt fingerprint."""
+    """The built-in single-call judges whose output contract is a JSON object, and the frameworks' judge prompts
+    (framework_prompts.json), by prompt fingerprint."""
 
-    def __init__(self, contracts: list[Contract], prompts: list[Contract] | None = None):
+    def __init__(self, contracts: list[Contract]):
         self.contracts = contracts
-        self.prompts = prompts or []  # recognised, never tightened (only the one-tool rule: `known`)
         self._index: dict[str, list[Contract]] = {}
-        for c in [*contracts, *self.prompts]:
+        for c in contracts:
             self._index.setdefault(_key(c.segments[0][0][:PREFIX]), []).append(c)
-        self._lengths = sorted({min(PREFIX, len(c.segments[0][0])) for c in [*contracts, *self.prompts]})
+        self._lengths = sorted({min(PREFIX, len(c.segments[0][0])) for c in contracts})
+        self._grammars: dict[str, Any] = {}
 
     @classmethod
     def builtin(cls) -> Catalog:
@@ -130,15 +140,10 @@ class Catalog:
                 name = j.name if same is None else f"{same.judge},{j.name}"
                 if same is None or same.schema == schema:
                     seen[fp] = Contract(name, fp, roles, tuple(v), schema)
-        return cls(list(seen.values()), ragas_prompts())
+        return cls([*seen.values(), *framework_contracts()])
 
     def match(self, messages: list[Message]) -> Contract | None:
-        """The catalog judge whose prompt `messages` are, or None (only judges with a contract to tighten to)."""
-        c = self.known(messages)
-        return c if c is not None and not any(c is x for x in self.prompts) else None
-
-    def known(self, messages: list[Message]) -> Contract | None:
-        """The catalog judge or recognised prompt (`prompts`) that `messages` are, or None."""
+        """The catalog judge or framework prompt that `messages` are, or None."""
         if not messages:
             return None
         head = messages[0].content
@@ -148,12 +153,29 @@ class Catalog:
                     return c
         return None
 
+    known = match  # the one-tool rule's name for it (protocol.plan)
+
+    def grammar_format(self, grammar: str) -> Any:
+        """The `GrammarFormat` of a contract's grammar, built once per catalog."""
+        if grammar not in self._grammars:
+            from ...formats.grammar import GrammarFormat
+
+            self._grammars[grammar] = GrammarFormat(grammar)
+        return self._grammars[grammar]
+
     def tighten(self, messages: list[Message], client: dict[str, Any] | None) -> Tightened | None:
         """For a request whose messages are a catalog prompt: its contract intersected with the client's
         schema (`client` None: free text, so the contract itself). None when the messages are no catalog prompt."""
         c = self.match(messages)
         if c is None:
             return None
+        if c.grammar is not None:  # the framework reads a line of text: free text only
+            if client is None:
+                return Tightened(c, None, grammar=c.grammar)
+            return Tightened(c, None, "the client asked for JSON; the contract is a line of text")
+        own = c.client_schema is not None and client is not None and same_schema(client, c.client_schema)
+        if c.framework and (client is None or client == {"type": "object"} or own):
+            return Tightened(c, c.schema)  # a framework prompt: its contract tightens the framework's own schema
         if client is None or client == {"type": "object"}:  # free text or any object: the contract itself, if plain
             props = c.schema.get("properties", {}).values()
             plain = all(isinstance(v, dict) and v.keys() <= _PLAIN for v in props)
@@ -162,23 +184,53 @@ class Catalog:
         return Tightened(c, merged, why)
 
 
-def ragas_prompts() -> list[Contract]:
-    """RAGAS's metric prompts (ragas_prompts.json): one user message, the input JSON between two fixed texts."""
+@functools.cache
+def framework_rows() -> tuple[dict[str, Any], ...]:
+    """framework_prompts.json as shipped: a first row naming the framework versions it was made from (and the
+    prompts left out), then one row per prompt (judge, source, roles, segments, schema or grammar, client_schema)."""
     from importlib.resources import files
 
-    rows = json.loads(files(__package__).joinpath("ragas_prompts.json").read_text(encoding="utf-8"))
+    return tuple(json.loads(files(__package__).joinpath("framework_prompts.json").read_text(encoding="utf-8")))
+
+
+def framework_contracts() -> list[Contract]:
+    """The framework prompts of framework_prompts.json, each with its contract (a schema or a grammar)."""
     out = []
-    for r in rows[1:]:  # the first row names the RAGAS version the file was made from
-        segs = ((r["before"], r["after"]),)
-        fp = hashlib.sha256(repr((("user",), segs)).encode()).hexdigest()[:12]
-        out.append(Contract(r["judge"], fp, ("user",), segs, {}))
+    for r in framework_rows()[1:]:
+        roles, segs = tuple(r["roles"]), tuple(tuple(m) for m in r["segments"])
+        fp = hashlib.sha256(repr((roles, segs)).encode()).hexdigest()[:12]
+        framework = r["judge"].split(".", 1)[0]
+        out.append(
+            Contract(r["judge"], fp, roles, segs, r.get("schema") or {}, r.get("grammar"), r.get("client_schema"), framework)
+        )
     return out
+
+
+def framework_versions() -> dict[str, str]:
+    """The framework versions framework_prompts.json was made from."""
+    return dict(framework_rows()[0]["versions"])
+
+
+def same_schema(a: Any, b: Any) -> bool:
+    """Whether two JSON schemas are the same but for their annotations (`title`, `description`): instructor
+    restates a response model's schema with its own titles."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        ka, kb = a.keys() - _NOTES, b.keys() - _NOTES
+        return ka == kb and all(same_schema(a[k], b[k]) for k in ka)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_schema(x, y) for x, y in zip(a, b, strict=True))
+    return a == b and type(a) is type(b)
+
+
+_NOTES = frozenset({"title", "description"})
 
 
 def markdown_table(catalog: Catalog) -> str:
     """The catalog as the markdown table docs/serve.md shows (a test checks the page holds exactly this)."""
     lines = ["| judge (built-in) | fingerprint | contract (JSON schema properties) |", "|---|---|---|"]
     for c in catalog.contracts:
+        if c.framework:
+            continue
         props = ", ".join(f"`{k}`{_values(v)}" for k, v in c.schema.get("properties", {}).items())
         lines.append(f"| {c.judge.replace(',', ', ')} | `{c.fingerprint}` | {props} |")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from .validate import check_schema
 # instructor's fixed text around the schema (both lines verbatim, whitespace aside)
 LEAD = "the parsed objects in json that match the following json_schema:"
 TAIL = "Make sure to return an instance of the JSON, not the schema itself"
+OPENING = "As a genius expert, your task is to understand the content and provide"
 MAX_SCAN_CHARS = 4 * LLG_MAX_SCHEMA_BYTES  # the lead must start within this much of a system message
 SCHEMA_NAME = "instructor_json"  # the schema name the plan carries (what the answer was constrained to)
 
@@ -45,6 +46,16 @@ def stated_schema(messages: list[Message]) -> dict[str, Any] | None:
         if schema is not None:
             return schema
     return None
+
+
+def without_instructions(messages: list[Message]) -> list[Message]:
+    """`messages` without a leading system message that holds nothing but instructor's JSON-mode text (the one
+    instructor sends when the client sent none), so the client's own prompt can be recognised."""
+    if messages and messages[0].role == "system":
+        text = messages[0].content.strip()
+        if text.startswith(OPENING) and text.endswith(TAIL) and _schema_in(text) is not None:
+            return messages[1:]
+    return messages
 
 
 def _schema_in(text: str) -> dict[str, Any] | None:

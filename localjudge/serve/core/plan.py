@@ -258,10 +258,14 @@ def plan(
     if aliases and req.model in aliases:
         _apply_alias(aliases[req.model], req, p)
     if catalog is not None and p.tool_mode == "none" and p.fmt is None:  # a known judge prompt: its own contract too
-        hit = catalog.tighten(p.messages, p.schema)
+        # instructor's JSON mode adds a system message of its own: the framework's prompt is what follows it
+        asked = json_mode.without_instructions(p.messages) if p.schema_name == json_mode.SCHEMA_NAME else p.messages
+        hit = catalog.tighten(asked, p.schema)
         if hit is not None:
             p.contract = hit.header
             p.schema = hit.schema or p.schema
+            if hit.grammar is not None:
+                p.fmt = catalog.grammar_format(hit.grammar)
     return p
 
 

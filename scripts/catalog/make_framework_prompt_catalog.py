@@ -1,0 +1,481 @@
+"""Dev script: write localjudge/serve/core/framework_prompts.json, the judge prompts that evaluation frameworks send
+a local model with their default settings, as serve's catalog recognises them (serve/core/catalog.py), each with
+the output contract serve constrains the answer to.
+
+Per prompt: its messages' roles and the fixed text between their variables (`segments`), and its contract:
+  * DeepEval (every metric template of `deepeval/templates/metrics/templates.json` whose metric code pairs it with
+    one pydantic schema: `_get_prompt("<method>", ...)` and `schema_cls=`/`verdicts_cls=` in the same function, or
+    `PAIRS` where the code splits them): the template rendered by DeepEval's own resolver with a sentinel for
+    each variable the metric passes (a one-element list where the template loops over it), and the schema;
+  * RAGAS 0.4 (both APIs: the collections' `BasePrompt`s and the legacy `PydanticPrompt`s): the text before and
+    after the input JSON, cut from the prompt's own first example (as `to_string` renders it), and the output model;
+  * promptfoo (`llm-rubric`) and Inspect AI (`model_graded_qa`, `model_graded_fact`): the requests the real client
+    sends, recorded by a loopback HTTP server (`record`) with sentinel values in every variable, and the contract
+    their templates state in words (`{reason, pass, score}`; a last line `GRADE: <letter>`).
+
+A schema becomes a contract by `contract()`: only tightenings, so every answer stays valid for the framework's own
+validator: `$ref`s inlined, every property required, no other properties, `Optional[X]` as X, arrays bounded
+(`MAX_ITEMS`) and non-empty where the metric cannot score an empty list (`NON_EMPTY`), numbers bounded where the
+prompt states the scale (`BOUNDS`). The framework's own schema is kept beside it (`client_schema`): a request that
+sends that schema (instructor's JSON mode) gets the contract in its place.
+
+Run it again after an upgrade of any of the four; tests/test_serve_framework_catalog.py checks the file against the
+installed packages (promptfoo: the npm package tests/test_serve_clients.py installs)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib
+import inspect
+import json
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "localjudge" / "serve" / "core" / "framework_prompts.json"
+MARK = "LJVAR{}LJ"  # a variable's sentinel value (plain ASCII: survives JSON, Jinja, nunjucks and Python formatting)
+_MARKS = re.compile(r"LJVAR\d+LJ")
+MAX_ITEMS = 10  # every list of a contract: at most this many items, so the JSON always closes within the budget
+MIN_ITEMS_BOUND = 3  # ... lowered, down to this, while the contract's budget is over BUDGET
+BUDGET = 1600  # output tokens a contract may need at most (serve's default field_tokens, 80 a free string)
+# lists the framework cannot score when empty (NaN, or a verdict per item the prompt lists): at least one item
+NON_EMPTY = {"deepeval": {"verdicts", "steps"}, "ragas": {"statements"}}
+# numbers whose scale the prompt states in words: (framework, schema title, property) -> (minimum, maximum)
+BOUNDS = {("deepeval", "ReasonScore", "score"): (0, 10)}
+# DeepEval metrics whose code renders a prompt in one function and asks for its schema in another
+PAIRS = {
+    ("GEval", "generate_evaluation_steps"): "deepeval.metrics.g_eval.schema.Steps",
+    ("GEval", "generate_evaluation_results"): "deepeval.metrics.g_eval.schema.ReasonScore",
+}
+PROMPTFOO = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121" / "node_modules" / ".bin" / "promptfoo"
+
+
+# ------------------------------------------------------------------------------------------ contracts
+
+
+def contract(schema: dict[str, Any], framework: str) -> dict[str, Any]:
+    """`schema` (a pydantic model's JSON schema) tightened as the module docstring says; its lists' bound is the
+    largest (MAX_ITEMS down to MIN_ITEMS_BOUND) whose whole answer fits BUDGET tokens as serve counts them."""
+    from localjudge.formats.json_schema import JSONSchemaFormat
+
+    for most in range(MAX_ITEMS, MIN_ITEMS_BOUND - 1, -1):
+        out = _contract(schema, framework, most)
+        if JSONSchemaFormat(out, field_tokens=80).max_tokens() <= BUDGET:
+            break
+    return out
+
+
+def _contract(schema: dict[str, Any], framework: str, most: int) -> dict[str, Any]:
+    defs = schema.get("$defs", {})
+
+    def walk(s: dict[str, Any], title: str, name: str, depth: int) -> dict[str, Any]:
+        if depth > 16:
+            raise SystemExit(f"{title}: a recursive schema cannot be a contract")
+        if "$ref" in s:
+            s = defs[s["$ref"].rsplit("/", 1)[-1]]
+        title = s.get("title", title) if s.get("type") == "object" else title
+        branches = [b for b in s.get("anyOf", []) if b.get("type") != "null"]
+        if "anyOf" in s and len(branches) == 1:  # Optional[X]: X
+            return walk(branches[0], title, name, depth + 1)
+        out = {k: copy.deepcopy(v) for k, v in s.items() if k not in ("title", "description", "default", "$defs")}
+        if "anyOf" in out:
+            out["anyOf"] = [walk(b, title, name, depth + 1) for b in s["anyOf"]]
+        if out.get("type") == "object":
+            props = {k: walk(v, title, k, depth + 1) for k, v in s.get("properties", {}).items()}
+            out.update(properties=props, required=list(props), additionalProperties=False)
+        elif out.get("type") == "array":
+            out["items"] = walk(s.get("items", {}), title, name, depth + 1)
+            out["maxItems"] = min(out.get("maxItems", most), most)
+            if name in NON_EMPTY.get(framework, ()):
+                out["minItems"] = max(out.get("minItems", 0), 1)
+        elif out.get("type") in ("integer", "number") and (framework, title, name) in BOUNDS:
+            out["minimum"], out["maximum"] = BOUNDS[(framework, title, name)]
+        return out
+
+    return walk(schema, schema.get("title", ""), "", 0)
+
+
+def segments(text: str) -> list[str]:
+    """The fixed text between the sentinels of one rendered message."""
+    return _MARKS.split(text)
+
+
+def entry(judge: str, source: str, messages: list[tuple[str, str]], **contract_: Any) -> dict[str, Any]:
+    return {
+        "judge": judge,
+        "source": source,
+        "roles": [r for r, _ in messages],
+        "segments": [segments(t) for _, t in messages],
+        **contract_,
+    }
+
+
+# ------------------------------------------------------------------------------------------ DeepEval
+
+
+def _pairs_in_code(cls: type) -> dict[str, str]:
+    """`method -> schema class path` for each function of the metric's module that renders exactly one template
+    (`_get_prompt("method", ...)`) and asks for exactly one schema (`schema_cls=` or `verdicts_cls=`)."""
+    module = inspect.getmodule(cls)
+    tree = ast.parse(inspect.getsource(module))
+    out: dict[str, str] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        methods, schemas = set(), set()
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "_get_prompt" and node.args:
+                if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                    methods.add(node.args[0].value)
+            for kw in node.keywords:
+                if kw.arg in ("schema_cls", "verdicts_cls"):
+                    schemas.add(ast.unparse(kw.value))
+        if len(methods) == 1 and len(schemas) == 1:
+            (m,), (s,) = methods, schemas
+            obj: Any = module
+            for part in s.split("."):
+                obj = getattr(obj, part, None)
+            if isinstance(obj, type):
+                out[m] = f"{obj.__module__}.{obj.__qualname__}"
+    return out
+
+
+def _loop_vars(source: str) -> set[str]:
+    """The variables a Jinja template iterates over (`{% for x in NAME %}`): they are given as one-element lists."""
+    import jinja2
+    from jinja2 import nodes
+
+    tree = jinja2.Environment().parse(source)
+    return {n.iter.name for n in tree.find_all(nodes.For) if isinstance(n.iter, nodes.Name)}
+
+
+def _printed_vars(source: str) -> set[str]:
+    import jinja2
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(jinja2.Environment().parse(source)))
+
+
+def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
+    """(entries, the templates left out and why) from the installed deepeval."""
+    from importlib.resources import files
+
+    import deepeval.metrics
+    from deepeval.templates.resolver import resolve_template
+
+    bundle = json.loads(files("deepeval.templates.metrics").joinpath("templates.json").read_text(encoding="utf-8"))
+    out, skipped = [], []
+    for cls_name in sorted(bundle):
+        if cls_name.startswith("_"):
+            continue
+        cls = getattr(deepeval.metrics, cls_name, None)
+        pairs = _pairs_in_code(cls) if isinstance(cls, type) else {}
+        for (c, m), path in PAIRS.items():
+            if c == cls_name:
+                pairs[m] = path
+        for method in sorted(bundle[cls_name]):
+            if method.startswith("_experimental"):
+                continue
+            path = pairs.get(method)
+            if path is None:
+                skipped.append(f"{cls_name}.{method}: no schema paired with it in the metric's code")
+                continue
+            source = bundle[cls_name][method]
+            loops = _loop_vars(source)
+            names = sorted(_printed_vars(source) - {"multimodal", "strict", "_fragments"})
+            values = {n: ([MARK.format(i)] if n in loops else MARK.format(i)) for i, n in enumerate(names)}
+            try:
+                text = resolve_template("metrics", cls_name, method, multimodal=False, **values)
+            except Exception as e:  # noqa: BLE001 - a template that needs more than strings: left out, named
+                skipped.append(f"{cls_name}.{method}: {type(e).__name__}: {e}")
+                continue
+            mod, _, name = path.rpartition(".")
+            model = getattr(importlib.import_module(mod), name)
+            schema = model.model_json_schema()
+            out.append(
+                entry(
+                    f"deepeval.{cls_name}.{method}",
+                    f"deepeval/metrics templates.json {cls_name}.{method}; schema {path}",
+                    [("user", text)],
+                    schema=contract(schema, "deepeval"),
+                    client_schema=schema,
+                )
+            )
+    return out, skipped
+
+
+# ------------------------------------------------------------------------------------------ RAGAS
+
+
+def _cut(prompt: Any) -> tuple[str, str]:
+    """The prompt's fixed text before and after its input JSON, from its own first example."""
+    data = prompt.examples[0][0]
+    text = prompt.to_string(data)
+    js = data.model_dump_json(indent=4, exclude_none=True)
+    i = text.rindex(js)
+    return text[:i], text[i + len(js) :]
+
+
+def _prompts_in(package: str, base: type) -> list[tuple[str, Any]]:
+    """(`module.Class`, an instance) of every `base` subclass with examples defined in `package`'s modules."""
+    pkg = importlib.import_module(package)
+    found: dict[str, Any] = {}
+    for info in pkgutil.walk_packages(pkg.__path__, package + "."):
+        try:
+            mod = importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - an optional integration that cannot import here
+            continue
+        for name, obj in vars(mod).items():
+            if isinstance(obj, type) and issubclass(obj, base) and obj is not base and obj.__module__ == mod.__name__:
+                try:
+                    inst = obj()
+                except Exception:  # noqa: BLE001 - a prompt that needs constructor arguments: not a fixed text
+                    continue
+                if getattr(inst, "examples", None) and getattr(inst, "output_model", None) is not None:
+                    found[f"{obj.__module__}.{name}"] = inst
+    return sorted(found.items())
+
+
+def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
+    from ragas.prompt import PydanticPrompt
+    from ragas.prompt.metrics.base_prompt import BasePrompt
+
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for api, package, base in (
+        ("collections", "ragas.metrics.collections", BasePrompt),
+        ("legacy", "ragas.metrics", PydanticPrompt),
+    ):
+        for path, prompt in _prompts_in(package, base):
+            if api == "legacy" and path.startswith("ragas.metrics.collections."):
+                continue
+            try:
+                before, after = _cut(prompt)
+            except (ValueError, AttributeError, TypeError) as e:
+                skipped.append(f"{path}: {type(e).__name__}: {e}")
+                continue
+            schema = prompt.output_model.model_json_schema()
+            judge = f"ragas.{api}.{path.removeprefix(package + '.')}"
+            same = [r for r in out if r["segments"] == [[before, after]] and r["client_schema"] == schema]
+            if same:  # one prompt defined in two modules: one entry, both named
+                same[0]["source"] += f", {path}"
+                continue
+            out.append(
+                {
+                    "judge": judge,
+                    "source": path,
+                    "roles": ["user"],
+                    "segments": [[before, after]],
+                    "schema": contract(schema, "ragas"),
+                    "client_schema": schema,
+                }
+            )
+    return out, skipped
+
+
+# ------------------------------------------------------------------------------------------ recorded clients
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    answer = ""
+    bodies: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append(body)
+        reply = {
+            "id": "rec",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "m"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": type(self).answer}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def record(answer: str, run: Any, timeout: float = 300) -> dict[str, Any]:
+    """The first chat request body `run(base_url)` sends, answered with `answer`. `run` goes on in a daemon thread:
+    the client's own bookkeeping after its first call (Inspect's task display) is not waited for."""
+    _Recorder.answer, _Recorder.bodies = answer, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = threading.Thread(target=run, args=(f"http://127.0.0.1:{server.server_address[1]}/v1",), daemon=True)
+    client.start()
+    try:
+        for _ in range(int(timeout * 10)):
+            if _Recorder.bodies or not client.is_alive():
+                break
+            client.join(0.1)
+        if not _Recorder.bodies:
+            raise SystemExit(f"{getattr(run, '__qualname__', run)}: the client sent no chat request")
+        return dict(_Recorder.bodies[0])
+    finally:
+        server.shutdown()
+
+
+def _messages(body: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]) for m in body["messages"]]
+
+
+RUBRIC = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string"},
+        "pass": {"type": "boolean"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["reason", "pass", "score"],
+    "additionalProperties": False,
+}
+
+
+def promptfoo_entries() -> tuple[list[dict[str, Any]], list[str]]:
+    if not PROMPTFOO.exists():
+        raise SystemExit(f"{PROMPTFOO}: run tests/test_serve_clients.py once (it npm-installs promptfoo@0.121)")
+
+    def run(url: str) -> None:
+        provider = {"id": "openai:chat:m", "config": {"apiBaseUrl": url, "apiKey": "unused"}}
+        config = {
+            "providers": [{"id": "echo"}],
+            "prompts": ["{{answer}}"],
+            "defaultTest": {"options": {"provider": provider}},
+            "tests": [{"vars": {"answer": MARK.format(0)}, "assert": [{"type": "llm-rubric", "value": MARK.format(1)}]}],
+        }
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "promptfooconfig.json").write_text(json.dumps(config))
+            env = {**os.environ, "HOME": d, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+            cmd = [str(PROMPTFOO), "eval", "-c", "promptfooconfig.json", "--no-cache", "--no-progress-bar", "--no-write"]
+            subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
+
+    body = record('{"reason": "r", "pass": true, "score": 1}', run)
+    version = json.loads((PROMPTFOO.parent.parent / "promptfoo" / "package.json").read_text())["version"]
+    return [entry("promptfoo.llm-rubric", f"promptfoo {version} DEFAULT_GRADING_PROMPT", _messages(body), schema=RUBRIC)], []
+
+
+def _grade_grammar(text: str) -> str:
+    """A reasoning line, then `GRADE: <letter>` for the letters the prompt offers (C, I and, with partial credit, P)."""
+    letters = "CPI" if "GRADE: P" in text else "CI"
+    return f'start: REASON "\\nGRADE: " GRADE\nREASON: /[A-Za-z0-9 ,.\'-]{{1,160}}/\nGRADE: /[{letters}]/\n'
+
+
+INSPECT = """
+import os, sys, tempfile
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai import scorer as scorers
+from inspect_ai.solver import Generate, TaskState, solver
+
+@solver
+def answer():
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output = ModelOutput.from_content("rag", sys.argv[3])
+        return state
+    return solve
+
+os.environ.update(LJREC_BASE_URL=sys.argv[1], LJREC_API_KEY="unused")
+scorer = getattr(scorers, sys.argv[2])(model="openai-api/ljrec/m")
+task = Task(dataset=[Sample(input=sys.argv[4], target=sys.argv[5])], solver=answer(), scorer=scorer)
+with tempfile.TemporaryDirectory() as d:
+    eval(task, model="openai-api/ljrec/m", display="none", log_dir=d)
+"""
+
+
+def inspect_entries() -> tuple[list[dict[str, Any]], list[str]]:
+    import inspect_ai
+
+    out = []
+    for name in ("model_graded_qa", "model_graded_fact"):
+        procs: list[subprocess.Popen[bytes]] = []
+
+        def run(url: str, name: str = name, procs: list[subprocess.Popen[bytes]] = procs) -> None:
+            # its own process: Inspect's task display outlives the call
+            args = [url, name, MARK.format(2), MARK.format(0), MARK.format(1)]
+            procs.append(
+                subprocess.Popen([sys.executable, "-c", INSPECT, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+            procs[-1].wait()
+
+        try:
+            body = record("Reasoning.\nGRADE: C", run)
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+        msgs = _messages(body)
+        out.append(
+            entry(
+                f"inspect.{name}",
+                f"inspect_ai {inspect_ai.__version__} inspect_ai.scorer.{name} (default template and instructions)",
+                msgs,
+                grammar=_grade_grammar(msgs[-1][1]),
+            )
+        )
+    return out, []
+
+
+# ------------------------------------------------------------------------------------------ the file
+
+
+def merge(parts: list[tuple[list[dict[str, Any]], list[str]]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The parts' entries in order, one text under two names (DeepEval's image metrics share templates) as one
+    entry naming both; and every part's left-out prompts."""
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for got, why in parts:
+        skipped += why
+        for r in got:
+            same = next((x for x in rows if (x["roles"], x["segments"]) == (r["roles"], r["segments"])), None)
+            if same is None:
+                rows.append(r)
+            elif (same.get("schema"), same.get("grammar")) == (r.get("schema"), r.get("grammar")):
+                same["judge"] += "," + r["judge"]
+            else:
+                skipped.append(f"{r['judge']}: the same text as {same['judge']} with another contract")
+    return rows, skipped
+
+
+def build() -> tuple[list[dict[str, Any]], list[str]]:
+    """(the file's rows, the prompts left out with why)."""
+    import deepeval
+    import inspect_ai
+    import ragas
+
+    rows, skipped = merge([part() for part in (deepeval_entries, ragas_entries, promptfoo_entries, inspect_entries)])
+    versions = {"deepeval": deepeval.__version__, "ragas": ragas.__version__, "inspect_ai": inspect_ai.__version__}
+    versions["promptfoo"] = next(r["source"].split()[1] for r in rows if r["judge"].startswith("promptfoo."))
+    return [{"versions": versions, "left_out": skipped}, *rows], skipped
+
+
+def main() -> int:
+    rows, skipped = build()
+    OUT.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(rows) - 1} prompts; left out {len(skipped)}:")
+    for s in skipped:
+        print("  " + s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""serve's catalog of the evaluation frameworks' own judge prompts (issue 48), without a model: the shipped
+framework_prompts.json is what the installed DeepEval and RAGAS render (an upgrade that changes a template fails
+here, naming it), every contract is a tightening the framework's own pydantic model accepts, a bounded one (the
+JSON closes within the budget), and a request whose messages are such a prompt is planned under its contract
+whether it asks for free text, any object, or the framework's own schema (instructor's JSON mode, its system
+message set aside); a prompt that differs by one character, or a request naming another schema, is not."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge.engine.base import Message
+from localjudge.formats.json_schema import JSONSchemaFormat
+from localjudge.serve.core import plan as protocol
+from localjudge.serve.core.catalog import Catalog, framework_contracts, framework_versions
+from localjudge.serve.core.wire import ChatRequest
+
+pytest.importorskip("deepeval")
+pytest.importorskip("ragas")
+ROOT = Path(__file__).resolve().parent.parent
+FILE = ROOT / "localjudge" / "serve" / "core" / "framework_prompts.json"
+
+
+def _rows() -> list[dict[str, Any]]:
+    return json.loads(FILE.read_text(encoding="utf-8"))
+
+
+def _fill(c: Any, values: list[str]) -> list[Message]:
+    """The contract's messages with `values` in its variables, in turn (what the framework sends for them)."""
+    out, k = [], 0
+    for role, segs in zip(c.roles, c.segments, strict=True):
+        parts = [segs[0]]
+        for s in segs[1:]:
+            parts += [values[k % len(values)], s]
+            k += 1
+        out.append(Message(role=role, content="".join(parts)))
+    return out
+
+
+def _minimal(schema: dict[str, Any]) -> Any:
+    """The smallest instance of a contract schema (the shape the shortest constrained answer has)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return _minimal(schema["anyOf"][0])
+    t = schema.get("type")
+    if t == "object":
+        return {k: _minimal(v) for k, v in schema.get("properties", {}).items()}
+    if t == "array":
+        return [_minimal(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+    if t in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if t == "boolean":
+        return True
+    return "x"
+
+
+def test_the_file_is_what_the_installed_deepeval_and_ragas_render():
+    from scripts.catalog import make_framework_prompt_catalog as mod
+
+    on_disk = {r["judge"]: r for r in _rows()[1:] if r["judge"].split(".")[0] in ("deepeval", "ragas")}
+    built = {r["judge"]: r for r in mod.merge([mod.deepeval_entries(), mod.ragas_entries()])[0]}
+    changed = sorted(k for k in on_disk.keys() | built.keys() if on_disk.get(k) != built.get(k))
+    assert not changed, f"rerun scripts/catalog/make_framework_prompt_catalog.py: these prompts changed: {changed}"
+    import deepeval
+    import ragas
+
+    assert framework_versions()["deepeval"] == deepeval.__version__ and framework_versions()["ragas"] == ragas.__version__
+
+
+def test_the_catalog_holds_the_metrics_the_frameworks_use_by_default():
+    names = {c.judge for c in framework_contracts()}
+    for must in (
+        "deepeval.FaithfulnessMetric.generate_claims",
+        "deepeval.FaithfulnessMetric.generate_truths",
+        "deepeval.FaithfulnessMetric.generate_verdicts",
+        "deepeval.FaithfulnessMetric.generate_reason",
+        "deepeval.GEval.generate_evaluation_results",
+        "deepeval.AnswerRelevancyMetric.generate_statements",
+        "ragas.collections.answer_correctness.util.StatementGeneratorPrompt",
+        "ragas.collections.faithfulness.util.NLIStatementPrompt",
+        "ragas.legacy._faithfulness.StatementGeneratorPrompt",
+        "ragas.legacy._faithfulness.NLIStatementPrompt",
+        "promptfoo.llm-rubric",
+        "inspect.model_graded_qa",
+        "inspect.model_graded_fact",
+    ):
+        assert must in names, must
+    assert len([n for n in names if n.startswith("deepeval.")]) >= 40 and len([n for n in names if n.startswith("ragas.")]) >= 20
+
+
+@pytest.mark.parametrize("c", [c for c in framework_contracts() if c.client_schema is not None], ids=lambda c: c.judge)
+def test_every_contract_is_bounded_and_its_answers_pass_the_frameworks_own_validator(c):
+    fmt = JSONSchemaFormat(c.schema, field_tokens=80)
+    assert fmt.max_tokens() < 4000, c.judge  # every list bounded: the JSON closes within the budget
+    row = next(r for r in _rows()[1:] if r["judge"] == c.judge)
+    path = row["source"].rsplit(" ", 1)[-1] if c.judge.startswith("deepeval.") else None
+    instance = _minimal(c.schema)
+    if path is not None:  # the schema class DeepEval validates the answer with
+        mod, _, name = path.rpartition(".")
+        getattr(importlib.import_module(mod), name).model_validate(instance)
+    else:
+        import jsonschema
+
+        jsonschema.validate(instance, c.client_schema)
+    import jsonschema
+
+    jsonschema.validate(instance, c.schema)
+
+
+def test_a_deepeval_prompt_with_real_values_is_recognised_and_one_character_off_is_not():
+    from deepeval.templates.resolver import resolve_template
+
+    catalog = Catalog.builtin()
+    text = resolve_template(
+        "metrics",
+        "FaithfulnessMetric",
+        "generate_verdicts",
+        claims=["Paris is in France.", "It is big."],
+        retrieval_context="Paris is the capital.",
+    )
+    c = catalog.match([Message(role="user", content=text)])
+    assert c is not None and c.judge == "deepeval.FaithfulnessMetric.generate_verdicts"
+    hit = catalog.tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.schema == c.schema and hit.header == c.label
+    verdicts = hit.schema["properties"]["verdicts"]
+    assert verdicts["minItems"] == 1 and verdicts["maxItems"] == 10
+    assert verdicts["items"]["properties"]["verdict"]["enum"] == ["yes", "no", "borderline"]
+    assert catalog.match([Message(role="user", content=text.replace("JSON", "Json", 1))]) is None
+
+
+def test_each_framework_prompt_filled_in_is_recognised_as_itself():
+    catalog = Catalog.builtin()
+    for c in framework_contracts():
+        got = catalog.match(_fill(c, ["Paris is the capital of France."]))
+        assert got is not None and got.label == c.label, (c.judge, got and got.judge)
+
+
+def _plan(messages: list[dict[str, Any]], **extra: Any) -> protocol.Plan:
+    req = ChatRequest.model_validate({"model": "m", "messages": messages, **extra})
+    return protocol.plan(req, field_tokens=80, catalog=Catalog.builtin())
+
+
+def test_free_text_any_object_and_the_frameworks_own_schema_all_get_the_contract():
+    c = next(x for x in framework_contracts() if x.judge == "deepeval.FaithfulnessMetric.generate_claims")
+    msgs = [{"role": "user", "content": m.content} for m in _fill(c, ["Paris is the capital of France."])]
+    for extra in ({}, {"response_format": {"type": "json_object"}}):
+        p = _plan(msgs, **extra)
+        assert p.schema == c.schema and p.contract == c.label, extra
+    own = {"type": "json_schema", "json_schema": {"name": "Claims", "schema": c.client_schema}}
+    assert _plan(msgs, response_format=own).schema == c.schema
+    other = {"type": "object", "properties": {"claims": {"type": "string"}}, "required": ["claims"]}
+    p = _plan(msgs, response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": other}})
+    assert p.schema == other and "not applied" in (p.contract or "")  # never loosened, never replaced
+
+
+def test_instructor_json_mode_is_recognised_behind_its_own_system_message():
+    from localjudge.serve.core.json_mode import LEAD, OPENING, TAIL
+
+    c = next(x for x in framework_contracts() if x.judge == "ragas.collections.answer_correctness.util.StatementGeneratorPrompt")
+    user = _fill(c, ['{"question": "q", "answer": "a"}'])[0].content
+    system = f"{OPENING}\n{LEAD}\n\n{json.dumps(c.client_schema, indent=2)}\n\n{TAIL}"
+    p = _plan([{"role": "system", "content": system}, {"role": "user", "content": user}], response_format={"type": "json_object"})
+    assert p.schema == c.schema and p.contract == c.label
+    assert p.schema["properties"]["statements"]["minItems"] == 1  # RAGAS scores NaN when no statement is listed
+
+
+def test_inspects_grader_prompt_gets_its_grade_line_grammar_and_only_as_text():
+    c = next(x for x in framework_contracts() if x.judge == "inspect.model_graded_qa")
+    assert c.grammar is not None and "GRADE: " in c.grammar and "[CI]" in c.grammar
+    msgs = [{"role": m.role, "content": m.content} for m in _fill(c, ["What is 2+2?", "4", "4"])]
+    p = _plan(msgs)
+    assert p.fmt is not None and p.contract == c.label
+    p = _plan(msgs, response_format={"type": "json_object"})
+    assert p.schema == {"type": "object"} and "not applied" in (p.contract or "")
+
+
+def test_without_the_catalog_nothing_is_tightened():
+    c = next(x for x in framework_contracts() if x.judge == "promptfoo.llm-rubric")
+    msgs = [{"role": m.role, "content": m.content} for m in _fill(c, ["Hello", "greets"])]
+    req = ChatRequest.model_validate({"model": "m", "messages": msgs})
+    p = protocol.plan(req, field_tokens=80, catalog=None)
+    assert p.schema is None and p.fmt is None and p.contract is None
+    p = _plan(msgs)
+    assert p.schema == c.schema and set(p.schema["required"]) == {"reason", "pass", "score"}

@@ -1,0 +1,124 @@
+"""Every DeepEval and RAGAS metric and every distinct contract serve's catalog holds (issue 48), sent as the
+framework sends it over HTTP with nothing configured (the prompt its installed package renders, here for one RAG
+case; no response_format, no max_tokens) to a real `localjudge serve` on a loopback port with the default model:
+each answer finishes (`stop`, never `length`), names its contract, and parses with the framework's own validator
+(DeepEval's `trim_and_load_json` and the metric's schema class; the RAGAS prompt's `output_model`).
+
+One prompt per metric and per contract (`COVER`, 132 prompts -> about 60), not all 132: the rest share a covered
+prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 132 is
+recognised as itself and that its contract's answers pass the framework's validator."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from serve_support import healthy, post, promptfoo_cli, start_server
+
+from localjudge.serve.core.catalog import Contract, framework_contracts, framework_rows
+
+pytest.importorskip("deepeval")
+pytest.importorskip("ragas")
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+CASE = ["What is the capital of France?", "Paris is the capital of France.", "Paris is the capital and largest city of France."]
+RAGAS_INPUT = '{\n    "question": "What is the capital of France?",\n    "answer": "Paris is the capital of France."\n}'
+CONTRACTS = [c for c in framework_contracts() if c.framework in ("deepeval", "ragas")]
+
+
+def _cover(contracts: list[Contract]) -> list[Contract]:
+    """A prompt of each distinct contract schema, then one of each metric (the judge name but its last part) not
+    yet sent: the longest prompt where there is a choice (the tightest fit of prompt and answer in the context)."""
+    by_length = sorted(contracts, key=lambda c: -sum(map(len, (x for segs in c.segments for x in segs))))
+    out: list[Contract] = []
+    schemas: set[str] = set()
+    metrics: set[str] = set()
+    for c in by_length:
+        key = json.dumps(c.schema, sort_keys=True)
+        if key not in schemas:
+            out.append(c)
+            schemas.add(key)
+            metrics.update(j.rsplit(".", 1)[0] for j in c.judge.split(","))
+    for c in by_length:
+        names = {j.rsplit(".", 1)[0] for j in c.judge.split(",")}
+        if not names <= metrics:
+            out.append(c)
+            metrics |= names
+    return out
+
+
+COVER = _cover(CONTRACTS)
+
+
+def _request(c: Contract, model: str) -> dict[str, Any]:
+    values = [RAGAS_INPUT] if c.judge.startswith("ragas.") else CASE
+    messages, k = [], 0
+    for role, segs in zip(c.roles, c.segments, strict=True):
+        parts = [segs[0]]
+        for s in segs[1:]:
+            parts += [values[k % len(values)], s]
+            k += 1
+        messages.append({"role": role, "content": "".join(parts)})
+    return {"model": model, "messages": messages}
+
+
+def _validator(c: Contract) -> Any:
+    """The pydantic model the framework validates this prompt's answer with."""
+    row = next(r for r in framework_rows()[1:] if r["judge"] == c.judge)
+    if c.judge.startswith("deepeval."):
+        mod, _, name = row["source"].rsplit(" ", 1)[-1].rpartition(".")
+        return getattr(importlib.import_module(mod), name)
+    mod, _, name = row["source"].split(",")[0].rpartition(".")
+    return getattr(importlib.import_module(mod), name)().output_model
+
+
+@pytest.fixture(scope="module")
+def server(_localjudge_home):
+    # one thread (the suite runs two workers on two cores); free strings of 32 tokens, not 80, to keep the 77 answers
+    # short: every field is still bounded, so the JSON must close within the contract's budget all the same
+    s = start_server("--threads", "1", "--option", "n_parallel=4", "--field-tokens", "32", "--compile-timeout", "60")
+    yield s
+    s.stop()
+
+
+def test_every_deepeval_and_ragas_prompt_is_answered_in_full_and_parses_with_the_frameworks_validator(server):
+    from deepeval.models.llms.utils import trim_and_load_json  # what LocalModel parses answers with
+
+    def one(c: Contract) -> str | None:
+        status, out, headers = post(server.url, _request(c, server.model), timeout=1800)
+        if status != 200:
+            return f"{c.judge}: HTTP {status} {out}"
+        choice = out["choices"][0]
+        if choice["finish_reason"] != "stop":
+            return f"{c.judge}: finish_reason {choice['finish_reason']}"
+        if headers.get("x-localjudge-contract") != c.label:
+            return f"{c.judge}: contract {headers.get('x-localjudge-contract')!r}"
+        try:
+            _validator(c).model_validate(trim_and_load_json(choice["message"]["content"]))
+        except Exception as e:  # noqa: BLE001 - the framework's own parse or validation error, named per prompt
+            return f"{c.judge}: {type(e).__name__}: {str(e)[:200]}"
+        return None
+
+    with ThreadPoolExecutor(4) as pool:
+        failed = [x for x in pool.map(one, COVER) if x is not None]
+    assert not failed, "\n".join(failed)
+    assert len(CONTRACTS) >= 130 and len({json.dumps(c.schema, sort_keys=True) for c in COVER}) >= 40
+    assert healthy(server.url)["errors"] == 0
+
+
+def test_the_promptfoo_and_inspect_prompts_are_what_the_installed_clients_send():
+    """Recorded again from the real clients (promptfoo's npm CLI, Inspect AI's OpenAI-compatible provider) by the
+    generator's loopback recorder: an upgrade that changes their grading prompts fails here, naming them."""
+    from scripts.catalog import make_framework_prompt_catalog as mod
+
+    on_disk = {r["judge"]: r for r in framework_rows()[1:] if r["judge"].split(".")[0] in ("promptfoo", "inspect")}
+    cli, why = promptfoo_cli()
+    if cli is None:
+        pytest.skip(why)
+    assert cli == mod.PROMPTFOO
+    parts = [mod.promptfoo_entries(), mod.inspect_entries()]
+    built = {r["judge"]: r for r in mod.merge(parts)[0]}
+    changed = sorted(k for k in on_disk.keys() | built.keys() if on_disk.get(k) != built.get(k))
+    assert not changed, f"rerun scripts/catalog/make_framework_prompt_catalog.py: these prompts changed: {changed}"
