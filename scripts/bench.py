@@ -34,7 +34,8 @@
                                                  (scripts/benchmarks/bench_constraints.py); threads [--rows 12]: rows/min
                                                  with 1 / physical / all cores, alone and beside a busy process
     python scripts/bench.py clients                    evaluation clients (MLflow ...) x path: usable verdicts, our serve vs
-                                                 llama-cpp-python's server, one thread (scripts/benchmarks/bench_clients.py)
+                                                 llama-cpp-python's server, one thread (scripts/benchmarks/bench_clients.py);
+                                                 then each framework's default path with nothing configured
     python scripts/bench.py schemas-e2e --schemas PATH [--sample 160] [--max-tokens 256] [--timeout 120]
                                     [--contender localjudge|automaton|llamacpp ...] [--out DIR] [--resume] [--only FILE]
                                                  the same seeded stratified JSONSchemaBench sample through real servers,
@@ -304,6 +305,8 @@ def main() -> None:
         from scripts.benchmarks import bench_clients
 
         bench_clients.section_clients(threads=1)
+        # issue 48: each framework's default judge and path with nothing configured (no alias, the served name only)
+        bench_clients.section_clients(threads=1, rows=bench_clients.UNCONFIGURED, title=", nothing configured")
     if a.section == "conversation":  # issue 31: scripts/benchmarks/bench_conversation.py (per-turn KV reuse vs a cold cache)
         from scripts.benchmarks import bench_conversation
 

@@ -29,6 +29,20 @@ ACCEPTANCE = [
 ]
 
 
+# issue 48's table: each framework's default judge and local path, nothing configured
+UNCONFIGURED = [
+    ("MLflow", "is_grounded", "openai:/"),
+    ("MLflow", "make_judge", "openai:/"),
+    ("DeepEval", "FaithfulnessMetric", "LocalModel"),
+    ("DeepEval", "G-Eval", "LocalModel"),
+    ("RAGAS", "collections", "llm_factory"),
+    ("RAGAS", "legacy", "LangchainLLMWrapper"),
+    ("promptfoo", "llm-rubric", "openai:chat"),
+    ("Inspect", "model_graded_qa", "openai-api"),
+]
+NOTHING = "### With nothing configured (measured)"
+
+
 def _docs_table() -> list[tuple[str, str]]:
     text = (ROOT / "docs/serve.md").read_text(encoding="utf-8")
     section = text.split("### Evaluation clients against serve (measured)", 1)[1]
@@ -43,6 +57,25 @@ def test_rows_cover_every_client_path_of_the_issues_acceptance():
 
 def test_the_docs_measured_table_lists_exactly_the_rows_in_order():
     assert _docs_table() == [(r.client, r.path) for r in bc.ROWS]
+
+
+def test_the_nothing_configured_rows_are_issue_48s_table_and_use_no_alias():
+    assert [(r.client, r.path) for r in bc.UNCONFIGURED] == [
+        next((r.client, r.path) for r in bc.UNCONFIGURED if a in r.client and b in r.client and c in r.path)
+        for a, b, c in UNCONFIGURED
+    ]
+    assert all(r.alias is None for r in bc.UNCONFIGURED)
+
+
+def test_the_docs_nothing_configured_table_lists_exactly_those_rows_with_a_cell_per_server():
+    text = (ROOT / "docs/serve.md").read_text(encoding="utf-8")
+    section = text.split(NOTHING, 1)[1].split("\n### ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [h.strip() for h in lines[0].strip("|").split("|")] == ["client", "path", *bc.SERVERS]
+    assert [tuple(x.strip() for x in line.split("|")[1:3]) for line in lines[1:]] == [(r.client, r.path) for r in bc.UNCONFIGURED]
+    for line in lines[1:]:
+        for got in line.strip("|").split("|")[2:]:
+            assert re.fullmatch(r" (\d/5( \(\w+\))?|not measured: \w[\w ]*) ", got), line
 
 
 def test_every_row_on_each_server_has_a_cell_in_the_docs_table():

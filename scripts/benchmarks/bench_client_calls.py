@@ -137,16 +137,47 @@ print(json.dumps(out))
 
 def deepeval_local_model(base_url: str, model: str) -> int:
     """DeepEval G-Eval on `LocalModel` (`deepeval set-local-model`), in its own process and HOME."""
+    return _deepeval_local(DEEPEVAL_GEVAL, base_url, model)
+
+
+DEEPEVAL_FAITHFULNESS = """
+import json, sys
+from deepeval.metrics import FaithfulnessMetric
+from deepeval.models import LocalModel
+from deepeval.test_case import LLMTestCase
+
+metric = FaithfulnessMetric(async_mode=False)
+assert isinstance(metric.model, LocalModel), type(metric.model)
+out = []
+for q, a, c in json.loads(sys.argv[1]):
+    try:
+        metric.measure(LLMTestCase(input=q, actual_output=a, retrieval_context=[c]))
+        out.append(metric.score if metric.error is None else None)
+    except Exception as e:
+        print(type(e).__name__, str(e)[:160], file=sys.stderr)
+        out.append(None)
+print(json.dumps(out))
+"""
+
+
+def _deepeval_local(script: str, base_url: str, model: str) -> int:
     cli = str(Path(sys.executable).parent / "deepeval")
     with tempfile.TemporaryDirectory(prefix="bench-deepeval-") as d:
         env = {**os.environ, **DEEPEVAL_ENV, "HOME": d, "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "LOCAL_MODEL_API_KEY": "unused"}
         env["DEEPEVAL_RESULTS_FOLDER"] = str(Path(d) / "results")
         run = dict(cwd=d, env=env, capture_output=True, text=True)
         subprocess.run([cli, "set-local-model", f"--model={model}", f"--base-url={base_url}"], check=True, timeout=120, **run)
-        done = subprocess.run([sys.executable, "-c", DEEPEVAL_GEVAL, json.dumps(CASES)], timeout=3600, **run)
+        done = subprocess.run([sys.executable, "-c", script, json.dumps(CASES)], timeout=3600, **run)
+        for line in done.stderr.strip().splitlines()[-10:]:
+            print(f"    {line[:200]}", file=sys.stderr, flush=True)
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "deepeval failed")
         return sum(_unit(s) for s in json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def deepeval_local_faithfulness(base_url: str, model: str) -> int:
+    """DeepEval's FaithfulnessMetric (its defaults: reason included) on `LocalModel` (`deepeval set-local-model`)."""
+    return _deepeval_local(DEEPEVAL_FAITHFULNESS, base_url, model)
 
 
 def deepeval_ollama_model(base_url: str, model: str) -> int:
@@ -213,6 +244,37 @@ def ragas_litellm_ollama(base_url: str, model: str) -> int:
     client = instructor.from_litellm(litellm.acompletion)
     llm = llm_factory(f"ollama_chat/{model}", provider="litellm", client=client, adapter="litellm", api_base=_host(base_url))
     return _ragas_faithfulness(llm)
+
+
+def ragas_legacy_langchain(base_url: str, model: str) -> int:
+    """RAGAS's legacy Faithfulness (`ragas.metrics.Faithfulness`) on `LangchainLLMWrapper(ChatOpenAI(...))`, its
+    documented LangChain path: plain text requests, no max_tokens."""
+    import asyncio
+    import warnings
+
+    from langchain_openai import ChatOpenAI
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.llms import LangchainLLMWrapper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from ragas.metrics import Faithfulness
+
+        llm = LangchainLLMWrapper(ChatOpenAI(model=model, base_url=base_url, api_key="unused", timeout=1800))
+        metric = Faithfulness(llm=llm)
+
+    async def all_cases() -> int:
+        n = 0
+        for q, a, c in CASES:
+            try:
+                sample = SingleTurnSample(user_input=q, response=a, retrieved_contexts=[c])
+                n += _unit(await metric.single_turn_ascore(sample))
+            except Exception as e:  # noqa: BLE001 - measured: RAGAS's own parse error or LLMDidNotFinishException
+                ERRORS.append(type(e).__name__)
+                print(f"    {type(e).__name__}: {str(e).strip()[:160]!r}", file=sys.stderr, flush=True)
+        return n
+
+    return asyncio.run(all_cases())
 
 
 class Grade(BaseModel):

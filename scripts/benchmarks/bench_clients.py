@@ -30,6 +30,7 @@ from scripts.benchmarks.bench_client_calls import (
     CASES,
     DEEPEVAL_ENV,
     ERRORS,
+    deepeval_local_faithfulness,
     deepeval_local_model,
     deepeval_ollama_model,
     inspect_model_graded_qa,
@@ -41,11 +42,24 @@ from scripts.benchmarks.bench_client_calls import (
     mlflow_make_judge,
     openai_agents,
     promptfoo_rubric,
+    ragas_legacy_langchain,
     ragas_litellm_ollama,
     ragas_openai,
 )
 
-__all__ = ["ALIASES", "CASES", "DEEPEVAL_ENV", "ERRORS", "GEVAL_SCHEMA", "ROWS", "SERVERS", "Row", "cell", "section_clients"]
+__all__ = [
+    "ALIASES",
+    "CASES",
+    "DEEPEVAL_ENV",
+    "ERRORS",
+    "GEVAL_SCHEMA",
+    "ROWS",
+    "SERVERS",
+    "UNCONFIGURED",
+    "Row",
+    "cell",
+    "section_clients",
+]
 
 N_CTX = 2048
 
@@ -105,6 +119,18 @@ ROWS: list[Row] = [
     Row("Inspect AI model_graded_qa", "openai-api provider + alias grader", inspect_model_graded_qa, alias="grader"),
 ]
 SERVERS = ("localjudge serve", "localjudge serve --no-catalog-formats", "llama-cpp-python server")
+# Each framework's default judge on its default local path with nothing configured on either side (no alias, no
+# format file, no max_tokens: the served model name only), as a new user would first try it (issue 48's table)
+UNCONFIGURED: list[Row] = [
+    Row("MLflow 3.17 is_grounded", "openai:/ + OPENAI_API_BASE", mlflow_is_grounded),
+    Row("MLflow 3.17 make_judge", "openai:/ + OPENAI_API_BASE", mlflow_make_judge),
+    Row("DeepEval FaithfulnessMetric", "LocalModel (set-local-model)", deepeval_local_faithfulness),
+    Row("DeepEval G-Eval", "LocalModel (set-local-model)", deepeval_local_model),
+    Row("RAGAS Faithfulness (collections)", "llm_factory + AsyncOpenAI (json_object)", ragas_openai),
+    Row("RAGAS Faithfulness (legacy)", "LangchainLLMWrapper(ChatOpenAI)", ragas_legacy_langchain),
+    Row("promptfoo 0.121 llm-rubric", "openai:chat provider", promptfoo_rubric),
+    Row("Inspect AI model_graded_qa", "openai-api provider", inspect_model_graded_qa),
+]
 
 
 def start(server: str, threads: int, home: str):
@@ -141,7 +167,7 @@ def cell(r: Row, server: str, url: str, model: str) -> str:
     return f"{n}/{len(CASES)}" + (f" ({ERRORS[0]})" if ERRORS and n < len(CASES) else "")
 
 
-def section_clients(threads: int = 1, servers: tuple[str, ...] = SERVERS, rows: list[Row] | None = None) -> None:
+def section_clients(threads: int = 1, servers: tuple[str, ...] = SERVERS, rows: list[Row] | None = None, title: str = "") -> None:
     """Print the markdown table: client x path, usable verdicts per server (each cell also to stderr as it is done)."""
     rows = ROWS if rows is None else rows
     got: dict[tuple[int, str], str] = {}
@@ -155,7 +181,7 @@ def section_clients(threads: int = 1, servers: tuple[str, ...] = SERVERS, rows: 
             finally:
                 proc.terminate()
                 proc.wait(60)
-    print(f"\nUsable verdicts, {len(CASES)} RAG cases, default model, --threads {threads}\n")
+    print(f"\nUsable verdicts{title}, {len(CASES)} RAG cases, default model, --threads {threads}\n")
     print("| client | path | " + " | ".join(servers) + " |")
     print("|---|---|" + "---|" * len(servers))
     for i, r in enumerate(rows):
@@ -167,14 +193,15 @@ def row_name(r: Row) -> str:
     return f"{r.client} | {r.path}"
 
 
-def select_rows(names: list[str]) -> list[Row]:
-    """The ROWS named by `names` (each exactly a `row_name`), in ROWS' order; an unknown name is a ValueError
-    naming it and the names there are, so a typo never measures nothing silently."""
-    known = {row_name(r) for r in ROWS}
+def select_rows(names: list[str], rows: list[Row] | None = None) -> list[Row]:
+    """The `rows` (default ROWS) named by `names` (each exactly a `row_name`), in their order; an unknown name is a
+    ValueError naming it and the names there are, so a typo never measures nothing silently."""
+    rows = ROWS if rows is None else rows
+    known = {row_name(r) for r in rows}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"--row {unknown[0]!r} is no row; the rows are: " + "; ".join(map(repr, sorted(known))))
-    return [r for r in ROWS if row_name(r) in names]
+    return [r for r in rows if row_name(r) in names]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,12 +214,18 @@ def main(argv: list[str] | None = None) -> None:
         metavar="CLIENT | PATH",
         help="measure only this row, named as in the table: 'client | path' (repeatable; default all)",
     )
+    ap.add_argument(
+        "--nothing-configured",
+        action="store_true",
+        help="measure UNCONFIGURED instead: each framework's default judge and path, no alias, the served name only",
+    )
     a = ap.parse_args(argv)
+    table = UNCONFIGURED if a.nothing_configured else ROWS
     try:
-        rows = select_rows(a.row) if a.row else None
+        rows = select_rows(a.row, table) if a.row else table
     except ValueError as e:
         ap.error(str(e))
-    section_clients(a.threads, tuple(a.server or SERVERS), rows)
+    section_clients(a.threads, tuple(a.server or SERVERS), rows, ", nothing configured" if a.nothing_configured else "")
 
 
 if __name__ == "__main__":
