@@ -109,55 +109,40 @@ def mlflow_make_judge(base_url: str, model: str) -> int:
     return _count(lambda q, a, c: _yes_no(judge(inputs={"question": q}, outputs=a)))
 
 
-DEEPEVAL_GEVAL = """
+DEEPEVAL_RUN = """
 import json, sys
-from deepeval.metrics import GEval
+from deepeval.metrics import FaithfulnessMetric, GEval
 from deepeval.models import LocalModel
 from deepeval.test_case import LLMTestCase, LLMTestCaseParams
 
-metric = GEval(
+metric = {metric}
+assert isinstance(metric.model, LocalModel), type(metric.model)
+out = []
+for q, a, c in json.loads(sys.argv[1]):
+    try:
+        metric.measure(LLMTestCase(input=q, actual_output=a, retrieval_context=[c]))
+        out.append(metric.score if metric.error is None else None)
+    except Exception as e:
+        print(type(e).__name__, str(e)[:160], file=sys.stderr)
+        out.append(None)
+print(json.dumps(out))
+"""  # the metric's scores on CASES (argv[1]) in a child process whose HOME holds `deepeval set-local-model`'s settings
+DEEPEVAL_GEVAL = DEEPEVAL_RUN.replace(
+    "{metric}",
+    """GEval(
     name="Faithfulness",
     evaluation_steps=["Check whether the actual output agrees with the retrieval context.",
                       "Penalise claims the retrieval context contradicts."],
     evaluation_params=[LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT, LLMTestCaseParams.RETRIEVAL_CONTEXT],
     async_mode=False,
+)""",
 )
-assert isinstance(metric.model, LocalModel), type(metric.model)
-out = []
-for q, a, c in json.loads(sys.argv[1]):
-    try:
-        metric.measure(LLMTestCase(input=q, actual_output=a, retrieval_context=[c]))
-        out.append(metric.score if metric.error is None else None)
-    except Exception as e:
-        print(type(e).__name__, str(e)[:160], file=sys.stderr)
-        out.append(None)
-print(json.dumps(out))
-"""
+DEEPEVAL_FAITHFULNESS = DEEPEVAL_RUN.replace("{metric}", "FaithfulnessMetric(async_mode=False)")  # its defaults
 
 
 def deepeval_local_model(base_url: str, model: str) -> int:
     """DeepEval G-Eval on `LocalModel` (`deepeval set-local-model`), in its own process and HOME."""
     return _deepeval_local(DEEPEVAL_GEVAL, base_url, model)
-
-
-DEEPEVAL_FAITHFULNESS = """
-import json, sys
-from deepeval.metrics import FaithfulnessMetric
-from deepeval.models import LocalModel
-from deepeval.test_case import LLMTestCase
-
-metric = FaithfulnessMetric(async_mode=False)
-assert isinstance(metric.model, LocalModel), type(metric.model)
-out = []
-for q, a, c in json.loads(sys.argv[1]):
-    try:
-        metric.measure(LLMTestCase(input=q, actual_output=a, retrieval_context=[c]))
-        out.append(metric.score if metric.error is None else None)
-    except Exception as e:
-        print(type(e).__name__, str(e)[:160], file=sys.stderr)
-        out.append(None)
-print(json.dumps(out))
-"""
 
 
 def _deepeval_local(script: str, base_url: str, model: str) -> int:
