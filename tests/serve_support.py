@@ -19,6 +19,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BANNER = re.compile(r"localjudge serve: (\S+) on (http://127\.0\.0\.1:\d+/v1)")
 CLI = str(Path(sys.executable).parent / "localjudge")
@@ -146,3 +147,16 @@ def promptfoo_cli() -> tuple[Path | None, str]:
             tail = (got.stderr.strip().splitlines() or ["no output"])[-1]
             return None, f"npm cannot install promptfoo@0.121 here: {tail}"
     return cli, ""
+
+
+def fill_contract(contract: Any, values: list[str]) -> list[tuple[str, str]]:
+    """(role, text) of each message of a catalog contract (serve/core/catalog.py `Contract`) with `values` in its
+    variables, in turn and cycling: what the framework sends for those values."""
+    out, k = [], 0
+    for role, segs in zip(contract.roles, contract.segments, strict=True):
+        parts = [segs[0]]
+        for s in segs[1:]:
+            parts += [values[k % len(values)], s]
+            k += 1
+        out.append((role, "".join(parts)))
+    return out

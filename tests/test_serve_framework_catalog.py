@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serve_support import fill_contract
 
 from localjudge.engine.base import Message
 from localjudge.formats.json_schema import JSONSchemaFormat
@@ -32,14 +33,7 @@ def _rows() -> list[dict[str, Any]]:
 
 def _fill(c: Any, values: list[str]) -> list[Message]:
     """The contract's messages with `values` in its variables, in turn (what the framework sends for them)."""
-    out, k = [], 0
-    for role, segs in zip(c.roles, c.segments, strict=True):
-        parts = [segs[0]]
-        for s in segs[1:]:
-            parts += [values[k % len(values)], s]
-            k += 1
-        out.append(Message(role=role, content="".join(parts)))
-    return out
+    return [Message(role=r, content=t) for r, t in fill_contract(c, values)]
 
 
 def _minimal(schema: dict[str, Any]) -> Any:

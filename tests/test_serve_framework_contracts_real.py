@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from serve_support import healthy, post, promptfoo_cli, start_server
+from serve_support import fill_contract, healthy, post, promptfoo_cli, start_server
 
 from localjudge.serve.core.catalog import Contract, framework_contracts, framework_rows
 
@@ -54,14 +54,7 @@ COVER = _cover(CONTRACTS)
 
 def _request(c: Contract, model: str) -> dict[str, Any]:
     values = [RAGAS_INPUT] if c.judge.startswith("ragas.") else CASE
-    messages, k = [], 0
-    for role, segs in zip(c.roles, c.segments, strict=True):
-        parts = [segs[0]]
-        for s in segs[1:]:
-            parts += [values[k % len(values)], s]
-            k += 1
-        messages.append({"role": role, "content": "".join(parts)})
-    return {"model": model, "messages": messages}
+    return {"model": model, "messages": [{"role": r, "content": t} for r, t in fill_contract(c, values)]}
 
 
 def _validator(c: Contract) -> Any:
