@@ -59,6 +59,12 @@ def _localjudge_home(tmp_path_factory):
     os.environ["LOCALJUDGE_HOME"] = str(home)
     os.environ["LOCALJUDGE_MODELS_HOME"] = str(home / "models")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg_cache"))
+    # the default model in this CPU's layout (engine/layout.py), converted once for the session (~3 s) before any test
+    # runs: no test pays for it, and none sees its one-time line on stderr
+    from localjudge.engine.layout import fast_layout
+    from localjudge.models.registry import resolve_model
+
+    fast_layout(resolve_model())
     yield home
     for k, v in old.items():
         if v is None:

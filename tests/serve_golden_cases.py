@@ -10,6 +10,7 @@ PYTHONPATH) captured tests/golden/serve/.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -195,6 +196,11 @@ def answers() -> dict[str, dict[str, Any]]:
     # `cached_tokens` in the answers must be what a fresh server reports (as when the goldens were captured)
     saved = dict(backends._ENGINES)
     backends._ENGINES.clear()
+    # the shipped Q4_1 file, not this CPU's converted layout (engine/layout.py): the goldens hold the server's bytes
+    # around the model's tokens, and the shipped file's constrained tokens are the same on every CPU family tried
+    # (the converted file's type, and so its tokens, depend on the CPU's features)
+    layout_was = os.environ.get("LOCALJUDGE_LAYOUT")
+    os.environ["LOCALJUDGE_LAYOUT"] = "shipped"
     try:
         real = load_engine(None, n_threads=1)
         out = _serve(real, _cases(real.model_id))
@@ -202,6 +208,10 @@ def answers() -> dict[str, dict[str, Any]]:
     finally:
         backends._ENGINES.clear()
         backends._ENGINES.update(saved)
+        if layout_was is None:
+            os.environ.pop("LOCALJUDGE_LAYOUT", None)
+        else:
+            os.environ["LOCALJUDGE_LAYOUT"] = layout_was
     call = json.dumps({"name": "get_weather", "arguments": {"city": "Oslo"}})
     scripted = load_engine("scripted:", response=f"Let me check. {call}")
     out.update(_serve(scripted, _scripted_cases(scripted.model_id)))

@@ -77,6 +77,8 @@ NOT_RUN = {
         "class MyBackend(Backend)",
     ): "a sketch with elided bodies (...); tests/test_backends.py tests real backends",
     ("docs/models.md", "DGGML_CUDA"): "needs a GPU toolkit and the network (pip reinstall from source)",
+    ("docs/models.md", "LOCALJUDGE_LAYOUT=shipped localjudge run"): "elided arguments (...); "
+    "tests/test_models_optimize.py resolves the default with LOCALJUDGE_LAYOUT=shipped and as smollm2-135m-q4_1",
     ("docs/models.md", "localjudge models optimize smollm2-135m"): "names a user's model (my-model); "
     "tests/test_models_optimize.py runs `models optimize` on the default model and judges with the converted one",
     (

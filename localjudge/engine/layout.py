@@ -12,6 +12,10 @@ The target type is chosen by a rule from the CPU's features, the source type and
 and after. Conversion is atomic (a temporary file beside the target, renamed when complete; a crash leaves no
 half file under the target's name and the next conversion removes its temporary files), checked for disk space
 first, and serialised by a lock file.
+
+`fast_layout` applies the same rule to a registry model marked `layout = "auto"` (the default model, which ships as
+Q4_1): converted once on first use into the models home and loaded in that layout from then on, unless
+$LOCALJUDGE_LAYOUT is `shipped`. A user's own file is never converted unless asked (`models optimize`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import json
+import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +36,8 @@ from pydantic import BaseModel
 
 from ..errors import InputError, ModelError, StorageError
 from ..models.digest import sha256_file
-from ..store.atomic import replacing
+from ..models.registry import ModelInfo, check_sha256, remember_sha256, sha256_of
+from ..store.atomic import replacing, write_atomic
 from .llama_amx import amx_build, no_amx_weights
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 
@@ -132,24 +140,28 @@ def check_type(type_name: str) -> str:
 def convert(src: str | Path, dest: str | Path, type_name: str, threads: int = 0) -> str:
     """Write `src` in weight type `type_name` to `dest` (atomically, checked for disk space); returns the new
     file's sha256. Raises `InputError` for an unknown type, `StorageError` for too little space, `ModelError` when llama.cpp fails."""
+    with _locked(Path(dest)):
+        return _convert_locked(Path(src), Path(dest), type_name, threads)
+
+
+def _convert_locked(src: Path, dest: Path, type_name: str, threads: int) -> str:
+    """`convert`'s work, for a caller that holds `_locked(dest)`."""
     ftype = TYPES[check_type(type_name)]
     import llama_cpp
 
     quiet_llama_logs(llama_cpp, verbose=False)
-    src, dest = Path(src), Path(dest)
     need = int(n_weights(src) * BYTES_PER_WEIGHT[type_name.upper()] * 1.05) + (16 << 20)
-    with _locked(dest):
-        _check_space(dest, need)
-        with replacing(dest) as tmp:  # llama.cpp writes the temporary file; renamed only when complete
-            params = llama_cpp.llama_model_quantize_default_params()
-            params.ftype = ftype
-            params.allow_requantize = True
-            params.nthread = threads
-            rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
-            if rc != 0:
-                said = f": {LLAMA_ERRORS[-1]}" if LLAMA_ERRORS else ""
-                raise ModelError(f"llama.cpp could not convert {src} to {type_name} (code {rc}){said}")
-            return sha256_file(tmp)
+    _check_space(dest, need)
+    with replacing(dest) as tmp:  # llama.cpp writes the temporary file; renamed only when complete
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = ftype
+        params.allow_requantize = True
+        params.nthread = threads
+        rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
+        if rc != 0:
+            said = f": {LLAMA_ERRORS[-1]}" if LLAMA_ERRORS else ""
+            raise ModelError(f"llama.cpp could not convert {src} to {type_name} (code {rc}){said}")
+        return sha256_file(tmp)
 
 
 _TEXT = (
@@ -215,7 +227,7 @@ def optimize(
 
     from ..models.files import check_name, default_name, gguf_metadata, local_dir
     from ..models.manifest import entry_exists, entry_path, get_entry, put_entry
-    from ..models.registry import check_gguf, registry, remember_sha256, resolve_model
+    from ..models.registry import check_gguf, registry, resolve_model
     from .threads import default_threads
 
     info = resolve_model(model)
@@ -274,7 +286,84 @@ def optimize(
     return out
 
 
+LAYOUT_ENV = "LOCALJUDGE_LAYOUT"  # "shipped": a registry model with layout = "auto" loads its file as it ships
+
+
+def layout_choice() -> str:
+    """`auto` (the default) or `shipped`, from $LOCALJUDGE_LAYOUT; `InputError` for any other value."""
+    value = os.environ.get(LAYOUT_ENV, "auto").strip().lower() or "auto"
+    if value not in ("auto", "shipped"):
+        raise InputError(
+            f"{LAYOUT_ENV}={value!r} is not a layout choice; use auto (the default: convert for this CPU once) or shipped"
+        )
+    return value
+
+
+def fast_layout(info: ModelInfo) -> ModelInfo:
+    """`info` itself unless its registry entry says `layout = "auto"` and $LOCALJUDGE_LAYOUT is not `shipped`;
+    then the same model in the weight type `choose_type` picks for this CPU, converted once into the models home
+    (`layouts/`, named by the model, the type, the shipped file's pinned digest and the llama.cpp version) and
+    reused after: its path, and the digest recorded at conversion as the model's identity (results, cache keys).
+    The shipped file is checked against its pin before it is converted; the conversion is reported in one line on
+    stderr. A model already in the chosen type is returned as it is."""
+    if info.entry.get("layout") != "auto" or layout_choice() == "shipped":
+        return info
+    import llama_cpp
+
+    source_type = info.entry.get("quantisation")
+    if source_type not in SLOW_TYPES:
+        return info
+    features = cpu_features(llama_cpp)
+    pin = info.sha256 or ""
+    repacks = "REPACK" in features and "AMX_BUILD" not in features  # then the size does not enter the rule
+    target = choose_type(features, 0 if repacks else n_weights(info.path), source_type)
+    from ..models.files import default_name
+    from ..paths import models_home
+
+    stem = f"{default_name(info.name)}-{target.lower().replace('_', '-')}-{pin[:12]}-llama{llama_cpp.__version__}"
+    dest = models_home() / "layouts" / f"{stem}.gguf"
+    record = dest.with_suffix(".json")
+    made = _recorded(dest, record)
+    if made is None:
+        with _locked(dest):
+            made = _recorded(dest, record)
+            if made is None:
+                if pin:
+                    check_sha256(info, sha256_of(info.path))
+                from .threads import default_threads
+
+                digest = _convert_locked(Path(info.path), dest, target, default_threads())
+                remember_sha256(dest, digest)
+                made = {"sha256": digest, "type": target, "source_type": source_type, "source_sha256": pin}
+                write_atomic(record, json.dumps(made, indent=2))
+                sys.stderr.write(
+                    f"localjudge: {info.name} converted once from {source_type} to {target}, the layout this CPU "
+                    f"computes fastest (docs/models.md, 'Weight layouts'): {dest}; {LAYOUT_ENV}=shipped loads the "
+                    "shipped file\n"
+                )
+    return info.model_copy(
+        update={
+            "path": str(dest),
+            "sha256": made["sha256"],
+            "digest_source": f"recorded when converted from the shipped {source_type} file ({pin[:12]}…) to {target}",
+            "entry": {**info.entry, "converted": made, "shipped_path": info.path},
+        }
+    )
+
+
+def _recorded(dest: Path, record: Path) -> dict[str, Any] | None:
+    """The conversion record beside `dest` when both are there (a conversion completes both), else None."""
+    if not dest.exists():
+        return None
+    try:
+        made = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return made if isinstance(made, dict) and isinstance(made.get("sha256"), str) else None
+
+
 __all__ = [
+    "LAYOUT_ENV",
     "TYPES",
     "Optimized",
     "Speed",
@@ -282,6 +371,8 @@ __all__ = [
     "choose_type",
     "convert",
     "cpu_features",
+    "fast_layout",
+    "layout_choice",
     "measure",
     "n_weights",
     "optimize",

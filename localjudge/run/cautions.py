@@ -24,8 +24,8 @@ SAME_VERDICT_MIN_ROWS = 5
 
 
 def trial_model_note(run: Mapping[str, Any]) -> str | None:
-    """The registry's `for_trying` text of the model that judged (by name, by its pinned sha256, or through the
-    model a converted local model was made from), or None."""
+    """The registry's `for_trying` text of the model that judged (by name with its pinned sha256 or converted for the
+    CPU on first use, by its pinned sha256, or through the model a converted local model was made from), or None."""
     from ..models.manifest import read_manifest
     from ..models.registry import registry
 
@@ -34,7 +34,9 @@ def trial_model_note(run: Mapping[str, Any]) -> str | None:
     except LocalJudgeError:  # a broken LOCALJUDGE_MODELS_TOML must not fail a run that finished (a scripted one)
         return None
     name, digest = run.get("model_id"), run.get("model_sha256")
-    if name not in models or models[name].get("sha256") not in (None, digest):
+    # a model converted for the CPU on first use (layout = "auto") judges under its name with a digest of this machine's
+    converted = name in models and models[name].get("layout") == "auto"
+    if name not in models or (models[name].get("sha256") not in (None, digest) and not converted):
         source = (read_manifest().get(str(name)) or {}).get("optimized_from") or {}
         name = source.get("model") if source.get("model") in models else None
         if name is None:
