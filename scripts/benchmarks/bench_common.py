@@ -53,11 +53,12 @@ def prompts(rows: int):
 def _llama():
     from llama_cpp import Llama
 
+    from localjudge.engine.layout import fast_layout
     from localjudge.engine.llama import default_threads
     from localjudge.models.registry import resolve_model
 
     return Llama(
-        resolve_model(None).path,
+        fast_layout(resolve_model(None)).path,  # the file localjudge's default loads (LOCALJUDGE_LAYOUT=shipped: as shipped)
         n_ctx=4096,
         n_threads=default_threads(),
         n_threads_batch=default_threads(),

@@ -4,13 +4,16 @@ one run (issue 29: a default that halved the speed was found from the outside, n
 
 Contenders, each in its own process:
 
-* `default`: `localjudge run` as a user runs it, every option at its default (the batch runner, prefix reuse);
-* `previous`: the same code with the settings of the previous release (630c02b): every logical CPU as threads,
-  `n_batch` = `n_ubatch` = 512, and libgomp's own spin-wait (GOMP_SPINCOUNT 300,000);
+* `default`: `localjudge run` as a user runs it, every option at its default (the batch runner, prefix reuse), the
+  default model in the layout this CPU computes fastest (engine/layout.py), and again with the shipped Q4_1 file
+  (`LOCALJUDGE_LAYOUT=shipped`: the previous release's default, issue 46);
+* `previous`: the same code with the settings of release 630c02b: every logical CPU as threads,
+  `n_batch` = `n_ubatch` = 512, and libgomp's own spin-wait (GOMP_SPINCOUNT 300,000), on the shipped file;
 * `default, --threads 1`, `default, libgomp's own spin-wait`, `default, no spin` and `default, n_ubatch=512` (physical batches at fixed
   positions, so prefix reuse stops at a multiple of 512): what each part of the default's choice is worth;
 * `GBNF`: llama-cpp-python's `create_completion` with its JSON-schema grammar, one call per row, with the same
-  thread count and spin-wait as the default (max_tokens 256), the naive loop a user would write.
+  thread count and spin-wait as the default (max_tokens 256), the naive loop a user would write, on both files
+  (the ratio column is to the loop on the converted file, the last row).
 
 With `--load N` every contender runs a second time beside N busy-loop processes (killed after each contender, and
 each exits by itself after an hour at most), for the loaded-machine figures beside the idle ones.
@@ -154,14 +157,17 @@ def _sub(name: str, rows: int, env: dict[str, str], load: int) -> dict:
     return out
 
 
+SHIPPED = {"LOCALJUDGE_LAYOUT": "shipped"}  # the default model's file as it ships (Q4_1), not this CPU's layout
 CONTENDERS = (  # name, label, environment (on top of this process's)
-    ("default", "localjudge default", {}),
-    ("previous", "localjudge, the previous release's settings", {"GOMP_SPINCOUNT": LIBGOMP_SPIN}),
+    ("default", "localjudge default (the model converted for this CPU)", {}),
+    ("default", "localjudge default, the shipped Q4_1 file (the previous release's default)", SHIPPED),
+    ("previous", "localjudge, 630c02b's settings, the shipped file", {"GOMP_SPINCOUNT": LIBGOMP_SPIN, **SHIPPED}),
     ("default_1", "localjudge default, --threads 1", {}),
     ("default", "localjudge default, libgomp's own spin-wait", {"GOMP_SPINCOUNT": LIBGOMP_SPIN}),
     ("default", "localjudge default, no spin (sleep at once)", {"OMP_WAIT_POLICY": "passive"}),
     ("default_ub512", "localjudge default, --option n_ubatch=512", {}),
-    ("gbnf", "llama-cpp-python + GBNF, one call per row", {}),
+    ("gbnf", "llama-cpp-python + GBNF, one call per row, the shipped file", SHIPPED),
+    ("gbnf", "llama-cpp-python + GBNF, one call per row, the converted file", {}),
 )
 
 
