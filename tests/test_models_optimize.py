@@ -198,3 +198,30 @@ def test_the_engine_identity_of_the_default_model_is_the_converted_files_digest(
     backend = LlamaBackend()
     ident = backend.identity(None, backend.options({}))
     assert ident.model_id == "smollm2-135m" and ident.digest == layout.fast_layout(resolve_model()).sha256
+
+
+def test_a_full_disk_leaves_the_shipped_file_in_use_no_partial_file_and_one_line(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
+    monkeypatch.setattr(layout.shutil, "disk_usage", lambda _: type("Usage", (), {"free": 10_000_000})())
+    shipped = resolve_model()
+    assert layout.fast_layout(shipped) == shipped
+    said = capfd.readouterr().err
+    assert said.count("\n") == 1 and said.startswith("localjudge: could not convert smollm2-135m for this CPU (")
+    assert "MB free" in said and said.rstrip().endswith("using the shipped Q4_1 file")
+    assert [p.name for p in (tmp_path / "models" / "layouts").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_a_conversion_cut_off_is_done_again_and_its_leftovers_removed(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
+    good = layout.fast_layout(resolve_model())
+    dest = Path(good.path)
+    record = dest.with_suffix(".json")
+    # power cut mid-write: llama.cpp's temporary file left; or after the rename, before the record
+    stale = dest.parent / f".{dest.name}.1234.tmp"
+    stale.write_bytes(b"GGUF half")
+    record.unlink()
+    dest.write_bytes(b"GGUF" + b"\0" * 4096)
+    capfd.readouterr()
+    again = layout.fast_layout(resolve_model())
+    assert "converted once" in capfd.readouterr().err  # not trusted without its record: converted again
+    assert again.sha256 == good.sha256 == sha256_of(dest) and record.exists() and not stale.exists()

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError, ModelError, StorageError
+from ..errors import ChecksumMismatchError, InputError, ModelError, StorageError
 from ..models.digest import sha256_file
 from ..models.registry import ModelInfo, check_sha256, remember_sha256, sha256_of
 from ..store.atomic import replacing, write_atomic
@@ -305,7 +305,9 @@ def fast_layout(info: ModelInfo) -> ModelInfo:
     (`layouts/`, named by the model, the type, the shipped file's pinned digest and the llama.cpp version) and
     reused after: its path, and the digest recorded at conversion as the model's identity (results, cache keys).
     The shipped file is checked against its pin before it is converted; the conversion is reported in one line on
-    stderr. A model already in the chosen type is returned as it is."""
+    stderr. A conversion that fails (a full disk, an unwritable models home, llama.cpp refusing) leaves no file and
+    says so in one line, and the shipped file is used; one cut off (power) leaves a temporary file the next
+    conversion removes, or a converted file without its record, which is converted again."""
     if info.entry.get("layout") != "auto" or layout_choice() == "shipped":
         return info
     import llama_cpp
@@ -325,22 +327,15 @@ def fast_layout(info: ModelInfo) -> ModelInfo:
     record = dest.with_suffix(".json")
     made = _recorded(dest, record)
     if made is None:
-        with _locked(dest):
-            made = _recorded(dest, record)
-            if made is None:
-                if pin:
-                    check_sha256(info, sha256_of(info.path))
-                from .threads import default_threads
-
-                digest = _convert_locked(Path(info.path), dest, target, default_threads())
-                remember_sha256(dest, digest)
-                made = {"sha256": digest, "type": target, "source_type": source_type, "source_sha256": pin}
-                write_atomic(record, json.dumps(made, indent=2))
-                sys.stderr.write(
-                    f"localjudge: {info.name} converted once from {source_type} to {target}, the layout this CPU "
-                    f"computes fastest (docs/models.md, 'Weight layouts'): {dest}; {LAYOUT_ENV}=shipped loads the "
-                    "shipped file\n"
-                )
+        try:
+            made = _convert_once(info, dest, target, source_type, features)
+        except ChecksumMismatchError:
+            raise  # a replaced shipped file is refused, converted or not
+        except (StorageError, ModelError, OSError) as e:  # a full disk, an unwritable home: the shipped file
+            sys.stderr.write(
+                f"localjudge: could not convert {info.name} for this CPU ({e}); using the shipped {source_type} file\n"
+            )
+            return info
     return info.model_copy(
         update={
             "path": str(dest),
@@ -349,6 +344,35 @@ def fast_layout(info: ModelInfo) -> ModelInfo:
             "entry": {**info.entry, "converted": made, "shipped_path": info.path},
         }
     )
+
+
+def _convert_once(info: ModelInfo, dest: Path, target: str, source_type: str, features: frozenset[str]) -> dict[str, Any]:
+    """Under `dest`'s lock: the record of `info`'s file converted to `target` at `dest`, converting it (the shipped file
+    checked against its pin first, one line on stderr) unless another process did meanwhile."""
+    record = dest.with_suffix(".json")
+    with _locked(dest):
+        made = _recorded(dest, record)
+        if made is not None:
+            return made
+        if info.sha256:
+            check_sha256(info, sha256_of(info.path))
+        from .threads import default_threads
+
+        digest = _convert_locked(Path(info.path), dest, target, default_threads())
+        made = {
+            "sha256": digest,
+            "type": target,
+            "source_type": source_type,
+            "source_sha256": info.sha256,
+            "cpu_features": sorted(features),
+        }
+        write_atomic(record, json.dumps(made, indent=2))
+    remember_sha256(dest, digest)
+    sys.stderr.write(
+        f"localjudge: {info.name} converted once from {source_type} to {target}, the layout this CPU computes fastest "
+        f"(docs/models.md, 'Weight layouts'): {dest}; {LAYOUT_ENV}=shipped loads the shipped file\n"
+    )
+    return made
 
 
 def _recorded(dest: Path, record: Path) -> dict[str, Any] | None:

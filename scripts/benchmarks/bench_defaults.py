@@ -10,7 +10,8 @@ Contenders, each in its own process:
 * `previous`: the same code with the settings of release 630c02b: every logical CPU as threads,
   `n_batch` = `n_ubatch` = 512, and libgomp's own spin-wait (GOMP_SPINCOUNT 300,000), on the shipped file;
 * `default, --threads 1`, `default, libgomp's own spin-wait`, `default, no spin` and `default, n_ubatch=512` (physical batches at fixed
-  positions, so prefix reuse stops at a multiple of 512): what each part of the default's choice is worth;
+  positions, so prefix reuse stops at a multiple of 512) and `--parallel 4` (four rows per decode; batched kernels
+  round differently, so the default is 1): what each part of the default's choice is worth, on the converted file;
 * `GBNF`: llama-cpp-python's `create_completion` with its JSON-schema grammar, one call per row, with the same
   thread count and spin-wait as the default (max_tokens 256), the naive loop a user would write, on both files
   (the ratio column is to the loop on the converted file, the last row).
@@ -50,6 +51,8 @@ def _options(name: str) -> dict:
         return {"n_threads": 1}
     if name == "default_ub512":
         return {"n_ubatch": 512}
+    if name == "default_par4":
+        return {"n_parallel": 4}
     return {}
 
 
@@ -166,6 +169,7 @@ CONTENDERS = (  # name, label, environment (on top of this process's)
     ("default", "localjudge default, libgomp's own spin-wait", {"GOMP_SPINCOUNT": LIBGOMP_SPIN}),
     ("default", "localjudge default, no spin (sleep at once)", {"OMP_WAIT_POLICY": "passive"}),
     ("default_ub512", "localjudge default, --option n_ubatch=512", {}),
+    ("default_par4", "localjudge default, --parallel 4", {}),
     ("gbnf", "llama-cpp-python + GBNF, one call per row, the shipped file", SHIPPED),
     ("gbnf", "llama-cpp-python + GBNF, one call per row, the converted file", {}),
 )
