@@ -72,3 +72,31 @@ def test_built_in_judges_keep_the_versions_they_had_before_the_attribution_rewri
 
     before = json.loads((LEGACY / "builtin_versions.json").read_text())
     assert {name: get_judge(name).version for name in before} == before
+
+
+def test_a_resumed_run_keeps_the_shipped_file_only_when_that_file_judged_it(tmp_path, monkeypatch, capfd):
+    from localjudge.engine.model_spec import ModelSpec
+    from localjudge.models.registry import resolve_model
+    from localjudge.run.resumed_model import resumed_model
+    from localjudge.store.db import Store
+
+    pin = resolve_model().sha256
+    out = tmp_path / "run"
+    out.mkdir()
+    default = ModelSpec.given(None, {"n_threads": 1})
+    assert resumed_model(default, out) is default  # nothing to resume
+    with Store(out / "results.sqlite") as store:
+        rid = store.new_run()
+        store.set_run_meta(rid, {"model_id": "smollm2-135m", "model_sha256": pin})
+    kept = resumed_model(default, out)
+    assert kept.options == {"n_threads": 1, "layout": "shipped"}
+    assert "was judged by smollm2-135m's shipped file" in capfd.readouterr().err
+    chosen = ModelSpec.given(None, {"layout": "auto"})
+    assert resumed_model(chosen, out) is chosen  # the user's own choice wins
+    assert resumed_model(ModelSpec.given("gemma3-270m"), out).options == {}  # another model: nothing to keep
+    monkeypatch.setenv("LOCALJUDGE_LAYOUT", "auto")
+    assert resumed_model(default, out) is default
+    monkeypatch.delenv("LOCALJUDGE_LAYOUT")
+    with Store(out / "results.sqlite") as store:  # judged by the converted file: it resumes with that one
+        store.set_run_meta(rid, {"model_id": "smollm2-135m", "model_sha256": "a" * 64})
+    assert resumed_model(default, out) is default

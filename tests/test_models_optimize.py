@@ -198,6 +198,8 @@ def test_the_engine_identity_of_the_default_model_is_the_converted_files_digest(
     backend = LlamaBackend()
     ident = backend.identity(None, backend.options({}))
     assert ident.model_id == "smollm2-135m" and ident.digest == layout.fast_layout(resolve_model()).sha256
+    shipped = backend.identity(None, backend.options({"layout": "shipped"}))  # the option, as --option layout=shipped
+    assert shipped.model_id == "smollm2-135m" and shipped.digest == resolve_model().sha256
 
 
 def test_a_full_disk_leaves_the_shipped_file_in_use_no_partial_file_and_one_line(tmp_path, monkeypatch, capfd):

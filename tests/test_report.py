@@ -400,7 +400,7 @@ def test_a_reasoning_judges_think_text_is_a_labelled_collapsed_block_and_an_expo
     assert len(lines) == 4 and all("think" not in x["result"] for x in lines if x["judge"] == "polite_plain")
     with open(tmp_path / "run" / "results.csv", newline="", encoding="utf-8") as f:
         cells = [(row["raw_text"].startswith("<think>"), row["think"]) for row in csv.DictReader(f)]
-    assert sorted(cells, key=lambda c: c[0]) == [(False, ""), (False, "")] + sorted((True, r["think"]) for r in thinking)
+    assert sorted(cells) == sorted([(False, ""), (False, ""), *((True, r["think"]) for r in thinking)])
     html = render_report(tmp_path / "run")
     blocks = _think_cells(html)
     assert len(blocks) == 2 and all(b.startswith("reasoning (the judge's think block)") for b in blocks)

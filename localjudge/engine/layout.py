@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import ChecksumMismatchError, InputError, ModelError, StorageError
+from ..jsonio import loads
 from ..models.digest import sha256_file
 from ..models.registry import ModelInfo, check_sha256, remember_sha256, sha256_of
 from ..store.atomic import replacing, write_atomic
@@ -289,9 +290,10 @@ def optimize(
 LAYOUT_ENV = "LOCALJUDGE_LAYOUT"  # "shipped": a registry model with layout = "auto" loads its file as it ships
 
 
-def layout_choice() -> str:
-    """`auto` (the default) or `shipped`, from $LOCALJUDGE_LAYOUT; `InputError` for any other value."""
-    value = os.environ.get(LAYOUT_ENV, "auto").strip().lower() or "auto"
+def layout_choice(given: str | None = None) -> str:
+    """`given` when set (the `layout` option), else $LOCALJUDGE_LAYOUT, else `auto`: `auto` or `shipped`;
+    `InputError` for any other value."""
+    value = (given or os.environ.get(LAYOUT_ENV, "auto")).strip().lower() or "auto"
     if value not in ("auto", "shipped"):
         raise InputError(
             f"{LAYOUT_ENV}={value!r} is not a layout choice; use auto (the default: convert for this CPU once) or shipped"
@@ -299,8 +301,9 @@ def layout_choice() -> str:
     return value
 
 
-def fast_layout(info: ModelInfo) -> ModelInfo:
-    """`info` itself unless its registry entry says `layout = "auto"` and $LOCALJUDGE_LAYOUT is not `shipped`;
+def fast_layout(info: ModelInfo, choice: str | None = None) -> ModelInfo:
+    """`info` itself unless its registry entry says `layout = "auto"` and the choice (`choice`, the engine's `layout`
+    option; else $LOCALJUDGE_LAYOUT) is not `shipped`;
     then the same model in the weight type `choose_type` picks for this CPU, converted once into the models home
     (`layouts/`, named by the model, the type, the shipped file's pinned digest and the llama.cpp version) and
     reused after: its path, and the digest recorded at conversion as the model's identity (results, cache keys).
@@ -308,7 +311,7 @@ def fast_layout(info: ModelInfo) -> ModelInfo:
     stderr. A conversion that fails (a full disk, an unwritable models home, llama.cpp refusing) leaves no file and
     says so in one line, and the shipped file is used; one cut off (power) leaves a temporary file the next
     conversion removes, or a converted file without its record, which is converted again."""
-    if info.entry.get("layout") != "auto" or layout_choice() == "shipped":
+    if info.entry.get("layout") != "auto" or layout_choice(choice) == "shipped":
         return info
     import llama_cpp
 
@@ -380,7 +383,7 @@ def _recorded(dest: Path, record: Path) -> dict[str, Any] | None:
     if not dest.exists():
         return None
     try:
-        made = json.loads(record.read_text(encoding="utf-8"))
+        made = loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return made if isinstance(made, dict) and isinstance(made.get("sha256"), str) else None

@@ -64,7 +64,7 @@ class LlamaBackend(Backend):
     def identity(self, target: str | None, options: BackendOptions) -> ModelIdentity:
         """Registry name (or file name), the file's sha256 (the registry's pin, else computed), settings."""
         assert isinstance(options, LlamaOptions)
-        info = fast_layout(resolve_model(target))
+        info = fast_layout(resolve_model(target), options.layout)
         return ModelIdentity(
             backend="llama", model_id=info.name, digest=info.sha256 or sha256_of(info.path), settings=options.settings()
         )
@@ -94,7 +94,7 @@ class LlamaEngine(LlamaText, SequenceScheduler):
 
         self._L = llama_cpp
         quiet_llama_logs(llama_cpp, verbose)
-        self.info: ModelInfo = fast_layout(resolve_model(model))  # the default model in this CPU's fast layout
+        self.info: ModelInfo = fast_layout(resolve_model(model), o.layout)  # the default model in this CPU's fast layout
         check_gguf(self.info.path)
         if self.info.sha256:
             check_sha256(self.info, sha256_of(self.info.path))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -25,6 +25,11 @@ class LlamaOptions(BackendOptions):
     )
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to the GPU (-1: all)")
     n_parallel: int = Field(1, ge=1, le=64, description="requests decoded side by side (1: byte-identical to one at a time)")
+    layout: Literal["auto", "shipped"] | None = Field(
+        None,
+        description="a registry model marked layout=auto (the default model): auto = converted once to this CPU's fast "
+        "weight type, shipped = its file as it ships (default: $LOCALJUDGE_LAYOUT, else auto)",
+    )
     chat_template: str | None = Field(None, description="'gguf' (from the model), 'raw' (plain text) or a Jinja template")
     jump_forward: bool = Field(True, description="feed literals the format forces without sampling them")
     reuse_prefix: bool = Field(True, description="reuse the KV cache of a shared prompt prefix")

@@ -23,6 +23,7 @@ from ..store.db import SCHEMA_VERSION, Store
 from .exports import export, write_json_atomic
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
+from .resumed_model import resumed_model
 from .samedata import check_same_data
 from .spec import RunSpec
 from .turns import bind_plans, per_conversation, takes_conversation
@@ -47,6 +48,7 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
     """One plain run of `spec` (its `trust` is not looked at: localjudge/trust builds panels and cascades out of
     plain runs); `progress` is called as cells finish."""
     t0 = time.time()
+    spec = spec.model_copy(update={"model": resumed_model(spec.model, spec.out)})  # a resumed run keeps its model file
     ref = spec.model.ref()
     engine, limit, rows, run_id = spec.model.engine, spec.limit, spec.rows, spec.run_id
     conv_ds = conversation_rows(spec.data, spec.conversation, takes_conversation(spec.judges, spec.judges_dir))

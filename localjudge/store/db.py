@@ -33,9 +33,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError, StorageError, UnscoredReason
+from ..jsonio import loads
 from .format_spec import FormatSpec
 from .labels import Label, add_label
 from .migrations import _CONV_COLUMNS, _CONV_VERSION, _SPEC_VERSION, MIGRATIONS, SCHEMA_VERSION, migrate
+from .queries import run_meta_text
 from .results import JudgeResult, Record, ResultRow
 from .session_labels import SessionLabel, add_session_label
 
@@ -225,6 +227,16 @@ class Store:
         with self._reading():
             r = self.conn.execute("SELECT run_id FROM runs ORDER BY created DESC, rowid DESC LIMIT 1").fetchone()
         return r[0] if r else None
+
+    def run_meta(self, run_id: str) -> dict[str, Any]:
+        """A run's stored metadata (run.json's content); {} before the run registered it, or when it is not an object."""
+        with self._reading():
+            text = run_meta_text(self.conn, run_id)
+        try:
+            meta = loads(text) if text else {}
+        except ValueError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
 
     def set_run_meta(self, run_id: str, meta: dict[str, Any]) -> None:
         """Replace a run's metadata (stored as JSON, other values as text); an unknown run id changes nothing."""
