@@ -180,3 +180,73 @@ def test_the_command_prints_one_line_per_judge_and_saves_the_report(tmp_path):
     refused = CliRunner().invoke(main, ["controls", str(tmp_path / "run"), "--sample", "12", "--seed", "1", *other])
     assert refused.exit_code == 2 and "(another digest); pass --model with the run's model" in refused.output
     assert (tmp_path / "run" / "controls" / "groundedness" / "results.jsonl").read_bytes() == before  # nothing judged
+
+
+# ------------------------------------------------------------------ `run --controls N` / evaluate(controls=N)
+
+RUN_FILES = ("results.jsonl", "results.csv")
+
+
+def test_a_run_with_controls_costs_n_more_calls_per_judge_and_saves_what_the_controls_command_saves(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    run = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=tmp_path / "run", controls=10, controls_seed=3)
+    assert engine.calls == len(ROWS) + 10
+    saved = (tmp_path / "run" / "controls" / "controls.json").read_text()
+    assert run.controls.judges["groundedness"].n == 10 and json.loads(saved)["seed"] == 3
+    assert run_controls(tmp_path / "run", engine=engine, sample=10, seed=3) == run.controls and engine.calls == len(ROWS) + 10
+
+
+def test_controls_after_a_run_never_change_its_results_pass_rates_or_exports(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    out = tmp_path / "run"
+    plain = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=out)
+    before = {f: (out / f).read_bytes() for f in RUN_FILES}
+    judges_before = json.loads((out / "summary.json").read_text())["judges"]
+    again = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=out, controls=12)
+    assert {f: (out / f).read_bytes() for f in RUN_FILES} == before
+    judges_after = json.loads((out / "summary.json").read_text())["judges"]
+    assert {j: {k: v for k, v in s.items() if k != "controls"} for j, s in judges_after.items()} == judges_before
+    assert again.summary.judges == plain.summary.judges and len(again.results) == len(ROWS)  # no control row in the run
+    assert again.controls.judges["groundedness"].verdict == DISCRIMINATES
+
+
+def test_a_run_without_controls_judges_none(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    run = localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
+    assert run.controls is None and engine.calls == 6 and not (tmp_path / "run" / "controls").exists()
+
+
+def test_a_run_with_controls_reports_no_control_for_a_judge_that_declares_no_answer(tmp_path):
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    rows = [{"input": f"q{i}", "ground_truth": f"t{i}", "retrieval_context": f"c{i}"} for i in range(5)]
+    run = localjudge.evaluate(rows, ["context_sufficiency"], engine=engine, out=tmp_path / "run", controls=5)
+    assert run.controls.judges["context_sufficiency"].verdict.startswith("no control") and engine.calls == 5
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"controls": 1}, "at least 2 rows"),
+        ({"controls": 5, "out": None}, "need a run directory"),
+        ({"controls": 5, "panel": ["scripted:", "scripted:"]}, "not by a panel or cascade"),
+    ],
+)
+def test_controls_a_run_could_not_judge_are_refused_before_any_call(tmp_path, keywords, message):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    with pytest.raises(localjudge.errors.InputError, match=message):
+        localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, **{"out": tmp_path / "run", **keywords})
+    assert engine.calls == 0
+
+
+def test_the_run_command_judges_its_controls_as_the_controls_command_would(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(out), "-q", "--controls", "12", *scripted])
+    assert r.exit_code == 0, r.output
+    saved = (out / "controls" / "controls.json").read_text()
+    assert json.loads(saved)["judges"]["groundedness"]["verdict"] == BLIND
+    r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", *scripted])
+    assert r.exit_code == 0, r.output
+    assert (out / "controls" / "controls.json").read_text() == saved

@@ -268,6 +268,14 @@ def run_controls(
     return ControlsReport(seed=seed, sample=sample, judges=report)
 
 
+def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
+    """Write the report to RUN_DIR/controls/controls.json (atomically) and return its path. The run's own files
+    (results, summary pass rates, exports) are not touched."""
+    from ..store.atomic import write_atomic
+
+    return write_atomic(Path(run_dir) / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+
+
 def controls_lines(report: ControlsReport) -> list[str]:
     """The report as text: one line per judge."""
     out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
@@ -284,4 +292,14 @@ def controls_lines(report: ControlsReport) -> list[str]:
     return out
 
 
-__all__ = ["ControlsReport", "JudgeControls", "auc", "auc_interval", "controls_lines", "measure", "pairs", "run_controls"]
+__all__ = [
+    "ControlsReport",
+    "JudgeControls",
+    "auc",
+    "auc_interval",
+    "controls_lines",
+    "measure",
+    "pairs",
+    "run_controls",
+    "save_controls",
+]
