@@ -250,3 +250,52 @@ def test_the_run_command_judges_its_controls_as_the_controls_command_would(tmp_p
     r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", *scripted])
     assert r.exit_code == 0, r.output
     assert (out / "controls" / "controls.json").read_text() == saved
+
+
+# ------------------------------------------------------------------ summary.json's `controls` per judge
+
+
+def _without_controls(summary: dict) -> str:
+    judges = {j: {k: v for k, v in s.items() if k != "controls"} for j, s in summary["judges"].items()}
+    return json.dumps({**summary, "judges": judges}, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_controls_command_sets_each_judges_controls_in_the_summary_and_no_other_byte(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(out), "-q", *scripted])
+    assert r.exit_code == 0, r.output
+    before = (out / "summary.json").read_text()
+    r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", "--seed", "4", *scripted])
+    assert r.exit_code == 0, r.output
+    after = json.loads((out / "summary.json").read_text())
+    assert _without_controls(after) == before
+    saved = json.loads((out / "controls" / "controls.json").read_text())["judges"]["groundedness"]
+    c = after["judges"]["groundedness"]["controls"]
+    assert (c["n_real"], c["n_control"], c["auc"], c["auc_ci"], c["p_value"], c["verdict"]) == (
+        saved["n"],
+        saved["n"],
+        saved["auc"],
+        saved["auc_ci"],
+        saved["p_value"],
+        BLIND,
+    )
+    assert (c["variable"], c["sample"], c["seed"]) == ("output", 12, 4)
+
+
+def test_a_run_with_controls_gives_every_judge_a_controls_object_in_its_summary(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    rows = [{**r, "ground_truth": "x", "retrieval_context": r["context"]} for r in ROWS[:16]]
+    localjudge.evaluate(rows, ["groundedness", "context_sufficiency"], engine=engine, out=tmp_path / "run", controls=16)
+    judges = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]
+    assert judges["groundedness"]["controls"]["verdict"] == DISCRIMINATES and judges["groundedness"]["controls"]["n_real"] == 16
+    none = judges["context_sufficiency"]["controls"]
+    assert none["verdict"].startswith("no control") and none["auc"] is None and none["n_real"] == 0
+
+
+def test_a_run_without_controls_has_no_controls_in_its_summary(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
+    assert "controls" not in (tmp_path / "run" / "summary.json").read_text()

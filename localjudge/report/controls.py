@@ -5,7 +5,9 @@ answer of another sampled row (a derangement: a seeded shuffle shifted by one; a
 left out). The answer variable is the one the judge file declares (`[controls] answer = ...`, judges/spec.py); a
 judge that declares none gets no control, and the report says so. The controls are judged by the same judge and
 model into their own run directory (RUN_DIR/controls: resumable and cached like any run; never part of the run's
-results, pass rates, exports, `agree` or `align`).
+results, pass rates, exports, `agree` or `align`). `save_controls` writes the report to RUN_DIR/controls/controls.json
+and gives each judge of RUN_DIR/summary.json a `controls` object, leaving the rest of the summary as it was (a later
+run of the same directory rewrites summary.json from its results, without them, until controls are judged again).
 
 The measure, per judge, on the sampled rows and their controls: mean score and pass rate of each side; the AUC of
 real-vs-control scores (the probability that a real row scores above its control, ties counted half) with a 95 %
@@ -268,12 +270,44 @@ def run_controls(
     return ControlsReport(seed=seed, sample=sample, judges=report)
 
 
+def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
+    """One judge's controls as summary.json carries them (`judges.NAME.controls`): the answer variable, the pairs
+    on each side, both means, the AUC with its interval, the p-value, the verdict, and the sample and seed asked for."""
+    return {
+        "variable": j.variable,
+        "n_real": j.n,
+        "n_control": j.n,
+        "real_mean": j.real_mean,
+        "control_mean": j.control_mean,
+        "auc": j.auc,
+        "auc_ci": j.auc_ci,
+        "p_value": j.p_value,
+        "verdict": j.verdict,
+        "sample": report.sample,
+        "seed": report.seed,
+    }
+
+
 def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
-    """Write the report to RUN_DIR/controls/controls.json (atomically) and return its path. The run's own files
-    (results, summary pass rates, exports) are not touched."""
+    """Write the report to RUN_DIR/controls/controls.json and return its path; then set each judge's `controls`
+    object in RUN_DIR/summary.json (a judge the report lacks loses a stale one). Both writes are atomic, and every
+    other byte of summary.json stays as it was: results, pass rates and the other exports are not touched."""
+    import json
+
+    from ..run.exports import write_json_atomic
     from ..store.atomic import write_atomic
 
-    return write_atomic(Path(run_dir) / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+    saved = write_atomic(Path(run_dir) / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+    path = Path(run_dir) / "summary.json"
+    if path.is_file():
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        for name, entry in (summary.get("judges") or {}).items():
+            if name in report.judges:
+                entry["controls"] = summary_entry(report.judges[name], report)
+            else:
+                entry.pop("controls", None)
+        write_json_atomic(path, summary)
+    return saved
 
 
 def controls_lines(report: ControlsReport) -> list[str]:
