@@ -292,15 +292,17 @@ def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
     """Write the report to RUN_DIR/controls/controls.json and return its path; then set each judge's `controls`
     object in RUN_DIR/summary.json (a judge the report lacks loses a stale one). Both writes are atomic, and every
     other byte of summary.json stays as it was: results, pass rates and the other exports are not touched."""
-    import json
-
+    from .. import jsonio
     from ..run.exports import write_json_atomic
     from ..store.atomic import write_atomic
 
     saved = write_atomic(Path(run_dir) / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
     path = Path(run_dir) / "summary.json"
     if path.is_file():
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            summary = jsonio.loads(path.read_bytes())
+        except ValueError as e:
+            raise InputError(f"{path}: {e}; the summary is damaged: run the evaluation again") from None
         for name, entry in (summary.get("judges") or {}).items():
             if name in report.judges:
                 entry["controls"] = summary_entry(report.judges[name], report)
