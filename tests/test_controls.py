@@ -299,3 +299,46 @@ def test_a_run_without_controls_has_no_controls_in_its_summary(tmp_path):
     engine = ScriptedEngine(reads_the_answer, model_id="reader")
     localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
     assert "controls" not in (tmp_path / "run" / "summary.json").read_text()
+
+
+# ------------------------------------------------------------------ the run's printed table
+
+
+def test_the_run_table_shows_a_controls_column_only_when_the_run_judged_controls(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    plain = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "a"), *scripted])
+    assert plain.exit_code == 0, plain.output
+    head = plain.output.splitlines()[0]
+    assert head.split() == ["judge", "n", "scored", "mean", "pass", "rate", "[95%", "CI]", "unscored", "(reasons)"]
+    assert "negative controls" not in plain.output
+    r = CliRunner().invoke(
+        main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "b"), "--controls", "12", *scripted]
+    )
+    assert r.exit_code == 0, r.output
+    table = r.output.splitlines()
+    assert table[0].startswith(head) and table[0].split()[-1] == "controls"
+    assert table[2].startswith("groundedness") and table[2].split()[-1] == "blind"
+    assert f"groundedness: real mean 1.000 vs control 1.000, AUC 0.50 [0.30, 0.70], p = 1.000, n = 12: {BLIND}" in r.output
+    before = plain.output.splitlines()[:3]  # the run's own columns are as they were, the column comes last
+    assert [line[: len(p)].rstrip() for line, p in zip(table[:3], before, strict=True)] == [p.rstrip() for p in before]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "word"),
+    [
+        (DISCRIMINATES, "discriminates"),
+        (BLIND, "blind"),
+        ("inconclusive", "inconclusive"),
+        ("inconclusive (n too small)", "n too small"),
+    ],
+)
+def test_the_controls_column_says_each_verdict_in_a_word_or_two(verdict, word):
+    from localjudge.report.controls import ControlsReport, JudgeControls, controls_column
+
+    report = ControlsReport(seed=0, sample=20, judges={"j": JudgeControls(judge="j", variable="output", verdict=verdict)})
+    assert controls_column(report) == {"j": word}
+    none = JudgeControls(judge="k", variable=None, verdict="no control: the judge file declares no answer variable")
+    assert controls_column(ControlsReport(seed=0, sample=20, judges={"k": none})) == {"k": "no control"}
+    assert controls_column(None) is None

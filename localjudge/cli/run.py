@@ -294,10 +294,11 @@ def run_cmd(
         bar.close()
         signal.signal(signal.SIGTERM, old)
     if not quiet:
+        from ..report.controls import controls_column, controls_lines
         from ..run.aggregate import format_table
 
         c = run.counts
-        click.echo(format_table(run.summary.judges))
+        click.echo(format_table(run.summary.judges, controls_column(run.controls)))
         click.echo(
             f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
@@ -307,6 +308,10 @@ def run_cmd(
             click.echo(line)
         for line in run.cautions:
             click.echo(line)
+        if run.controls is not None:
+            click.echo("")
+            for line in controls_lines(run.controls):
+                click.echo(line)
         if run.summary.run.get("conversations"):
             from ..run.turns import conversation_lines
 

@@ -312,6 +312,19 @@ def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
     return saved
 
 
+SHORT = {DISCRIMINATES: "discriminates", BLIND: "blind", INCONCLUSIVE: "inconclusive", TOO_FEW: "n too small"}
+
+
+def short_verdict(j: JudgeControls) -> str:
+    """The verdict in a word or two, for a table column: discriminates, blind, inconclusive, n too small, no control."""
+    return SHORT.get(j.verdict) or ("no control" if j.verdict.startswith("no control") else j.verdict)
+
+
+def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
+    """Judge → `short_verdict`, the `controls` column of the run's table; None without controls (no column)."""
+    return None if report is None else {name: short_verdict(j) for name, j in report.judges.items()}
+
+
 def controls_lines(report: ControlsReport) -> list[str]:
     """The report as text: one line per judge."""
     out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
