@@ -342,3 +342,42 @@ def test_the_controls_column_says_each_verdict_in_a_word_or_two(verdict, word):
     none = JudgeControls(judge="k", variable=None, verdict="no control: the judge file declares no answer variable")
     assert controls_column(ControlsReport(seed=0, sample=20, judges={"k": none})) == {"k": "no control"}
     assert controls_column(None) is None
+
+
+# ------------------------------------------------------------------ the report's "How far to trust the numbers"
+
+
+def _controls_section(html: str) -> str:
+    import html as html_text
+
+    start = html.index('<article class="controls">')
+    return html_text.unescape(html[start : html.index("</article>", start)])
+
+
+def test_the_report_shows_each_judges_controls_in_one_row_with_its_verdict_sentence(tmp_path):
+    from localjudge.report import render_report
+    from localjudge.report.controls import verdict_sentence
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    rows = [{**r, "ground_truth": "x", "retrieval_context": r["context"]} for r in ROWS[:16]]
+    localjudge.evaluate(rows, ["groundedness", "context_sufficiency"], engine=engine, out=tmp_path / "run", controls=16)
+    html = render_report(tmp_path / "run")
+    assert "How far to trust the numbers" in html and 'href="#trust"' in html
+    section = _controls_section(html)
+    assert section.count("<tr data-judge=") == 2 and "16 rows sampled per judge, seed 0" in section
+    reader = section[section.index('<tr data-judge="groundedness">') :].split("</tr>")[0]
+    assert "<code>output</code>" in reader and "1.00 [" in reader and verdict_sentence(DISCRIMINATES) in reader
+    none = section[section.index('<tr data-judge="context_sufficiency">') :].split("</tr>")[0]
+    assert "no control: the judge file declares no answer variable" in none
+
+
+def test_the_report_marks_a_blind_judge_and_a_run_without_controls_has_no_controls_section(tmp_path):
+    from localjudge.report import render_report
+
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "plain")
+    plain = render_report(tmp_path / "plain")
+    assert 'class="controls"' not in plain and "How far to trust the numbers" not in plain
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    section = _controls_section(render_report(tmp_path / "run"))
+    assert f'<td class="warn">{BLIND}</td>' in section

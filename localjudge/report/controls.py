@@ -325,6 +325,22 @@ def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
     return None if report is None else {name: short_verdict(j) for name, j in report.judges.items()}
 
 
+SENTENCES = {
+    DISCRIMINATES: "discriminates: it scores its own rows above the same rows given another row's answer "
+    "(interval above 0.5, p < 0.05)",
+    BLIND: BLIND,
+    INCONCLUSIVE: "inconclusive: the interval reaches both chance and a useful discrimination; more controls "
+    "(--sample, --controls) narrow it",
+    TOO_FEW: f"inconclusive (n too small): fewer than {MIN_PAIRS} pairs were judged; more controls (--sample, --controls) "
+    "can decide",
+}
+
+
+def verdict_sentence(verdict: str) -> str:
+    """The verdict as a sentence that says what it rests on (the report's controls table)."""
+    return SENTENCES.get(verdict, verdict)
+
+
 def controls_lines(report: ControlsReport) -> list[str]:
     """The report as text: one line per judge."""
     out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
