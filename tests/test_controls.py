@@ -381,3 +381,49 @@ def test_the_report_marks_a_blind_judge_and_a_run_without_controls_has_no_contro
     localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
     section = _controls_section(render_report(tmp_path / "run"))
     assert f'<td class="warn">{BLIND}</td>' in section
+
+
+# ------------------------------------------------------------------ `localjudge view`'s run page
+
+
+def test_the_view_reads_each_judges_controls_from_the_summary_and_none_from_a_run_without(tmp_path):
+    from localjudge.view.runs import RunHandle
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "plain")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    assert RunHandle("plain", tmp_path / "plain").controls() == {}
+    got = RunHandle("run", tmp_path / "run").controls()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (
+        got == {"groundedness": summary["judges"]["groundedness"]["controls"]} and got["groundedness"]["verdict"] == DISCRIMINATES
+    )
+
+
+def test_the_view_run_page_shows_the_controls_verdict_per_judge_only_when_there_are_controls():
+    from localjudge.view.pages import run_page
+
+    st = {"rid": "r", "path": "/runs/r", "model": "m", "data": "d.jsonl", "status": "finished", "judges": ["g", "k"]}
+    assert 'id="controls"' not in run_page("t", st) and 'id="controls"' not in run_page("t", st, None, {})
+    controls = {
+        "g": {"verdict": BLIND, "auc": 0.5, "auc_ci": [0.3, 0.7], "n_real": 12},
+        "k": {"verdict": "no control: the judge file declares no answer variable <b>", "auc": None, "n_real": 0},
+    }
+    html = run_page("t", st, None, controls)
+    row = html[html.index('<tr data-judge="g">') :].split("</tr>")[0]
+    assert ">blind<" in row and "0.50 [0.30, 0.70]" in row and "<td>12</td>" in row
+    assert ">no control<" in html and "<b>" not in html.split('id="controls"')[1].split("</section>")[0]  # escaped
+
+
+@pytest.mark.system
+def test_the_served_run_page_carries_the_controls_table(tmp_path):
+    from view_support import ViewServer
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    server = ViewServer(str(tmp_path / "run"))
+    try:
+        status, page, _ = server.request("/runs/run")
+    finally:
+        server.stop()
+    assert status == 200 and '<tr data-judge="groundedness">' in page and ">discriminates<" in page

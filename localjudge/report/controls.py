@@ -315,9 +315,14 @@ def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
 SHORT = {DISCRIMINATES: "discriminates", BLIND: "blind", INCONCLUSIVE: "inconclusive", TOO_FEW: "n too small"}
 
 
+def verdict_word(verdict: str) -> str:
+    """A verdict in a word or two, for a table column: discriminates, blind, inconclusive, n too small, no control."""
+    return SHORT.get(verdict) or ("no control" if verdict.startswith("no control") else verdict)
+
+
 def short_verdict(j: JudgeControls) -> str:
-    """The verdict in a word or two, for a table column: discriminates, blind, inconclusive, n too small, no control."""
-    return SHORT.get(j.verdict) or ("no control" if j.verdict.startswith("no control") else j.verdict)
+    """The judge's verdict in a word or two (`verdict_word`)."""
+    return verdict_word(j.verdict)
 
 
 def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
