@@ -238,13 +238,15 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
 
     assert spec.out is not None  # check_controls
     m = spec.model
+    ref = m.ref()
+    engine = ref.engine() if ref.loaded else None  # the model the run loaded judges its controls: never a second load
     report = run_controls(
         spec.out,
         sample=spec.controls,
         seed=spec.controls_seed,
-        model=m.spec if m.engine is None else None,
-        engine=m.engine,
-        model_options=(m.options or None) if m.engine is None else None,
+        model=m.spec if engine is None else None,
+        engine=engine,
+        model_options=(m.options or None) if engine is None else None,
         judges_dir=spec.judges_dir,
     )
     save_controls(spec.out, report)

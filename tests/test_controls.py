@@ -427,3 +427,16 @@ def test_the_served_run_page_carries_the_controls_table(tmp_path):
     finally:
         server.stop()
     assert status == 200 and '<tr data-judge="groundedness">' in page and ">discriminates<" in page
+
+
+def test_a_rerun_that_judges_nothing_still_judges_its_controls_loading_the_model_for_them(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    argv = ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), "-q", "-m", "scripted:"]
+    argv += ["--option", 'response={"rationale": "r", "result": "yes"}']
+    assert CliRunner().invoke(main, argv).exit_code == 0
+    r = CliRunner().invoke(main, [*argv, "--controls", "12"])
+    assert r.exit_code == 0, r.output
+    saved = json.loads((tmp_path / "run" / "controls" / "controls.json").read_text())
+    assert saved["judges"]["groundedness"]["n"] == 12 and saved["judges"]["groundedness"]["verdict"] == BLIND
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["counts"]["evaluated"] == 0
