@@ -199,11 +199,56 @@ def turn_frame(run: Any) -> Any:
 
 def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -> RunResult:
     """Run `spec` (see the module docstring): a panel or a cascade through localjudge/ensembles, else one plain run;
-    `progress` is called as cells finish. Always the `RunResult`, whatever the data was."""
+    `progress` is called as cells finish. Always the `RunResult`, whatever the data was.
+
+    With `spec.controls` N > 0, the finished run's negative controls follow (`with_controls`)."""
+    if spec.controls:
+        check_controls(spec)
     if spec.trust.wanted:
         from .ensembles import dispatch
 
-        return dispatch(spec, progress)
-    from .run.plain import run_plain
+        run = dispatch(spec, progress)
+    else:
+        from .run.plain import run_plain
 
-    return run_plain(spec, progress)
+        run = run_plain(spec, progress)
+    return with_controls(spec, run) if spec.controls else run
+
+
+def check_controls(spec: RunSpec) -> None:
+    """Refuse, before any inference, controls the run could not judge: fewer than 2 rows, no run directory, or a
+    panel or cascade (its controls would be one model's; judge them with `localjudge controls RUN_DIR --model M`)."""
+    if spec.controls < 2:
+        raise InputError(f"controls={spec.controls}: controls need at least 2 rows per judge to swap answers between")
+    if spec.out is None:
+        raise InputError("controls need a run directory (out=..., --out): they are judged into OUT/controls")
+    if spec.trust.wanted:
+        raise InputError(
+            "controls are judged by one model, not by a panel or cascade: run `localjudge controls RUN_DIR --model MODEL` "
+            "after the run"
+        )
+
+
+def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
+    """Judge `spec.controls` negative controls per judge of the finished run with the run's own model, exactly as
+    `localjudge controls RUN_DIR --sample N --seed S` does (report/controls.py `run_controls`), save them to
+    OUT/controls/controls.json, and hand the report back as `run.controls`. The run's results, pass rates and exports
+    are not touched."""
+    from .report.controls import run_controls, save_controls
+
+    assert spec.out is not None  # check_controls
+    m = spec.model
+    ref = m.ref()
+    engine = ref.engine() if ref.loaded else None  # the model the run loaded judges its controls: never a second load
+    report = run_controls(
+        spec.out,
+        sample=spec.controls,
+        seed=spec.controls_seed,
+        model=m.spec if engine is None else None,
+        engine=engine,
+        model_options=(m.options or None) if engine is None else None,
+        judges_dir=spec.judges_dir,
+    )
+    save_controls(spec.out, report)
+    run.controls = report
+    return run

@@ -180,3 +180,263 @@ def test_the_command_prints_one_line_per_judge_and_saves_the_report(tmp_path):
     refused = CliRunner().invoke(main, ["controls", str(tmp_path / "run"), "--sample", "12", "--seed", "1", *other])
     assert refused.exit_code == 2 and "(another digest); pass --model with the run's model" in refused.output
     assert (tmp_path / "run" / "controls" / "groundedness" / "results.jsonl").read_bytes() == before  # nothing judged
+
+
+# ------------------------------------------------------------------ `run --controls N` / evaluate(controls=N)
+
+RUN_FILES = ("results.jsonl", "results.csv")
+
+
+def test_a_run_with_controls_costs_n_more_calls_per_judge_and_saves_what_the_controls_command_saves(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    run = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=tmp_path / "run", controls=10, controls_seed=3)
+    assert engine.calls == len(ROWS) + 10
+    saved = (tmp_path / "run" / "controls" / "controls.json").read_text()
+    assert run.controls.judges["groundedness"].n == 10 and json.loads(saved)["seed"] == 3
+    assert run_controls(tmp_path / "run", engine=engine, sample=10, seed=3) == run.controls and engine.calls == len(ROWS) + 10
+
+
+def test_controls_after_a_run_never_change_its_results_pass_rates_or_exports(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    out = tmp_path / "run"
+    plain = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=out)
+    before = {f: (out / f).read_bytes() for f in RUN_FILES}
+    judges_before = json.loads((out / "summary.json").read_text())["judges"]
+    again = localjudge.evaluate(ROWS, ["groundedness"], engine=engine, out=out, controls=12)
+    assert {f: (out / f).read_bytes() for f in RUN_FILES} == before
+    judges_after = json.loads((out / "summary.json").read_text())["judges"]
+    assert {j: {k: v for k, v in s.items() if k != "controls"} for j, s in judges_after.items()} == judges_before
+    assert again.summary.judges == plain.summary.judges and len(again.results) == len(ROWS)  # no control row in the run
+    assert again.controls.judges["groundedness"].verdict == DISCRIMINATES
+
+
+def test_a_run_without_controls_judges_none(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    run = localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
+    assert run.controls is None and engine.calls == 6 and not (tmp_path / "run" / "controls").exists()
+
+
+def test_a_run_with_controls_reports_no_control_for_a_judge_that_declares_no_answer(tmp_path):
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    rows = [{"input": f"q{i}", "ground_truth": f"t{i}", "retrieval_context": f"c{i}"} for i in range(5)]
+    run = localjudge.evaluate(rows, ["context_sufficiency"], engine=engine, out=tmp_path / "run", controls=5)
+    assert run.controls.judges["context_sufficiency"].verdict.startswith("no control") and engine.calls == 5
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"controls": 1}, "at least 2 rows"),
+        ({"controls": 5, "out": None}, "need a run directory"),
+        ({"controls": 5, "panel": ["scripted:", "scripted:"]}, "not by a panel or cascade"),
+    ],
+)
+def test_controls_a_run_could_not_judge_are_refused_before_any_call(tmp_path, keywords, message):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    with pytest.raises(localjudge.errors.InputError, match=message):
+        localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, **{"out": tmp_path / "run", **keywords})
+    assert engine.calls == 0
+
+
+def test_the_run_command_judges_its_controls_as_the_controls_command_would(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(out), "-q", "--controls", "12", *scripted])
+    assert r.exit_code == 0, r.output
+    saved = (out / "controls" / "controls.json").read_text()
+    assert json.loads(saved)["judges"]["groundedness"]["verdict"] == BLIND
+    r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", *scripted])
+    assert r.exit_code == 0, r.output
+    assert (out / "controls" / "controls.json").read_text() == saved
+
+
+# ------------------------------------------------------------------ summary.json's `controls` per judge
+
+
+def _without_controls(summary: dict) -> str:
+    judges = {j: {k: v for k, v in s.items() if k != "controls"} for j, s in summary["judges"].items()}
+    return json.dumps({**summary, "judges": judges}, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_controls_command_sets_each_judges_controls_in_the_summary_and_no_other_byte(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(out), "-q", *scripted])
+    assert r.exit_code == 0, r.output
+    before = (out / "summary.json").read_text()
+    r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", "--seed", "4", *scripted])
+    assert r.exit_code == 0, r.output
+    after = json.loads((out / "summary.json").read_text())
+    assert _without_controls(after) == before
+    saved = json.loads((out / "controls" / "controls.json").read_text())["judges"]["groundedness"]
+    c = after["judges"]["groundedness"]["controls"]
+    assert (c["n_real"], c["n_control"], c["auc"], c["auc_ci"], c["p_value"], c["verdict"]) == (
+        saved["n"],
+        saved["n"],
+        saved["auc"],
+        saved["auc_ci"],
+        saved["p_value"],
+        BLIND,
+    )
+    assert (c["variable"], c["sample"], c["seed"]) == ("output", 12, 4)
+
+
+def test_a_run_with_controls_gives_every_judge_a_controls_object_in_its_summary(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    rows = [{**r, "ground_truth": "x", "retrieval_context": r["context"]} for r in ROWS[:16]]
+    localjudge.evaluate(rows, ["groundedness", "context_sufficiency"], engine=engine, out=tmp_path / "run", controls=16)
+    judges = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]
+    assert judges["groundedness"]["controls"]["verdict"] == DISCRIMINATES and judges["groundedness"]["controls"]["n_real"] == 16
+    none = judges["context_sufficiency"]["controls"]
+    assert none["verdict"].startswith("no control") and none["auc"] is None and none["n_real"] == 0
+
+
+def test_a_run_without_controls_has_no_controls_in_its_summary(tmp_path):
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
+    assert "controls" not in (tmp_path / "run" / "summary.json").read_text()
+
+
+# ------------------------------------------------------------------ the run's printed table
+
+
+def test_the_run_table_shows_a_controls_column_only_when_the_run_judged_controls(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    plain = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "a"), *scripted])
+    assert plain.exit_code == 0, plain.output
+    head = plain.output.splitlines()[0]
+    assert head.split() == ["judge", "n", "scored", "mean", "pass", "rate", "[95%", "CI]", "unscored", "(reasons)"]
+    assert "negative controls" not in plain.output
+    r = CliRunner().invoke(
+        main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "b"), "--controls", "12", *scripted]
+    )
+    assert r.exit_code == 0, r.output
+    table = r.output.splitlines()
+    assert table[0].startswith(head) and table[0].split()[-1] == "controls"
+    assert table[2].startswith("groundedness") and table[2].split()[-1] == "blind"
+    assert f"groundedness: real mean 1.000 vs control 1.000, AUC 0.50 [0.30, 0.70], p = 1.000, n = 12: {BLIND}" in r.output
+    before = plain.output.splitlines()[:3]  # the run's own columns are as they were, the column comes last
+    assert [line[: len(p)].rstrip() for line, p in zip(table[:3], before, strict=True)] == [p.rstrip() for p in before]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "word"),
+    [
+        (DISCRIMINATES, "discriminates"),
+        (BLIND, "blind"),
+        ("inconclusive", "inconclusive"),
+        ("inconclusive (n too small)", "n too small"),
+    ],
+)
+def test_the_controls_column_says_each_verdict_in_a_word_or_two(verdict, word):
+    from localjudge.report.controls import ControlsReport, JudgeControls, controls_column
+
+    report = ControlsReport(seed=0, sample=20, judges={"j": JudgeControls(judge="j", variable="output", verdict=verdict)})
+    assert controls_column(report) == {"j": word}
+    none = JudgeControls(judge="k", variable=None, verdict="no control: the judge file declares no answer variable")
+    assert controls_column(ControlsReport(seed=0, sample=20, judges={"k": none})) == {"k": "no control"}
+    assert controls_column(None) is None
+
+
+# ------------------------------------------------------------------ the report's "How far to trust the numbers"
+
+
+def _controls_section(html: str) -> str:
+    import html as html_text
+
+    start = html.index('<article class="controls">')
+    return html_text.unescape(html[start : html.index("</article>", start)])
+
+
+def test_the_report_shows_each_judges_controls_in_one_row_with_its_verdict_sentence(tmp_path):
+    from localjudge.report import render_report
+    from localjudge.report.controls import verdict_sentence
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    rows = [{**r, "ground_truth": "x", "retrieval_context": r["context"]} for r in ROWS[:16]]
+    localjudge.evaluate(rows, ["groundedness", "context_sufficiency"], engine=engine, out=tmp_path / "run", controls=16)
+    html = render_report(tmp_path / "run")
+    assert "How far to trust the numbers" in html and 'href="#trust"' in html
+    section = _controls_section(html)
+    assert section.count("<tr data-judge=") == 2 and "16 rows sampled per judge, seed 0" in section
+    reader = section[section.index('<tr data-judge="groundedness">') :].split("</tr>")[0]
+    assert "<code>output</code>" in reader and "1.00 [" in reader and verdict_sentence(DISCRIMINATES) in reader
+    none = section[section.index('<tr data-judge="context_sufficiency">') :].split("</tr>")[0]
+    assert "no control: the judge file declares no answer variable" in none
+
+
+def test_the_report_marks_a_blind_judge_and_a_run_without_controls_has_no_controls_section(tmp_path):
+    from localjudge.report import render_report
+
+    engine = ScriptedEngine(lambda m, f: _verdict(True), model_id="yes")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "plain")
+    plain = render_report(tmp_path / "plain")
+    assert 'class="controls"' not in plain and "How far to trust the numbers" not in plain
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    section = _controls_section(render_report(tmp_path / "run"))
+    assert f'<td class="warn">{BLIND}</td>' in section
+
+
+# ------------------------------------------------------------------ `localjudge view`'s run page
+
+
+def test_the_view_reads_each_judges_controls_from_the_summary_and_none_from_a_run_without(tmp_path):
+    from localjudge.view.runs import RunHandle
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "plain")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    assert RunHandle("plain", tmp_path / "plain").controls() == {}
+    got = RunHandle("run", tmp_path / "run").controls()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (
+        got == {"groundedness": summary["judges"]["groundedness"]["controls"]} and got["groundedness"]["verdict"] == DISCRIMINATES
+    )
+
+
+def test_the_view_run_page_shows_the_controls_verdict_per_judge_only_when_there_are_controls():
+    from localjudge.view.pages import run_page
+
+    st = {"rid": "r", "path": "/runs/r", "model": "m", "data": "d.jsonl", "status": "finished", "judges": ["g", "k"]}
+    assert 'id="controls"' not in run_page("t", st) and 'id="controls"' not in run_page("t", st, None, {})
+    controls = {
+        "g": {"verdict": BLIND, "auc": 0.5, "auc_ci": [0.3, 0.7], "n_real": 12},
+        "k": {"verdict": "no control: the judge file declares no answer variable <b>", "auc": None, "n_real": 0},
+    }
+    html = run_page("t", st, None, controls)
+    row = html[html.index('<tr data-judge="g">') :].split("</tr>")[0]
+    assert ">blind<" in row and "0.50 [0.30, 0.70]" in row and "<td>12</td>" in row
+    assert ">no control<" in html and "<b>" not in html.split('id="controls"')[1].split("</section>")[0]  # escaped
+
+
+@pytest.mark.system
+def test_the_served_run_page_carries_the_controls_table(tmp_path):
+    from view_support import ViewServer
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    localjudge.evaluate(ROWS[:12], ["groundedness"], engine=engine, out=tmp_path / "run", controls=12)
+    server = ViewServer(str(tmp_path / "run"))
+    try:
+        status, page, _ = server.request("/runs/run")
+    finally:
+        server.stop()
+    assert status == 200 and '<tr data-judge="groundedness">' in page and ">discriminates<" in page
+
+
+def test_a_rerun_that_judges_nothing_still_judges_its_controls_loading_the_model_for_them(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    argv = ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), "-q", "-m", "scripted:"]
+    argv += ["--option", 'response={"rationale": "r", "result": "yes"}']
+    assert CliRunner().invoke(main, argv).exit_code == 0
+    r = CliRunner().invoke(main, [*argv, "--controls", "12"])
+    assert r.exit_code == 0, r.output
+    saved = json.loads((tmp_path / "run" / "controls" / "controls.json").read_text())
+    assert saved["judges"]["groundedness"]["n"] == 12 and saved["judges"]["groundedness"]["verdict"] == BLIND
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["counts"]["evaluated"] == 0

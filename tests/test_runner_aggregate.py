@@ -64,3 +64,13 @@ def test_table_shows_pass_rate_interval_and_unscored_reasons():
     assert lines[0].split() == ["judge", "n", "scored", "mean", "pass", "rate", "[95%", "CI]", "unscored", "(reasons)"]
     assert "50.0% [9.5%, 90.5%]" in lines[2] and "1 (parse_error: 1)" in lines[2]
     assert lines[3].split() == ["empty", "0", "0", "-", "-", "0"]
+
+
+def test_table_gets_a_controls_column_only_when_given_controls():
+    rs = [res(value="yes", score=1.0, passed=True), res(value="no", score=0.0, passed=False)]
+    summaries = summarise(rs, judges=["j", "empty"])
+    plain = format_table(summaries)
+    assert "controls" not in plain and format_table(summaries, None) == plain
+    lines = format_table(summaries, {"j": "discriminates"}).splitlines()
+    assert lines[0].split()[-1] == "controls" and lines[2].split()[-1] == "discriminates" and lines[3].split()[-1] == "-"
+    assert [line[: len(p)] for line, p in zip(lines, plain.splitlines(), strict=True)] == plain.splitlines()

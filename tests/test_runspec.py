@@ -47,6 +47,8 @@ RUN_OPTIONS: dict[tuple[str, ...], str] = {
     ("--granularity", "turn"): "conversation",
     ("--window", "3"): "conversation",
     ("--truncate-conversation",): "conversation",
+    ("--controls", "5"): "controls",
+    ("--controls-seed", "2"): "controls_seed",
 }
 # --mlflow-sessions replaces DATA (test_mlflow_sessions_option_sets_the_data below); --log-assessments acts after the run
 NOT_RUN_OPTIONS = {"quiet", "mlflow_log", "experiment", "tracking_uri", "labels_file", "label_column", "help"}

@@ -30,16 +30,15 @@ def controls_cmd(run_dir: Path, sample: int, seed: int, judges_dir: Path | None,
     controls per judge with the run's model (--model: the same model where the run's cannot be named) into
     RUN_DIR/controls (resumable, cached; never part of the run's results), then prints per judge both sides' mean
     score, the AUC with its 95 % interval, a permutation p-value and a verdict. Costs SAMPLE judge calls per judge."""
-    from ..report.controls import controls_lines, run_controls
-    from ..store.atomic import write_atomic
+    from ..report.controls import controls_lines, run_controls, save_controls
 
     report = run_controls(
         run_dir, sample=sample, seed=seed, model=model.spec, model_options=model.options or None, judges_dir=judges_dir
     )
-    write_atomic(run_dir / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+    saved = save_controls(run_dir, report)
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
     for line in controls_lines(report):
         click.echo(line)
-    click.echo(f"Saved: {run_dir / 'controls' / 'controls.json'}")
+    click.echo(f"Saved: {saved}")

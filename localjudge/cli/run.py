@@ -156,6 +156,18 @@ class Terminated(KeyboardInterrupt):
     default=None,
     help="With --engine ray: workers, each loading the model once and taking n_threads CPUs (default: CPUs / n_threads).",
 )
+@click.option(
+    "--controls",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="After the run, judge N negative controls per judge (sampled rows given another row's answer), with the same "
+    "model, as `localjudge controls OUT --sample N` does: into OUT/controls, never into the run's results. Costs N more "
+    "judge calls per judge (on a 10-row run, N=10 doubles its calls), so it is off by default (0); 20 tells a reading "
+    "judge from a blind one (docs/trust.md).",
+)
+@click.option("--controls-seed", type=int, default=0, show_default=True, help="With --controls: seed of the sample and swap.")
 def run_cmd(
     data: str,
     judges: tuple[str, ...],
@@ -186,6 +198,8 @@ def run_cmd(
     mlflow_sessions: str | None = None,
     log_assessments: bool = False,
     otel_traces: str | None = None,
+    controls: int = 0,
+    controls_seed: int = 0,
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..api import execute
@@ -268,6 +282,8 @@ def run_cmd(
             csv_raw=csv_raw,
             trust=trust.spec(),
             executor=executor,
+            controls=controls,
+            controls_seed=controls_seed,
         )
         run = execute(spec, bar)
     except KeyboardInterrupt as e:
@@ -278,10 +294,11 @@ def run_cmd(
         bar.close()
         signal.signal(signal.SIGTERM, old)
     if not quiet:
+        from ..report.controls import controls_column, controls_lines
         from ..run.aggregate import format_table
 
         c = run.counts
-        click.echo(format_table(run.summary.judges))
+        click.echo(format_table(run.summary.judges, controls_column(run.controls)))
         click.echo(
             f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
@@ -291,6 +308,10 @@ def run_cmd(
             click.echo(line)
         for line in run.cautions:
             click.echo(line)
+        if run.controls is not None:
+            click.echo("")
+            for line in controls_lines(run.controls):
+                click.echo(line)
         if run.summary.run.get("conversations"):
             from ..run.turns import conversation_lines
 

@@ -24,6 +24,7 @@ from ..store.results import ResultRow
 from ..trust.section import TrustSection
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
+from .controls import BLIND, verdict_sentence
 from .rundir import Run, load_run, summarise
 from .transcripts import aggregate, transcripts
 
@@ -116,6 +117,28 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
     }
 
 
+def _controls_rows(run: Run) -> list[dict[str, Any]]:
+    """One row per judge whose summary.json entry has negative controls (`localjudge run --controls`, `localjudge
+    controls`): the figures as stored, the verdict as a sentence, and whether it says the judge is blind."""
+    out = []
+    for judge in run.judges():
+        c = (run.summary.get("judges", {}).get(judge) or {}).get("controls")
+        if isinstance(c, dict) and isinstance(c.get("verdict"), str):
+            ci = c.get("auc_ci")
+            ci = ci if isinstance(ci, list) and len(ci) == 2 else None
+            keys = ("variable", "n_real", "real_mean", "control_mean", "auc", "p_value", "sample", "seed")
+            out.append(
+                {
+                    **{k: c.get(k) for k in keys},
+                    "judge": judge,
+                    "auc_ci": ci,
+                    "sentence": verdict_sentence(c["verdict"]),
+                    "blind": c["verdict"] == BLIND,
+                }
+            )
+    return out
+
+
 def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]:
     out = []
     shown = sorted(run.rows, key=lambda r: (r.row_index, r.judge))[:max_rows]
@@ -178,7 +201,8 @@ def render_report(
     title: str | None = None,
     trust: Sequence[TrustSection] = (),
 ) -> str:
-    """The report as an HTML string; `trust` adds the "How far to trust the numbers" section."""
+    """The report as an HTML string; `trust` adds the "How far to trust the numbers" section, which also shows each
+    judge's negative controls when the run's summary has them."""
     import jinja2
 
     cur = run if isinstance(run, Run) else load_run(run)
@@ -212,6 +236,7 @@ def render_report(
         comparison=comparison,
         agreements=list(agreements),
         trust=list(trust),
+        controls=_controls_rows(cur),
         pairwise=[j for j in judges if j["pairwise"]],
         css=Markup((HERE / "templates" / "report.css").read_text(encoding="utf-8")),
         js=Markup((HERE / "templates" / "report.js").read_text(encoding="utf-8")),

@@ -5,7 +5,9 @@ answer of another sampled row (a derangement: a seeded shuffle shifted by one; a
 left out). The answer variable is the one the judge file declares (`[controls] answer = ...`, judges/spec.py); a
 judge that declares none gets no control, and the report says so. The controls are judged by the same judge and
 model into their own run directory (RUN_DIR/controls: resumable and cached like any run; never part of the run's
-results, pass rates, exports, `agree` or `align`).
+results, pass rates, exports, `agree` or `align`). `save_controls` writes the report to RUN_DIR/controls/controls.json
+and gives each judge of RUN_DIR/summary.json a `controls` object, leaving the rest of the summary as it was (a later
+run of the same directory rewrites summary.json from its results, without them, until controls are judged again).
 
 The measure, per judge, on the sampled rows and their controls: mean score and pass rate of each side; the AUC of
 real-vs-control scores (the probability that a real row scores above its control, ties counted half) with a 95 %
@@ -268,6 +270,82 @@ def run_controls(
     return ControlsReport(seed=seed, sample=sample, judges=report)
 
 
+def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
+    """One judge's controls as summary.json carries them (`judges.NAME.controls`): the answer variable, the pairs
+    on each side, both means, the AUC with its interval, the p-value, the verdict, and the sample and seed asked for."""
+    return {
+        "variable": j.variable,
+        "n_real": j.n,
+        "n_control": j.n,
+        "real_mean": j.real_mean,
+        "control_mean": j.control_mean,
+        "auc": j.auc,
+        "auc_ci": j.auc_ci,
+        "p_value": j.p_value,
+        "verdict": j.verdict,
+        "sample": report.sample,
+        "seed": report.seed,
+    }
+
+
+def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
+    """Write the report to RUN_DIR/controls/controls.json and return its path; then set each judge's `controls`
+    object in RUN_DIR/summary.json (a judge the report lacks loses a stale one). Both writes are atomic, and every
+    other byte of summary.json stays as it was: results, pass rates and the other exports are not touched."""
+    from .. import jsonio
+    from ..run.exports import write_json_atomic
+    from ..store.atomic import write_atomic
+
+    saved = write_atomic(Path(run_dir) / "controls" / "controls.json", report.model_dump_json(indent=2), mkdir=True)
+    path = Path(run_dir) / "summary.json"
+    if path.is_file():
+        try:
+            summary = jsonio.loads(path.read_bytes())
+        except ValueError as e:
+            raise InputError(f"{path}: {e}; the summary is damaged: run the evaluation again") from None
+        for name, entry in (summary.get("judges") or {}).items():
+            if name in report.judges:
+                entry["controls"] = summary_entry(report.judges[name], report)
+            else:
+                entry.pop("controls", None)
+        write_json_atomic(path, summary)
+    return saved
+
+
+SHORT = {DISCRIMINATES: "discriminates", BLIND: "blind", INCONCLUSIVE: "inconclusive", TOO_FEW: "n too small"}
+
+
+def verdict_word(verdict: str) -> str:
+    """A verdict in a word or two, for a table column: discriminates, blind, inconclusive, n too small, no control."""
+    return SHORT.get(verdict) or ("no control" if verdict.startswith("no control") else verdict)
+
+
+def short_verdict(j: JudgeControls) -> str:
+    """The judge's verdict in a word or two (`verdict_word`)."""
+    return verdict_word(j.verdict)
+
+
+def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
+    """Judge → `short_verdict`, the `controls` column of the run's table; None without controls (no column)."""
+    return None if report is None else {name: short_verdict(j) for name, j in report.judges.items()}
+
+
+SENTENCES = {
+    DISCRIMINATES: "discriminates: it scores its own rows above the same rows given another row's answer "
+    "(interval above 0.5, p < 0.05)",
+    BLIND: BLIND,
+    INCONCLUSIVE: "inconclusive: the interval reaches both chance and a useful discrimination; more controls "
+    "(--sample, --controls) narrow it",
+    TOO_FEW: f"inconclusive (n too small): fewer than {MIN_PAIRS} pairs were judged; more controls (--sample, --controls) "
+    "can decide",
+}
+
+
+def verdict_sentence(verdict: str) -> str:
+    """The verdict as a sentence that says what it rests on (the report's controls table)."""
+    return SENTENCES.get(verdict, verdict)
+
+
 def controls_lines(report: ControlsReport) -> list[str]:
     """The report as text: one line per judge."""
     out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
@@ -284,4 +362,14 @@ def controls_lines(report: ControlsReport) -> list[str]:
     return out
 
 
-__all__ = ["ControlsReport", "JudgeControls", "auc", "auc_interval", "controls_lines", "measure", "pairs", "run_controls"]
+__all__ = [
+    "ControlsReport",
+    "JudgeControls",
+    "auc",
+    "auc_interval",
+    "controls_lines",
+    "measure",
+    "pairs",
+    "run_controls",
+    "save_controls",
+]

@@ -14,7 +14,7 @@ decimals (`"score=0.73"`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -106,9 +106,12 @@ def summarise(results: Iterable[JudgeResult], judges: Iterable[str] | None = Non
     return {j: t.summary() for j, t in tallies.items()}
 
 
-def format_table(summaries: dict[str, JudgeSummary]) -> str:
-    """A plain-text table of per-judge summaries (for terminals)."""
-    head = ("judge", "n", "scored", "mean", "pass rate [95% CI]", "unscored (reasons)")
+def format_table(summaries: dict[str, JudgeSummary], controls: Mapping[str, str] | None = None) -> str:
+    """A plain-text table of per-judge summaries (for terminals). `controls` (judge → its negative controls' verdict
+    in a few words) adds a last `controls` column, "-" for a judge it lacks; without it the table is as before."""
+    head: tuple[str, ...] = ("judge", "n", "scored", "mean", "pass rate [95% CI]", "unscored (reasons)")
+    if controls is not None:
+        head += ("controls",)
     rows = [head]
     for name, s in summaries.items():
         mean = "-" if s.mean_score is None else f"{s.mean_score:.3f}"
@@ -118,7 +121,8 @@ def format_table(summaries: dict[str, JudgeSummary]) -> str:
             pr = f"{s.pass_rate:.1%} [{s.pass_rate_ci[0]:.1%}, {s.pass_rate_ci[1]:.1%}]"
         reasons = ", ".join(f"{k}: {v}" for k, v in s.unscored_reasons.items())
         uns = str(s.n_unscored) + (f" ({reasons})" if reasons else "")
-        rows.append((name, str(s.n), str(s.n_scored), mean, pr, uns))
+        row: tuple[str, ...] = (name, str(s.n), str(s.n_scored), mean, pr, uns)
+        rows.append(row if controls is None else (*row, controls.get(name, "-")))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -91,6 +91,10 @@ class RunSpec(BaseModel):
     # trust and executor
     trust: TrustSpec = Field(default_factory=TrustSpec)
     executor: str | Executor | None = None  # None or "local": this process; "ray"; or an executor object
+    # negative controls after the run (report/controls.py): N rows per judge given another row's answer, judged by the
+    # same model into out/controls (N more judge calls per judge); 0: none. Never part of the run's results.
+    controls: int = Field(0, ge=0)
+    controls_seed: int = 0
 
     @field_validator("judges", mode="before")
     @classmethod
@@ -131,10 +135,14 @@ class RunSpec(BaseModel):
         aggregation: str = "majority",
         weights: Sequence[float] | None = None,
         conversation: ConversationOptions | Mapping[str, Any] | str | None = None,
+        controls: int = 0,
+        controls_seed: int = 0,
     ) -> RunSpec:
         """The spec of `localjudge.evaluate`'s keywords (the Python API's edge; see `localjudge.evaluate`).
         `engine_kwargs`, the former name of `model_options`, still works for one release, with a DeprecationWarning.
-        `conversation`: `ConversationOptions`, its fields as a dict, or a granularity (`"session"`, `"turn"`)."""
+        `conversation`: `ConversationOptions`, its fields as a dict, or a granularity (`"session"`, `"turn"`).
+        `controls`: after the run, judge this many negative controls per judge (another row's answer; `controls_seed`
+        seeds the sample), as `localjudge controls RUN_DIR --sample N` does; needs `out`."""
         given: Mapping[str, Any] | BackendOptions | None = model_options
         if engine_kwargs is not None:
             warnings.warn(
@@ -167,6 +175,8 @@ class RunSpec(BaseModel):
                 escalate_below=escalate_below,
             ),
             executor=executor,
+            controls=controls,
+            controls_seed=controls_seed,
         )
 
 

@@ -77,6 +77,7 @@ class RunResult:
     n_rows: int
     summary: RunSummary
     counts: RunCounts
+    controls: Any = None  # the negative controls judged after the run (report/controls.py `ControlsReport`), if asked
 
     @property
     def results(self) -> ResultsView:

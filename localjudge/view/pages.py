@@ -114,9 +114,39 @@ def figures_section(fig: dict[str, Any] | None) -> str:
     return '<div id="trust-figures">' + "".join(out) + "</div>"
 
 
-def run_page(csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = None) -> str:
-    """A run: live progress, the panel's or cascade's figures, then the rows table with filters (filled and paged
-    by the script; a panel's rows carry its members' verdicts)."""
+def controls_section(controls: dict[str, dict[str, Any]] | None) -> str:
+    """The run's judges with their negative controls (summary.json's `controls`): per judge the verdict in a word or
+    two, the AUC with its 95 % interval, the pairs judged and the verdict as a sentence; "" without controls."""
+    if not controls:
+        return ""
+    from ..report.controls import verdict_sentence, verdict_word
+
+    rows = []
+    for judge, c in controls.items():
+        ci = c.get("auc_ci")
+        auc = (
+            "—"
+            if c.get("auc") is None
+            else f"{c['auc']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if isinstance(ci, list) and len(ci) == 2 else "")
+        )
+        word = verdict_word(c["verdict"])
+        rows.append(
+            f'<tr data-judge="{esc(judge)}"><td>{esc(judge)}</td><td class="controls-verdict {esc(word.replace(" ", "-"))}">'
+            f"{esc(word)}</td><td>{esc(auc)}</td><td>{esc(c.get('n_real') or 0)}</td><td>{esc(verdict_sentence(c['verdict']))}</td></tr>"
+        )
+    return (
+        '<section id="controls"><h2>Negative controls</h2><p class="sub">Does each judge score its rows above the same rows '
+        "given another row's answer? (no labels; <code>localjudge controls RUN_DIR</code>)</p>"
+        "<table class='controls'><thead><tr><th>judge</th><th>controls</th><th>AUC [95 %]</th><th>pairs</th><th>verdict</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def run_page(
+    csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = None, controls: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """A run: live progress, the panel's or cascade's figures, its judges' negative controls when it has them, then
+    the rows table with filters (filled and paged by the script; a panel's rows carry its members' verdicts)."""
     rid = st["rid"]
     judges = "".join(f'<option value="{esc(j)}">{esc(j)}</option>' for j in st["judges"])
     body = f"""
@@ -124,7 +154,7 @@ def run_page(csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = Non
 <nav class="tabs"><a href="/runs/{esc(rid)}/label">label</a><a href="/runs/{esc(rid)}/agreement">agreement</a></nav>
 <div id="progress" class="progress"><div class="bar"><span id="bar"></span></div>
 <span id="status" class="status">{esc(st["status"])}</span> <span id="cells"></span> <span id="eta"></span></div>
-{figures_section(figures)}
+{figures_section(figures)}{controls_section(controls)}
 <div class="filters">
 <label>judge <select id="f-judge"><option value="">all</option>{judges}</select></label>
 <label>status <select id="f-status"><option value="">all</option><option>pass</option><option>fail</option>

@@ -98,6 +98,25 @@ class RunHandle:
             meta = {}
         return meta if isinstance(meta, dict) else {}
 
+    def controls(self) -> dict[str, dict[str, Any]]:
+        """Judge → its negative controls as the run directory's summary.json carries them (`localjudge run
+        --controls`, `localjudge controls`); empty without any, or when the summary cannot be read (a run in
+        progress has none yet)."""
+        from .. import jsonio
+
+        try:
+            summary = jsonio.loads((self.path / "summary.json").read_bytes())
+        except (OSError, ValueError):
+            return {}
+        judges = summary.get("judges") if isinstance(summary, dict) else None
+        if not isinstance(judges, dict):
+            return {}
+        return {
+            str(j): s["controls"]
+            for j, s in judges.items()
+            if isinstance(s, dict) and isinstance(s.get("controls"), dict) and isinstance(s["controls"].get("verdict"), str)
+        }
+
     def all_judges(self) -> list[str]:
         """Every judge name with results, panel and cascade members included: the metadata's order, else a scan."""
         meta = self.meta()
