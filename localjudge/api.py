@@ -236,8 +236,10 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
     are not touched."""
     from .report.controls import run_controls, save_controls
 
+    from .run.resumed_model import resumed_model
+
     assert spec.out is not None  # check_controls
-    m = spec.model
+    m = resumed_model(spec.model, spec.out)  # the file the run was judged with (a resumed run may keep the shipped one)
     ref = m.ref()
     engine = ref.engine() if ref.loaded else None  # the model the run loaded judges its controls: never a second load
     report = run_controls(
