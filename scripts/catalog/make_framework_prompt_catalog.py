@@ -350,27 +350,78 @@ RUBRIC = {
 }
 
 
+# promptfoo's three default model-graded assertions: (type, the test's vars and the assertion's value, the answer
+# the recorder gives, the contract). Each contract is what promptfoo 0.121's own parser reads, in
+# node_modules/promptfoo/dist/src/graders-*.js (the bundle dist/src/main.js imports; src/matchers/llmGrading.ts):
+#   * llm-rubric: `matchesLlmRubric` -> `runJsonGradingPrompt` with DEFAULT_GRADING_PROMPT: a JSON object
+#     {reason, pass, score};
+#   * model-graded-closedqa: `matchesClosedQa` with OPENAI_CLOSED_QA_PROMPT: `pass` is
+#     `resp.output.trimEnd().endsWith("Y")`, a text ending in neither Y nor N is "Model grader produced a malformed
+#     response"; the prompt asks for reasoning, then Y or N on its own line, then the letter again on a new line;
+#   * factuality: `matchesFactuality` with PROMPTFOO_FACTUALITY_PROMPT: `parseFactualityJsonResponse` reads the
+#     first JSON object (`extractFirstJsonObject`), its `category` a string that trimmed and upper-cased is one
+#     of A-E (anything else: "Invalid category value"), `reason` optional; failing JSON,
+#     `parseLegacyFactualityResponse` looks for `(A)`..`(E)`. The prompt asks for {"category", "reason"} in that
+#     order, "valid JSON with no additional text".
+CLOSEDQA = 'start: REASON "\\n" VERDICT\nVERDICT: "Y\\nY" | "N\\nN"\nREASON: /[A-Za-z0-9 ,.\'-]{1,300}/\n'
+FACTUALITY = {
+    "type": "object",
+    "properties": {
+        "category": {"type": "string", "enum": ["A", "B", "C", "D", "E"]},
+        "reason": {"type": "string"},
+    },
+    "required": ["category", "reason"],
+    "additionalProperties": False,
+}
+PROMPTFOO_ASSERTIONS: list[tuple[str, dict[str, int], str, dict[str, Any]]] = [
+    ("llm-rubric", {"answer": 0, "value": 1}, '{"reason": "r", "pass": true, "score": 1}', {"schema": RUBRIC}),
+    ("model-graded-closedqa", {"answer": 0, "value": 1}, "Reasoning.\nY\nY", {"grammar": CLOSEDQA}),
+    ("factuality", {"answer": 0, "value": 1}, '{"category": "C", "reason": "r"}', {"schema": FACTUALITY}),
+]
+PROMPTFOO_PROMPTS = {  # the constant each assertion's default prompt is, in promptfoo's source
+    "llm-rubric": "DEFAULT_GRADING_PROMPT",
+    "model-graded-closedqa": "OPENAI_CLOSED_QA_PROMPT",
+    "factuality": "PROMPTFOO_FACTUALITY_PROMPT",
+}
+
+
+def promptfoo_config(url: str, kind: str, marks: dict[str, int]) -> dict[str, Any]:
+    """A promptfooconfig that grades one echoed answer with assertion `kind` through an OpenAI-compatible server
+    at `url`, nothing else configured: each variable (and the assertion's value) the sentinel `marks` names."""
+    provider = {"id": "openai:chat:m", "config": {"apiBaseUrl": url, "apiKey": "unused"}}
+    values = {k: MARK.format(i) for k, i in marks.items()}
+    value = values.pop("value")
+    return {
+        "providers": [{"id": "echo"}],
+        "prompts": ["{{answer}}"],  # the echo provider answers the prompt itself: the test's input is its output
+        "defaultTest": {"options": {"provider": provider}},
+        "tests": [{"vars": values, "assert": [{"type": kind, "value": value}]}],
+    }
+
+
+def run_promptfoo(config: dict[str, Any], *extra: str) -> subprocess.CompletedProcess[str]:
+    """`promptfoo eval` on `config` in a scratch HOME (no telemetry, no update check, no cache, nothing written)."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "promptfooconfig.json").write_text(json.dumps(config))
+        env = {**os.environ, "HOME": d, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+        cmd = [str(PROMPTFOO), "eval", "-c", "promptfooconfig.json", "--no-cache", "--no-progress-bar", "--no-write", *extra]
+        return subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
+
+
 def promptfoo_entries() -> tuple[list[dict[str, Any]], list[str]]:
     if not PROMPTFOO.exists():
         raise SystemExit(f"{PROMPTFOO}: run tests/test_serve_clients.py once (it npm-installs promptfoo@0.121)")
-
-    def run(url: str) -> None:
-        provider = {"id": "openai:chat:m", "config": {"apiBaseUrl": url, "apiKey": "unused"}}
-        config = {
-            "providers": [{"id": "echo"}],
-            "prompts": ["{{answer}}"],
-            "defaultTest": {"options": {"provider": provider}},
-            "tests": [{"vars": {"answer": MARK.format(0)}, "assert": [{"type": "llm-rubric", "value": MARK.format(1)}]}],
-        }
-        with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "promptfooconfig.json").write_text(json.dumps(config))
-            env = {**os.environ, "HOME": d, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
-            cmd = [str(PROMPTFOO), "eval", "-c", "promptfooconfig.json", "--no-cache", "--no-progress-bar", "--no-write"]
-            subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
-
-    body = record('{"reason": "r", "pass": true, "score": 1}', run)
     version = json.loads((PROMPTFOO.parent.parent / "promptfoo" / "package.json").read_text())["version"]
-    return [entry("promptfoo.llm-rubric", f"promptfoo {version} DEFAULT_GRADING_PROMPT", _messages(body), schema=RUBRIC)], []
+    out = []
+    for kind, marks, answer, contract_ in PROMPTFOO_ASSERTIONS:
+
+        def run(url: str, kind: str = kind, marks: dict[str, int] = marks) -> None:
+            run_promptfoo(promptfoo_config(url, kind, marks))
+
+        body = record(answer, run)
+        source = f"promptfoo {version} {PROMPTFOO_PROMPTS[kind]}"
+        out.append(entry(f"promptfoo.{kind}", source, _messages(body), **contract_))
+    return out, []
 
 
 def _grade_grammar(text: str) -> str:
