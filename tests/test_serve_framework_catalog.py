@@ -217,6 +217,7 @@ def test_promptfoos_closedqa_and_factuality_prompts_are_recognised_and_get_their
     assert p.schema == fact.schema and p.contract == fact.label
     assert fact.schema["required"] == ["category", "reason"] and fact.schema["additionalProperties"] is False
     assert fact.schema["properties"]["category"]["enum"] == list("ABCDE")  # parseFactualityJsonResponse: /^[A-E]$/
+    assert JSONSchemaFormat(fact.schema, field_tokens=80).max_tokens() < 4000  # the reason bounded: the JSON closes
     import jsonschema
 
     for answer in [json.dumps(_minimal(fact.schema)), *FACTUALITY_ANSWERS]:

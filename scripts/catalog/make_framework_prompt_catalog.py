@@ -9,9 +9,11 @@ Per prompt: its messages' roles and the fixed text between their variables (`seg
     each variable the metric passes (a one-element list where the template loops over it), and the schema;
   * RAGAS 0.4 (both APIs: the collections' `BasePrompt`s and the legacy `PydanticPrompt`s): the text before and
     after the input JSON, cut from the prompt's own first example (as `to_string` renders it), and the output model;
-  * promptfoo (`llm-rubric`) and Inspect AI (`model_graded_qa`, `model_graded_fact`): the requests the real client
-    sends, recorded by a loopback HTTP server (`record`) with sentinel values in every variable, and the contract
-    their templates state in words (`{reason, pass, score}`; a last line `GRADE: <letter>`).
+  * promptfoo (`llm-rubric`, `model-graded-closedqa`, `factuality`) and Inspect AI (`model_graded_qa`,
+    `model_graded_fact`): the requests the real client sends, recorded by a loopback HTTP server (`record`) with
+    sentinel values in every variable, and the contract their templates state and their parsers read
+    (`{reason, pass, score}`; reasoning then `Y`/`N` twice; `{category: A-E, reason}`; a last line
+    `GRADE: <letter>`).
 
 A schema becomes a contract by `contract()`: only tightenings, so every answer stays valid for the framework's own
 validator: `$ref`s inlined, every property required, no other properties, `Optional[X]` as X, arrays bounded
@@ -352,7 +354,8 @@ RUBRIC = {
 
 # promptfoo's three default model-graded assertions: (type, the test's vars and the assertion's value, the answer
 # the recorder gives, the contract). Each contract is what promptfoo 0.121's own parser reads, in
-# node_modules/promptfoo/dist/src/graders-*.js (the bundle dist/src/main.js imports; src/matchers/llmGrading.ts):
+# node_modules/promptfoo/dist/src/graders-D8C-P60-.js of 0.121.20 (the bundle dist/src/main.js imports; from
+# src/matchers/llmGrading.ts; the prompts at lines 1494 and 1536, the parsers at 1916-1958 and 2043-2095):
 #   * llm-rubric: `matchesLlmRubric` -> `runJsonGradingPrompt` with DEFAULT_GRADING_PROMPT: a JSON object
 #     {reason, pass, score};
 #   * model-graded-closedqa: `matchesClosedQa` with OPENAI_CLOSED_QA_PROMPT: `pass` is
@@ -363,6 +366,9 @@ RUBRIC = {
 #     of A-E (anything else: "Invalid category value"), `reason` optional; failing JSON,
 #     `parseLegacyFactualityResponse` looks for `(A)`..`(E)`. The prompt asks for {"category", "reason"} in that
 #     order, "valid JSON with no additional text".
+# So closedqa's contract is a grammar (one reasoning line of Inspect's character set, then the letter on its own line
+# and again on the next, as the prompt asks: promptfoo reads only the last) and factuality's a schema (`category`
+# the five letters, both properties required, no others: the prompt's order; serve's --field-tokens bounds `reason`).
 CLOSEDQA = 'start: REASON "\\n" VERDICT\nVERDICT: "Y\\nY" | "N\\nN"\nREASON: /[A-Za-z0-9 ,.\'-]{1,300}/\n'
 FACTUALITY = {
     "type": "object",
