@@ -81,6 +81,8 @@ def test_the_catalog_holds_the_metrics_the_frameworks_use_by_default():
         "ragas.legacy._faithfulness.StatementGeneratorPrompt",
         "ragas.legacy._faithfulness.NLIStatementPrompt",
         "promptfoo.llm-rubric",
+        "promptfoo.model-graded-closedqa",
+        "promptfoo.factuality",
         "inspect.model_graded_qa",
         "inspect.model_graded_fact",
     ):
@@ -182,3 +184,77 @@ def test_without_the_catalog_nothing_is_tightened():
     assert p.schema is None and p.fmt is None and p.contract is None
     p = _plan(msgs)
     assert p.schema == c.schema and set(p.schema["required"]) == {"reason", "pass", "score"}
+
+
+def _accepts(grammar: str, text: str) -> bool:
+    """Whether the Lark grammar (as serve compiles it) accepts `text` whole, byte by byte."""
+    from llguidance import LLMatcher, LLTokenizer
+
+    from localjudge.formats.grammar import GrammarFormat
+
+    m = LLMatcher(LLTokenizer("byte"), GrammarFormat(grammar).constraint().grammar)
+    return m.consume_tokens(list(text.encode())) and m.is_accepting()
+
+
+# answers of each promptfoo contract's form, with what promptfoo 0.121 makes of them (matchesClosedQa: `pass` when
+# the answer ends with Y, "does not meet" when with N; matchesFactuality: the JSON `category`, D failing by default)
+CLOSEDQA_ANSWERS = {"The submission names Paris.\nY\nY": True, "It does not name the capital.\nN\nN": False}
+FACTUALITY_ANSWERS = {json.dumps({"category": x, "reason": "r"}): x != "D" for x in "ABCDE"}
+
+
+def test_promptfoos_closedqa_and_factuality_prompts_are_recognised_and_get_their_contracts():
+    qa = next(x for x in framework_contracts() if x.judge == "promptfoo.model-graded-closedqa")
+    msgs = [{"role": m.role, "content": m.content} for m in _fill(qa, ["What is the capital of France?", "Paris", "names Paris"])]
+    p = _plan(msgs)
+    assert p.fmt is not None and p.contract == qa.label and qa.grammar is not None
+    for answer in CLOSEDQA_ANSWERS:  # promptfoo reads the last character: every answer of the grammar ends Y or N
+        assert _accepts(qa.grammar, answer) and answer.rstrip()[-1] in "YN", answer
+    for bad in ("x\nY\nN", "x\nY", "x", "x\nMaybe\nMaybe", "x\nY\nY\n"):
+        assert not _accepts(qa.grammar, bad), bad
+    fact = next(x for x in framework_contracts() if x.judge == "promptfoo.factuality")
+    msgs = [{"role": m.role, "content": m.content} for m in _fill(fact, ["What is the capital of France?", "Paris", "Paris"])]
+    p = _plan(msgs)
+    assert p.schema == fact.schema and p.contract == fact.label
+    assert fact.schema["required"] == ["category", "reason"] and fact.schema["additionalProperties"] is False
+    assert fact.schema["properties"]["category"]["enum"] == list("ABCDE")  # parseFactualityJsonResponse: /^[A-E]$/
+    assert JSONSchemaFormat(fact.schema, field_tokens=80).max_tokens() < 4000  # the reason bounded: the JSON closes
+    import jsonschema
+
+    for answer in [json.dumps(_minimal(fact.schema)), *FACTUALITY_ANSWERS]:
+        jsonschema.validate(json.loads(answer), fact.schema)
+
+
+NODE_PARSE = """
+const [index, kind, answers] = process.argv.slice(1);
+const { assertions } = await import(index);
+const out = [];
+for (const answer of JSON.parse(answers)) {
+  const provider = { id: () => "recorded", callApi: async () => ({ output: answer }) };
+  const fn = kind === "factuality" ? assertions.matchesFactuality : assertions.matchesClosedQa;
+  const r = await fn("question", "expected", "output", { provider }, {});
+  out.push({ pass: r.pass, reason: r.reason });
+}
+process.stdout.write(JSON.stringify(out));
+process.exit(0);
+"""
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("kind", ["model-graded-closedqa", "factuality"])
+def test_promptfoos_own_parser_reads_each_answer_of_the_contract_as_a_verdict(kind):
+    """promptfoo 0.121's own `matchesClosedQa` / `matchesFactuality` (its library export, in node), its grading
+    provider answering with answers of the contract's form: each a verdict (the expected pass), none an error."""
+    import subprocess
+
+    from serve_support import promptfoo_cli
+
+    cli, why = promptfoo_cli()
+    if cli is None:
+        pytest.skip(why)
+    answers = CLOSEDQA_ANSWERS if kind == "model-graded-closedqa" else FACTUALITY_ANSWERS
+    index = (cli.parent.parent / "promptfoo" / "dist" / "src" / "index.js").as_uri()
+    node = ["node", "--input-type=module", "-e", NODE_PARSE, index, kind, json.dumps(list(answers))]
+    got = json.loads(subprocess.run(node, capture_output=True, text=True, timeout=120, check=True).stdout)
+    for (answer, expected), r in zip(answers.items(), got, strict=True):
+        assert r["pass"] is expected, (answer, r)
+        assert not any(w in r["reason"] for w in ("malformed", "did not match", "Invalid category")), (answer, r)

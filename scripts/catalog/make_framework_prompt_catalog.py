@@ -9,9 +9,11 @@ Per prompt: its messages' roles and the fixed text between their variables (`seg
     each variable the metric passes (a one-element list where the template loops over it), and the schema;
   * RAGAS 0.4 (both APIs: the collections' `BasePrompt`s and the legacy `PydanticPrompt`s): the text before and
     after the input JSON, cut from the prompt's own first example (as `to_string` renders it), and the output model;
-  * promptfoo (`llm-rubric`) and Inspect AI (`model_graded_qa`, `model_graded_fact`): the requests the real client
-    sends, recorded by a loopback HTTP server (`record`) with sentinel values in every variable, and the contract
-    their templates state in words (`{reason, pass, score}`; a last line `GRADE: <letter>`).
+  * promptfoo (`llm-rubric`, `model-graded-closedqa`, `factuality`) and Inspect AI (`model_graded_qa`,
+    `model_graded_fact`): the requests the real client sends, recorded by a loopback HTTP server (`record`) with
+    sentinel values in every variable, and the contract their templates state and their parsers read
+    (`{reason, pass, score}`; reasoning then `Y`/`N` twice; `{category: A-E, reason}`; a last line
+    `GRADE: <letter>`).
 
 A schema becomes a contract by `contract()`: only tightenings, so every answer stays valid for the framework's own
 validator: `$ref`s inlined, every property required, no other properties, `Optional[X]` as X, arrays bounded
@@ -350,27 +352,82 @@ RUBRIC = {
 }
 
 
+# promptfoo's three default model-graded assertions: (type, the test's vars and the assertion's value, the answer
+# the recorder gives, the contract). Each contract is what promptfoo 0.121's own parser reads, in
+# node_modules/promptfoo/dist/src/graders-D8C-P60-.js of 0.121.20 (the bundle dist/src/main.js imports; from
+# src/matchers/llmGrading.ts; the prompts at lines 1494 and 1536, the parsers at 1916-1958 and 2043-2095):
+#   * llm-rubric: `matchesLlmRubric` -> `runJsonGradingPrompt` with DEFAULT_GRADING_PROMPT: a JSON object
+#     {reason, pass, score};
+#   * model-graded-closedqa: `matchesClosedQa` with OPENAI_CLOSED_QA_PROMPT: `pass` is
+#     `resp.output.trimEnd().endsWith("Y")`, a text ending in neither Y nor N is "Model grader produced a malformed
+#     response"; the prompt asks for reasoning, then Y or N on its own line, then the letter again on a new line;
+#   * factuality: `matchesFactuality` with PROMPTFOO_FACTUALITY_PROMPT: `parseFactualityJsonResponse` reads the
+#     first JSON object (`extractFirstJsonObject`), its `category` a string that trimmed and upper-cased is one
+#     of A-E (anything else: "Invalid category value"), `reason` optional; failing JSON,
+#     `parseLegacyFactualityResponse` looks for `(A)`..`(E)`. The prompt asks for {"category", "reason"} in that
+#     order, "valid JSON with no additional text".
+# So closedqa's contract is a grammar (one reasoning line of Inspect's character set, then the letter on its own line
+# and again on the next, as the prompt asks: promptfoo reads only the last) and factuality's a schema (`category`
+# the five letters, both properties required, no others: the prompt's order; serve's --field-tokens bounds `reason`).
+CLOSEDQA = 'start: REASON "\\n" VERDICT\nVERDICT: "Y\\nY" | "N\\nN"\nREASON: /[A-Za-z0-9 ,.\'-]{1,300}/\n'
+FACTUALITY = {
+    "type": "object",
+    "properties": {
+        "category": {"type": "string", "enum": ["A", "B", "C", "D", "E"]},
+        "reason": {"type": "string"},
+    },
+    "required": ["category", "reason"],
+    "additionalProperties": False,
+}
+PROMPTFOO_ASSERTIONS: list[tuple[str, dict[str, int], str, dict[str, Any]]] = [
+    ("llm-rubric", {"answer": 0, "value": 1}, '{"reason": "r", "pass": true, "score": 1}', {"schema": RUBRIC}),
+    ("model-graded-closedqa", {"answer": 0, "value": 1}, "Reasoning.\nY\nY", {"grammar": CLOSEDQA}),
+    ("factuality", {"answer": 0, "value": 1}, '{"category": "C", "reason": "r"}', {"schema": FACTUALITY}),
+]
+PROMPTFOO_PROMPTS = {  # the constant each assertion's default prompt is, in promptfoo's source
+    "llm-rubric": "DEFAULT_GRADING_PROMPT",
+    "model-graded-closedqa": "OPENAI_CLOSED_QA_PROMPT",
+    "factuality": "PROMPTFOO_FACTUALITY_PROMPT",
+}
+
+
+def promptfoo_config(url: str, kind: str, marks: dict[str, int]) -> dict[str, Any]:
+    """A promptfooconfig that grades one echoed answer with assertion `kind` through an OpenAI-compatible server
+    at `url`, nothing else configured: each variable (and the assertion's value) the sentinel `marks` names."""
+    provider = {"id": "openai:chat:m", "config": {"apiBaseUrl": url, "apiKey": "unused"}}
+    values = {k: MARK.format(i) for k, i in marks.items()}
+    value = values.pop("value")
+    return {
+        "providers": [{"id": "echo"}],
+        "prompts": ["{{answer}}"],  # the echo provider answers the prompt itself: the test's input is its output
+        "defaultTest": {"options": {"provider": provider}},
+        "tests": [{"vars": values, "assert": [{"type": kind, "value": value}]}],
+    }
+
+
+def run_promptfoo(config: dict[str, Any], *extra: str) -> subprocess.CompletedProcess[str]:
+    """`promptfoo eval` on `config` in a scratch HOME (no telemetry, no update check, no cache, nothing written)."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "promptfooconfig.json").write_text(json.dumps(config))
+        env = {**os.environ, "HOME": d, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+        cmd = [str(PROMPTFOO), "eval", "-c", "promptfooconfig.json", "--no-cache", "--no-progress-bar", "--no-write", *extra]
+        return subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
+
+
 def promptfoo_entries() -> tuple[list[dict[str, Any]], list[str]]:
     if not PROMPTFOO.exists():
         raise SystemExit(f"{PROMPTFOO}: run tests/test_serve_clients.py once (it npm-installs promptfoo@0.121)")
-
-    def run(url: str) -> None:
-        provider = {"id": "openai:chat:m", "config": {"apiBaseUrl": url, "apiKey": "unused"}}
-        config = {
-            "providers": [{"id": "echo"}],
-            "prompts": ["{{answer}}"],
-            "defaultTest": {"options": {"provider": provider}},
-            "tests": [{"vars": {"answer": MARK.format(0)}, "assert": [{"type": "llm-rubric", "value": MARK.format(1)}]}],
-        }
-        with tempfile.TemporaryDirectory() as d:
-            (Path(d) / "promptfooconfig.json").write_text(json.dumps(config))
-            env = {**os.environ, "HOME": d, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
-            cmd = [str(PROMPTFOO), "eval", "-c", "promptfooconfig.json", "--no-cache", "--no-progress-bar", "--no-write"]
-            subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
-
-    body = record('{"reason": "r", "pass": true, "score": 1}', run)
     version = json.loads((PROMPTFOO.parent.parent / "promptfoo" / "package.json").read_text())["version"]
-    return [entry("promptfoo.llm-rubric", f"promptfoo {version} DEFAULT_GRADING_PROMPT", _messages(body), schema=RUBRIC)], []
+    out = []
+    for kind, marks, answer, contract_ in PROMPTFOO_ASSERTIONS:
+
+        def run(url: str, kind: str = kind, marks: dict[str, int] = marks) -> None:
+            run_promptfoo(promptfoo_config(url, kind, marks))
+
+        body = record(answer, run)
+        source = f"promptfoo {version} {PROMPTFOO_PROMPTS[kind]}"
+        out.append(entry(f"promptfoo.{kind}", source, _messages(body), **contract_))
+    return out, []
 
 
 def _grade_grammar(text: str) -> str:
