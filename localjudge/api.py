@@ -235,7 +235,6 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
     OUT/controls/controls.json, and hand the report back as `run.controls`. The run's results, pass rates and exports
     are not touched."""
     from .report.controls import run_controls, save_controls
-
     from .run.resumed_model import resumed_model
 
     assert spec.out is not None  # check_controls
