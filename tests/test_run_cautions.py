@@ -71,3 +71,13 @@ def test_the_run_command_prints_the_warning_after_its_table_and_stores_nothing_o
     assert "note:" not in r.output  # a scripted model is not the trial model
     stored = (out / "summary.json").read_text() + (out / "run.json").read_text()
     assert "same verdict" not in stored
+
+
+def test_after_a_run_that_judged_its_controls_the_cautions_point_at_them_not_at_the_command():
+    same = {"j": JudgeSummary(n=6, n_scored=6, distribution={"yes": 6})}
+    without = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, same)
+    judged = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, same, controls=True)
+    assert len(without) == len(judged) == 2
+    assert all("localjudge controls RUN_DIR" in line for line in without)
+    assert all("its negative controls below" in line and "localjudge controls" not in line for line in judged)
+    assert [line.replace("its negative controls below", "localjudge controls RUN_DIR") for line in judged] == without

@@ -44,22 +44,25 @@ def trial_model_note(run: Mapping[str, Any]) -> str | None:
     return models[name].get("for_trying") if name is not None else None
 
 
-def cautions(run: Mapping[str, Any], judges: Mapping[str, JudgeSummary]) -> list[str]:
-    """The caution lines of a run record (run.json) and its per-judge summaries, in a stable order."""
+def cautions(run: Mapping[str, Any], judges: Mapping[str, JudgeSummary], controls: bool = False) -> list[str]:
+    """The caution lines of a run record (run.json) and its per-judge summaries, in a stable order. With `controls`
+    (the run judged its negative controls: `run --controls`) they point at those, printed after them, instead of
+    at the `localjudge controls` command."""
     out = []
+    check = "its negative controls below" if controls else "localjudge controls RUN_DIR"
     note = trial_model_note(run)
     if note:
         out.append(
             f"note: {run.get('model_id')} {note}: these pass rates say little about your outputs. For a judge that reads "
-            "them, use a capable model (localjudge models list; localjudge models pull NAME) and check it: localjudge controls "
-            "RUN_DIR (no labels needed), localjudge agree (labels)."
+            f"them, use a capable model (localjudge models list; localjudge models pull NAME) and check it: {check} "
+            "(no labels needed), localjudge agree (labels)."
         )
     for name, s in judges.items():
         if s.n_scored >= SAME_VERDICT_MIN_ROWS and len(s.distribution) == 1:
             (value,) = s.distribution
             out.append(
                 f"warning: {name} gave the same verdict ({value}) on all {s.n_scored} scored rows; a judge that never "
-                "changes its verdict may not be reading them: check it with localjudge controls RUN_DIR (no labels needed) or on "
+                f"changes its verdict may not be reading them: check it with {check} (no labels needed) or on "
                 "labelled rows (localjudge agree)."
             )
     return out

@@ -90,7 +90,7 @@ class RunResult:
         verdict to every row (run/cautions.py); computed from the summary, never stored."""
         from .cautions import cautions
 
-        return cautions(self.summary.run, self.summary.judges)
+        return cautions(self.summary.run, self.summary.judges, controls=self.controls is not None)
 
     @property
     def exit_code(self) -> int:
