@@ -227,3 +227,19 @@ def test_a_conversion_cut_off_is_done_again_and_its_leftovers_removed(tmp_path, 
     again = layout.fast_layout(resolve_model())
     assert "converted once" in capfd.readouterr().err  # not trusted without its record: converted again
     assert again.sha256 == good.sha256 == sha256_of(dest) and record.exists() and not stale.exists()
+
+
+def test_models_info_says_which_file_the_default_model_loads_on_this_cpu(monkeypatch):
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+
+    converted = layout.fast_layout(resolve_model())  # the session's conversion (conftest)
+    got = json.loads(CliRunner().invoke(main, ["models", "info", "smollm2-135m", "--json"]).output)
+    assert got["layout"].startswith("converted from Q4_1 to ") and converted.path in got["layout"]
+    assert converted.sha256[:16] in got["layout"] and got["sha256"] == resolve_model().sha256  # the shipped pin, as before
+    gemma = json.loads(CliRunner().invoke(main, ["models", "info", "gemma3-270m", "--json"]).output)
+    assert "layout" not in gemma
+    monkeypatch.setenv("LOCALJUDGE_LAYOUT", "shipped")
+    shipped = json.loads(CliRunner().invoke(main, ["models", "info", "smollm2-135m", "--json"]).output)
+    assert shipped["layout"] == "shipped file (LOCALJUDGE_LAYOUT=shipped)"

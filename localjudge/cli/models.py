@@ -183,9 +183,14 @@ def models_optimize(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def models_info(name: str, as_json: bool) -> None:
     """What is known about NAME: file, size, licence, digest (pinned or not), GGUF metadata."""
+    from ..engine.layout import layout_status
     from ..models.files import model_info, printable
+    from ..models.registry import resolve_model
 
-    info = printable(model_info(name), keep="\n\t")  # GGUF metadata is untrusted: no escape reaches the terminal
+    facts = model_info(name)
+    if facts.get("downloaded") and (status := layout_status(resolve_model(name))) is not None:
+        facts["layout"] = status  # the default model: the file it loads on this CPU (engine/layout.py)
+    info = printable(facts, keep="\n\t")  # GGUF metadata is untrusted: no escape reaches the terminal
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return

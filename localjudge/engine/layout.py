@@ -313,22 +313,12 @@ def fast_layout(info: ModelInfo, choice: str | None = None) -> ModelInfo:
     conversion removes, or a converted file without its record, which is converted again."""
     if info.entry.get("layout") != "auto" or layout_choice(choice) == "shipped":
         return info
-    import llama_cpp
-
-    source_type = info.entry.get("quantisation")
-    if source_type not in SLOW_TYPES:
+    planned = _plan(info)
+    if planned is None:
         return info
-    features = cpu_features(llama_cpp)
+    target, dest, source_type, features = planned
     pin = info.sha256 or ""
-    repacks = "REPACK" in features and "AMX_BUILD" not in features  # then the size does not enter the rule
-    target = choose_type(features, 0 if repacks else n_weights(info.path), source_type)
-    from ..models.files import default_name
-    from ..paths import models_home
-
-    stem = f"{default_name(info.name)}-{target.lower().replace('_', '-')}-{pin[:12]}-llama{llama_cpp.__version__}"
-    dest = models_home() / "layouts" / f"{stem}.gguf"
-    record = dest.with_suffix(".json")
-    made = _recorded(dest, record)
+    made = _recorded(dest, dest.with_suffix(".json"))
     if made is None:
         try:
             made = _convert_once(info, dest, target, source_type, features)
@@ -346,6 +336,44 @@ def fast_layout(info: ModelInfo, choice: str | None = None) -> ModelInfo:
             "digest_source": f"recorded when converted from the shipped {source_type} file ({pin[:12]}…) to {target}",
             "entry": {**info.entry, "converted": made, "shipped_path": info.path},
         }
+    )
+
+
+def _plan(info: ModelInfo) -> tuple[str, Path, str, frozenset[str]] | None:
+    """(the type the rule picks for this CPU, the converted file's path, the source type, the CPU features) for a
+    model whose shipped type is slow, else None. Nothing is converted."""
+    import llama_cpp
+
+    source_type = info.entry.get("quantisation")
+    if source_type not in SLOW_TYPES:
+        return None
+    features = cpu_features(llama_cpp)
+    repacks = "REPACK" in features and "AMX_BUILD" not in features  # then the size does not enter the rule
+    target = choose_type(features, 0 if repacks else n_weights(info.path), source_type)
+    from ..models.files import default_name
+    from ..paths import models_home
+
+    pin = info.sha256 or ""
+    stem = f"{default_name(info.name)}-{target.lower().replace('_', '-')}-{pin[:12]}-llama{llama_cpp.__version__}"
+    return target, models_home() / "layouts" / f"{stem}.gguf", str(source_type), features
+
+
+def layout_status(info: ModelInfo, choice: str | None = None) -> str | None:
+    """For `models info`: how a registry model marked `layout = "auto"` loads on this machine (converted, to be
+    converted on first use, or shipped as the choice says), without converting anything; None for other models."""
+    if info.entry.get("layout") != "auto":
+        return None
+    if layout_choice(choice) == "shipped":
+        return f"shipped file ({LAYOUT_ENV}=shipped)"
+    planned = _plan(info)
+    if planned is None:
+        return "shipped file (already a fast type)"
+    target, dest, source_type, _ = planned
+    made = _recorded(dest, dest.with_suffix(".json"))
+    if made is None:
+        return f"converted from {source_type} to {target} for this CPU on first use, into {dest}"
+    return (
+        f"converted from {source_type} to {target} for this CPU: {dest} (sha256 {made['sha256'][:16]}…, recorded at conversion)"
     )
 
 
@@ -400,6 +428,7 @@ __all__ = [
     "cpu_features",
     "fast_layout",
     "layout_choice",
+    "layout_status",
     "measure",
     "n_weights",
     "optimize",
