@@ -243,3 +243,13 @@ def test_models_info_says_which_file_the_default_model_loads_on_this_cpu(monkeyp
     monkeypatch.setenv("LOCALJUDGE_LAYOUT", "shipped")
     shipped = json.loads(CliRunner().invoke(main, ["models", "info", "smollm2-135m", "--json"]).output)
     assert shipped["layout"] == "shipped file (LOCALJUDGE_LAYOUT=shipped)"
+
+
+def test_a_model_the_rule_has_no_faster_type_for_loads_as_shipped_without_converting(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))
+    monkeypatch.setattr(layout, "cpu_features", lambda _: PLAIN)  # no repacking, no BF16
+    monkeypatch.setattr(layout, "n_weights", lambda _: BIG)  # too big to widen
+    shipped = resolve_model()
+    assert layout.fast_layout(shipped) == shipped
+    assert layout.layout_status(shipped) == "shipped file (a fast type already, or none faster known for this CPU)"
+    assert not (tmp_path / "models" / "layouts").exists()

@@ -341,7 +341,7 @@ def fast_layout(info: ModelInfo, choice: str | None = None) -> ModelInfo:
 
 def _plan(info: ModelInfo) -> tuple[str, Path, str, frozenset[str]] | None:
     """(the type the rule picks for this CPU, the converted file's path, the source type, the CPU features) for a
-    model whose shipped type is slow, else None. Nothing is converted."""
+    model whose shipped type is slow and for which the rule has a faster type here, else None. Nothing is converted."""
     import llama_cpp
 
     source_type = info.entry.get("quantisation")
@@ -349,7 +349,10 @@ def _plan(info: ModelInfo) -> tuple[str, Path, str, frozenset[str]] | None:
         return None
     features = cpu_features(llama_cpp)
     repacks = "REPACK" in features and "AMX_BUILD" not in features  # then the size does not enter the rule
-    target = choose_type(features, 0 if repacks else n_weights(info.path), source_type)
+    try:
+        target = choose_type(features, 0 if repacks else n_weights(info.path), source_type)
+    except InputError:  # a model too big to widen on a CPU without repacking: no faster type known, the shipped file
+        return None
     from ..models.files import default_name
     from ..paths import models_home
 
@@ -367,7 +370,7 @@ def layout_status(info: ModelInfo, choice: str | None = None) -> str | None:
         return f"shipped file ({LAYOUT_ENV}=shipped)"
     planned = _plan(info)
     if planned is None:
-        return "shipped file (already a fast type)"
+        return "shipped file (a fast type already, or none faster known for this CPU)"
     target, dest, source_type, _ = planned
     made = _recorded(dest, dest.with_suffix(".json"))
     if made is None:
