@@ -320,14 +320,10 @@ def verdict_word(verdict: str) -> str:
     return SHORT.get(verdict) or ("no control" if verdict.startswith("no control") else verdict)
 
 
-def short_verdict(j: JudgeControls) -> str:
-    """The judge's verdict in a word or two (`verdict_word`)."""
-    return verdict_word(j.verdict)
-
-
 def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
-    """Judge → `short_verdict`, the `controls` column of the run's table; None without controls (no column)."""
-    return None if report is None else {name: short_verdict(j) for name, j in report.judges.items()}
+    """Judge → its verdict in a word or two (`verdict_word`), the `controls` column of the run's table; None without
+    controls (no column)."""
+    return None if report is None else {name: verdict_word(j.verdict) for name, j in report.judges.items()}
 
 
 SENTENCES = {
