@@ -258,3 +258,105 @@ def test_promptfoos_own_parser_reads_each_answer_of_the_contract_as_a_verdict(ki
     for (answer, expected), r in zip(answers.items(), got, strict=True):
         assert r["pass"] is expected, (answer, r)
         assert not any(w in r["reason"] for w in ("malformed", "did not match", "Invalid category")), (answer, r)
+
+
+def _recorded_run(build: Any, case: Any, fill: dict[str, Any] | None = None) -> tuple[Any, list[str | None]]:
+    """DeepEval's own metric (`build(model)`) measured on `case` with a recording model that answers each prompt
+    with the minimal answer of the catalog contract it is recognised as (`fill`: judge -> the fields to give content
+    where the metric needs some to go on, or a function of the prompt giving them), validated by the schema class the
+    metric itself passes: (the metric, the judge of each prompt sent, None for a prompt the catalog does not hold as a
+    framework prompt, answered from the schema for the run to go on)."""
+    import jsonschema
+    from deepeval_support import RecordingLLM
+
+    from scripts.catalog.make_framework_prompt_catalog import contract
+
+    catalog = Catalog.builtin()
+    seen: list[str | None] = []
+
+    def answer(prompt: str, schema: Any) -> Any:
+        c = catalog.match([Message(role="user", content=prompt)])
+        seen.append(c.judge if c is not None and c.framework else None)
+        if c is None or not c.framework:
+            return schema.model_validate(_minimal(contract(schema.model_json_schema(), "deepeval")))
+        instance = _minimal(c.schema)
+        extra = (fill or {}).get(c.judge, {})
+        instance.update(extra(prompt) if callable(extra) else extra)
+        jsonschema.validate(instance, c.schema)  # still an answer of the contract
+        return schema.model_validate(instance)
+
+    metric = build(RecordingLLM(answer))
+    metric.measure(case, _show_indicator=False)
+    return metric, seen
+
+
+def _deepeval(*names: str) -> list[str | None]:
+    return [f"deepeval.{n}" for n in names]
+
+
+def test_a_dag_metric_run_sends_its_nodes_prompts_each_recognised_and_answered_under_its_contract():
+    from deepeval.metrics import DAGMetric
+    from deepeval.metrics.dag import BinaryJudgementNode, DeepAcyclicGraph, TaskNode
+    from deepeval.test_case import LLMTestCase, SingleTurnParams
+
+    task = TaskNode(
+        instructions="Extract the city named.", output_label="city", evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT]
+    )
+    verdict = task.add_node(BinaryJudgementNode(criteria="Does it name Paris?"))
+    assert isinstance(verdict, BinaryJudgementNode)
+    verdict.add_verdict(True, score=10)
+    verdict.add_verdict(False, score=0)
+    dag = DeepAcyclicGraph(root_nodes=[task])
+    case = LLMTestCase(input="What is the capital of France?", actual_output="Paris.")
+    metric, seen = _recorded_run(lambda m: DAGMetric(name="d", dag=dag, model=m, async_mode=False), case)
+    assert seen == _deepeval(
+        "TaskNode.generate_task_output", "BinaryJudgement.generate_binary_verdict", "VerdictNode.generate_reason"
+    )
+    assert metric.error is None and metric.score in (0, 1)
+
+
+def test_task_completion_arena_and_conversation_completeness_runs_send_recognised_prompts_only():
+    """The templates the catalog holds since the pairing rule reads helpers, `verdict_cls=` and schemas passed by
+    position, each sent by a run of its own metric with default settings: every prompt of the run recognised, every
+    contract answer accepted by the schema the metric passes, the run scored without error."""
+    from deepeval.metrics import ArenaGEval, ConversationCompletenessMetric, TaskCompletionMetric
+    from deepeval.metrics.arena_g_eval.utils import FAKE_NAMES
+    from deepeval.test_case import ArenaTestCase, Contestant, ConversationalTestCase, LLMTestCase, SingleTurnParams, Turn
+
+    one = LLMTestCase(input="Book a table for two at eight.", actual_output="Booked: two people, 8 pm.")
+    metric, seen = _recorded_run(lambda m: TaskCompletionMetric(model=m, async_mode=False), one)
+    assert seen == _deepeval("TaskCompletionMetric.extract_goal_and_outcome", "TaskCompletionMetric.generate_verdict")
+    assert metric.error is None
+
+    # the winner must be one of the contestants' dummy names the prompt lists (any other: DeepEval's KeyError)
+    def listed(prompt: str) -> dict[str, str]:
+        block = prompt.split("\n\nContestants:\n", 1)[1].split("\n\nParameters:\n", 1)[0]
+        return {"winner": next(n for n in FAKE_NAMES if f'"{n}"' in block)}
+
+    winner = {"deepeval.ArenaGEval.generate_arena_winner": listed}
+    contestants = [
+        Contestant(name=n, test_case=LLMTestCase(input="Capital of France?", actual_output=a))
+        for n, a in (("A", "Paris"), ("B", "Lyon"))
+    ]
+    params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
+    arena = ArenaTestCase(contestants=contestants)
+    metric, seen = _recorded_run(
+        lambda m: ArenaGEval(name="a", criteria="Correct?", evaluation_params=params, model=m, async_mode=False), arena, winner
+    )
+    assert seen == _deepeval(
+        "ArenaGEval.generate_evaluation_steps", "ArenaGEval.generate_arena_winner", "ArenaGEval.rewrite_reason"
+    )
+    assert metric.winner in ("A", "B")
+
+    turns = [
+        Turn(role="user", content="My name is Léa. What is the capital of France?"),
+        Turn(role="assistant", content="Paris, Léa."),
+        Turn(role="user", content="And of Italy?"),
+        Turn(role="assistant", content="Rome."),
+    ]
+    conv = ConversationalTestCase(turns=turns)
+    # an intention to check, else the metric sends no verdict prompt (KnowledgeRetentionMetric is not run here: its
+    # extract_data contract holds `data` to {}, so a run under the contract finds no knowledge to send a verdict on)
+    fill = {"deepeval.ConversationCompletenessMetric.extract_user_intentions": {"intentions": ["Learn two capitals."]}}
+    metric, seen = _recorded_run(lambda m: ConversationCompletenessMetric(model=m, async_mode=False), conv, fill)
+    assert "deepeval.ConversationCompletenessMetric.generate_verdicts" in seen and None not in seen and metric.error is None

@@ -4,9 +4,11 @@ case; no response_format, no max_tokens) to a real `localjudge serve` on a loopb
 each answer finishes (`stop`, never `length`), names its contract, and parses with the framework's own validator
 (DeepEval's `trim_and_load_json` and the metric's schema class; the RAGAS prompt's `output_model`).
 
-One prompt per metric and per contract (`COVER`, 132 prompts -> about 60), not all 132: the rest share a covered
-prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 132 is
-recognised as itself and that its contract's answers pass the framework's validator."""
+One prompt per metric and per contract (`COVER`, 157 prompts -> 85), not all 157: the rest share a covered
+prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 157 is
+recognised as itself and that its contract's answers pass the framework's validator. The 25 DeepEval templates
+paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks (8), not one per metric: the cover
+of the 132 before stays as it was (77)."""
 
 from __future__ import annotations
 
@@ -49,7 +51,38 @@ def _cover(contracts: list[Contract]) -> list[Contract]:
     return out
 
 
-COVER = _cover(CONTRACTS)
+# issue 48's second part: DeepEval templates the generator pairs through helpers, `template_class=`, `verdict_cls=`
+# or a schema passed by position (each recognised and validated without a model in test_serve_framework_catalog.py)
+PAIRED_LATER = frozenset(
+    "deepeval." + n
+    for n in (
+        "ArenaGEval.generate_arena_winner ArenaGEval.generate_evaluation_steps ArenaGEval.rewrite_reason "
+        "AudioGlitchMetric.generate_reason BinaryJudgement.generate_binary_verdict "
+        "ConversationCompletenessMetric.generate_verdicts ConversationalGEval.generate_evaluation_results "
+        "GEval.generate_strict_evaluation_results GEval.generate_strict_trace_evaluation_results "
+        "GEval.generate_trace_evaluation_results GEval.generate_trace_evaluation_steps "
+        "KnowledgeRetentionMetric.generate_verdict MCPTaskCompletionMetric.get_args_correctness_score "
+        "MCPTaskCompletionMetric.get_task_completion_score MCPTaskCompletionMetric.get_tool_correctness_score "
+        "MCPUseMetric.get_mcp_argument_correctness_prompt MCPUseMetric.get_primitive_correctness_prompt "
+        "TaskCompletionMetric.extract_goal_and_outcome TaskCompletionMetric.extract_task_and_outcome_from_trace "
+        "TaskNode.generate_task_output TranscriptionAccuracyMetric.generate_audio_reason "
+        "TranscriptionAccuracyMetric.generate_audio_verdicts TranscriptionAccuracyMetric.generate_reason "
+        "TranscriptionAccuracyMetric.generate_verdicts VerdictNode.generate_reason"
+    ).split()
+)
+
+
+def _new_schemas(cover: list[Contract], later: list[Contract]) -> list[Contract]:
+    """The longest prompt of `later` for each contract schema `cover` does not send."""
+    have = {json.dumps(c.schema, sort_keys=True) for c in cover}
+    out: dict[str, Contract] = {}
+    for c in sorted(later, key=lambda c: -sum(map(len, (x for segs in c.segments for x in segs)))):
+        out.setdefault(json.dumps(c.schema, sort_keys=True), c)
+    return [c for k, c in out.items() if k not in have]
+
+
+_BEFORE = _cover([c for c in CONTRACTS if c.judge not in PAIRED_LATER])
+COVER = _BEFORE + _new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER])
 
 
 def _request(c: Contract, model: str) -> dict[str, Any]:

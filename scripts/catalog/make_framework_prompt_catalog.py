@@ -4,9 +4,13 @@ the output contract serve constrains the answer to.
 
 Per prompt: its messages' roles and the fixed text between their variables (`segments`), and its contract:
   * DeepEval (every metric template of `deepeval/templates/metrics/templates.json` whose metric code pairs it with
-    one pydantic schema: `_get_prompt("<method>", ...)` and `schema_cls=`/`verdicts_cls=` in the same function, or
-    `PAIRS` where the code splits them): the template rendered by DeepEval's own resolver with a sentinel for
-    each variable the metric passes (a one-element list where the template loops over it), and the schema;
+    one pydantic schema: `_get_prompt("<method>", ...)` and `schema_cls=`/`verdicts_cls=` in the same function, or,
+    for a template that rule leaves unpaired, `_more_pairs`: the same rule over every class of `deepeval.metrics`
+    with the class `template_class=` names, the templates of the class's own helpers that function calls
+    (`self._results_prompt(...)`), several templates with one schema, `verdict_cls=` and the schema passed by
+    position; `PAIRS` by hand): the template rendered by DeepEval's own resolver with a sentinel for each variable
+    the metric passes (a one-element list where the template loops over it, an object of sentinels where it reads
+    attributes of it), and the schema; `UNSENT` names the templates left out for a reason the code shows;
   * RAGAS 0.4 (both APIs: the collections' `BasePrompt`s and the legacy `PydanticPrompt`s): the text before and
     after the input JSON, cut from the prompt's own first example (as `to_string` renders it), and the output model;
   * promptfoo (`llm-rubric`, `model-graded-closedqa`, `factuality`) and Inspect AI (`model_graded_qa`,
@@ -38,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -53,10 +58,42 @@ BUDGET = 1600  # output tokens a contract may need at most (serve's default fiel
 NON_EMPTY = {"deepeval": {"verdicts", "steps"}, "ragas": {"statements"}}
 # numbers whose scale the prompt states in words: (framework, schema title, property) -> (minimum, maximum)
 BOUNDS = {("deepeval", "ReasonScore", "score"): (0, 10)}
+# ... and where one template states another scale than the schema's other templates: (class, method) -> its bounds
+# (G-Eval's strict prompts: "STRICTLY EITHER 1 ... OR 0", read as `int(score)`; the MCP metrics: "a float between 0
+# and 1 inclusive")
+TEMPLATE_BOUNDS = {
+    ("GEval", "generate_strict_evaluation_results"): {("ReasonScore", "score"): (0, 1)},
+    ("GEval", "generate_strict_trace_evaluation_results"): {("ReasonScore", "score"): (0, 1)},
+    ("MCPTaskCompletionMetric", "get_args_correctness_score"): {("ArgsScore", "score"): (0, 1)},
+    ("MCPTaskCompletionMetric", "get_task_completion_score"): {("TaskScore", "score"): (0, 1)},
+    ("MCPTaskCompletionMetric", "get_tool_correctness_score"): {("ToolScore", "score"): (0, 1)},
+    ("MCPUseMetric", "get_mcp_argument_correctness_prompt"): {("MCPArgsScore", "score"): (0, 1)},
+    ("MCPUseMetric", "get_primitive_correctness_prompt"): {("MCPPrimitivesScore", "score"): (0, 1)},
+}
 # DeepEval metrics whose code renders a prompt in one function and asks for its schema in another
 PAIRS = {
     ("GEval", "generate_evaluation_steps"): "deepeval.metrics.g_eval.schema.Steps",
     ("GEval", "generate_evaluation_results"): "deepeval.metrics.g_eval.schema.ReasonScore",
+}
+# DeepEval templates its installed code never sends with a fixed schema, and why (read in the code, DeepEval 4.3.1)
+UNSENT = {
+    **{
+        (f"Conversational{c}", m): f"never rendered: the conversational DAG nodes render {c}'s template "
+        f'(`template_class="{c}"` in deepeval/metrics/conversational_dag/nodes.py)'
+        for c, m in (
+            ("BinaryJudgement", "generate_binary_verdict"),
+            ("NonBinaryJudgement", "generate_non_binary_verdict"),
+            ("TaskNode", "generate_task_output"),
+            ("VerdictNode", "generate_reason"),
+        )
+    },
+    ("NonBinaryJudgement", "generate_non_binary_verdict"): "its schema is made per node at run time "
+    "(`create_model` with `verdict` a Literal of the node's verdict options, which the prompt lists as a variable): "
+    "no fixed contract keeps every answer valid",
+    ("GoalAccuracyMetric", "get_final_reason"): "answered with free text: the metric sends it with `model.generate` "
+    "(no schema) and keeps the text as its reason",
+    ("ToolUseMetric", "get_tool_argument_final_reason"): "never rendered: the argument-correctness reason renders "
+    "`get_tool_selection_final_reason` (deepeval/metrics/tool_use/tool_use.py)",
 }
 PROMPTFOO = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121" / "node_modules" / ".bin" / "promptfoo"
 
@@ -64,20 +101,26 @@ PROMPTFOO = Path.home() / ".cache" / "localjudge-tests" / "promptfoo-0.121" / "n
 # ------------------------------------------------------------------------------------------ contracts
 
 
-def contract(schema: dict[str, Any], framework: str) -> dict[str, Any]:
+def contract(
+    schema: dict[str, Any], framework: str, bounds: dict[tuple[str, str], tuple[int, int]] | None = None
+) -> dict[str, Any]:
     """`schema` (a pydantic model's JSON schema) tightened as the module docstring says; its lists' bound is the
-    largest (MAX_ITEMS down to MIN_ITEMS_BOUND) whose whole answer fits BUDGET tokens as serve counts them."""
+    largest (MAX_ITEMS down to MIN_ITEMS_BOUND) whose whole answer fits BUDGET tokens as serve counts them.
+    `bounds` ((schema title, property) -> (minimum, maximum)): this prompt's own scales, over BOUNDS."""
     from localjudge.formats.json_schema import JSONSchemaFormat
 
     for most in range(MAX_ITEMS, MIN_ITEMS_BOUND - 1, -1):
-        out = _contract(schema, framework, most)
+        out = _contract(schema, framework, most, bounds or {})
         if JSONSchemaFormat(out, field_tokens=80).max_tokens() <= BUDGET:
             break
     return out
 
 
-def _contract(schema: dict[str, Any], framework: str, most: int) -> dict[str, Any]:
+def _contract(
+    schema: dict[str, Any], framework: str, most: int, bounds: dict[tuple[str, str], tuple[int, int]]
+) -> dict[str, Any]:
     defs = schema.get("$defs", {})
+    scales = {**BOUNDS, **{(framework, *k): v for k, v in bounds.items()}}
 
     def walk(s: dict[str, Any], title: str, name: str, depth: int) -> dict[str, Any]:
         if depth > 16:
@@ -99,8 +142,8 @@ def _contract(schema: dict[str, Any], framework: str, most: int) -> dict[str, An
             out["maxItems"] = min(out.get("maxItems", most), most)
             if name in NON_EMPTY.get(framework, ()):
                 out["minItems"] = max(out.get("minItems", 0), 1)
-        elif out.get("type") in ("integer", "number") and (framework, title, name) in BOUNDS:
-            out["minimum"], out["maximum"] = BOUNDS[(framework, title, name)]
+        elif out.get("type") in ("integer", "number") and (framework, title, name) in scales:
+            out["minimum"], out["maximum"] = scales[(framework, title, name)]
         return out
 
     return walk(schema, schema.get("title", ""), "", 0)
@@ -154,6 +197,103 @@ def _pairs_in_code(cls: type) -> dict[str, str]:
     return out
 
 
+_BY_POSITION = {"generate_with_schema_and_extract", "a_generate_with_schema_and_extract"}  # (metric, prompt, schema)
+
+
+def _schema_path(module: Any, expr: str) -> str | None:
+    """The class `expr` (as written in `module`'s code) names, as `module.Class`; None where it is no class there."""
+    obj: Any = module
+    for part in expr.split("."):
+        obj = getattr(obj, part, None)
+    return f"{obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else None
+
+
+def _strings(expr: ast.expr, fn: ast.AST) -> set[str]:
+    """The strings `expr` may be: a constant, either branch of `a if c else b`, or what a name is assigned in `fn`
+    (`method = "generate_audio_verdicts" if ... else "generate_verdicts"`)."""
+    if isinstance(expr, ast.Constant):
+        return {expr.value} if isinstance(expr.value, str) else set()
+    if isinstance(expr, ast.IfExp):
+        return _strings(expr.body, fn) | _strings(expr.orelse, fn)
+    if isinstance(expr, ast.Name):
+        assigned = (n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == expr.id)
+        return set().union(*(_strings(v, fn) for v in assigned if not isinstance(v, ast.Name)))
+    return set()
+
+
+def _rendered(fn: ast.AST, cls_name: str, fns: dict[str, Any], module: Any, seen: set[str]) -> set[tuple[str, str]]:
+    """`(template class, method)` of each template function `fn` of class `cls_name` renders, itself or through the
+    class's own methods it calls (`fns`; `seen`: those already followed)."""
+    out: set[tuple[str, str]] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        f, args = node.func, node.args
+        if f.attr == "_get_prompt" and args:
+            owner = cls_name
+            for kw in node.keywords:
+                named = kw.value.value if isinstance(kw.value, ast.Constant) else None
+                if isinstance(kw.value, ast.Name):  # a module constant
+                    named = getattr(module, kw.value.id, None)
+                if kw.arg == "template_class" and isinstance(named, str):
+                    owner = named
+            out |= {(owner, m) for m in _strings(args[0], fn) if not m.startswith("_experimental")}
+        elif isinstance(f.value, ast.Name) and f.value.id == "self" and f.attr in fns and f.attr not in seen:
+            out |= _rendered(fns[f.attr], cls_name, fns, module, seen | {f.attr})
+    return out
+
+
+def _more_pairs() -> dict[tuple[str, str], str]:
+    """`(template class, method) -> schema class path`, read from each class of every `deepeval.metrics` module: per
+    function, the templates it renders (`_get_prompt("<method>")`, of the class `template_class=` names when that is
+    a string the module holds, else of the class itself; with those of the class's own methods it calls,
+    `self._results_prompt(...)`) and the schemas it asks for (`schema_cls=`, `verdicts_cls=`, a call's
+    `verdict_cls=` where it has no `verdicts_cls=`, the schema `generate_with_schema_and_extract` gets by
+    position). A function asking for one schema pairs each of its templates with it; a template two functions pair
+    with different schemas, or with one that is no class of the module (a model made at run time), is not paired."""
+    import deepeval.metrics
+
+    found: dict[tuple[str, str], set[str | None]] = {}
+    for info in pkgutil.walk_packages(deepeval.metrics.__path__, "deepeval.metrics."):
+        try:
+            module = importlib.import_module(info.name)
+            tree = ast.parse(inspect.getsource(module))
+        except Exception:  # noqa: BLE001 - an optional integration that cannot import here, or no source
+            continue
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            fns = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for name, fn in fns.items():
+                schemas: set[str | None] = set()
+                for node in ast.walk(fn):
+                    if not isinstance(node, ast.Call):
+                        continue
+                    kws = {kw.arg: kw.value for kw in node.keywords}
+                    given = [kws[k] for k in ("schema_cls", "verdicts_cls") if k in kws]
+                    if "verdict_cls" in kws and "verdicts_cls" not in kws:
+                        given.append(kws["verdict_cls"])
+                    callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                    if callee in _BY_POSITION and len(node.args) >= 3:
+                        given.append(node.args[2])
+                    schemas |= {_schema_path(module, ast.unparse(v)) for v in given}
+                templates = _rendered(fn, cls.name, fns, module, {name})
+                if len(schemas) == 1 and templates:
+                    for t in templates:
+                        found.setdefault(t, set()).update(schemas)
+    return {t: next(iter(paths)) for t, paths in found.items() if len(paths) == 1 and None not in paths}
+
+
+def _attr_vars(source: str) -> dict[str, list[str]]:
+    """The variables a Jinja template reads attributes of (`{{ task.task }}`), with those attributes."""
+    import jinja2
+    from jinja2 import nodes
+
+    out: dict[str, set[str]] = {}
+    for n in jinja2.Environment().parse(source).find_all(nodes.Getattr):
+        if isinstance(n.node, nodes.Name):
+            out.setdefault(n.node.name, set()).add(n.attr)
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def _loop_vars(source: str) -> set[str]:
     """The variables a Jinja template iterates over (`{% for x in NAME %}`): they are given as one-element lists."""
     import jinja2
@@ -178,6 +318,7 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
     from deepeval.templates.resolver import resolve_template
 
     bundle = json.loads(files("deepeval.templates.metrics").joinpath("templates.json").read_text(encoding="utf-8"))
+    more = _more_pairs()
     out, skipped = [], []
     for cls_name in sorted(bundle):
         if cls_name.startswith("_"):
@@ -190,14 +331,17 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
         for method in sorted(bundle[cls_name]):
             if method.startswith("_experimental"):
                 continue
-            path = pairs.get(method)
+            path = None if (cls_name, method) in UNSENT else pairs.get(method) or more.get((cls_name, method))
             if path is None:
-                skipped.append(f"{cls_name}.{method}: no schema paired with it in the metric's code")
+                why = UNSENT.get((cls_name, method), "no schema paired with it in the metric's code")
+                skipped.append(f"{cls_name}.{method}: {why}")
                 continue
             source = bundle[cls_name][method]
-            loops = _loop_vars(source)
+            loops, attrs = _loop_vars(source), _attr_vars(source)
             names = sorted(_printed_vars(source) - {"multimodal", "strict", "_fragments"})
-            values = {n: ([MARK.format(i)] if n in loops else MARK.format(i)) for i, n in enumerate(names)}
+            values: dict[str, Any] = {n: ([MARK.format(i)] if n in loops else MARK.format(i)) for i, n in enumerate(names)}
+            for n in (n for n in names if n in attrs and n not in loops):  # an object: a sentinel in each attribute read
+                values[n] = types.SimpleNamespace(**{a: MARK.format(len(values) + k) for k, a in enumerate(attrs[n])})
             try:
                 text = resolve_template("metrics", cls_name, method, multimodal=False, **values)
             except Exception as e:  # noqa: BLE001 - a template that needs more than strings: left out, named
@@ -211,7 +355,7 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
                     f"deepeval.{cls_name}.{method}",
                     f"deepeval/metrics templates.json {cls_name}.{method}; schema {path}",
                     [("user", text)],
-                    schema=contract(schema, "deepeval"),
+                    schema=contract(schema, "deepeval", TEMPLATE_BOUNDS.get((cls_name, method))),
                     client_schema=schema,
                 )
             )
@@ -495,14 +639,33 @@ def inspect_entries() -> tuple[list[dict[str, Any]], list[str]]:
 # ------------------------------------------------------------------------------------------ the file
 
 
+def _builtin_texts() -> dict[tuple[Any, ...], tuple[str, dict[str, Any]]]:
+    """(roles, segments) -> (name, contract) of each localjudge built-in judge the catalog holds: the catalog matches
+    those before the framework prompts."""
+    from localjudge.serve.core.catalog import Catalog
+
+    return {(c.roles, c.segments): (c.judge, c.schema) for c in Catalog.builtin().contracts if not c.framework}
+
+
 def merge(parts: list[tuple[list[dict[str, Any]], list[str]]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The parts' entries in order, one text under two names (DeepEval's image metrics share templates) as one
-    entry naming both; and every part's left-out prompts."""
+    entry naming both; and every part's left-out prompts, with the prompts whose text is a built-in judge's (the
+    catalog would match the built-in)."""
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
+    builtin = _builtin_texts()
     for got, why in parts:
         skipped += why
         for r in got:
+            shadow = builtin.get((tuple(r["roles"]), tuple(tuple(m) for m in r["segments"])))
+            if shadow is not None:
+                name, schema = shadow
+                props = ", ".join(schema.get("properties", {}))
+                skipped.append(
+                    f"{r['judge']}: the same text as localjudge's built-in judge {name}, which the catalog matches "
+                    f"first (its contract {{{props}}}, not this schema)"
+                )
+                continue
             same = next((x for x in rows if (x["roles"], x["segments"]) == (r["roles"], r["segments"])), None)
             if same is None:
                 rows.append(r)
