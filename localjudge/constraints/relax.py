@@ -193,13 +193,4 @@ def _pick_one(items: list[Any], found: set[str]) -> list[Any]:
     return out
 
 
-def unimplemented(message: str) -> frozenset[str]:
-    """The relaxable keywords a compiler's refusal names ("Unimplemented keys: [\"not\"]", an overlapping
-    `oneOf`); empty when the refusal is about something relaxing cannot help."""
-    named = {k for k in RELAXABLE if f'"{k}"' in message}
-    if "oneOf" in message and ("overlap" in message or "coerce_one_of" in message):
-        named.add("oneOf")
-    return frozenset(named)
-
-
-__all__ = ["RELAXABLE", "Relaxed", "relax", "unimplemented"]
+__all__ = ["RELAXABLE", "Relaxed", "relax"]

@@ -15,6 +15,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
@@ -66,6 +67,25 @@ class TokenInfo(BaseModel):
     top: list[tuple[int, float]] | None = None
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """One request decided once by its caller (serve, on the engine thread): the prompt's token ids (None where the
+    engine has no prompt tokenizer to ask) and the answer's token budget, checked against the context there. An
+    engine that reads it decodes as given, without rendering, tokenizing or budgeting the messages again."""
+
+    tokens: tuple[int, ...] | None
+    max_tokens: int
+
+
+@runtime_checkable
+class PromptTokenizer(Protocol):
+    """An engine that tokenizes a prompt as it decodes it (chat template, BOS, control tokens): `LlamaEngine`."""
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The prompt's token ids, exactly as decoding feeds them."""
+        ...
+
+
 class GenerateOptions(DecodeOptions):
     """Per-request settings of an API call (`localjudge serve`) on top of `DecodeOptions`. A judge run never
     uses them, so they never enter a cache key; their defaults change nothing."""
@@ -76,6 +96,7 @@ class GenerateOptions(DecodeOptions):
     stop: list[str] = Field(default_factory=list)  # free text (no constraint) ends before the first of these
     top_logprobs: int = Field(0, ge=0, le=20)  # the most likely tokens recorded at every model-chosen step
     on_tokens: Callable[[list[TokenInfo]], None] | None = Field(None, exclude=True)  # new output tokens, as decoded
+    prepared: Prepared | None = Field(None, exclude=True)  # the one request of the call, decided by its caller
 
 
 class Generation(BaseModel):

@@ -32,7 +32,16 @@ from ..errors import ConstraintError, GPUUnavailableError, ModelError, NotGGUFEr
 from ..formats import OutputFormat
 from ..models.registry import ModelInfo, check_gguf, check_sha256, resolve_model, sha256_of
 from .backends import Backend, BackendOptions
-from .base import THINK_CLOSE, THINK_OPEN, DecodeOptions, Generation, Message, ModelIdentity, generate_queued
+from .base import (
+    THINK_CLOSE,
+    THINK_OPEN,
+    DecodeOptions,
+    GenerateOptions,
+    Generation,
+    Message,
+    ModelIdentity,
+    generate_queued,
+)
 from .capabilities import ALL
 from .job import DecodeJob
 from .layout import fast_layout
@@ -218,14 +227,47 @@ class LlamaEngine(LlamaText, SequenceScheduler):
     # ------------------------------------------------------------------ generation
 
     def _job(self, messages: Sequence[Message], fmt: OutputFormat, opts: DecodeOptions) -> DecodeJob:
-        prompt = self.prompt_tokens(messages)
+        """The request's decode job: its prompt tokens, compiled constraint and budget. A request its caller prepared
+        (`GenerateOptions.prepared`: serve) is decoded as given: its tokens and budget, checked there; any other is
+        tokenized and budgeted here (the format's budget clamped to the context; too long: `PromptTooLongError`)."""
+        prepared = opts.prepared if isinstance(opts, GenerateOptions) else None
+        if prepared is not None and prepared.tokens is not None:
+            prompt = list(prepared.tokens)
+        else:
+            prompt = self.prompt_tokens(messages)
         tc = time.perf_counter()
         compiled = self.compile(fmt) if opts.constrained and fmt.constrained else None
         compile_ms = (time.perf_counter() - tc) * 1000
-        budget = opts.max_tokens or fmt.max_tokens()
         think = None
         if opts.think_tokens and compiled is not None:  # reasoning: <think>\n ... \n</think>\n before the verdict
             think = (self.tokenize(THINK_OPEN), self.tokenize(THINK_CLOSE))
+        budget = prepared.max_tokens if prepared is not None else self._budget(prompt, fmt, opts, compiled, think)
+        cons = compiled.start(self.tokenize, self.vocab) if compiled is not None else None
+        return DecodeJob(
+            prompt,
+            fmt,
+            cons,
+            self.vocab,
+            opts,
+            budget,
+            opts.field_tokens or fmt.field_tokens,
+            self.jump_forward,
+            self.model_id,
+            compile_ms,
+            think,
+        )
+
+    def _budget(
+        self,
+        prompt: list[int],
+        fmt: OutputFormat,
+        opts: DecodeOptions,
+        compiled: Compiled | None,
+        think: tuple[list[int], list[int]] | None,
+    ) -> int:
+        """The output budget of a request nobody prepared (a judge run's): `max_tokens`, else the format's own,
+        clamped to the context left for a client's format; `PromptTooLongError` / `ConstraintError` when it cannot fit."""
+        budget = opts.max_tokens or fmt.max_tokens()
         extra = opts.think_tokens + len(think[0]) + len(think[1]) if think else 0
         if isinstance(compiled, LLGCompiled) and not opts.max_tokens:
             # a client's format: the budget is clamped to the context left, never past it (no instance cut off), and
@@ -247,20 +289,7 @@ class LlamaEngine(LlamaText, SequenceScheduler):
             raise ConstraintError(
                 f"max_tokens: {budget} is too few for the shortest output the format allows ({compiled.shortest} tokens); raise it"
             )
-        cons = compiled.start(self.tokenize, self.vocab) if compiled is not None else None
-        return DecodeJob(
-            prompt,
-            fmt,
-            cons,
-            self.vocab,
-            opts,
-            budget,
-            opts.field_tokens or fmt.field_tokens,
-            self.jump_forward,
-            self.model_id,
-            compile_ms,
-            think,
-        )
+        return budget
 
     def generate_many(
         self, requests: Sequence[tuple[Sequence[Message], OutputFormat]], options: DecodeOptions | None = None

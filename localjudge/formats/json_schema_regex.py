@@ -77,7 +77,14 @@ SEP = ", "  # between members; ": " between a key and its value (the spacing jud
 
 
 class SchemaError(InputError):
-    """A JSON schema that cannot be honoured by construction (the message names the feature and where)."""
+    """A JSON schema that cannot be honoured by construction (the message names the feature and where).
+    `unimplemented`: the keywords the constraint compiler refused the schema for, as data (read where the
+    compiler answered, `llg_schema`), so a caller that relaxes them never searches the message; empty when
+    the refusal is about something else."""
+
+    def __init__(self, message: str, *, unimplemented: frozenset[str] = frozenset()):
+        super().__init__(message)
+        self.unimplemented = unimplemented
 
 
 def _lit(value: Any) -> str:

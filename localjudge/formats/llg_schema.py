@@ -13,10 +13,13 @@ first, the same for both engines; then llguidance's own validation, whose refusa
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..constraints import isolation, llg_bounds
+from ..constraints.relax import RELAXABLE
 from ..errors import InputError
+from .json_schema_regex import SchemaError
 
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 FREE_TYPES = ("string", "number", "integer", "array", "object")
@@ -215,6 +218,7 @@ def _checked_grammar(schema: dict[str, Any], error: type[InputError]) -> str:
         if not is_error:
             return g
         msg = one_line(messages[0] if messages else "rejected")  # the last: what the schema as sent gets
+    keywords = unimplemented(msg)
     if "coerce_one_of" in msg:  # llguidance's advice names its own option, which a client cannot set
         msg = (
             "oneOf whose branches may overlap cannot be made exclusive by constrained decoding; use anyOf, or make "
@@ -222,7 +226,26 @@ def _checked_grammar(schema: dict[str, Any], error: type[InputError]) -> str:
         )
     if msg.startswith("Unimplemented keys"):
         msg += " cannot be honoured by constrained decoding; remove them from the schema"
-    raise error(f"response schema: {msg}")
+    raise refusal(error, f"response schema: {msg}", keywords)
+
+
+def unimplemented(answer: str) -> frozenset[str]:
+    """The relaxable keywords (`relax.RELAXABLE`) llguidance's refusal of a schema names: the list of its
+    `Unimplemented keys: ["not", ...]`, and `oneOf` when it refuses a `oneOf` (its advice names its
+    `coerce_one_of` option). Read here, from llguidance's own answer, once: what goes up is the set."""
+    named: set[str] = set()
+    if answer.startswith("Unimplemented keys"):
+        named.update(re.findall(r'"([^"\\]*)"', answer))
+    if "coerce_one_of" in answer:
+        named.add("oneOf")
+    return frozenset(named & RELAXABLE)
+
+
+def refusal(error: type[Exception], message: str, keywords: frozenset[str] = frozenset()) -> Exception:
+    """`error(message)`; a `SchemaError` also carries the keywords the compiler refused (`unimplemented`)."""
+    if keywords and issubclass(error, SchemaError):
+        return error(message, unimplemented=keywords)
+    return error(message)
 
 
 def one_line(msg: str) -> str:

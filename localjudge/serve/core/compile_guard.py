@@ -33,7 +33,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from ...errors import InputError
+from ...formats import llg_schema
+from ...formats.json_schema_regex import SchemaError
 
 _HEADER = struct.Struct(">Q")
 
@@ -128,7 +129,8 @@ class CompileGuard:
         self._idle: queue.Queue[_Child] = queue.Queue()
         self._started = 0
         self._lock = threading.Lock()
-        self._cache: OrderedDict[str, tuple[bool, str]] = OrderedDict()
+        # (ok, grammar document or refusal, the keywords a refusal names as unimplemented)
+        self._cache: OrderedDict[str, tuple[bool, str, tuple[str, ...]]] = OrderedDict()
         self._closed = False
         self.asked = 0  # questions that reached a child (cache misses)
         self.stopped = 0  # children that crashed or ran past the limit
@@ -151,15 +153,16 @@ class CompileGuard:
                         self._chars += len(hit[1])
                     while self._cache and (len(self._cache) > self.cache_size or self._chars > self.cache_chars):
                         self._chars -= len(self._cache.popitem(last=False)[1][1])
-        ok, text = hit
+        ok, text, keywords = hit
         if ok:
             return text
         if text == "RecursionError":  # what the in-process path raises there (FormatCache maps it)
             raise RecursionError("the format nests too deeply")
-        raise error(text)
+        raise llg_schema.refusal(error, text, frozenset(keywords))
 
-    def _ask(self, kind: str, value: Any) -> tuple[tuple[bool, str], bool]:
-        """(ok, grammar document or refusal), and whether the answer may be cached."""
+    def _ask(self, kind: str, value: Any) -> tuple[tuple[bool, str, tuple[str, ...]], bool]:
+        """(ok, grammar document or refusal, the keywords the refusal names as unimplemented), and whether
+        the answer may be cached."""
         what = "response schema" if kind == "schema" else "grammar"
         child = self._take()
         self.asked += 1
@@ -169,15 +172,16 @@ class CompileGuard:
             self.stopped += 1
             self._lost()
             msg = f"{what}: the constraint compiler {e} on it; simplify it (fewer nested levels, $refs or rules), or report it if it is small"
-            return (False, msg), not e.timed_out
+            return (False, msg, ()), not e.timed_out
         except BaseException:  # anything else (a reply that is not JSON): the child is not trusted again
             child.kill()
             self._lost()
             raise
         self._give(child)
         if "grammar" in answer:
-            return (True, str(answer["grammar"])), True
-        return (False, str(answer.get("error") or f"{what}: refused by the constraint compiler")), True
+            return (True, str(answer["grammar"]), ()), True
+        keywords = tuple(str(k) for k in answer.get("unimplemented") or ())
+        return (False, str(answer.get("error") or f"{what}: refused by the constraint compiler"), keywords), True
 
     def _take(self) -> _Child:
         """An idle child, or a new one while fewer than `workers` run; else wait for one to come back."""
@@ -245,8 +249,8 @@ def model_file(engine: Any) -> str | None:
 # ------------------------------------------------------------------------------------------------ the child
 
 
-class _Refused(InputError):
-    """A refusal inside the child: its message goes back as is."""
+class _Refused(SchemaError):
+    """A refusal inside the child: its message goes back as is, with the keywords it names as unimplemented."""
 
 
 def _vocab(model_path: str) -> Any:
@@ -271,7 +275,6 @@ def _vocab(model_path: str) -> Any:
 
 def _answer(message: dict[str, Any], lv: Any) -> dict[str, Any]:
     from ...errors import ConstraintError
-    from ...formats import llg_schema
 
     op = message.get("op")
     if op == "ping":
@@ -284,7 +287,7 @@ def _answer(message: dict[str, Any], lv: Any) -> dict[str, Any]:
         else:
             return {"error": f"unknown question {op!r}"}
     except _Refused as e:
-        return {"error": str(e)}
+        return {"error": str(e), "unimplemented": sorted(e.unimplemented)}
     except RecursionError:
         return {"error": "RecursionError"}
     if lv is not None:

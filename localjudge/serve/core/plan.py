@@ -35,7 +35,16 @@ from . import json_mode
 from .catalog import Catalog
 from .errors import bad_request, invalid_body
 from .validate import check_schema, check_text
-from .wire import MAX_STOP, ChatRequest, FunctionDef
+from .wire import (
+    MAX_STOP,
+    ChatRequest,
+    FunctionDef,
+    JSONObjectResponse,
+    JSONSchemaResponse,
+    RefusedFormat,
+    ResponseFormat,
+    TextResponse,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -333,48 +342,29 @@ def _plan_tools(req: ChatRequest, p: Plan, force: str | None = None) -> None:
         p.schema, p.schema_name = _tool_schema(tools, list(tools)), "tool_call"
 
 
-def _plan_response_format(rf: dict[str, Any] | None, p: Plan) -> None:
-    if rf is None:
+def _plan_response_format(rf: ResponseFormat | RefusedFormat | None, p: Plan) -> None:
+    """`rf`, typed when the body was read (`wire.ResponseFormat`), into `p`: its schema or grammar checked and
+    compiled; a refused one answered here (`wire.RefusedFormat`), where it always was."""
+    if rf is None or isinstance(rf, TextResponse):
         return
-    kind = rf.get("type")
-    if kind == "text":
-        return
-    if kind == "json_object":  # the schema a JSON-mode system message states (instructor's), else any object
+    if isinstance(rf, RefusedFormat):
+        raise bad_request(rf.message, param="response_format")
+    if isinstance(rf, JSONObjectResponse):  # the schema a JSON-mode system message states (instructor's), else any object
         stated = json_mode.stated_schema(p.messages) if p.tool_mode == "none" else None
         p.schema, p.schema_name = (stated, json_mode.SCHEMA_NAME) if stated is not None else ({"type": "object"}, "json_object")
         return
-    if kind == "json_schema":
-        js = rf.get("json_schema")
-        if not isinstance(js, dict):
-            raise bad_request("response_format.json_schema: must be an object with name and schema", param="response_format")
-        schema = js.get("schema")
-        if not isinstance(schema, dict):
-            raise bad_request("response_format.json_schema.schema: must be a JSON schema object", param="response_format")
+    if isinstance(rf, JSONSchemaResponse):
+        schema = rf.json_schema.schema_
         check_schema(schema, "response_format")
-        strict = js.get("strict")
-        if strict is not None and not isinstance(strict, bool):
-            raise bad_request("response_format.json_schema.strict: must be true or false", param="response_format")
-        name = js.get("name")
-        p.schema, p.schema_name = schema, name if isinstance(name, str) else None
+        p.schema, p.schema_name = schema, rf.json_schema.name
         if p.tool_mode == "auto":  # tools too: a call of one of them, or content valid for the schema
             p.schema = _tool_schema(p.tools, list(p.tools), answer=schema)
             p.schema_name = f"tool_call_or_{p.schema_name or 'response'}"
         return
-    if (
-        kind == "grammar"
-    ):  # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
-        from ...formats.grammar import GrammarError, GrammarFormat
+    # an extension: a Lark grammar (llguidance's dialect), e.g. {"type": "grammar", "grammar": "start: ..."}
+    from ...formats.grammar import GrammarError, GrammarFormat
 
-        g = rf.get("grammar")
-        if not isinstance(g, str) or not g.strip():
-            raise bad_request(
-                "response_format.grammar: must be a Lark grammar string with a 'start' rule", param="response_format"
-            )
-        try:
-            p.fmt = GrammarFormat(g)
-        except GrammarError as e:
-            raise bad_request(f"response_format.{e}", param="response_format") from None
-        return
-    raise bad_request(
-        f"response_format.type: {kind!r} is not supported; use text, json_object, json_schema or grammar", param="response_format"
-    )
+    try:
+        p.fmt = GrammarFormat(rf.grammar)
+    except GrammarError as e:
+        raise bad_request(f"response_format.{e}", param="response_format") from None

@@ -114,15 +114,16 @@ class FormatCache:
         return hit
 
     def _relaxed(self, schema: dict[str, Any], name: str | None, refused: SchemaError) -> JSONSchemaFormat | SchemaError:
-        """A `CheckedFormat` on the nearest schema the compiler accepts (`constraints.relax`: the keywords it
-        names left out, strengthened first, then with one `if`/`then` of an `allOf` picked to hold, only loosened if
-        neither leaves a value; up to 4 rounds, since a
-        compiler names one refusal at a time; an overlapping `oneOf` last), or the first refusal when relaxing cannot help."""
+        """A `CheckedFormat` on the nearest schema the compiler accepts (`constraints.relax`: the keywords its
+        refusal carries as `SchemaError.unimplemented` left out, strengthened first, then with one `if`/`then` of
+        an `allOf` picked to hold, only loosened if neither leaves a value; up to 4 rounds, since a compiler names
+        one refusal at a time; an overlapping `oneOf` last), or the first refusal when relaxing cannot help. The
+        keywords come from the refusal's data, never from its message (which may quote the client's schema)."""
         from .checked import CheckedFormat
 
         if self.constraint != CLIENT_CONSTRAINT:  # the automaton path keeps its own refusals
             return refused
-        keywords = relax.unimplemented(str(refused))
+        keywords = refused.unimplemented
         last: SchemaError = refused
         for _ in range(4):
             if not keywords:
@@ -141,7 +142,7 @@ class FormatCache:
                     last = e
                 except RecursionError:
                     return refused
-            more = relax.unimplemented(str(last)) - keywords
+            more = last.unimplemented - keywords
             if not more and "oneOf" not in keywords and '"oneOf"' in json.dumps(schema):
                 more = frozenset({"oneOf"})  # the refusal shown is the schema as sent's; the narrowed copies' may be oneOf
             if not more:

@@ -13,7 +13,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...engine.base import THINK_CLOSE, THINK_OPEN, Engine, Generation, GenerationCancelled, ModelIdentity, TokenInfo
+from ...engine.base import (
+    THINK_CLOSE,
+    THINK_OPEN,
+    Engine,
+    Generation,
+    GenerationCancelled,
+    ModelIdentity,
+    Prepared,
+    PromptTokenizer,
+    TokenInfo,
+)
 from ...engine.capabilities import Capability, capabilities_of, compiler_of, vocabulary_of
 from ...engine.worker import EngineWorker
 from ...errors import PromptTooLongError
@@ -119,13 +129,19 @@ class ServerState:
             return 0
         return n + len(compiler.tokenize(THINK_OPEN)) + len(compiler.tokenize(THINK_CLOSE))
 
-    def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> int:
-        """Output tokens for this request's answer (runs on the engine thread): the format's budget (free
+    def prepare(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat) -> Prepared:
+        """The request decided once (runs on the engine thread): the prompt's tokens, rendered and tokenized here
+        only, and the answer's budget, which the engine then decodes as given (`engine.base.Prepared`)."""
+        tokens = engine.prompt_tokens(p.messages) if isinstance(engine, PromptTokenizer) else None
+        n_prompt = len(tokens) if tokens is not None else engine.count_tokens(p.messages)
+        return Prepared(None if tokens is None else tuple(tokens), self.budget(engine, p, fmt, n_prompt))
+
+    def budget(self, engine: Engine, p: protocol.Plan, fmt: OutputFormat, n_prompt: int) -> int:
+        """Output tokens for this request's answer, its prompt taking `n_prompt`: the format's budget (free
         text: the text cap), lowered by the client's max_tokens and clamped to the context left; a 400 when
         the prompt leaves no room for the shortest valid answer. As for OpenAI's reasoning models, max_tokens
         bounds every completion token, the think block's included: the answer gets what think_tokens leaves
         (a 400 naming think_tokens when that is less than the answer needs)."""
-        n_prompt = engine.count_tokens(p.messages)
         n_ctx = engine.n_ctx
         need = 1
         compiler = compiler_of(engine)
@@ -205,9 +221,10 @@ class ServerState:
             if cancel.is_set():
                 done(GenerationCancelled("the client went away before the request started"))
                 return
-            budget = self.budget(engine, p, fmt)
+            prepared = self.prepare(engine, p, fmt)
             streams = Capability.STREAMING in self.capabilities  # else the whole answer comes in the last chunk
-            opts = p.options.model_copy(update={"max_tokens": budget, "on_tokens": on_tokens if streams else None})
+            update = {"max_tokens": prepared.max_tokens, "prepared": prepared, "on_tokens": on_tokens if streams else None}
+            opts = p.options.model_copy(update=update)
             engine.submit([(p.messages, fmt)], opts, lambda gens: done(gens[0]), cancel=cancel)
             accepted()
 

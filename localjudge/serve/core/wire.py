@@ -10,9 +10,20 @@ compact separators for a body, the default ones for an SSE chunk), as before the
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, StrictBool, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
 
 MAX_MESSAGES = 1024
 MAX_STOP = 16
@@ -74,6 +85,88 @@ class StreamOptions(Lenient):
     include_usage: bool = False
 
 
+def _text_or_none(value: Any) -> Any:
+    """A name or description that is not a string is no name (as the hand checks before the typed models read it)."""
+    return value if isinstance(value, str) else None
+
+
+class TextResponse(Lenient):
+    """`response_format` `{"type": "text"}`: free text."""
+
+    type: Literal["text"]
+
+
+class JSONObjectResponse(Lenient):
+    """`{"type": "json_object"}`: any JSON object (or the schema a JSON-mode system message states)."""
+
+    type: Literal["json_object"]
+
+
+class JSONSchemaSpec(Lenient):
+    """`json_schema` of a `json_schema` response format: the schema, its name, and `strict` (true and false compile
+    alike and exactly: localjudge has no looser mode)."""
+
+    name: str | None = None
+    description: str | None = None
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: StrictBool | None = None
+
+    _lenient_text = field_validator("name", "description", mode="before")(_text_or_none)
+
+
+class JSONSchemaResponse(Lenient):
+    """`{"type": "json_schema", "json_schema": {"name", "schema", "strict", "description"}}`."""
+
+    type: Literal["json_schema"]
+    json_schema: JSONSchemaSpec
+
+
+class GrammarResponse(Lenient):
+    """`{"type": "grammar", "grammar": "start: ..."}`: localjudge's extension, a Lark grammar (llguidance's dialect)."""
+
+    type: Literal["grammar"]
+    grammar: str = Field(pattern=r"\S")
+
+
+ResponseFormat = Annotated[TextResponse | JSONObjectResponse | JSONSchemaResponse | GrammarResponse, Field(discriminator="type")]
+_RESPONSE_FORMAT: TypeAdapter[ResponseFormat] = TypeAdapter(ResponseFormat)
+FORMAT_TYPES = "text, json_object, json_schema or grammar"
+# the one line a part of a response_format of the wrong shape gets, by where it is (the first part wrong wins)
+_SHAPE = {
+    ("json_schema", "json_schema"): "response_format.json_schema: must be an object with name and schema",
+    ("json_schema", "json_schema", "schema"): "response_format.json_schema.schema: must be a JSON schema object",
+    ("json_schema", "json_schema", "strict"): "response_format.json_schema.strict: must be true or false",
+    ("grammar", "grammar"): "response_format.grammar: must be a Lark grammar string with a 'start' rule",
+}
+
+
+class RefusedFormat:
+    """A `response_format` object the typed union refuses, with the one-line 400 it gets. Kept rather than raised
+    while the body is read: the plan answers it where it decides the output format, so a request whose tools decide
+    the answer (a named or required tool_choice) ignores its response_format as before, and the request's other
+    checks (model, n, penalties) keep answering first."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+def typed_response_format(value: Any) -> ResponseFormat | RefusedFormat | None:
+    """`value` as a typed response format; a `RefusedFormat` naming its first wrong part; not an object: refused
+    at once, as any field of the wrong type (a typed value or a refusal passes through: a request built in code)."""
+    if value is None or isinstance(value, (RefusedFormat, TextResponse, JSONObjectResponse, JSONSchemaResponse, GrammarResponse)):
+        return value
+    if not isinstance(value, dict):
+        raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
+    try:
+        return _RESPONSE_FORMAT.validate_python(value)
+    except ValidationError as e:
+        errors = e.errors()
+        if any(err["type"].startswith("union_tag") for err in errors):
+            return RefusedFormat(f"response_format.type: {value.get('type')!r} is not supported; use {FORMAT_TYPES}")
+        where = [tuple(x for x in err["loc"] if isinstance(x, str))[:3] for err in errors]
+        return RefusedFormat(next((_SHAPE[w] for w in where if w in _SHAPE), _SHAPE[where[0][:2]]))
+
+
 class ChatRequest(Lenient):
     """POST /v1/chat/completions. Unknown keys are ignored; keys that would change the output and are not
     implemented (penalties, logit_bias, n > 1, functions) are refused by `protocol.plan`."""
@@ -91,7 +184,7 @@ class ChatRequest(Lenient):
     stream_options: StreamOptions | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
-    response_format: dict[str, Any] | None = None
+    response_format: ResponseFormat | RefusedFormat | None = None  # a refusal is answered by `plan`
     tools: list[Tool] | None = Field(None, max_length=MAX_TOOLS)
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
@@ -104,6 +197,10 @@ class ChatRequest(Lenient):
     # N tokens before the constrained answer; the think text comes back as message.reasoning_content. As for
     # OpenAI's reasoning models, max_tokens bounds the think block and the answer together
     think_tokens: int | None = Field(None, ge=0, le=8192)
+
+    _typed_format = field_validator("response_format", mode="plain", json_schema_input_type=ResponseFormat | None)(
+        typed_response_format
+    )
 
 
 # ------------------------------------------------------------------------------------------- answers
