@@ -200,20 +200,23 @@ def _stage_count(stages: list[Stage], want: int) -> bool:
     return len(stages) == want and all(s.output is not None for s in stages)
 
 
-class SingleSection(Section):
+class MessagesSection(Section):
+    """A kind whose calls send the file's own `messages` under its `output` format."""
+
+    messages: list[MessageTemplate]
+    output: dict[str, Any]
+
+
+class SingleSection(MessagesSection):
     """`single`: one call, the file's messages and output."""
 
     kind: Literal["single"]
-    messages: list[MessageTemplate]
-    output: dict[str, Any]
 
 
-class PerItemSection(Section):
+class PerItemSection(MessagesSection):
     """`per_item`: one call per item of `item_variable` when it is a list."""
 
     kind: Literal["per_item"]
-    messages: list[MessageTemplate]
-    output: dict[str, Any]
     item_variable: str
 
 
@@ -232,12 +235,10 @@ class TwoStageSection(Section):
         return self
 
 
-class FourLineSection(Section):
+class FourLineSection(MessagesSection):
     """`four_line`: one call; the advanced relevance rubric's rules after parsing (`context_variable` tells if any)."""
 
     kind: Literal["four_line"]
-    messages: list[MessageTemplate]
-    output: dict[str, Any]
     context_variable: str
 
 
@@ -350,18 +351,20 @@ def _adapter() -> TypeAdapter[KindSection]:
     return TypeAdapter(KindSection)
 
 
+@functools.cache
 def section_types() -> dict[str, type[Section]]:
     """Each kind's section type, by kind (the union's members by their `kind` tag)."""
-    out: dict[str, type[Section]] = {}
-    for cls in Section.__subclasses__():
-        for kind in get_args(cls.model_fields["kind"].annotation):
-            out[kind] = cls
-    return out
+    return {kind: cls for cls in _members() for kind in get_args(cls.model_fields["kind"].annotation)}
 
 
+def _members() -> tuple[type[Section], ...]:
+    return get_args(get_args(KindSection)[0])
+
+
+@functools.cache
 def section_keys() -> frozenset[str]:
     """Every key some kind's section reads (what `JudgeSpec.section` hands the union)."""
-    return frozenset(n for cls in Section.__subclasses__() for n in cls.model_fields if n != "kind")
+    return frozenset(n for cls in _members() for n in cls.model_fields if n != "kind")
 
 
 def parse_section(data: dict[str, Any]) -> KindSection:

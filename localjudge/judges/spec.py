@@ -2,7 +2,9 @@
 
 A judge file is validated into a `JudgeSpec` (pydantic, unknown keys rejected). Any problem is a
 `JudgeSpecError` naming the file and the key, e.g.
-`judge file my.toml: key 'output.kind': unknown output format 'yesno'`.
+`judge file my.toml: key 'output.kind': unknown output format 'yesno'`. The file is one flat table; the keys its
+`kind` reads are checked once more, at load, as that kind's typed section (sections.py, `JudgeSpec.section()`), which
+its program and prompt builder receive.
 
 Kinds:
   single        one call: `messages` rendered, `output` parsed (most judges)
