@@ -25,12 +25,24 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..formats import OutputFormat, ResultJSON, make_format
 from .kinds import KINDS
 from .render import Style, TemplateError, placeholders, render, tags_in
+from .sections import (
+    CustomPromptSection,
+    DeepEvalGEvalSection,
+    InstructionsSection,
+    MessagesSection,
+    ResultType,
+    Section,
+    ToolCallMatchSection,
+    V1Metric,
+    V1MetricSection,
+    typed_section,
+)
 from .spec import JudgeSpec, MessageTemplate, Variable
 
 CHOICE_PATTERN = re.compile(r"\[\[([\w ]+)\]\]")  # MLflow's custom_prompt_judge _CHOICE_PATTERN
@@ -75,6 +87,7 @@ class Plan:
     tags: set[str] = field(default_factory=set)  # the prompt's own XML-style tags (for neutralise)
     labels: list[str] = field(default_factory=list)  # custom prompt choices
     numeric_values: dict[str, float] | None = None
+    context_columns: list[str] = field(default_factory=list)  # v1 metrics' grading context columns
 
 
 def _msgs(templates: list[MessageTemplate]) -> list[Msg]:
@@ -98,14 +111,15 @@ def _at(key: str, fn: Any, *args: Any) -> Any:
         raise SpecKeyError(key, str(e)) from None
 
 
-def compile_spec(spec: JudgeSpec) -> Plan:
-    """Build the plan and check it: every placeholder is declared, every format can be constrained.
+def compile_spec(spec: JudgeSpec, section: Section) -> Plan:
+    """Build the plan of `spec` (its kind's keys: `section`) and check it: every placeholder is declared, every format
+    can be constrained.
 
     Problems raise `SpecKeyError` naming the spec key they come from.
     """
     traits = KINDS[spec.kind]
     if traits.built_from is not None:
-        plan = _at(traits.built_from, BUILDERS[traits.built_from], spec)
+        plan = _at(traits.built_from, BUILDERS[traits.built_from], spec, section)
     elif traits.calls == "two_stage":
         f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
         plan = Plan(
@@ -143,8 +157,8 @@ def compile_spec(spec: JudgeSpec) -> Plan:
         }[traits.calls]
         plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
-        assert spec.output is not None
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(spec.messages)], [_at("output", build_format, spec.output)])
+        sec = typed_section(section, MessagesSection, spec.kind)
+        plan = Plan(spec.template_style, list(spec.variables), [_msgs(sec.messages)], [_at("output", build_format, sec.output)])
     for i, f in enumerate(plan.formats):
         if f is not None:  # a format that cannot be written as a constraint fails here, at load time
             _at("output" if len(plan.formats) == 1 else f"stages.{i}.output", f.constraint)
@@ -202,9 +216,8 @@ def grading_context_text(columns: list[str], values: dict[str, Any]) -> str:
     return t["context_header"] + t["context_separator"].join(items)
 
 
-def _v1(spec: JudgeSpec) -> Plan:
-    m = spec.metric
-    assert m is not None
+def _v1(spec: JudgeSpec, sec: V1MetricSection) -> Plan:
+    m = sec.metric
     t = mlflow_texts()["v1"]
     for i, ex in enumerate(m.examples):
         ctx = ex.grading_context
@@ -229,19 +242,18 @@ def _v1(spec: JudgeSpec) -> Plan:
         {"name": m.name or spec.name, "definition": m.definition, "grading_prompt": m.grading_prompt, "examples": examples},
         partial=True,
     )
-    variables = list(spec.variables) or _v1_variables(spec)
+    variables = list(spec.variables) or _v1_variables(m)
     return Plan(
         "format",
         variables,
         [[Msg("user", template)]],
         [make_format("score_lines", min=m.min, max=m.max)],
         derived={"grading_context_columns"},
+        context_columns=list(m.grading_context_columns),
     )
 
 
-def _v1_variables(spec: JudgeSpec) -> list[Variable]:
-    m = spec.metric
-    assert m is not None
+def _v1_variables(m: V1Metric) -> list[Variable]:
     out = [Variable(name="input", description="the input sent to the model", aliases=["question"])] if m.include_input else []
     out.append(Variable(name="output", description="the model's output", aliases=["answer"]))
     out += [Variable(name=c, description="grading context column") for c in m.grading_context_columns]
@@ -251,10 +263,9 @@ def _v1_variables(spec: JudgeSpec) -> list[Variable]:
 # ------------------------------------------------------------------------------- instructions judge
 
 
-def instruction_format(spec: JudgeSpec) -> OutputFormat:
+def instruction_format(r: ResultType | None) -> OutputFormat:
     """The output format of an instructions judge from its `[result]`: `yes_no_json` (the default), a choice
     with rationale for labels, else `result_json` (bool, int or float)."""
-    r = spec.result
     if r is None or r.type == "yes_no":
         return make_format("yes_no_json")
     if r.type == "labels":
@@ -262,8 +273,8 @@ def instruction_format(spec: JudgeSpec) -> OutputFormat:
     return ResultJSON(type=r.type, min=r.min, max=r.max, decimals=r.decimals)
 
 
-def _instructions(spec: JudgeSpec) -> Plan:
-    text = spec.instructions or ""
+def _instructions(spec: JudgeSpec, sec: InstructionsSection) -> Plan:
+    text = sec.instructions
     t = mlflow_texts()["instructions"]
     used = placeholders(text, "mustache")
     bad = [u for u in used if u not in INSTRUCTION_VARIABLES]
@@ -274,7 +285,7 @@ def _instructions(spec: JudgeSpec) -> Plan:
         )
     if not used:
         raise InputError("instructions must contain at least one variable: {{ inputs }}, {{ outputs }} or {{ expectations }}")
-    fmt = _at("result", instruction_format, spec)
+    fmt = _at("result", instruction_format, sec.result)
     fields = [("rationale", t["rationale_description"]), ("result", t["result_description"])]
     json_format = "{\n" + ",\n".join(render(t["field_line"], "format", {"name": n, "description": d}) for n, d in fields) + "\n}"
     system = render(t["system"], "mustache", {"instructions": text})
@@ -303,8 +314,8 @@ def instruction_fields_text(names: list[str], values: dict[str, str]) -> str:
 # ------------------------------------------------------------------------------ custom prompt judge
 
 
-def _custom(spec: JudgeSpec) -> Plan:
-    tpl = spec.prompt_template or ""
+def _custom(spec: JudgeSpec, sec: CustomPromptSection) -> Plan:
+    tpl = sec.prompt_template
     labels: list[str] = []
     for c in CHOICE_PATTERN.findall(tpl):
         if c not in labels:
@@ -313,7 +324,7 @@ def _custom(spec: JudgeSpec) -> Plan:
         raise InputError("prompt_template must include choices written as [[CHOICE_NAME]]; none found")
     if len(labels) < 2:
         raise InputError(f"prompt_template offers one choice {labels}; give at least two [[choices]]")
-    nv = spec.numeric_values
+    nv = sec.numeric_values
     values = None
     if nv is not None:
         if sorted(nv) != sorted(labels):
@@ -338,43 +349,53 @@ def _custom(spec: JudgeSpec) -> Plan:
     )
 
 
-# the prompt builder of each kind whose prompt is built from one spec key (`KindTraits.built_from`)
 # ------------------------------------------------------------------------------ tool-call match judge
 
 
-def _match(spec: JudgeSpec) -> Plan:
+def _match(spec: JudgeSpec, sec: ToolCallMatchSection) -> Plan:
     """A model-free judge of one tool call (judges/toolmatch.py): its one message only shows what is compared
     (it is never sent; it is the cache key's prompt); its score is a float in [0, 1]."""
-    if spec.match == "mlflow_exact":  # MLflow's exact mode judges the whole call list of a conversation
+    if sec.match == "mlflow_exact":  # MLflow's exact mode judges the whole call list of a conversation
         variables = [
             Variable(name="tool_calls", description="the calls the assistant made, in order: a JSON list"),
             Variable(name="expected_tool_calls", description="the calls expected: a JSON list"),
         ]
-        text = f"match: mlflow_exact (ordered: {spec.match_ordered})\ncalls: {{{{tool_calls}}}}\nexpected: {{{{expected_tool_calls}}}}"
+        text = f"match: mlflow_exact (ordered: {sec.match_ordered})\ncalls: {{{{tool_calls}}}}\nexpected: {{{{expected_tool_calls}}}}"
         return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
     variables = [
         Variable(name="tool_call", description="the call judged: {name, arguments} as JSON text"),
         Variable(name="tool_call_index", description="its 0-based index among the conversation's calls"),
         Variable(name="expected_tool_calls", description="the calls expected, in order: a JSON list"),
     ]
-    text = f"match: {spec.match}\ntool call {{{{tool_call_index}}}}: {{{{tool_call}}}}\nexpected: {{{{expected_tool_calls}}}}"
+    text = f"match: {sec.match}\ntool call {{{{tool_call_index}}}}: {{{{tool_call}}}}\nexpected: {{{{expected_tool_calls}}}}"
     return Plan("mustache", variables, [[Msg("user", text)]], [ResultJSON(type="float", min=0, max=1, decimals=3)])
 
 
-def _geval(spec: JudgeSpec) -> Plan:
+def _geval(spec: JudgeSpec, sec: DeepEvalGEvalSection) -> Plan:
     """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports the store's result
     model): its two prompts, each constrained to its pydantic model's schema."""
     from .deepeval_geval import DERIVED, plan_parts
 
-    variables, prompts, schemas = plan_parts(spec)
+    variables, prompts, schemas = plan_parts(sec.deepeval_geval)
     formats: list[OutputFormat | None] = [build_format({"kind": "json_schema", "schema": s, "field_tokens": 64}) for s in schemas]
     return Plan("mustache", variables, [[Msg("user", p)] for p in prompts], formats, derived=set(DERIVED))
 
 
-BUILDERS: dict[str, Callable[[JudgeSpec], Plan]] = {
-    "metric": _v1,
-    "instructions": _instructions,
-    "prompt_template": _custom,
-    "match": _match,
-    "deepeval_geval": _geval,
+S = TypeVar("S", bound=Section)
+Build = Callable[[JudgeSpec, Section], Plan]
+
+
+def _built(want: type[S], build: Callable[[JudgeSpec, S], Plan]) -> Build:
+    """A builder that reads its kind's section typed (`want`), checked once here."""
+    return lambda spec, section: build(spec, typed_section(section, want, spec.kind))
+
+
+# the prompt builder of each kind whose prompt is built from one spec key (`KindTraits.built_from`), with the section
+# type it reads
+BUILDERS: dict[str, Build] = {
+    "metric": _built(V1MetricSection, _v1),
+    "instructions": _built(InstructionsSection, _instructions),
+    "prompt_template": _built(CustomPromptSection, _custom),
+    "match": _built(ToolCallMatchSection, _match),
+    "deepeval_geval": _built(DeepEvalGEvalSection, _geval),
 }

@@ -25,6 +25,7 @@ from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
 from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mode rule, one copy (it imports nothing here)
 from .ragas_agent import Judge
+from .sections import DeepEvalAgenticSection
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
 
@@ -41,13 +42,15 @@ def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
     return str([v.get("reason") for v in verdicts if v.get("verdict") == "no"])
 
 
-def agentic_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+def agentic_calls(
+    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+) -> Calls:
     """The calls of the metric the judge file names (`METRICS`; see `Judge._calls`)."""
-    return (yield from METRICS[judge.spec.deepeval_agentic or "argument_correctness"](judge, raw, text, gens, model_id))
+    return (yield from METRICS[sec.deepeval_agentic](judge, sec, raw, text, gens, model_id))
 
 
 def task_completion_calls(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
 ) -> Calls:
     """TaskCompletionMetric's calls without a trace: the task and outcome, then the verdict on them."""
     fmts = judge.output_formats
@@ -60,16 +63,16 @@ def task_completion_calls(
         gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
         verdict = fmts[1].value(fmts[1].parse(gens[-1].text))
         outputs["verdict"], outputs["reason"] = float(verdict["verdict"]), verdict.get("reason")
-        score = strict(judge, outputs["verdict"])
-        details = {**outputs, "strict_mode": judge.spec.deepeval_strict_mode}
+        score = strict(sec, outputs["verdict"])
+        details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, outputs["reason"], outputs, details)
     except ParseError as e:
-        stage = judge.spec.stages[1 if "task" in outputs else 0].name
+        stage = sec.stages[1 if "task" in outputs else 0].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
 
 
 def argument_correctness_calls(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
 ) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
     fmts = judge.output_formats
@@ -80,17 +83,17 @@ def argument_correctness_calls(
     try:
         gens += yield [(judge._messages(0, raw, text), fmts[0])]
         verdicts = outputs["verdicts"] = list(fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"])
-        score = strict(judge, verdicts_score([v["verdict"] for v in verdicts]))
+        score = strict(sec, verdicts_score([v["verdict"] for v in verdicts]))
         fields = {"score": format(score, ".2f"), "incorrect_tool_calls_reasons": incorrect_reasons_text(verdicts)}
         gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
         reason = outputs["reason"] = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, dict(outputs))
     except ParseError as e:
-        stage = judge.spec.stages[len(outputs)].name
+        stage = sec.stages[len(outputs)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
 
 
-MetricCalls = Callable[[Judge, dict[str, Any], dict[str, str], list[Generation], str], Calls]
+MetricCalls = Callable[[Judge, DeepEvalAgenticSection, dict[str, Any], dict[str, str], list[Generation], str], Calls]
 METRICS: dict[str, MetricCalls] = {  # the judge file's `deepeval_agentic` -> its calls
     "argument_correctness": argument_correctness_calls,
     "task_completion": task_completion_calls,

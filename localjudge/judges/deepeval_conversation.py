@@ -43,7 +43,7 @@ from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
 from .deepeval_values import deepeval_turns  # the turns value as turn dicts (kept importable here)
 from .ragas_agent import Judge
-from .spec import DeepEvalConversation
+from .sections import DeepEvalConversation, DeepEvalConversationSection
 
 # the placeholders the judge fills itself, per call (DeepEval's template variables)
 DERIVED = (
@@ -93,7 +93,7 @@ def extract_requests(judge: Judge, raw: dict[str, Any], text: dict[str, str]) ->
     ]
 
 
-def _retention_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def _retention_first(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """Knowledge retention's first call: its first user turn's extraction (the reason's, when there is no user turn)."""
     asks = extract_requests(judge, raw, text)
     if asks:
@@ -101,21 +101,27 @@ def _retention_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) ->
     return _messages(judge, 2, raw, text, {"attritions": [], "score": format(1, ".2f")})
 
 
-def _turns_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def _turns_first(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """The first call of a metric that reads the whole conversation first (completeness, role adherence)."""
     return _messages(judge, 0, raw, text, {"turns": deepeval_turns(raw["deepeval_turns"])})
 
 
-def _topic_first(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def _topic_first(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     return topic_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
 
 
 def _knowledge_retention(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """KnowledgeRetentionMetric's calls: the knowledge of each user turn, a verdict per assistant turn after known
     knowledge, the reason."""
-    cfg, fmts = _setting(judge)
+    fmts = judge.output_formats
 
     def parsed(stage: int, gen: Generation) -> Any:
         return fmts[stage].value(fmts[stage].parse(gen.text))
@@ -148,30 +154,45 @@ def _knowledge_retention(
     return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def first_request(judge: Judge, sec: DeepEvalConversationSection, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """The first call's messages of the judge's metric (`METRICS`): what its fingerprint hashes."""
-    return _metric(judge).first(judge, raw, text)
+    cfg = sec.deepeval_conversation
+    return METRICS[cfg.metric].first(judge, cfg, raw, text)
 
 
-def conversation_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+def conversation_calls(
+    judge: Judge,
+    sec: DeepEvalConversationSection,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`. A call
     whose output does not parse makes it unscored, naming the stage (the RAG metrics name theirs themselves)."""
-    metric = _metric(judge)
+    cfg = sec.deepeval_conversation
+    metric = METRICS[cfg.metric]
     outputs: dict[str, Any] = {}
     if metric.names_stage:
-        return (yield from metric.calls(judge, raw, text, gens, model_id, outputs))
+        return (yield from metric.calls(judge, cfg, raw, text, gens, model_id, outputs))
     try:
-        return (yield from metric.calls(judge, raw, text, gens, model_id, outputs))
+        return (yield from metric.calls(judge, cfg, raw, text, gens, model_id, outputs))
     except ParseError as e:
-        stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
+        stage = sec.stages[min(len(outputs), len(sec.stages) - 1)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
 
 
 def _completeness(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """ConversationCompletenessMetric's calls: intentions, a verdict per intention, the reason."""
-    cfg, fmts = _setting(judge)
+    fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
     intentions = outputs["intentions"] = fmts[0].value(fmts[0].parse(gens[-1].text))["intentions"]
@@ -199,10 +220,16 @@ def _completeness(
 
 
 def _role_adherence(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """RoleAdherenceMetric's calls: the out-of-character verdicts, the reason."""
-    cfg, fmts = _setting(judge)
+    fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
     verdicts = outputs["verdicts"] = fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"]
@@ -221,8 +248,8 @@ def _role_adherence(
     return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, details)
 
 
-FirstFn = Callable[[Judge, dict[str, Any], dict[str, str]], list[Message]]
-CallsFn = Callable[[Judge, dict[str, Any], dict[str, str], list[Generation], str, dict[str, Any]], Calls]
+FirstFn = Callable[[Judge, DeepEvalConversation, dict[str, Any], dict[str, str]], list[Message]]
+CallsFn = Callable[[Judge, DeepEvalConversation, dict[str, Any], dict[str, str], list[Generation], str, dict[str, Any]], Calls]
 
 
 @dataclass(frozen=True)
@@ -244,16 +271,3 @@ METRICS: dict[str, Metric] = {
     # they read the turns with their retrieval contexts, and name a failing stage themselves
     **{m: Metric(rag_first_request, turn_rag_calls, names_stage=True) for m in RAG_METRICS},
 }
-
-
-def _setting(judge: Judge) -> tuple[DeepEvalConversation, list[OutputFormat]]:
-    """The judge's metric settings and its stages' formats, what every metric's calls start from."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    return cfg, judge.output_formats
-
-
-def _metric(judge: Judge) -> Metric:
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
-    return METRICS[cfg.metric]

@@ -24,7 +24,8 @@ from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError, UnscoredReason
 from .deepeval_geval_turns import TURN_TEXTS, merged_turns, turn_sources
 from .ragas_agent import Judge
-from .spec import DeepEvalGEval, GEvalParam, JudgeSpec, Variable
+from .sections import DeepEvalGEval, DeepEvalGEvalSection, GEvalParam
+from .spec import Variable
 
 # DeepEval's CONVERSATIONAL_G_EVAL_PARAMS labels, for the params localjudge supports
 LABELS: dict[str, str] = {
@@ -82,12 +83,10 @@ def rubric_text(cfg: DeepEvalGEval) -> str:
     )
 
 
-def plan_parts(spec: JudgeSpec) -> tuple[list[Variable], list[str], list[str]]:
+def plan_parts(cfg: DeepEvalGEval) -> tuple[list[Variable], list[str], list[str]]:
     """The kind's plan (built by `builders`, which imports this module lazily): its variables (`deepeval_turns`,
     and one per conversation-level param), DeepEval's two prompts (the results prompt's rubric variant when a
     rubric is given) and their output schemas."""
-    cfg = spec.deepeval_geval
-    assert cfg is not None
     t = texts()
     variables = [Variable(name=v, description=TURN_TEXTS[v]) for v in turn_sources(cfg)]
     variables += [
@@ -116,15 +115,13 @@ def turn_dicts(cfg: DeepEvalGEval, raw: dict[str, Any]) -> list[dict[str, Any]]:
     return [{f: t[f] for f in fields if f in t} for t in merged_turns(cfg, raw)]
 
 
-def _steps_messages(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
-    cfg = judge.spec.deepeval_geval
-    assert cfg is not None
+def _steps_messages(judge: Judge, cfg: DeepEvalGEval, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     return judge._messages(0, raw, {**text, "criteria": cfg.criteria or "", "parameters": params_text(params(cfg))})
 
 
-def _results_messages(judge: Judge, raw: dict[str, Any], text: dict[str, str], steps: list[str]) -> list[Message]:
-    cfg = judge.spec.deepeval_geval
-    assert cfg is not None
+def _results_messages(
+    judge: Judge, cfg: DeepEvalGEval, raw: dict[str, Any], text: dict[str, str], steps: list[str]
+) -> list[Message]:
     fields = {
         "evaluation_steps": numbered(steps),
         "test_case_content": conversation_level(cfg, raw),
@@ -135,19 +132,19 @@ def _results_messages(judge: Judge, raw: dict[str, Any], text: dict[str, str], s
     return judge._messages(1, raw, {**text, **fields})
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def first_request(judge: Judge, sec: DeepEvalGEvalSection, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """The first call: the steps call from the criteria, or (steps given) the scoring call."""
-    cfg = judge.spec.deepeval_geval
-    assert cfg is not None
+    cfg = sec.deepeval_geval
     if cfg.evaluation_steps:
-        return _results_messages(judge, raw, text, cfg.evaluation_steps)
-    return _steps_messages(judge, raw, text)
+        return _results_messages(judge, cfg, raw, text, cfg.evaluation_steps)
+    return _steps_messages(judge, cfg, raw, text)
 
 
-def geval_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+def geval_calls(
+    judge: Judge, sec: DeepEvalGEvalSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+) -> Calls:
     """ConversationalGEval's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    cfg = judge.spec.deepeval_geval
-    assert cfg is not None
+    cfg = sec.deepeval_geval
     fmts = judge.output_formats
     outputs: dict[str, Any] = {}
     stage = 0
@@ -155,11 +152,11 @@ def geval_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         turn_dicts(cfg, raw)  # a bad turns value fails before any call
         steps = cfg.evaluation_steps
         if not steps:
-            gens += yield [(_steps_messages(judge, raw, text), fmts[0])]
+            gens += yield [(_steps_messages(judge, cfg, raw, text), fmts[0])]
             steps = [_text(s) for s in fmts[0].value(fmts[0].parse(gens[-1].text))["steps"]]
         outputs["evaluation_steps"] = steps
         stage = 1
-        gens += yield [(_results_messages(judge, raw, text, steps), fmts[1])]
+        gens += yield [(_results_messages(judge, cfg, raw, text, steps), fmts[1])]
         answer = fmts[1].value(fmts[1].parse(gens[-1].text))
         g_score = float(answer["score"])
         shown = g_score / 10

@@ -24,6 +24,7 @@ from ..formats import OutputFormat
 from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
+from .sections import DeepEvalConversation
 
 TURNS = "deepeval_tool_turns"
 DERIVED = ("task", "steps_taken", "goal_evaluations", "plan_evalautions", "final_score", "result")
@@ -64,10 +65,8 @@ def _reason_fields(goals: list[dict[str, Any]], plans: list[dict[str, Any]], sho
     }
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def first_request(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """The first call: the first goal's accuracy score (the reason's, when there is no unit interaction)."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
     units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     if units:
         return _messages(judge, 0, raw, text, {"task": units[0][0], "steps_taken": units[0][1]})
@@ -76,11 +75,15 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
 
 
 def goal_accuracy_calls(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """GoalAccuracyMetric's calls: a goal score per unit, a plan score per unit, the free-text reason."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
     fmts = judge.output_formats
     units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     scored: list[list[dict[str, Any]]] = []

@@ -20,6 +20,7 @@ from ..engine.base import Calls, Generation, Message
 from ..errors import InputError
 from .deepeval_values import deepeval_turns
 from .ragas_agent import Judge
+from .sections import DeepEvalConversation
 
 DERIVED = (
     "conversation",
@@ -99,12 +100,16 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str], turns
 
 
 def topic_adherence_calls(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """TopicAdherenceMetric's calls: pairs per unit, a verdict per pair, the reason (none without pairs)."""
 
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
     fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     topics = relevant_topics(raw.get("relevant_topics"))

@@ -18,6 +18,7 @@ from typing import Any
 from ..engine.base import Calls, Generation
 from ..errors import ParseError, UnscoredReason
 from .ragas_agent import Judge
+from .sections import DeepEvalAgenticSection
 
 NO_PLAN_REASON = (
     "There were no plans to evaluate within the trace of your agent's execution. Please check if the agent's "
@@ -25,13 +26,15 @@ NO_PLAN_REASON = (
 )
 
 
-def strict(judge: Judge, score: float) -> float:
+def strict(sec: DeepEvalAgenticSection, score: float) -> float:
     """DeepEval's `strict_mode` (its threshold then 1): 0 when the score is under 1; the rule of the whole
     deepeval_agentic kind, which imports it from here (it dispatches here, so the rule lives in the leaf)."""
-    return 0.0 if judge.spec.deepeval_strict_mode and score < 1 else score
+    return 0.0 if sec.deepeval_strict_mode and score < 1 else score
 
 
-def trace_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+def trace_calls(
+    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
     fmts = judge.output_formats
     outputs: dict[str, Any] = {}
@@ -39,20 +42,20 @@ def trace_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         gens += yield [(judge._messages(0, raw, text), fmts[0])]
         outputs["task"] = str(fmts[0].value(fmts[0].parse(gens[-1].text))["task"])
         fields = {"deepeval_task": outputs["task"]}
-        if judge.spec.deepeval_agentic == "plan_adherence":
+        if sec.deepeval_agentic == "plan_adherence":
             gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
             plan = outputs["plan"] = [str(s) for s in fmts[1].value(fmts[1].parse(gens[-1].text))["plan"]]
             if not plan:
-                details = {**outputs, "strict_mode": judge.spec.deepeval_strict_mode}
+                details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
                 return judge._scored(judge._base(gens, fmts[1], model_id), 1.0, 1.0, NO_PLAN_REASON, outputs, details)
             fields["deepeval_agent_plan"] = "\n".join(plan)
         last = len(fmts) - 1
         gens += yield [(judge._messages(last, raw, {**text, **fields}), fmts[last])]
         verdict = fmts[last].value(fmts[last].parse(gens[-1].text))
         outputs["score"], outputs["reason"] = float(verdict["score"]), str(verdict["reason"])
-        score = strict(judge, outputs["score"])
-        details = {**outputs, "strict_mode": judge.spec.deepeval_strict_mode}
+        score = strict(sec, outputs["score"])
+        details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
         return judge._scored(judge._base(gens, fmts[last], model_id), score, score, outputs["reason"], outputs, details)
     except ParseError as e:
-        stage = judge.spec.stages[len(outputs)].name
+        stage = sec.stages[len(outputs)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)

@@ -44,6 +44,7 @@ from ..formats import OutputFormat
 from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import printed_value
 from .ragas_agent import Judge
+from .sections import DeepEvalConversation
 
 # the placeholders these metrics' stages fill per call (DeepEval's template variables; `user_content` is its `input`)
 DERIVED = (
@@ -137,11 +138,9 @@ def _messages(judge: Judge, stage: int, raw: dict[str, Any], text: dict[str, str
     return judge._messages(stage, raw, {**text, **{k: v if isinstance(v, str) else str(v) for k, v in fields.items()}})
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def first_request(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """The first call: the first window's truths (faithfulness) or its first passage's verdicts (relevancy); the
     final reason's when there is nothing before it (its values then those of a score of 1 with no window)."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
     wins = windows(rag_turns(raw["deepeval_rag_turns"]))
     if cfg.metric == "turn_faithfulness" and wins:
         return _messages(judge, 0, raw, text, {"reference_context": "\n\n".join(window_parts(wins[0])[2])})
@@ -155,11 +154,15 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> li
 
 
 def turn_rag_calls(
-    judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str, outputs: dict[str, Any]
+    judge: Judge,
+    cfg: DeepEvalConversation,
+    raw: dict[str, Any],
+    text: dict[str, str],
+    gens: list[Generation],
+    model_id: str,
+    outputs: dict[str, Any],
 ) -> Calls:
     """The metric's calls, window by window as DeepEval makes them, then the final reason."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
     fmts = judge.output_formats
     wins = windows(rag_turns(raw["deepeval_rag_turns"]))
     scores: list[float | int] = []
@@ -170,7 +173,7 @@ def turn_rag_calls(
     try:
         for w in wins:
             step = WINDOW_STEPS[cfg.metric]
-            window: dict[str, Any] = yield from step(judge, raw, text, gens, fmts, w, cfg.strict_mode)
+            window: dict[str, Any] = yield from step(judge, raw, text, gens, fmts, w, cfg)
             done.append(window)
             scores.append(window["score"])
             reasons.append(window["reason"])
@@ -195,9 +198,10 @@ def _faithful_window(
     gens: list[Generation],
     fmts: list[OutputFormat],
     window: list[dict[str, Any]],
-    strict_mode: bool,
+    cfg: DeepEvalConversation,
 ) -> Calls:
     """One window of TurnFaithfulnessMetric: truths and claims, the verdicts, its reason."""
+    strict_mode = cfg.strict_mode
     user, assistant, context = window_parts(window)
     asks: list[tuple[Sequence[Message], OutputFormat]] = [
         (_messages(judge, 0, raw, text, {"reference_context": "\n\n".join(context)}), fmts[0]),
@@ -226,9 +230,10 @@ def _relevancy_window(
     gens: list[Generation],
     fmts: list[OutputFormat],
     window: list[dict[str, Any]],
-    strict_mode: bool,
+    cfg: DeepEvalConversation,
 ) -> Calls:
     """One window of TurnContextualRelevancyMetric: a verdicts call per passage, its reason."""
+    strict_mode = cfg.strict_mode
     user, _, context = window_parts(window)
     verdicts: list[dict[str, Any]] = []
     if context:
@@ -282,12 +287,11 @@ def _node_window(
     gens: list[Generation],
     fmts: list[OutputFormat],
     window: list[dict[str, Any]],
-    strict_mode: bool,
+    cfg: DeepEvalConversation,
 ) -> Calls:
     """One window of TurnContextualPrecisionMetric / TurnContextualRecallMetric: one verdicts call on the window's
     passages (none without one), its reason given the score."""
-    cfg = judge.spec.deepeval_conversation
-    assert cfg is not None
+    strict_mode = cfg.strict_mode
     precision = cfg.metric == "turn_contextual_precision"
     user, _, context = window_parts(window)
     verdicts: list[dict[str, Any]] = []

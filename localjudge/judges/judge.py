@@ -27,6 +27,7 @@ from .outcome import JudgeOutcomes
 from .programs import program_of
 from .protocol import Prepared
 from .render import TemplateError, format_value, neutralise, render
+from .sections import KindSection
 from .spec import JudgeSpec, Variable, spec_from_dict, version_dump
 from .values import RowValues, VariableValues
 
@@ -48,8 +49,12 @@ class Judge(VariableValues, JudgeOutcomes):
     def __init__(self, spec: JudgeSpec, origin: str = "<builtin>"):
         self.spec = spec
         self.origin = origin
+        try:  # the kind's keys, typed (sections.py); checked when the file loaded, again for a spec copied since
+            self.section: KindSection = spec.section()
+        except ValueError as e:
+            raise JudgeSpecError(f"judge file {origin}: key '(top level)': {e}; fix the file and retry") from None
         try:
-            self._plan: Plan = compile_spec(spec)
+            self._plan: Plan = compile_spec(spec, self.section)
         except (InputError, TemplateError) as e:
             raise JudgeSpecError(f"judge file {origin}: {e}; fix the file and retry") from None
         dump = version_dump(spec)  # the fields added since the first format only when set
@@ -297,26 +302,15 @@ class Judge(VariableValues, JudgeOutcomes):
     def judge_without_model(self, model_id: str = "", /, **variables: Any) -> JudgeResult:
         """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises.
         `model_id` is recorded on the result as for any judge of the run (the run's model, not called)."""
-        raw, _ = self._values(variables)
-        return self._matched(raw, model_id)
-
-    def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult:
-        """A tool_call_match judge's result (judges/toolmatch.py)."""
-        from .toolmatch import match_score, mlflow_exact_match
-
-        assert self.spec.match is not None
-        fmt = self._plan.formats[0]
-        if self.spec.match == "mlflow_exact":  # the whole call list at once (a session row's `tool_calls`)
-            ordered = self.spec.match_ordered
-            yes = mlflow_exact_match(raw["tool_calls"], raw["expected_tool_calls"], ordered=ordered)
-            details = {"match": "mlflow_exact", "ordered": ordered, "mlflow_value": "yes" if yes else "no"}
-            return self._scored(self._base([], fmt, model_id), float(yes), float(yes), None, None, details)
-        index = raw["tool_call_index"]
-        if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).isdigit():
-            raise InputError(f"judge '{self.name}': variable 'tool_call_index' must be a non-negative integer, got {index!r}")
-        score = match_score(self.spec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
-        details = {"match": self.spec.match, "tool_call_index": int(index)}
-        return self._scored(self._base([], fmt, model_id), score, score, None, None, details)
+        raw, text = self._values(variables)
+        calls = program_of(self.traits.calls).calls(self, raw, text, None, [], model_id)
+        try:
+            next(calls)
+        except StopIteration as done:  # its program asked for no call: the result
+            result: JudgeResult = done.value
+            return result
+        calls.close()
+        raise InputError(f"judge '{self.name}' calls the model; judge its rows with an engine")
 
     def score_text(self, text: str, **variables: Any) -> JudgeResult:
         """Parse an output produced elsewhere (another backend, a file) exactly as `evaluate` would."""

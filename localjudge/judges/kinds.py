@@ -1,9 +1,10 @@
-"""The judge kinds, each once: what a judge file of the kind must give, how a row is judged, and what the kind
-adds to the prompt or the result. Every place that behaves by kind (the spec check, the prompt builder, the judge's
+"""The judge kinds, each once: how a row is judged, and what the kind adds to the prompt or the result (what a judge
+file of the kind must give is the kind's section, sections.py). Every place that behaves by kind (the spec check, the prompt builder, the judge's
 calls, its outcome, its variable values, align) reads the kind's `KindTraits` from `KINDS`, never a kind's name;
 a kind's calls are the program of its call shape (`programs.PROGRAMS`).
 
-Adding a kind is adding a row here (and, for a prompt built from a key, its builder in `builders.BUILDERS`).
+Adding a kind is adding a row here and its section in `sections.py` (and, for a prompt built from a key, its
+builder in `builders.BUILDERS`).
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ ExtraText = Literal["", "grading_context", "instruction_fields"]
 
 @dataclass(frozen=True)
 class KindTraits:
-    """What a judge kind is: the keys a judge file of it must give, how a row is judged (`calls`), whether it takes
-    few-shot examples, whether the four-line capping rules apply to its verdict, the text it adds to the variables,
-    and the spec key its prompt is built from (None: the file's own messages and output)."""
+    """What a judge kind is: how a row is judged (`calls`), whether it takes few-shot examples, whether the four-line
+    capping rules apply to its verdict, the text it adds to the variables, and the spec key its prompt is built from
+    (None: the file's own messages and output). The keys a judge file of it must give are its section's
+    (sections.py)."""
 
-    needs: tuple[str, ...]
     calls: CallShape = "one"
     examples: bool = True
     four_line_rules: bool = False
@@ -61,18 +62,18 @@ class KindTraits:
 
 
 KINDS: dict[str, KindTraits] = {
-    "single": KindTraits(needs=("messages", "output")),
-    "per_item": KindTraits(needs=("messages", "output", "item_variable"), calls="per_item", examples=False),
-    "two_stage": KindTraits(needs=("stages",), calls="two_stage", examples=False),
-    "four_line": KindTraits(needs=("messages", "output", "context_variable"), four_line_rules=True),
-    "v1_metric": KindTraits(needs=("metric",), extra_text="grading_context", built_from="metric"),
-    "instructions": KindTraits(needs=("instructions",), extra_text="instruction_fields", built_from="instructions"),
-    "custom_prompt": KindTraits(needs=("prompt_template",), built_from="prompt_template"),
-    "tool_call_match": KindTraits(needs=("match",), calls="none", examples=False, built_from="match"),
-    "ragas_agent": KindTraits(needs=("stages", "ragas_agent"), calls="ragas_agent", examples=False),
+    "single": KindTraits(),
+    "per_item": KindTraits(calls="per_item", examples=False),
+    "two_stage": KindTraits(calls="two_stage", examples=False),
+    "four_line": KindTraits(four_line_rules=True),
+    "v1_metric": KindTraits(extra_text="grading_context", built_from="metric"),
+    "instructions": KindTraits(extra_text="instruction_fields", built_from="instructions"),
+    "custom_prompt": KindTraits(built_from="prompt_template"),
+    "tool_call_match": KindTraits(calls="none", examples=False, built_from="match"),
+    "ragas_agent": KindTraits(calls="ragas_agent", examples=False),
     # DeepEval's LLM-judged agentic metrics (judges/deepeval_agentic.py)
-    "deepeval_agentic": KindTraits(needs=("stages", "deepeval_agentic"), calls="deepeval_agentic", examples=False),
-    "deepeval_conversation": KindTraits(needs=("stages", "deepeval_conversation"), calls="deepeval_conversation", examples=False),
+    "deepeval_agentic": KindTraits(calls="deepeval_agentic", examples=False),
+    "deepeval_conversation": KindTraits(calls="deepeval_conversation", examples=False),
     # DeepEval's ConversationalGEval: its prompts built from `[deepeval_geval]` (judges/deepeval_geval.py)
-    "deepeval_geval": KindTraits(needs=("deepeval_geval",), calls="deepeval_geval", examples=False, built_from="deepeval_geval"),
+    "deepeval_geval": KindTraits(calls="deepeval_geval", examples=False, built_from="deepeval_geval"),
 }

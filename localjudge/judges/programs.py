@@ -6,6 +6,9 @@ lists of (messages, format) requests, receives their generations, returns the `J
 messages known before any output (what `Judge.requests` returns and the judge's fingerprint hashes, so it must not
 change for a kind whose cache keys exist). A plugin adds a call shape with `register_program`.
 
+A program that reads its kind's keys declares the section type it reads (sections.py): `_stages`, `_first_request`
+and `_typed` hand it the judge's section as that type, checked once here, so its keys are never None in it.
+
 The several-call programs live in their own modules (ragas_agent.py, deepeval_*.py); `_stages` and `_first_request`
 make programs of them.
 """
@@ -14,14 +17,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..engine.base import Calls, DecodeOptions, Generation, Message
+from ..errors import InputError
 from ..formats import OutputFormat
 from ..store.results import JudgeResult
 from . import deepeval_agentic, deepeval_conversation, deepeval_geval, ragas_agent
 from .builders import Plan
 from .ragas_agent import Judge as StageJudge
+from .sections import (
+    DeepEvalAgenticSection,
+    DeepEvalConversationSection,
+    DeepEvalGEvalSection,
+    KindSection,
+    PerItemSection,
+    RagasAgentSection,
+    Section,
+    ToolCallMatchSection,
+    typed_section,
+)
+from .toolmatch import match_score, mlflow_exact_match
 
 
 class Judge(StageJudge, Protocol):
@@ -29,6 +45,7 @@ class Judge(StageJudge, Protocol):
     not import it back)."""
 
     _plan: Plan
+    section: KindSection  # the judge's kind section (sections.py), checked at load
 
     def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]: ...
 
@@ -38,13 +55,12 @@ class Judge(StageJudge, Protocol):
 
     def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult: ...
 
-    def _matched(self, raw: dict[str, Any], model_id: str) -> JudgeResult: ...
-
     def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls: ...
 
 
 Values = dict[str, Any]
 Texts = dict[str, str]
+S = TypeVar("S", bound=Section)
 FirstFn = Callable[[Judge, Values, Texts], list[list[Message]]]
 CallsFn = Callable[[Judge, Values, Texts, DecodeOptions | None, list[Generation], str], Calls]
 
@@ -83,11 +99,29 @@ def _one_calls(
     return res
 
 
+def _typed(judge: Judge, want: type[S]) -> S:
+    """The judge's section as the type `want` its program reads (a kind whose traits name a program of another
+    kind's section is a programming error, named)."""
+    return typed_section(judge.section, want, judge.spec.kind)
+
+
 def _matched_calls(
     judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
 ) -> Calls:
-    """No call: the judge computes its score itself (tool_call_match; `traits.needs_model` is False)."""
-    return judge._matched(raw, model_id)
+    """No call: the judge computes its score itself (tool_call_match, judges/toolmatch.py; `traits.needs_model` is
+    False)."""
+    sec = _typed(judge, ToolCallMatchSection)
+    fmt = judge._plan.formats[0]
+    if sec.match == "mlflow_exact":  # the whole call list at once (a session row's `tool_calls`)
+        yes = mlflow_exact_match(raw["tool_calls"], raw["expected_tool_calls"], ordered=sec.match_ordered)
+        details = {"match": "mlflow_exact", "ordered": sec.match_ordered, "mlflow_value": "yes" if yes else "no"}
+        return judge._scored(judge._base([], fmt, model_id), float(yes), float(yes), None, None, details)
+    index = raw["tool_call_index"]
+    if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).isdigit():
+        raise InputError(f"judge '{judge.spec.name}': variable 'tool_call_index' must be a non-negative integer, got {index!r}")
+    score = match_score(sec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
+    details = {"match": sec.match, "tool_call_index": int(index)}
+    return judge._scored(judge._base([], fmt, model_id), score, score, None, None, details)
     yield  # a generator that yields nothing
 
 
@@ -106,7 +140,7 @@ def _per_item_calls(
     fmt = judge._plan.formats[0]
     assert fmt is not None
     gens += yield [(judge._messages(0, raw, t), fmt) for _, t in items]
-    return judge._per_item(gens, fmt, isinstance(raw.get(judge.spec.item_variable or ""), list | tuple))
+    return judge._per_item(gens, fmt, isinstance(raw.get(_typed(judge, PerItemSection).item_variable), list | tuple))
 
 
 # ---------------------------------------------------------------------------------------- two stages
@@ -121,23 +155,22 @@ def _two_stage_calls(
 
 # ------------------------------------------------------------------------------------ several calls
 
-StageCalls = Callable[[StageJudge, Values, Texts, list[Generation], str], Calls]
 
-
-def _stages(calls: StageCalls) -> CallsFn:
-    """A several-call module's generator (it takes no decode options) as a program's `calls`."""
+def _stages(section: type[S], calls: Callable[[StageJudge, S, Values, Texts, list[Generation], str], Calls]) -> CallsFn:
+    """A several-call module's generator (it takes its kind's section, typed, and no decode options) as a program's
+    `calls`."""
 
     def program_calls(
         judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
     ) -> Calls:
-        return (yield from calls(judge, raw, text, gens, model_id))
+        return (yield from calls(judge, _typed(judge, section), raw, text, gens, model_id))
 
     return program_calls
 
 
-def _first_request(first_request: Callable[[StageJudge, Values, Texts], list[Message]]) -> FirstFn:
-    """A several-call module's one up-front request as a program's `first`."""
-    return lambda judge, raw, text: [first_request(judge, raw, text)]
+def _first_request(section: type[S], first_request: Callable[[StageJudge, S, Values, Texts], list[Message]]) -> FirstFn:
+    """A several-call module's one up-front request (given its kind's section, typed) as a program's `first`."""
+    return lambda judge, raw, text: [first_request(judge, _typed(judge, section), raw, text)]
 
 
 PROGRAMS: dict[str, Program] = {
@@ -145,12 +178,18 @@ PROGRAMS: dict[str, Program] = {
     "none": Program(_matched_calls, _one_first),
     "per_item": Program(_per_item_calls, _per_item_first),
     "two_stage": Program(_two_stage_calls, _one_first, one_format=False),
-    "ragas_agent": Program(_stages(ragas_agent.agent_calls), _first_request(ragas_agent.first_request)),
-    "deepeval_agentic": Program(_stages(deepeval_agentic.agentic_calls), _one_first),
-    "deepeval_conversation": Program(
-        _stages(deepeval_conversation.conversation_calls), _first_request(deepeval_conversation.first_request)
+    "ragas_agent": Program(
+        _stages(RagasAgentSection, ragas_agent.agent_calls), _first_request(RagasAgentSection, ragas_agent.first_request)
     ),
-    "deepeval_geval": Program(_stages(deepeval_geval.geval_calls), _first_request(deepeval_geval.first_request)),
+    "deepeval_agentic": Program(_stages(DeepEvalAgenticSection, deepeval_agentic.agentic_calls), _one_first),
+    "deepeval_conversation": Program(
+        _stages(DeepEvalConversationSection, deepeval_conversation.conversation_calls),
+        _first_request(DeepEvalConversationSection, deepeval_conversation.first_request),
+    ),
+    "deepeval_geval": Program(
+        _stages(DeepEvalGEvalSection, deepeval_geval.geval_calls),
+        _first_request(DeepEvalGEvalSection, deepeval_geval.first_request),
+    ),
 }
 
 

@@ -23,6 +23,7 @@ from ..engine.base import Calls, Generation, Message
 from ..errors import InputError, ParseError, UnscoredReason
 from ..formats import OutputFormat
 from ..store.results import JudgeResult
+from .sections import RagasAgentSection
 from .spec import JudgeSpec
 
 
@@ -102,19 +103,18 @@ def stage_messages(judge: Judge, stage: int, raw: dict[str, Any], text: dict[str
     return judge._messages(stage, raw, {**text, "stage_input": stage_input(fields)})
 
 
-def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
+def first_request(judge: Judge, sec: RagasAgentSection, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
     """Stage 0's messages: the conversation as the input of RAGAS's first prompt (`workflow` of goal accuracy,
     `user_input` of topic extraction); the later stages depend on its output."""
-    cfg = judge.spec.ragas_agent
-    assert cfg is not None
-    key = "user_input" if cfg.metric == "topic_adherence" else "workflow"
+    key = "user_input" if sec.ragas_agent.metric == "topic_adherence" else "workflow"
     return stage_messages(judge, 0, raw, text, {key: str(raw["ragas_conversation"])})
 
 
-def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+def agent_calls(
+    judge: Judge, sec: RagasAgentSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
+) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    cfg = judge.spec.ragas_agent
-    assert cfg is not None
+    cfg = sec.ragas_agent
     fmts = judge.output_formats
     conversation = str(raw["ragas_conversation"])
     outputs: dict[str, Any] = {}
@@ -125,7 +125,7 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
     try:
         if cfg.metric == "topic_adherence":
             ref = reference_topics(raw["reference_topics"])
-            gens += yield [(first_request(judge, raw, text), fmts[0])]
+            gens += yield [(first_request(judge, sec, raw, text), fmts[0])]
             topics = outputs["topics"] = parsed(0, gens[-1])["topics"]
             asks: list[tuple[Sequence[Message], OutputFormat]] = [
                 (stage_messages(judge, 1, raw, text, {"user_input": conversation, "topic": t}), fmts[1]) for t in topics
@@ -141,7 +141,7 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
             score = topic_adherence_score(refused, classes, cfg.mode)
             details = {**outputs, "mode": cfg.mode}
             return judge._scored(judge._base(gens, fmts[2], model_id), score, score, None, outputs, details)
-        gens += yield [(first_request(judge, raw, text), fmts[0])]
+        gens += yield [(first_request(judge, sec, raw, text), fmts[0])]
         workflow = outputs["workflow"] = parsed(0, gens[-1])
         with_ref = cfg.metric == "goal_accuracy_with_reference"
         desired = str(raw["reference"]) if with_ref else workflow["user_goal"]
@@ -151,5 +151,5 @@ def agent_calls(judge: Judge, raw: dict[str, Any], text: dict[str, str], gens: l
         score = float(compare["verdict"])
         return judge._scored(judge._base(gens, fmts[1], model_id), score, score, compare["reason"], outputs, dict(outputs))
     except ParseError as e:
-        stage = judge.spec.stages[min(len(outputs), len(judge.spec.stages) - 1)].name
+        stage = sec.stages[min(len(outputs), len(sec.stages) - 1)].name
         return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)

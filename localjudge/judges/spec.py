@@ -2,7 +2,9 @@
 
 A judge file is validated into a `JudgeSpec` (pydantic, unknown keys rejected). Any problem is a
 `JudgeSpecError` naming the file and the key, e.g.
-`judge file my.toml: key 'output.kind': unknown output format 'yesno'`.
+`judge file my.toml: key 'output.kind': unknown output format 'yesno'`. The file is one flat table; the keys its
+`kind` reads are checked once more, at load, as that kind's typed section (sections.py, `JudgeSpec.section()`), which
+its program and prompt builder receive.
 
 Kinds:
   single        one call: `messages` rendered, `output` parsed (most judges)
@@ -51,13 +53,31 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import JudgeSpecError
 from .kinds import KINDS, Kind
 from .render import DictFormat, ListFormat, Style
+from .sections import GEVAL_REFUSED as GEVAL_REFUSED  # the kind-specific models, re-exported where they were
+from .sections import (
+    AgenticMetric,
+    DeepEvalConversation,
+    DeepEvalGEval,
+    KindSection,
+    MatchMode,
+    MessageTemplate,
+    RagasAgent,
+    ResultType,
+    Stage,
+    V1Metric,
+    parse_section,
+    section_keys,
+)
+from .sections import Example as Example
+from .sections import GEvalParam as GEvalParam
+from .sections import GEvalRubric as GEvalRubric
 
 NAME_RE = r"[a-z][a-z0-9_]*"
 
@@ -102,156 +122,11 @@ class Variable(_Strict):
         return v
 
 
-class MessageTemplate(_Strict):
-    """One chat message of a judge: its role and its template text."""
-
-    role: Literal["system", "user", "assistant"]
-    template: str
-
-
 class Suffix(_Strict):
     """Text appended to the last message when a variable's value is a list (MLflow's expected facts)."""
 
     when_list: str
     text: str
-
-
-class Stage(_Strict):
-    """One call of a two_stage judge: its name, messages, and output format (None: built per call)."""
-
-    name: str
-    messages: list[MessageTemplate]
-    output: dict[str, Any] | None = None  # stage 2 of two_stage builds its format per call (exactly N)
-
-
-class RagasAgent(_Strict):
-    """Which RAGAS agent metric a ragas_agent judge computes from its stages (judges/ragas_agent.py), and
-    topic adherence's `mode`."""
-
-    metric: Literal["goal_accuracy_with_reference", "goal_accuracy_without_reference", "topic_adherence"]
-    mode: Literal["precision", "recall", "f1"] = "f1"
-
-
-class DeepEvalConversation(_Strict):
-    """Which DeepEval conversational metric a deepeval_conversation judge computes from its stages
-    (judges/deepeval_conversation.py), and DeepEval's `strict_mode` (a score under 1 becomes 0)."""
-
-    metric: Literal[
-        "knowledge_retention",
-        "conversation_completeness",
-        "role_adherence",
-        "topic_adherence",
-        "turn_faithfulness",
-        "turn_contextual_relevancy",
-        "goal_accuracy",
-        "turn_contextual_precision",
-        "turn_contextual_recall",
-    ]
-    strict_mode: bool = False
-
-
-GEvalParam = Literal["content", "role", "scenario", "expected_outcome", "retrieval_context", "tools_called"]
-
-# DeepEval 4.3.1 MultiTurnParams that `deepeval_geval` refuses, and why (the one-line error says it)
-_NO_LABEL = "DeepEval 4.3.1's ConversationalGEval has no label for it and fails with a KeyError: no prompt to port"
-_NO_MAP = "DeepEval prints the Python dict/list the test case holds; a row column is text, with no one faithful mapping"
-_NO_FIELD = "localjudge's conversation model holds no such turn field"
-GEVAL_REFUSED: dict[str, str] = {
-    **dict.fromkeys(("context", "user_description", "chatbot_role"), _NO_LABEL),
-    **dict.fromkeys(("metadata", "tags"), _NO_MAP),
-    **dict.fromkeys(
-        ("audio", "provider_transcript", "mcp_tools_called", "mcp_resources_called", "mcp_prompts_called"), _NO_FIELD
-    ),
-}
-
-
-def _geval_param(v: Any) -> Any:
-    if isinstance(v, str) and v in GEVAL_REFUSED:
-        raise ValueError(
-            f"{v!r} is not supported: {GEVAL_REFUSED[v]}; use content, role, scenario, expected_outcome, "
-            "retrieval_context or tools_called"
-        )
-    return v
-
-
-class GEvalRubric(_Strict):
-    """One band of a ConversationalGEval rubric (DeepEval's `Rubric`): scores `score_range` (0-10, inclusive)
-    mean `expected_outcome`."""
-
-    score_range: tuple[int, int]
-    expected_outcome: str
-
-    @field_validator("score_range")
-    @classmethod
-    def _range(cls, v: tuple[int, int]) -> tuple[int, int]:
-        if not (0 <= v[0] <= 10 and 0 <= v[1] <= 10):
-            raise ValueError("both score_range values must be between 0 and 10 inclusive")
-        if v[0] > v[1]:
-            raise ValueError("score_range's start must be less than or equal to its end")
-        return v
-
-
-class DeepEvalGEval(_Strict):
-    """A DeepEval ConversationalGEval judge (kind `deepeval_geval`, judges/deepeval_geval.py): the `criteria`
-    DeepEval turns into evaluation steps (one call), or the `evaluation_steps` themselves; the turn and
-    conversation fields shown (`content` and `role` always, as DeepEval adds them; per turn `retrieval_context`
-    and `tools_called`; `scenario`, `expected_outcome` from the row; GEVAL_REFUSED's refused with why); an optional `rubric`; DeepEval's `strict_mode` (a score under 1 becomes 0)."""
-
-    criteria: str | None = None
-    evaluation_steps: list[str] | None = None
-    evaluation_params: list[Annotated[GEvalParam, BeforeValidator(_geval_param)]] = ["content", "role"]
-    rubric: list[GEvalRubric] = []
-    strict_mode: bool = False
-
-    @model_validator(mode="after")
-    def _given(self) -> DeepEvalGEval:
-        if self.criteria is None and self.evaluation_steps is None:
-            raise ValueError("give 'criteria' or 'evaluation_steps'")
-        if self.criteria is not None and not self.criteria.strip():
-            raise ValueError("'criteria' cannot be an empty string")
-        if self.evaluation_steps is not None and not self.evaluation_steps:
-            raise ValueError("'evaluation_steps' must not be empty: omit it (criteria then) or give the steps")
-        if not self.evaluation_params:
-            raise ValueError("'evaluation_params' cannot be an empty list")
-        bands = sorted(self.rubric, key=lambda r: r.score_range[0])
-        for a, b in zip(bands, bands[1:], strict=False):
-            if a.score_range[1] >= b.score_range[0]:
-                raise ValueError(f"rubric score ranges overlap: {list(a.score_range)} and {list(b.score_range)}")
-        return self
-
-
-class Example(_Strict):
-    """A few-shot example of an MLflow v1 metric (MLflow's EvaluationExample)."""
-
-    output: str
-    score: float | int
-    justification: str
-    input: str | None = None
-    grading_context: dict[str, str] | str | None = None
-
-
-class V1Metric(_Strict):
-    """What MLflow's make_genai_metric takes: a metric made from a definition, a rubric and examples."""
-
-    name: str | None = None  # the metric name shown in the prompt; default: the judge name
-    definition: str
-    grading_prompt: str
-    grading_context_columns: list[str] = []
-    include_input: bool = True
-    examples: list[Example] = []
-    min: int = 1
-    max: int = 5
-
-
-class ResultType(_Strict):
-    """The result type of an instructions judge, and so its constraint."""
-
-    type: Literal["yes_no", "bool", "int", "float", "labels"] = "yes_no"
-    min: float | None = None
-    max: float | None = None
-    decimals: int = 2  # float results
-    labels: list[str] = []
-    label_values: dict[str, float] | None = None  # labels -> score in [0, 1]
 
 
 class FewShot(_Strict):
@@ -324,13 +199,11 @@ class JudgeSpec(_Strict):
     instructions: str | None = None  # instructions
     result: ResultType | None = None  # instructions
     prompt_template: str | None = None  # custom_prompt
-    match: Literal["exact", "ordered", "subset", "mlflow_exact"] | None = None  # tool_call_match (judges/toolmatch.py)
+    match: MatchMode | None = None  # tool_call_match (judges/toolmatch.py)
     match_ordered: bool = False  # tool_call_match `mlflow_exact`: MLflow's should_consider_ordering
     numeric_values: dict[str, float] | None = None  # custom_prompt
     ragas_agent: RagasAgent | None = None  # ragas_agent
-    deepeval_agentic: Literal["argument_correctness", "task_completion", "step_efficiency", "plan_adherence"] | None = (
-        None  # deepeval_agentic
-    )
+    deepeval_agentic: AgenticMetric | None = None  # deepeval_agentic
     deepeval_strict_mode: bool = False  # deepeval_agentic: DeepEval's strict_mode (a score under 1 becomes 0)
     deepeval_conversation: DeepEvalConversation | None = None  # deepeval_conversation
     deepeval_geval: DeepEvalGEval | None = None  # deepeval_geval
@@ -349,30 +222,7 @@ class JudgeSpec(_Strict):
     @model_validator(mode="after")
     def _kind_fields(self) -> JudgeSpec:
         k, traits = self.kind, KINDS[self.kind]
-        given = self.model_dump(include=set(traits.needs))
-        for key in traits.needs:
-            if not given[key]:
-                raise ValueError(f"kind {k!r} needs key {key!r}")
-        if traits.calls == "two_stage" and len(self.stages) != 2:
-            raise ValueError("kind 'two_stage' needs exactly 2 stages")
-        if self.ragas_agent is not None and traits.calls == "ragas_agent":
-            want = 3 if self.ragas_agent.metric == "topic_adherence" else 2
-            if len(self.stages) != want or any(s.output is None for s in self.stages):
-                raise ValueError(
-                    f"ragas_agent metric {self.ragas_agent.metric!r} needs exactly {want} stages, each with an output"
-                )
-        n_agentic = 3 if self.deepeval_agentic == "plan_adherence" else 2
-        if traits.calls == "deepeval_agentic" and (len(self.stages) != n_agentic or any(s.output is None for s in self.stages)):
-            raise ValueError(
-                f"kind 'deepeval_agentic' ({self.deepeval_agentic}) needs exactly {n_agentic} stages, each with an output"
-            )
-        if self.deepeval_conversation is not None and traits.calls == "deepeval_conversation":
-            want = {"role_adherence": 2, "turn_faithfulness": 5}.get(self.deepeval_conversation.metric, 3)
-            if len(self.stages) != want or any(s.output is None for s in self.stages):
-                raise ValueError(
-                    f"deepeval_conversation metric {self.deepeval_conversation.metric!r} needs exactly {want} stages, "
-                    "each with an output"
-                )
+        self.section()  # the keys the kind needs, and what ties them (sections.py: each kind's own checks)
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate variable names in {names}")
@@ -389,6 +239,11 @@ class JudgeSpec(_Strict):
         if self.examples and not traits.examples:
             raise ValueError(f"few-shot examples apply to single-call judges, not kind {k!r}")
         return self
+
+    def section(self) -> KindSection:
+        """This judge's kind section (sections.py): the file's keys its kind reads, typed and checked; a problem
+        raises `ValueError` naming the key (`kind 'per_item' needs key 'item_variable'`)."""
+        return parse_section({"kind": self.kind, **{key: getattr(self, key) for key in section_keys()}})
 
 
 # The fields of the first judge file format: a judge's version hashes them always. A field added since is hashed

@@ -90,10 +90,9 @@ class VariableValues:
                     text[v.name] = v.empty_text
         extra = KINDS[self.spec.kind].extra_text
         if extra == "grading_context":
-            m = self.spec.metric
-            assert m is not None
-            safe = {c: neutralise(raw[c], tags, pairs) for c in m.grading_context_columns}
-            text["grading_context_columns"] = grading_context_text(m.grading_context_columns, safe)
+            columns = self._plan.context_columns
+            safe = {c: neutralise(raw[c], tags, pairs) for c in columns}
+            text["grading_context_columns"] = grading_context_text(columns, safe)
         elif extra == "instruction_fields":
             text["__fields__"] = instruction_fields_text([v.name for v in self._plan.variables if raw[v.name] is not None], text)
         return raw, text
@@ -102,9 +101,8 @@ class VariableValues:
         """per_item: one (item, text values) per item of the item variable (one if it is not a list)."""
         var = self.spec.item_variable
         val = raw.get(var) if var else None
-        if not isinstance(val, list | tuple):
+        if var is None or not isinstance(val, list | tuple):
             return [(val, text)]
-        assert var is not None
         v = next(x for x in self._plan.variables if x.name == var)
         out = []
         for i, item in enumerate(val):
