@@ -94,12 +94,12 @@ def test_a_record_written_before_the_backend_seam_reads_with_its_fields_and_no_b
     assert record.judge_names() == ["polite"] and record.counts is not None and record.counts["evaluated"] == 3
 
 
-def test_a_panel_records_figures_are_kept_after_the_fields_in_their_order():
+def test_a_panel_records_figures_read_by_field_and_keep_their_place():
     with sqlite3.connect(LEGACY / "panel_scripted.sqlite") as c:
         record = RunRecord.read(json.loads(c.execute("SELECT meta FROM runs").fetchone()[0]))
-    assert record.extra("panel")["members"] == ["a.json", "b.json"] and record.extra("cascade") is None
+    assert record.panel is not None and record.panel["members"] == ["a.json", "b.json"] and record.cascade is None
     assert list(record.to_json())[-2:] == ["counts", "panel"]
-    assert list(record.updated(cascade={"k": 1}).to_json())[-3:] == ["counts", "panel", "cascade"]
+    assert list(record.updated(cascade={"k": 1}, newer={}).to_json())[-4:] == ["counts", "panel", "cascade", "newer"]
 
 
 def test_a_record_that_is_not_an_object_or_holds_a_damaged_field_still_reads():

@@ -210,13 +210,13 @@ def run_controls(
     if sample < 2:
         raise InputError(f"--sample {sample}: controls need at least 2 rows to swap answers between")
     run = load_run(run_dir)
-    meta = run.meta
+    record = run.record
     if engine is None and model is None:
-        if meta.get("backend") not in (None, "llama"):
+        if record.backend not in (None, "llama"):
             raise InputError(
-                f"the run was judged by a {meta.get('backend')!r} model; pass --model with the same model to judge its controls"
+                f"the run was judged by a {record.backend!r} model; pass --model with the same model to judge its controls"
             )
-        model = meta.get("model_id")
+        model = record.model_id
     rows_by_judge: dict[str, list[ResultRow]] = {}
     for r in run.rows:
         rows_by_judge.setdefault(r.judge, []).append(r)
@@ -252,16 +252,16 @@ def run_controls(
                 [judge],
                 model=model,
                 engine=engine,
-                model_options=dict(model_options or meta.get("engine") or {}) if engine is None else None,
-                options={k: v for k, v in (meta.get("options") or {}).items() if v is not None},  # the run's decoding
+                model_options=dict(model_options or record.engine or {}) if engine is None else None,
+                options={k: v for k, v in (record.options or {}).items() if v is not None},  # the run's decoding
                 out=Path(run_dir) / "controls" / name,
                 mapping={k: k for k in data[0] if k != "id"},
             )
-            if engine is None and meta.get("model_sha256"):  # before any call: its identity, nothing loaded
+            if engine is None and record.model_sha256:  # before any call: its identity, nothing loaded
                 mine = spec.model.ref().identity()
-                if mine.digest != meta["model_sha256"]:
+                if mine.digest != record.model_sha256:
                     raise InputError(
-                        f"the run was judged by {meta.get('model_id')} and --model is {mine.model_id} (another digest); "
+                        f"the run was judged by {record.model_id} and --model is {mine.model_id} (another digest); "
                         "pass --model with the run's model"
                     )
             res = run_plain(spec, None)

@@ -4,7 +4,7 @@
 `to_json`, and read by field everywhere a run's record is read (the CLI, the report, the view, the cautions, a
 resumed run's model). Its JSON is what the dict it replaces wrote, byte for byte: the same keys in the same order
 (the fields' order below), no key that was not set (`conversation` only in a conversation run, `counts` once the
-run ends), and the keys this version does not know (a panel's `panel`, a cascade's `cascade`, whatever a newer
+run ends, a panel's `panel`, a cascade's `cascade`), and the keys this version does not know (whatever a newer
 writer adds) kept after them, in the order they came.
 
 Reading (`RunRecord.read`) takes every record an earlier release wrote: any field may be missing (a store written
@@ -55,6 +55,8 @@ class RunRecord(BaseModel):
     conversation: dict[str, Any] | None = None  # a conversation run's options (how its rows were cut)
     counts: dict[str, Any] | None = None  # run/types.py `RunCounts`, dumped, once the run ended
     conversations: dict[str, Any] | None = None  # a conversation run's per-conversation aggregation (run/turns.py)
+    panel: dict[str, Any] | None = None  # a panel's figures (ensembles/panel.py)
+    cascade: dict[str, Any] | None = None  # a cascade's figures (ensembles/cascade.py), after a panel's first stage
 
     @classmethod
     def read(cls, obj: Any) -> RunRecord:
@@ -81,7 +83,7 @@ class RunRecord(BaseModel):
         return [j if isinstance(j, str) else j.name for j in self.judges or []]
 
     def extra(self, key: str) -> Any:
-        """A key this version does not type (a panel's `panel`, a cascade's `cascade`), None without it."""
+        """A key this version does not type (a newer writer's), None without it."""
         return (self.model_extra or {}).get(key)
 
 
