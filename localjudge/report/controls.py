@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..statistics.correlation import ranks
@@ -288,6 +288,49 @@ def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
     }
 
 
+class StoredControls(BaseModel):
+    """One judge's controls as summary.json carries them (`summary_entry`), read back (the report's controls table,
+    the view's run page): every figure may be missing, the verdict may not."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    variable: str | None = None
+    n_real: int | None = None
+    n_control: int | None = None
+    real_mean: float | None = None
+    control_mean: float | None = None
+    auc: float | None = None
+    auc_ci: list[float] | None = None
+    p_value: float | None = None
+    verdict: str
+    sample: int | None = None
+    seed: int | None = None
+
+    @property
+    def ci(self) -> list[float] | None:
+        """The AUC's interval, None unless it is a pair."""
+        return self.auc_ci if self.auc_ci is not None and len(self.auc_ci) == 2 else None
+
+
+def stored_controls(summary: Any) -> dict[str, StoredControls]:
+    """Judge -> its controls, from a parsed summary.json, in the summary's order: a judge whose `controls` is not an
+    object with a text verdict has none; a figure of the wrong type (a damaged or hand-edited file) reads as missing."""
+    judges = summary.get("judges") if isinstance(summary, dict) else None
+    if not isinstance(judges, dict):
+        return {}
+    out = {}
+    for name, entry in judges.items():
+        c = entry.get("controls") if isinstance(entry, dict) else None
+        if not isinstance(c, dict) or not isinstance(c.get("verdict"), str):
+            continue
+        try:
+            out[str(name)] = StoredControls.model_validate(c)
+        except ValidationError as e:
+            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+            out[str(name)] = StoredControls.model_validate({k: v for k, v in c.items() if k not in bad})
+    return out
+
+
 def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
     """Write the report to RUN_DIR/controls/controls.json and return its path; then set each judge's `controls`
     object in RUN_DIR/summary.json (a judge the report lacks loses a stale one). Both writes are atomic, and every
@@ -361,6 +404,7 @@ def controls_lines(report: ControlsReport) -> list[str]:
 __all__ = [
     "ControlsReport",
     "JudgeControls",
+    "StoredControls",
     "auc",
     "auc_interval",
     "controls_lines",
@@ -368,4 +412,5 @@ __all__ = [
     "pairs",
     "run_controls",
     "save_controls",
+    "stored_controls",
 ]

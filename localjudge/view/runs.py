@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversations.model import Conversation
 from ..conversations.stored import get_conversation
@@ -42,6 +42,9 @@ from ..store.session_labels import SessionLabel, conversation_of_row
 from .panels import members_of_page, split_judges
 from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item
 from .unreadable import STORE_ERRORS, Unreadable, reason_of, store_signature, unreadable_status
+
+if TYPE_CHECKING:
+    from ..report.controls import StoredControls
 
 __all__ = [  # SORTS, STATUSES, Unreadable and unreadable_status stay importable from here, where they were defined
     "BUILD_WAIT_S",
@@ -95,24 +98,18 @@ class RunHandle:
         with self.lock:
             return stored_record(self.store, rid)
 
-    def controls(self) -> dict[str, dict[str, Any]]:
+    def controls(self) -> dict[str, StoredControls]:
         """Judge → its negative controls as the run directory's summary.json carries them (`localjudge run
-        --controls`, `localjudge controls`); empty without any, or when the summary cannot be read (a run in
-        progress has none yet)."""
+        --controls`, `localjudge controls`), read as the report reads them (report/controls.py `stored_controls`);
+        empty without any, or when the summary cannot be read (a run in progress has none yet)."""
         from .. import jsonio
+        from ..report.controls import stored_controls
 
         try:
             summary = jsonio.loads((self.path / "summary.json").read_bytes())
         except (OSError, ValueError):
             return {}
-        judges = summary.get("judges") if isinstance(summary, dict) else None
-        if not isinstance(judges, dict):
-            return {}
-        return {
-            str(j): s["controls"]
-            for j, s in judges.items()
-            if isinstance(s, dict) and isinstance(s.get("controls"), dict) and isinstance(s["controls"].get("verdict"), str)
-        }
+        return stored_controls(summary)
 
     def all_judges(self) -> list[str]:
         """Every judge name with results, panel and cascade members included: the metadata's order, else a scan."""
