@@ -126,9 +126,10 @@ def _controls_rows(run: Run) -> list[dict[str, Any]]:
         c = stored.get(judge)
         if c is not None:
             keys = ("variable", "n_real", "real_mean", "control_mean", "auc", "p_value", "sample", "seed")
+            figures = c.model_dump()
             out.append(
                 {
-                    **{k: getattr(c, k) for k in keys},
+                    **{k: figures[k] for k in keys},
                     "judge": judge,
                     "auc_ci": c.ci,
                     "sentence": verdict_sentence(c.verdict),
