@@ -133,3 +133,4 @@ class UnscoredReason(StrEnum):
     MAX_ITERATIONS = "max_iterations"  # a trace judge used every tool call it was allowed
     TOOL_TIME_LIMIT = "tool_time_limit"  # a trace judge's tool ran past its time limit
     INVALID_TRACE = "invalid_trace"  # a trace that cannot be read
+    NO_PROBABILITIES = "no_probabilities"  # an aligned judge on a backend that gives no token probabilities

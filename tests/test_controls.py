@@ -395,19 +395,44 @@ def test_the_view_reads_each_judges_controls_from_the_summary_and_none_from_a_ru
     assert RunHandle("plain", tmp_path / "plain").controls() == {}
     got = RunHandle("run", tmp_path / "run").controls()
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert (
-        got == {"groundedness": summary["judges"]["groundedness"]["controls"]} and got["groundedness"]["verdict"] == DISCRIMINATES
-    )
+    assert {j: c.model_dump(exclude_unset=True) for j, c in got.items()} == {
+        "groundedness": summary["judges"]["groundedness"]["controls"]
+    }
+    assert got["groundedness"].verdict == DISCRIMINATES
+
+
+def test_the_view_and_the_report_show_the_same_controls_through_one_reader(tmp_path):
+    from localjudge.report import load_run
+    from localjudge.report.build import _controls_rows
+    from localjudge.report.controls import stored_controls
+    from localjudge.view.runs import RunHandle
+
+    engine = ScriptedEngine(reads_the_answer, model_id="reader")
+    rows = [{**r, "ground_truth": "x", "retrieval_context": r["context"]} for r in ROWS[:12]]
+    localjudge.evaluate(rows, ["groundedness", "context_sufficiency"], engine=engine, out=tmp_path / "run", controls=12)
+    summary_path = tmp_path / "run" / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    # a damaged figure reads as missing in both, an entry without a text verdict is no controls in both
+    summary["judges"]["groundedness"]["controls"]["auc_ci"] = "not a pair"
+    summary["judges"]["context_sufficiency"]["controls"]["verdict"] = None
+    summary_path.write_text(json.dumps(summary))
+    viewed = RunHandle("run", tmp_path / "run").controls()
+    assert viewed == stored_controls(load_run(tmp_path / "run").summary) and list(viewed) == ["groundedness"]
+    (reported,) = _controls_rows(load_run(tmp_path / "run"))
+    shown = viewed["groundedness"]
+    assert shown.auc_ci is None and shown.auc is not None and reported["auc_ci"] is None
+    assert reported["judge"] == "groundedness" and reported["auc"] == shown.auc and reported["n_real"] == shown.n_real
 
 
 def test_the_view_run_page_shows_the_controls_verdict_per_judge_only_when_there_are_controls():
+    from localjudge.report.controls import StoredControls
     from localjudge.view.pages import run_page
 
     st = {"rid": "r", "path": "/runs/r", "model": "m", "data": "d.jsonl", "status": "finished", "judges": ["g", "k"]}
     assert 'id="controls"' not in run_page("t", st) and 'id="controls"' not in run_page("t", st, None, {})
     controls = {
-        "g": {"verdict": BLIND, "auc": 0.5, "auc_ci": [0.3, 0.7], "n_real": 12},
-        "k": {"verdict": "no control: the judge file declares no answer variable <b>", "auc": None, "n_real": 0},
+        "g": StoredControls(verdict=BLIND, auc=0.5, auc_ci=[0.3, 0.7], n_real=12),
+        "k": StoredControls(verdict="no control: the judge file declares no answer variable <b>", auc=None, n_real=0),
     }
     html = run_page("t", st, None, controls)
     row = html[html.index('<tr data-judge="g">') :].split("</tr>")[0]

@@ -297,7 +297,6 @@ TRUSTED_JSON_CALLS: dict[tuple[str, str], str] = {
     ("store/session_labels.py", "latest_session_labels"): "text this package wrote to its own store",
     ("store/labels.py", "_label"): "text this package wrote to its own store",
     ("labels/store.py", "label_rows"): "text this package wrote to its own store",
-    ("view/runs.py", "meta"): "text this package wrote to its own store",
     ("view/runs.py", "_result_row"): "text this package wrote to its own store",
     ("view/rowpage.py", "page_item"): "text this package wrote to its own store",
     ("view/panels.py", "_value"): "text this package wrote to its own store",

@@ -12,44 +12,45 @@ from localjudge.models.manifest import put_entry
 from localjudge.models.registry import registry
 from localjudge.run.aggregate import JudgeSummary
 from localjudge.run.cautions import cautions
+from localjudge.run.record import RunRecord
 
 PIN = registry()["models"]["smollm2-135m"]["sha256"]
 MIXED = {"relevance_to_query": JudgeSummary(n=10, n_scored=10, distribution={"yes": 6, "no": 4})}
 
 
 def test_the_default_model_gets_one_line_saying_it_is_for_trying_and_where_a_capable_one_comes_from():
-    (line,) = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, MIXED)
+    (line,) = cautions(RunRecord(model_id="smollm2-135m", model_sha256=PIN), MIXED)
     assert line.startswith("note: smollm2-135m is the small model that ships for trying localjudge")
     assert "judges at chance" in line and "localjudge models pull NAME" in line and "\n" not in line
     # converted for this CPU on first use (engine/layout.py): the same name, this machine's digest
-    (converted,) = cautions({"model_id": "smollm2-135m", "model_sha256": "a" * 64}, MIXED)
+    (converted,) = cautions(RunRecord(model_id="smollm2-135m", model_sha256="a" * 64), MIXED)
     assert converted == line
-    (shipped,) = cautions({"model_id": "smollm2-135m-q4_1", "model_sha256": PIN}, MIXED)
+    (shipped,) = cautions(RunRecord(model_id="smollm2-135m-q4_1", model_sha256=PIN), MIXED)
     assert shipped.startswith("note: smollm2-135m-q4_1 is the small model")
 
 
 def test_the_same_file_under_another_name_or_converted_from_it_gets_the_line_too(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALJUDGE_MODELS_HOME", str(tmp_path / "models"))  # not the session's shared manifest
-    assert cautions({"model_id": "my-copy.gguf", "model_sha256": PIN}, MIXED)
+    assert cautions(RunRecord(model_id="my-copy.gguf", model_sha256=PIN), MIXED)
     put_entry("smol-q4", {"path": "/nowhere/smol-q4.gguf", "source": "optimize", "optimized_from": {"model": "smollm2-135m"}})
-    (line,) = cautions({"model_id": "smol-q4", "model_sha256": "0" * 64}, MIXED)
+    (line,) = cautions(RunRecord(model_id="smol-q4", model_sha256="0" * 64), MIXED)
     assert line.startswith("note: smol-q4 is the small model")
 
 
 def test_a_model_the_registry_does_not_mark_gets_no_line():
-    assert cautions({"model_id": "scripted", "model_sha256": None}, MIXED) == []
-    assert cautions({"model_id": "qwen2.5-1.5b-instruct", "model_sha256": "1" * 64}, MIXED) == []
+    assert cautions(RunRecord(model_id="scripted", model_sha256=None), MIXED) == []
+    assert cautions(RunRecord(model_id="qwen2.5-1.5b-instruct", model_sha256="1" * 64), MIXED) == []
 
 
 def test_a_broken_user_registry_gives_no_note_and_no_error(tmp_path, monkeypatch):
     bad = tmp_path / "models.toml"
     bad.write_text("[models.x\n")
     monkeypatch.setenv("LOCALJUDGE_MODELS_TOML", str(bad))
-    assert cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, MIXED) == []
+    assert cautions(RunRecord(model_id="smollm2-135m", model_sha256=PIN), MIXED) == []
 
 
 def test_one_verdict_on_every_row_is_a_warning_from_five_scored_rows():
-    run = {"model_id": "scripted"}
+    run = RunRecord(model_id="scripted")
     same = {"j": JudgeSummary(n=6, n_scored=5, n_unscored=1, distribution={"yes": 5})}
     (line,) = cautions(run, same)
     assert line.startswith("warning: j gave the same verdict (yes) on all 5 scored rows") and "localjudge agree" in line
@@ -75,8 +76,8 @@ def test_the_run_command_prints_the_warning_after_its_table_and_stores_nothing_o
 
 def test_after_a_run_that_judged_its_controls_the_cautions_point_at_them_not_at_the_command():
     same = {"j": JudgeSummary(n=6, n_scored=6, distribution={"yes": 6})}
-    without = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, same)
-    judged = cautions({"model_id": "smollm2-135m", "model_sha256": PIN}, same, controls=True)
+    without = cautions(RunRecord(model_id="smollm2-135m", model_sha256=PIN), same)
+    judged = cautions(RunRecord(model_id="smollm2-135m", model_sha256=PIN), same, controls=True)
     assert len(without) == len(judged) == 2
     assert all("localjudge controls RUN_DIR" in line for line in without)
     assert all("its negative controls below" in line and "localjudge controls" not in line for line in judged)

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
 STORED = {
     "parse_error", "prompt_too_long", "input_error", "missing_value", "empty_value", "error", "foreign_row",
     "panel_tie", "panel_unscored", "not_pairwise", "max_iterations", "tool_time_limit", "invalid_trace",
+    "no_probabilities",
 }  # fmt: skip
 
 
@@ -29,9 +30,10 @@ def test_the_reasons_are_the_stored_strings_and_a_result_keeps_them_as_plain_str
 
 
 def _reason_literals(tree: ast.AST) -> list[tuple[int, str]]:
-    """String constants that are a stored reason where a reason goes: the keyword `unscored_reason=`, an argument of
-    `_unscored(...)` / `_failed(...)`, a comparison with something named `...reason`, a tuple element (a row problem
-    is `(reason, message)`) or an `or` default."""
+    """String constants that are a stored reason where a reason goes: the keyword `unscored_reason=`, the value of a
+    dict's `"unscored_reason"` key (a `model_copy` update), an argument of `_unscored(...)` / `_failed(...)`, a
+    comparison with something named `...reason`, a tuple element (a row problem is `(reason, message)`) or an `or`
+    default."""
 
     def named_reason(e: ast.expr) -> bool:
         return "reason" in ast.unparse(e)
@@ -44,6 +46,12 @@ def _reason_literals(tree: ast.AST) -> list[tuple[int, str]]:
             candidates += [k.value for k in node.keywords if k.arg == "unscored_reason"]
             if name in {"_unscored", "_failed"}:
                 candidates += node.args
+        elif isinstance(node, ast.Dict):
+            candidates += [
+                v
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and k.value == "unscored_reason"
+            ]
         elif isinstance(node, ast.Compare) and any(named_reason(e) for e in [node.left, *node.comparators]):
             candidates += [node.left, *node.comparators]
         elif isinstance(node, ast.Tuple | ast.BoolOp):  # here "error" is too common a word to tell

@@ -11,7 +11,7 @@ They parse, call the library, print; library errors reach the group's one error 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..labels.agreement import AgreementReport
     from ..labels.calibration import CalibratedRate
     from ..report import Run, TrustSection
+    from ..run.record import RunRecord
     from ..trust.judge_trust import JudgeTrust
 
 
@@ -93,16 +94,16 @@ def trust_text(trust: JudgeTrust) -> str:
 _PER = {"session": "conversation", "turn": "turn of a conversation", "tool_call": "tool call of a conversation"}
 
 
-def granularity_of(meta: dict[str, Any]) -> str | None:
+def granularity_of(record: RunRecord) -> str | None:
     """A conversation run's granularity (`session`, `turn`, `tool_call`: what one result, so one label, is about),
     None for a single-turn run."""
-    conv = meta.get("conversation")
-    return str(conv.get("granularity") or "session") if isinstance(conv, dict) else None
+    conv = record.conversation
+    return str(conv.get("granularity") or "session") if conv is not None else None
 
 
-def granularity_line(meta: dict[str, Any]) -> str | None:
+def granularity_line(record: RunRecord) -> str | None:
     """`granularity: turn (one label per turn of a conversation)` for a conversation run, else None."""
-    g = granularity_of(meta)
+    g = granularity_of(record)
     return None if g is None else f"granularity: {g} (one label per {_PER.get(g, g)})"
 
 
@@ -278,10 +279,10 @@ def agree_cmd(
 
             trust = stored_trust(run.rows, found, name, target_half_width=target_width)
             out = output if output is not None and len(names) == 1 else Path(f"agreement-{rep.judge}.json")
-            write_output(out, agreement_json(rep, trust, granularity_of(run.meta)), "agreement")
+            write_output(out, agreement_json(rep, trust, granularity_of(run.record)), "agreement")
             click.echo(render_table(rep))
-            if granularity_line(run.meta) is not None:
-                click.echo(granularity_line(run.meta))
+            if granularity_line(run.record) is not None:
+                click.echo(granularity_line(run.record))
             click.echo(trust_text(trust))
             if rep.calibrated is not None and rep.calibrated.warning:
                 click.echo(f"warning: {rep.calibrated.warning}", err=True)
@@ -302,9 +303,9 @@ def agree_cmd(
 
     trust = judge_trust(run.rows, rep.judge, rep.pass_labels, target_half_width=target_width)
     out = output or Path(f"agreement-{rep.judge}.json")
-    write_output(out, agreement_json(rep, trust, granularity_of(run.meta)), "agreement")
+    write_output(out, agreement_json(rep, trust, granularity_of(run.record)), "agreement")
     click.echo(render_table(rep))
-    if granularity_line(run.meta) is not None:
-        click.echo(granularity_line(run.meta))
+    if granularity_line(run.record) is not None:
+        click.echo(granularity_line(run.record))
     click.echo(trust_text(trust))
     click.echo(f"wrote {out}")

@@ -293,6 +293,7 @@ def run_cmd(
     finally:
         bar.close()
         signal.signal(signal.SIGTERM, old)
+    record = run.summary.record
     if not quiet:
         from ..report.controls import controls_column, controls_lines
         from ..run.aggregate import format_table
@@ -304,7 +305,7 @@ def run_cmd(
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )
-        for line in trust_lines(run.summary.run):
+        for line in trust_lines(record):
             click.echo(line)
         for line in run.cautions:
             click.echo(line)
@@ -312,14 +313,14 @@ def run_cmd(
             click.echo("")
             for line in controls_lines(run.controls):
                 click.echo(line)
-        if run.summary.run.get("conversations"):
+        if record.conversations:
             from ..run.turns import conversation_lines
 
             click.echo("")
-            for line in conversation_lines(run.summary.run["conversations"]):
+            for line in conversation_lines(record.conversations):
                 click.echo(line)
-    elif run.summary.run.get("panel"):
-        for w in run.summary.run["panel"].get("warnings") or []:
+    elif record.panel:
+        for w in record.panel.get("warnings") or []:
             click.echo(f"warning: {w}", err=True)
     calibrated(run, labels_file, label_column, out_dir, quiet)
     if log_assessments and mlflow_sessions is not None:

@@ -6,24 +6,27 @@ summary.json as "calibrated" and "estimates".
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InputError
 
+if TYPE_CHECKING:
+    from ..run.record import RunRecord
 
-def trust_lines(meta: dict[str, Any]) -> list[str]:
+
+def trust_lines(record: RunRecord) -> list[str]:
     """The panel's and the cascade's figures, when the run had them (both: a panel as a cascade's first stage)."""
     lines: list[str] = []
-    if meta.get("panel"):
+    if record.panel:
         from ..ensembles.panel import panel_lines
 
-        lines += ["", *panel_lines(meta["panel"])]
-    if meta.get("cascade"):
+        lines += ["", *panel_lines(record.panel)]
+    if record.cascade:
         from ..ensembles.cascade import cascade_lines
 
-        lines += ["", *cascade_lines(meta["cascade"])]
+        lines += ["", *cascade_lines(record.cascade)]
     return lines
 
 

@@ -188,7 +188,7 @@ def align_escalation(
     choice = choose_escalation([conf[k] for k in cal], [correct[k] for k in cal], target, confidence)
     return EscalationReport(
         judge=judge,
-        model_id=str(res.summary.run.get("model_id")),
+        model_id=str(res.summary.record.model_id),
         labels_file=str(labels),
         label_column=label_column,
         n_rows=len(rows),

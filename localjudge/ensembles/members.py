@@ -212,6 +212,7 @@ def finish_run(
     run, the per-conversation aggregation of every stored judge (the final verdicts, the panel's, each member's);
     it is saved as the run's record, and the exports are written from the store (`csv_raw`: as `evaluate`'s)."""
     from ..run.exports import export
+    from ..run.record import RunRecord
     from ..run.turns import per_conversation
     from ..run.types import RunResult, RunSummary
 
@@ -221,14 +222,15 @@ def finish_run(
         judges=[{"name": n, "version": next((j.version for j in judges if n.split(MEMBER_SEP)[0] == j.name), "")} for n in names],
         counts=counts.model_dump(),
     )
-    store.set_run_meta(base.run_id, meta)
-    summaries = export(store, base.run_id, names, n_rows, base.out, meta, counts, csv_raw=csv_raw)
+    record = RunRecord.model_validate(meta)  # the base run's record with the panel's or cascade's keys after its fields
+    store.set_run_meta(base.run_id, record.to_json())
+    summaries = export(store, base.run_id, names, n_rows, base.out, record, counts, csv_raw=csv_raw)
     return RunResult(
         run_id=base.run_id,
         store_path=base.store_path,
         out=base.out,
         judges=names,
         n_rows=n_rows,
-        summary=RunSummary(run=meta, judges=summaries),
+        summary=RunSummary(run=record.to_json(), judges=summaries),
         counts=counts,
     )

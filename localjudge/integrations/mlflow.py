@@ -48,6 +48,7 @@ from typing import Any
 
 from ..engine.base import DecodeOptions, Engine
 from ..judges.protocol import JudgeProtocol
+from ..run.record import JudgeRef, RunRecord
 from ..store.results import JudgeResult
 from .common import BoundJudge, bind_variables, check_fixed, chunk_text, require
 
@@ -239,21 +240,22 @@ def run_metrics(run: Any) -> dict[str, float]:
 
 def run_params(run: Any) -> dict[str, str]:
     """The run's reproducibility parameters: model, sha256, backend, judges and versions, decoding options."""
-    meta = run.summary.run
+    record = RunRecord.read(run.summary.run)
+    judges = [j for j in record.judges or [] if isinstance(j, JudgeRef)]
     params: dict[str, Any] = {
-        "model": meta.get("model_id"),
-        "model_sha256": meta.get("model_sha256"),
-        "backend": meta.get("backend"),
-        "judges": ",".join(j["name"] for j in meta.get("judges", [])),
-        "rows": meta.get("rows"),
-        "localjudge_version": meta.get("localjudge_version"),
-        "run_id": meta.get("run_id"),
+        "model": record.model_id,
+        "model_sha256": record.model_sha256,
+        "backend": record.backend,
+        "judges": ",".join(j.name for j in judges),
+        "rows": record.rows,
+        "localjudge_version": record.localjudge_version,
+        "run_id": record.run_id,
     }
-    for j in meta.get("judges", []):
-        params[f"judge_version/{j['name']}"] = j["version"]
-    for k, v in (meta.get("options") or {}).items():
+    for j in judges:
+        params[f"judge_version/{j.name}"] = j.version
+    for k, v in (record.options or {}).items():
         params[f"decode/{k}"] = v
-    for k, v in (meta.get("engine") or {}).items():
+    for k, v in (record.engine or {}).items():
         params[f"engine/{k}"] = v
     return {k: ("" if v is None else str(v))[:6000] for k, v in params.items()}
 
@@ -282,7 +284,7 @@ def log_run(
     for col in table.columns:  # log_table needs JSON-able cells
         if table[col].dtype == object:
             table[col] = table[col].map(lambda x: x if x is None or isinstance(x, (str, int, float, bool)) else json.dumps(x))
-    name = run_name or f"localjudge {run.summary.run.get('run_id', '')}".strip()
+    name = run_name or f"localjudge {RunRecord.read(run.summary.run).run_id or ''}".strip()
     with mlflow.start_run(run_name=name) as active:
         mlflow.set_tags({"localjudge.run_id": str(run.run_id), "mlflow.source.name": "localjudge"})
         mlflow.log_params(run_params(run))

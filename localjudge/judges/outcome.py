@@ -39,7 +39,7 @@ class JudgeOutcomes:
                     "value": None,
                     "score": None,
                     "passed": None,
-                    "unscored_reason": "no_probabilities",
+                    "unscored_reason": UnscoredReason.NO_PROBABILITIES.value,  # a plain str, as validation stores it
                     "error": f"judge {self.spec.name!r} is aligned on the expected score, but the model gave no token "
                     "probabilities at the verdict; use a llama.cpp model, or the judge it was aligned from",
                 }

@@ -24,7 +24,7 @@ from ..store.results import ResultRow
 from ..trust.section import TrustSection
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
-from .controls import BLIND, verdict_sentence
+from .controls import BLIND, stored_controls, verdict_sentence
 from .rundir import Run, load_run, summarise
 from .transcripts import aggregate, transcripts
 
@@ -120,20 +120,20 @@ def _judge_section(run: Run, judge: str) -> dict[str, Any]:
 def _controls_rows(run: Run) -> list[dict[str, Any]]:
     """One row per judge whose summary.json entry has negative controls (`localjudge run --controls`, `localjudge
     controls`): the figures as stored, the verdict as a sentence, and whether it says the judge is blind."""
+    stored = stored_controls(run.summary)
     out = []
     for judge in run.judges():
-        c = (run.summary.get("judges", {}).get(judge) or {}).get("controls")
-        if isinstance(c, dict) and isinstance(c.get("verdict"), str):
-            ci = c.get("auc_ci")
-            ci = ci if isinstance(ci, list) and len(ci) == 2 else None
+        c = stored.get(judge)
+        if c is not None:
             keys = ("variable", "n_real", "real_mean", "control_mean", "auc", "p_value", "sample", "seed")
+            figures = c.model_dump()
             out.append(
                 {
-                    **{k: c.get(k) for k in keys},
+                    **{k: figures[k] for k in keys},
                     "judge": judge,
-                    "auc_ci": ci,
-                    "sentence": verdict_sentence(c["verdict"]),
-                    "blind": c["verdict"] == BLIND,
+                    "auc_ci": c.ci,
+                    "sentence": verdict_sentence(c.verdict),
+                    "blind": c.verdict == BLIND,
                 }
             )
     return out

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..statistics.correlation import ranks
@@ -210,13 +210,13 @@ def run_controls(
     if sample < 2:
         raise InputError(f"--sample {sample}: controls need at least 2 rows to swap answers between")
     run = load_run(run_dir)
-    meta = run.meta
+    record = run.record
     if engine is None and model is None:
-        if meta.get("backend") not in (None, "llama"):
+        if record.backend not in (None, "llama"):
             raise InputError(
-                f"the run was judged by a {meta.get('backend')!r} model; pass --model with the same model to judge its controls"
+                f"the run was judged by a {record.backend!r} model; pass --model with the same model to judge its controls"
             )
-        model = meta.get("model_id")
+        model = record.model_id
     rows_by_judge: dict[str, list[ResultRow]] = {}
     for r in run.rows:
         rows_by_judge.setdefault(r.judge, []).append(r)
@@ -252,16 +252,16 @@ def run_controls(
                 [judge],
                 model=model,
                 engine=engine,
-                model_options=dict(model_options or meta.get("engine") or {}) if engine is None else None,
-                options={k: v for k, v in (meta.get("options") or {}).items() if v is not None},  # the run's decoding
+                model_options=dict(model_options or record.engine or {}) if engine is None else None,
+                options={k: v for k, v in (record.options or {}).items() if v is not None},  # the run's decoding
                 out=Path(run_dir) / "controls" / name,
                 mapping={k: k for k in data[0] if k != "id"},
             )
-            if engine is None and meta.get("model_sha256"):  # before any call: its identity, nothing loaded
+            if engine is None and record.model_sha256:  # before any call: its identity, nothing loaded
                 mine = spec.model.ref().identity()
-                if mine.digest != meta["model_sha256"]:
+                if mine.digest != record.model_sha256:
                     raise InputError(
-                        f"the run was judged by {meta.get('model_id')} and --model is {mine.model_id} (another digest); "
+                        f"the run was judged by {record.model_id} and --model is {mine.model_id} (another digest); "
                         "pass --model with the run's model"
                     )
             res = run_plain(spec, None)
@@ -286,6 +286,49 @@ def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
         "sample": report.sample,
         "seed": report.seed,
     }
+
+
+class StoredControls(BaseModel):
+    """One judge's controls as summary.json carries them (`summary_entry`), read back (the report's controls table,
+    the view's run page): every figure may be missing, the verdict may not."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    variable: str | None = None
+    n_real: int | None = None
+    n_control: int | None = None
+    real_mean: float | None = None
+    control_mean: float | None = None
+    auc: float | None = None
+    auc_ci: list[float] | None = None
+    p_value: float | None = None
+    verdict: str
+    sample: int | None = None
+    seed: int | None = None
+
+    @property
+    def ci(self) -> list[float] | None:
+        """The AUC's interval, None unless it is a pair."""
+        return self.auc_ci if self.auc_ci is not None and len(self.auc_ci) == 2 else None
+
+
+def stored_controls(summary: Any) -> dict[str, StoredControls]:
+    """Judge -> its controls, from a parsed summary.json, in the summary's order: a judge whose `controls` is not an
+    object with a text verdict has none; a figure of the wrong type (a damaged or hand-edited file) reads as missing."""
+    judges = summary.get("judges") if isinstance(summary, dict) else None
+    if not isinstance(judges, dict):
+        return {}
+    out = {}
+    for name, entry in judges.items():
+        c = entry.get("controls") if isinstance(entry, dict) else None
+        if not isinstance(c, dict) or not isinstance(c.get("verdict"), str):
+            continue
+        try:
+            out[str(name)] = StoredControls.model_validate(c)
+        except ValidationError as e:
+            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+            out[str(name)] = StoredControls.model_validate({k: v for k, v in c.items() if k not in bad})
+    return out
 
 
 def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
@@ -361,6 +404,7 @@ def controls_lines(report: ControlsReport) -> list[str]:
 __all__ = [
     "ControlsReport",
     "JudgeControls",
+    "StoredControls",
     "auc",
     "auc_interval",
     "controls_lines",
@@ -368,4 +412,5 @@ __all__ = [
     "pairs",
     "run_controls",
     "save_controls",
+    "stored_controls",
 ]

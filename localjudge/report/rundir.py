@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import jsonio
 from ..errors import InputError
+from ..run.record import RunRecord
 from ..store.results import ResultRow
 
 SCHEMA_VERSION = 1
@@ -31,23 +32,24 @@ class Run(BaseModel):
     """A run directory read back: its metadata, summary and result rows."""
 
     path: str
-    meta: dict[str, Any]
+    meta: dict[str, Any]  # run.json as read (the report lists it as it is); `record` reads it by field
     summary: dict[str, Any]
     rows: list[ResultRow]
     summary_recomputed: bool = False
 
     @property
+    def record(self) -> RunRecord:
+        """run.json, typed (run/record.py)."""
+        return RunRecord.read(self.meta)
+
+    @property
     def run_id(self) -> str:
         """The `run_id` of run.json, or the directory's name when it has none."""
-        return str(self.meta.get("run_id", "")) or Path(self.path).name
+        return self.record.run_id or Path(self.path).name
 
     def judges(self) -> list[str]:
         """Judge names in run order (run.json first, then as they appear in the results)."""
-        named = [
-            j if isinstance(j, str) else str(j.get("name", ""))
-            for j in self.meta.get("judges") or []
-            if isinstance(j, (str, dict))
-        ]
+        named = self.record.judge_names()
         present = {r.judge for r in self.rows}
         return [j for j in dict.fromkeys(named + [r.judge for r in self.rows]) if j in present]
 

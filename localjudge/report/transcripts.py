@@ -31,8 +31,8 @@ MAX_SHOWN = 12  # turns a report row shows around what it judged (a per-turn run
 
 def aggregate(run: Run) -> dict[str, Any]:
     """The per-conversation aggregate of a per-turn or per-tool-call run (`{}` for any other run)."""
-    agg = run.meta.get("conversations")
-    if isinstance(agg, dict) and agg.get("judges"):
+    agg = run.record.conversations
+    if agg is not None and agg.get("judges"):
         return agg
     return per_conversation(run.rows)
 
@@ -47,8 +47,7 @@ def transcripts(run: Run, max_chars: int, row_indexes: set[int]) -> dict[int, tu
     if not pos:
         return {}
     convs = read_stored_conversations(Path(run.path) / "results.sqlite", run.run_id)
-    opts = run.meta.get("conversation")
-    options = opts if isinstance(opts, dict) else {}
+    options = run.record.conversation or {}
     out: dict[int, tuple[Markup, str]] = {}
     for i, p in pos.items():
         conv = convs.get(p.conversation_id)

@@ -15,15 +15,15 @@ export or cache key changes with them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..errors import LocalJudgeError
 from .aggregate import JudgeSummary
+from .record import RunRecord
 
 SAME_VERDICT_MIN_ROWS = 5
 
 
-def trial_model_note(run: Mapping[str, Any]) -> str | None:
+def trial_model_note(run: RunRecord) -> str | None:
     """The registry's `for_trying` text of the model that judged (by name with its pinned sha256 or converted for the
     CPU on first use, by its pinned sha256, or through the model a converted local model was made from), or None."""
     from ..models.manifest import read_manifest
@@ -33,7 +33,7 @@ def trial_model_note(run: Mapping[str, Any]) -> str | None:
         models = registry().get("models", {})
     except LocalJudgeError:  # a broken LOCALJUDGE_MODELS_TOML must not fail a run that finished (a scripted one)
         return None
-    name, digest = run.get("model_id"), run.get("model_sha256")
+    name, digest = run.model_id, run.model_sha256
     # a model converted for the CPU on first use (layout = "auto") judges under its name with a digest of this machine's
     converted = name in models and models[name].get("layout") == "auto"
     if name not in models or (models[name].get("sha256") not in (None, digest) and not converted):
@@ -44,7 +44,7 @@ def trial_model_note(run: Mapping[str, Any]) -> str | None:
     return models[name].get("for_trying") if name is not None else None
 
 
-def cautions(run: Mapping[str, Any], judges: Mapping[str, JudgeSummary], controls: bool = False) -> list[str]:
+def cautions(run: RunRecord, judges: Mapping[str, JudgeSummary], controls: bool = False) -> list[str]:
     """The caution lines of a run record (run.json) and its per-judge summaries, in a stable order. With `controls`
     (the run judged its negative controls: `run --controls`) they point at those, printed after them, instead of
     at the `localjudge controls` command."""
@@ -53,7 +53,7 @@ def cautions(run: Mapping[str, Any], judges: Mapping[str, JudgeSummary], control
     note = trial_model_note(run)
     if note:
         out.append(
-            f"note: {run.get('model_id')} {note}: these pass rates say little about your outputs. For a judge that reads "
+            f"note: {run.model_id} {note}: these pass rates say little about your outputs. For a judge that reads "
             f"them, use a capable model (localjudge models list; localjudge models pull NAME) and check it: {check} "
             "(no labels needed), localjudge agree (labels)."
         )

@@ -24,6 +24,7 @@ from ..store.atomic import NotAFileError, replacing, write_atomic
 from ..store.db import Store
 from ..store.results import ResultRow
 from .aggregate import JudgeSummary, Tally
+from .record import RunRecord
 
 CSV_COLUMNS = [
     "run_id",
@@ -129,11 +130,12 @@ def export(
     judges: list[str],
     n_rows: int,
     out_dir: Path | None,
-    meta: dict[str, Any],
+    record: RunRecord,
     counts: Any,
     csv_raw: bool = False,
 ) -> dict[str, JudgeSummary]:
-    """Stream the run's results once: summaries, and (with a run directory) the four export files.
+    """Stream the run's results once: summaries, and (with a run directory) the four export files (run.json: `record`
+    with `counts`).
 
     `csv_raw`: write results.csv cells as they are, without neutralising formulas (see the module docstring)."""
     tallies = {j: Tally() for j in judges}
@@ -155,7 +157,7 @@ def export(
                 flat = flat_row(r)
                 writer.writerow([_csv_cell(flat[c], csv_raw) for c in CSV_COLUMNS])
     summaries = {j: t.summary() for j, t in tallies.items()}
-    run = {**meta, "counts": counts.model_dump()}
+    run = record.updated(counts=counts.model_dump()).to_json()
     write_json_atomic(out_dir / "summary.json", {"run": run, "judges": {k: v.model_dump() for k, v in summaries.items()}})
     write_json_atomic(out_dir / "run.json", run)
     return summaries

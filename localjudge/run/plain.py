@@ -23,6 +23,7 @@ from ..store.db import SCHEMA_VERSION, Store
 from .exports import export, write_json_atomic
 from .loop import CellLoop, RunState, run_chunk, run_on
 from .plan import CellKeys, chunks, plan_judges
+from .record import JudgeRef, RunRecord
 from .resumed_model import resumed_model
 from .samedata import check_same_data
 from .spec import RunSpec
@@ -94,28 +95,26 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
         if ex is not None:
             ex.close()
         raise
-    meta = {
-        "run_id": run_id,
-        "data": ds.path or ds.label,
-        "judges": [{"name": p.name, "version": p.judge.version} for p in plans],
-        "model_id": keys.model_id,
-        "model_sha256": keys.model_sha,
-        "backend": ident.backend,
-        "options": opts.model_dump(),
-        "engine": keys.key_extra,
-        "mapping": {
-            p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()} for p in plans
-        },
-        "localjudge_version": version,
-        "schema_version": RUN_SCHEMA_VERSION,
-        "store_schema_version": SCHEMA_VERSION,
-        "started": _iso(t0),
-        "finished": None,
-        "status": "running",
-        "rows": n_rows,
-    }
+    record = RunRecord(
+        run_id=run_id,
+        data=str(ds.path or ds.label),
+        judges=[JudgeRef(name=p.name, version=p.judge.version) for p in plans],
+        model_id=keys.model_id,
+        model_sha256=keys.model_sha,
+        backend=ident.backend,
+        options=opts.model_dump(),
+        engine=keys.key_extra,
+        mapping={p.name: {v: s.column + ("" if s.kind == "auto" else ":" + s.kind) for v, s in p.columns.items()} for p in plans},
+        localjudge_version=version,
+        schema_version=RUN_SCHEMA_VERSION,
+        store_schema_version=SCHEMA_VERSION,
+        started=_iso(t0),
+        finished=None,
+        status="running",
+        rows=n_rows,
+    )
     if conv_ds is not None:  # how the rows were cut (the view marks the window a per-turn judge saw)
-        meta["conversation"] = conv_ds.options.model_dump()
+        record = record.updated(conversation=conv_ds.options.model_dump())
     n_sel = n_rows if rows is None else len({i for i in rows if 0 <= i < n_rows})
     st = RunState(counts=RunCounts(rows=n_sel, cells=n_sel * len(plans)), passes={p.name: [0, 0] for p in plans})
     loop = CellLoop(store, run_id, keys, st)
@@ -127,11 +126,11 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
 
     status = "failed"
     try:
-        store.set_run_meta(run_id, meta)
+        store.set_run_meta(run_id, record.to_json())
         if conv_ds is not None:  # each conversation whole, for the view's transcript (conversations/stored.py)
             put_conversations(store, run_id, conv_ds.conversations())
         if out_dir is not None:
-            write_json_atomic(out_dir / "run.json", meta)
+            write_json_atomic(out_dir / "run.json", record.to_json())
         if ex is not None:  # another executor judges the cells that need the model; results are committed here
             # rows done: whole rows' worth of cells (results arrive in any order)
             loop.tick = lambda: tick(min(n_sel, st.cells_done // n_judges))
@@ -151,15 +150,17 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
         if ex is not None:
             ex.close()
         st.counts.engine_loaded = ref.loaded and engine is None
-        meta.update(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
+        record = record.updated(status=status, finished=_iso(time.time()), counts=st.counts.model_dump())
         try:
             # exports cover every row of the data this run has results for: a later `--limit 10` must not
             # shrink the exports of an earlier full run (the store keeps them all)
             n_export = n_rows if limit is None else min(n_data, max(n_rows, store.rows_with_results(run_id)))
             if conv_ds is not None:  # results aggregated to their conversation (run/turns.py)
-                meta["conversations"] = per_conversation(store.iter_results(run_id, [p.name for p in plans], n_export))
-            store.set_run_meta(run_id, meta)
-            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, meta, st.counts, spec.csv_raw)
+                record = record.updated(
+                    conversations=per_conversation(store.iter_results(run_id, [p.name for p in plans], n_export))
+                )
+            store.set_run_meta(run_id, record.to_json())
+            summaries = export(store, run_id, [p.name for p in plans], n_export, out_dir, record, st.counts, spec.csv_raw)
         except StorageError:
             if status == "finished":
                 raise
@@ -172,7 +173,7 @@ def run_plain(spec: RunSpec, progress: Callable[[Progress], None] | None = None)
         out=out_dir,
         judges=[p.name for p in plans],
         n_rows=n_export,
-        summary=RunSummary(run=meta, judges=summaries),
+        summary=RunSummary(run=record.to_json(), judges=summaries),
         counts=st.counts,
     )
 

@@ -19,6 +19,7 @@ from ..engine.model_spec import ModelSpec
 from ..errors import LocalJudgeError
 from ..models.registry import resolve_model
 from ..store.db import Store
+from .record import RunRecord, stored_record
 
 
 def resumed_model(model: ModelSpec, out: Path | None) -> ModelSpec:
@@ -40,8 +41,8 @@ def resumed_model(model: ModelSpec, out: Path | None) -> ModelSpec:
         return model
     with Store(store_path) as store:
         run_id = store.latest_run()
-        meta = store.run_meta(run_id) if run_id is not None else {}
-    if meta.get("model_id") != info.name or meta.get("model_sha256") != info.sha256:
+        record = stored_record(store, run_id) if run_id is not None else RunRecord()
+    if record.model_id != info.name or record.model_sha256 != info.sha256:
         return model
     sys.stderr.write(
         f"localjudge: {out} was judged by {info.name}'s shipped file (sha256 {info.sha256[:12]}…); resuming with it "

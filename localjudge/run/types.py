@@ -13,6 +13,7 @@ from ..store.db import Store
 from ..store.results import ResultRow
 from .aggregate import JudgeSummary
 from .exports import CSV_COLUMNS, flat_row
+from .record import RunRecord
 
 
 @dataclass
@@ -62,8 +63,13 @@ class RunCounts(BaseModel):
 class RunSummary(BaseModel):
     """The run record (run.json) and a summary per judge."""
 
-    run: dict[str, Any]
+    run: dict[str, Any]  # run.json as written (`record` reads it by field)
     judges: dict[str, JudgeSummary]
+
+    @property
+    def record(self) -> RunRecord:
+        """The run record, typed (run/record.py)."""
+        return RunRecord.read(self.run)
 
 
 @dataclass
@@ -90,7 +96,7 @@ class RunResult:
         verdict to every row (run/cautions.py); computed from the summary, never stored."""
         from .cautions import cautions
 
-        return cautions(self.summary.run, self.summary.judges, controls=self.controls is not None)
+        return cautions(self.summary.record, self.summary.judges, controls=self.controls is not None)
 
     @property
     def exit_code(self) -> int:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..store.results import ResultRow
+
+if TYPE_CHECKING:
+    from ..report.controls import StoredControls
 
 
 def esc(x: Any) -> str:
@@ -114,7 +117,7 @@ def figures_section(fig: dict[str, Any] | None) -> str:
     return '<div id="trust-figures">' + "".join(out) + "</div>"
 
 
-def controls_section(controls: dict[str, dict[str, Any]] | None) -> str:
+def controls_section(controls: dict[str, StoredControls] | None) -> str:
     """The run's judges with their negative controls (summary.json's `controls`): per judge the verdict in a word or
     two, the AUC with its 95 % interval, the pairs judged and the verdict as a sentence; "" without controls."""
     if not controls:
@@ -123,16 +126,12 @@ def controls_section(controls: dict[str, dict[str, Any]] | None) -> str:
 
     rows = []
     for judge, c in controls.items():
-        ci = c.get("auc_ci")
-        auc = (
-            "—"
-            if c.get("auc") is None
-            else f"{c['auc']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if isinstance(ci, list) and len(ci) == 2 else "")
-        )
-        word = verdict_word(c["verdict"])
+        ci = c.ci
+        auc = "—" if c.auc is None else f"{c.auc:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "")
+        word = verdict_word(c.verdict)
         rows.append(
             f'<tr data-judge="{esc(judge)}"><td>{esc(judge)}</td><td class="controls-verdict {esc(word.replace(" ", "-"))}">'
-            f"{esc(word)}</td><td>{esc(auc)}</td><td>{esc(c.get('n_real') or 0)}</td><td>{esc(verdict_sentence(c['verdict']))}</td></tr>"
+            f"{esc(word)}</td><td>{esc(auc)}</td><td>{esc(c.n_real or 0)}</td><td>{esc(verdict_sentence(c.verdict))}</td></tr>"
         )
     return (
         '<section id="controls"><h2>Negative controls</h2><p class="sub">Does each judge score its rows above the same rows '
@@ -143,7 +142,7 @@ def controls_section(controls: dict[str, dict[str, Any]] | None) -> str:
 
 
 def run_page(
-    csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = None, controls: dict[str, dict[str, Any]] | None = None
+    csrf: str, st: dict[str, Any], figures: dict[str, Any] | None = None, controls: dict[str, StoredControls] | None = None
 ) -> str:
     """A run: live progress, the panel's or cascade's figures, its judges' negative controls when it has them, then
     the rows table with filters (filled and paged by the script; a panel's rows carry its members' verdicts)."""

@@ -19,6 +19,7 @@ import sqlite3
 from typing import Any
 
 from ..ensembles.members import MEMBER_SEP
+from ..run.record import RunRecord
 from ..store import queries
 
 
@@ -81,16 +82,16 @@ def members_of_page(
     return out
 
 
-def run_figures(meta: dict[str, Any]) -> dict[str, Any] | None:
+def run_figures(record: RunRecord) -> dict[str, Any] | None:
     """The panel's or cascade's figures as the run recorded them (summary.json's `run.panel` / `run.cascade`),
     with the lines the CLI prints for them (trust.panel.panel_lines / trust.cascade.cascade_lines); None for a
     plain run or one whose panel has not finished (the figures are written when it ends)."""
-    if isinstance(meta.get("panel"), dict):
+    if record.panel is not None:
         from ..ensembles.panel import panel_lines
 
-        return {"kind": "panel", "figures": meta["panel"], "lines": panel_lines(meta["panel"])}
-    if isinstance(meta.get("cascade"), dict):
+        return {"kind": "panel", "figures": record.panel, "lines": panel_lines(record.panel)}
+    if record.cascade is not None:
         from ..ensembles.cascade import cascade_lines
 
-        return {"kind": "cascade", "figures": meta["cascade"], "lines": cascade_lines(meta["cascade"])}
+        return {"kind": "cascade", "figures": record.cascade, "lines": cascade_lines(record.cascade)}
     return None

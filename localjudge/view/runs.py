@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversations.model import Conversation
 from ..conversations.stored import get_conversation
@@ -32,6 +32,7 @@ from ..conversations.transcript import preview
 from ..datasets import Position
 from ..errors import InputError
 from ..labels.store import Label, label_history, latest_labels
+from ..run.record import RunRecord, stored_record
 from ..store import queries
 from ..store.db import Store
 from ..store.indexes import SearchIndex, attach_search, ensure_indexes, has_fts5, search_where
@@ -41,6 +42,9 @@ from ..store.session_labels import SessionLabel, conversation_of_row
 from .panels import members_of_page, split_judges
 from .rowpage import SORTS, STATUSES, check_page, filter_where, page_item
 from .unreadable import STORE_ERRORS, Unreadable, reason_of, store_signature, unreadable_status
+
+if TYPE_CHECKING:
+    from ..report.controls import StoredControls
 
 __all__ = [  # SORTS, STATUSES, Unreadable and unreadable_status stay importable from here, where they were defined
     "BUILD_WAIT_S",
@@ -85,42 +89,31 @@ class RunHandle:
         """The run id in the store (the latest run of the directory)."""
         return self.store.latest_run()
 
-    def meta(self) -> dict[str, Any]:
-        """The run's metadata from the store (what run.json holds), `{}` before the run registered it."""
+    def record(self) -> RunRecord:
+        """The run's record from the store (what run.json holds, read as `Store.run_meta` reads it), empty before the
+        run registered it."""
         rid = self.run_id()
         if rid is None:
-            return {}
-        with self.conn() as c:
-            text = queries.run_meta_text(c, rid)
-        try:
-            meta = json.loads(text) if text else {}
-        except json.JSONDecodeError:
-            meta = {}
-        return meta if isinstance(meta, dict) else {}
+            return RunRecord()
+        with self.lock:
+            return stored_record(self.store, rid)
 
-    def controls(self) -> dict[str, dict[str, Any]]:
+    def controls(self) -> dict[str, StoredControls]:
         """Judge → its negative controls as the run directory's summary.json carries them (`localjudge run
-        --controls`, `localjudge controls`); empty without any, or when the summary cannot be read (a run in
-        progress has none yet)."""
+        --controls`, `localjudge controls`), read as the report reads them (report/controls.py `stored_controls`);
+        empty without any, or when the summary cannot be read (a run in progress has none yet)."""
         from .. import jsonio
+        from ..report.controls import stored_controls
 
         try:
             summary = jsonio.loads((self.path / "summary.json").read_bytes())
         except (OSError, ValueError):
             return {}
-        judges = summary.get("judges") if isinstance(summary, dict) else None
-        if not isinstance(judges, dict):
-            return {}
-        return {
-            str(j): s["controls"]
-            for j, s in judges.items()
-            if isinstance(s, dict) and isinstance(s.get("controls"), dict) and isinstance(s["controls"].get("verdict"), str)
-        }
+        return stored_controls(summary)
 
     def all_judges(self) -> list[str]:
         """Every judge name with results, panel and cascade members included: the metadata's order, else a scan."""
-        meta = self.meta()
-        named = [str(j.get("name") or "") if isinstance(j, dict) else str(j) for j in meta.get("judges") or []]
+        named = self.record().judge_names()
         if any(named):  # `localjudge run` always names them: no scan of the results
             return [j for j in dict.fromkeys(named) if j]
         rid = self.run_id()
@@ -148,7 +141,7 @@ class RunHandle:
 
     def status(self) -> dict[str, Any]:
         """Status, counts, progress and ETA (the same pace rule as the CLI: cells judged since the run started)."""
-        meta = self.meta()
+        record = self.record()
         rid = self.run_id()
         judges = self.judges()
         cells_per_row = len(self.all_judges())
@@ -156,16 +149,16 @@ class RunHandle:
             done = queries.result_count(c, rid)
             last = queries.last_update(c, rid)  # both read the (run_id, updated) index of migration 002
             n_labels = queries.current_label_count(c, rid)
-            started = _parse_time(meta.get("started"))
+            started = _parse_time(record.started)
             since = 0
-            if started is not None and meta.get("status") == "running":
-                since = queries.results_since(c, rid, meta.get("started"))
-        status = str(meta.get("status") or ("finished" if done else "unknown"))
+            if started is not None and record.status == "running":
+                since = queries.results_since(c, rid, record.started)
+        status = str(record.status or ("finished" if done else "unknown"))
         now = time.time()
         last_t = _parse_time(last) or started
         if status == "running" and last_t is not None and now - last_t > STALE_S:
             status = "interrupted"
-        rows_total = int(meta.get("rows") or 0)
+        rows_total = int(record.rows or 0)
         cells_total = rows_total * max(1, cells_per_row) if rows_total else done
         eta = None
         if status == "running" and started is not None and since > 0 and cells_total > done:
@@ -177,10 +170,10 @@ class RunHandle:
             "status": status,
             "judges": judges,
             "members": self.members(),
-            "model": meta.get("model_id", ""),
-            "data": meta.get("data", ""),
-            "started": meta.get("started"),
-            "finished": meta.get("finished"),
+            "model": record.model_id if "model_id" in record.model_fields_set else "",
+            "data": record.data if "data" in record.model_fields_set else "",
+            "started": record.started,
+            "finished": record.finished,
             "cells_done": done,
             "cells_total": cells_total,
             "rows_total": rows_total,
@@ -232,7 +225,7 @@ class RunHandle:
         """A conversation row's inputs as a transcript preview (roles, first words, tool calls of the turns its judge
         saw) instead of its prompt text; a run that did not store its conversations keeps the text."""
         convs: dict[str, Conversation | None] = {}
-        opts = self.meta().get("conversation") if any(r[12] is not None for r in rows) else None
+        opts = self.record().conversation if any(r[12] is not None for r in rows) else None
         for r, item in zip(rows, items, strict=True):
             if r[12] is None:
                 continue

@@ -57,9 +57,8 @@ def transcript_of(run: Any, row_index: int, expand: int = 0) -> Transcript | Non
         conv = get_conversation(run.store, rid, r[0])
     if conv is None:
         return None
-    opts = run.meta().get("conversation")
     pos = Position(r[0], r[1], r[2], r[3])
-    return build(conv, pos, opts if isinstance(opts, dict) else {}, expand)
+    return build(conv, pos, run.record().conversation or {}, expand)
 
 
 def transcript_html(t: Transcript, base: str) -> str:

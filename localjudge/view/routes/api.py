@@ -21,7 +21,7 @@ def status(state: ViewState, request: Request) -> Response:
     from ..panels import run_figures
 
     run = state.run_of(request)
-    return JSONResponse({**run.status(), "trust": run_figures(run.meta())})
+    return JSONResponse({**run.status(), "trust": run_figures(run.record())})
 
 
 def rows(state: ViewState, request: Request) -> Response:

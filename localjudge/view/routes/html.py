@@ -26,7 +26,7 @@ def run_page(state: ViewState, request: Request) -> Response:
 
     run = state.run_of(request)
     run.search_index()  # a run that registered after the view opened it: its index is queued now
-    return HTMLResponse(pages.run_page(state.csrf, run.status(), run_figures(run.meta()), run.controls()))
+    return HTMLResponse(pages.run_page(state.csrf, run.status(), run_figures(run.record()), run.controls()))
 
 
 def prompts_of(results: list[Any], members: dict[str, list[str]]) -> dict[str, Any]:

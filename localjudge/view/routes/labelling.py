@@ -174,7 +174,7 @@ def _align_job(run: RunHandle, judge: str, config: ViewConfig, aligns: dict[Any,
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as tmp:
             labels = labels_file_for(run.path, judge, Path(tmp) / "labels.jsonl")
-            model = config.align_model or str(run.meta().get("model_id") or "") or None
+            model = config.align_model or (run.record().model_id or None)
             # thread settings are llama.cpp options: not for a scripted or server model
             opts = None if model and model.startswith(("scripted:", "server:")) else config.align_options
             rep = align(judge, labels, out=out, model=model, model_options=opts)
