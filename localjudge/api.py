@@ -216,12 +216,17 @@ def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -
 
 
 def check_controls(spec: RunSpec) -> None:
-    """Refuse, before any inference, controls the run could not judge: fewer than 2 rows, no run directory, or a
-    panel or cascade (its controls would be one model's; judge them with `localjudge controls RUN_DIR --model M`)."""
+    """Refuse, before any inference, controls the run could not judge: fewer than 2 rows, no run directory, an unknown
+    kind of control, or a panel or cascade (its controls would be one model's; judge them with `localjudge controls RUN_DIR --model M`)."""
     if spec.controls < 2:
         raise InputError(f"controls={spec.controls}: controls need at least 2 rows per judge to swap answers between")
     if spec.out is None:
         raise InputError("controls need a run directory (out=..., --out): they are judged into OUT/controls")
+    from .report.controls import KINDS
+
+    unknown = [k for k in spec.control_kinds if k not in KINDS]
+    if unknown:
+        raise InputError(f"control kind {unknown[0]!r}: use one of {', '.join(KINDS)}")
     if spec.trust.wanted:
         raise InputError(
             "controls are judged by one model, not by a panel or cascade: run `localjudge controls RUN_DIR --model MODEL` "
@@ -245,6 +250,7 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
         spec.out,
         sample=spec.controls,
         seed=spec.controls_seed,
+        kinds=spec.control_kinds,
         model=m.spec if engine is None else None,
         engine=engine,
         model_options=(m.options or None) if engine is None else None,

@@ -13,10 +13,10 @@ from click.testing import CliRunner
 import localjudge
 from localjudge.cli import main
 from localjudge.engine.base import ScriptedEngine
-from localjudge.errors import JudgeSpecError
+from localjudge.errors import InputError, JudgeSpecError
 from localjudge.judges import get_judge
 from localjudge.judges.spec import spec_from_dict
-from localjudge.report.controls import BLIND, DISCRIMINATES, auc, auc_interval, run_controls
+from localjudge.report.controls import BLIND, DISCRIMINATES, NON_ANSWER, auc, auc_interval, run_controls, save_controls
 
 WORDS = "cat dog owl fox elk yak ant bee cow pig hen eel ram emu gnu koi".split()
 ROWS = [
@@ -465,3 +465,94 @@ def test_a_rerun_that_judges_nothing_still_judges_its_controls_loading_the_model
     saved = json.loads((tmp_path / "run" / "controls" / "controls.json").read_text())
     assert saved["judges"]["groundedness"]["n"] == 12 and saved["judges"]["groundedness"]["verdict"] == BLIND
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["counts"]["evaluated"] == 0
+
+
+# ------------------------------------------------------------------ other kinds: a fixed non-answer, context, reference
+
+
+def reads_only_the_answer(messages, fmt) -> str:
+    """Passes when the answer names the item its question asks about: reads the question and the answer, never the
+    document (a grounding judge blind to its context)."""
+    prompt = messages[-1].content
+    item = re.search(r"What is item (\d+)\?", prompt).group(1)
+    return _verdict(f"item {item} is" in re.search(r"<answer>(.*?)</answer>", prompt, re.S).group(1))
+
+
+def test_a_judge_blind_to_its_context_is_told_apart_from_one_that_reads_it_by_the_context_control(tmp_path):
+    engine, out = judged(tmp_path, reads_only_the_answer, "answer-only")
+    report = run_controls(out, engine=engine, sample=20, kinds=("answer", "context"))
+    answer, context = report.judges["groundedness"], report.other_kinds["context"]["groundedness"]
+    assert (answer.kind, answer.variable, answer.verdict) == ("answer", "output", DISCRIMINATES)
+    assert (context.kind, context.variable, context.n, context.verdict) == ("context", "retrieval_context", 20, BLIND)
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    context = run_controls(out, engine=engine, sample=20, kinds=("context",)).other_kinds["context"]["groundedness"]
+    assert context.verdict == DISCRIMINATES and (context.real_pass_rate, context.control_pass_rate) == (1.0, 0.0)
+
+
+def test_a_fixed_non_answer_control_puts_one_unrelated_sentence_in_every_sampled_rows_answer(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    g = run_controls(out, engine=engine, sample=20, kinds=("non_answer",)).other_kinds["non_answer"]["groundedness"]
+    assert (g.kind, g.variable, g.n, g.verdict) == ("non_answer", "output", 20, DISCRIMINATES)
+    stored = [json.loads(line) for line in (out / "controls" / "groundedness.non_answer" / "results.jsonl").open()]
+    assert len(stored) == 20 and {s["inputs"]["output"] for s in stored} == {NON_ANSWER}
+    engine, out = judged(tmp_path, lambda m, f: _verdict(True), "always-yes")
+    g = run_controls(out, engine=engine, sample=20, kinds=("non_answer",)).other_kinds["non_answer"]["groundedness"]
+    assert g.verdict == BLIND and g.control_pass_rate == 1.0
+
+
+def test_a_reference_control_swaps_the_declared_reference_between_rows(tmp_path):
+    def reads_the_reference(messages, fmt) -> str:  # the claim (the reference) must name the document's item
+        prompt = messages[-1].content
+        item = re.search(r"<document>What is item (\d+)\?", prompt).group(1)
+        return _verdict(f"item {item} " in re.search(r"<claim>(.*?)</claim>", prompt, re.S).group(1))
+
+    rows = [{"id": r["id"], "input": r["input"], "output": r["output"], "ground_truth": r["context"]} for r in ROWS]
+    engine = ScriptedEngine(reads_the_reference, model_id="ref-reader")
+    localjudge.evaluate(rows, ["correctness"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine, sample=20, kinds=("reference",)).other_kinds["reference"]["correctness"]
+    assert (g.kind, g.variable, g.n, g.verdict) == ("reference", "ground_truth", 20, DISCRIMINATES)
+    stored = [json.loads(line) for line in (tmp_path / "run" / "controls" / "correctness.reference" / "results.jsonl").open()]
+    own = {r["id"]: r["ground_truth"] for r in rows}
+    assert all(s["inputs"]["ground_truth"] != own[s["row_id"]] for s in stored)
+
+
+def test_a_kind_whose_variable_the_judge_does_not_declare_is_no_control_and_says_which(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    g = run_controls(out, engine=engine, sample=10, kinds=("reference",)).other_kinds["reference"]["groundedness"]
+    assert g.variable is None and g.auc is None and "declares no reference variable" in g.verdict
+    with pytest.raises(InputError, match="control kind 'tone': use one of answer, non_answer, context, reference"):
+        run_controls(out, engine=engine, sample=10, kinds=("tone",))
+
+
+def test_other_kinds_cost_n_calls_each_print_under_their_own_heading_and_sit_beside_the_answers_in_the_summary(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    args = ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), *scripted, "--controls", "12"]
+    r = CliRunner().invoke(main, [*args, "--control-kind", "all"])
+    assert r.exit_code == 0, r.output
+    for heading in ("another row's answer", "a fixed non-answer", "another row's context", "another row's reference"):
+        assert f"negative controls ({heading}; 12 rows sampled, seed 0):" in r.output
+    assert "groundedness: no control: the judge file declares no reference variable" in r.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]["groundedness"]["controls"]
+    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == {"non_answer", "context", "reference"}
+    assert (
+        summary["other_kinds"]["context"]["variable"] == "retrieval_context" and summary["other_kinds"]["context"]["n_real"] == 12
+    )
+    calls = [
+        len((tmp_path / "run" / "controls" / d / "results.jsonl").read_text().splitlines())
+        for d in ("groundedness", "groundedness.non_answer", "groundedness.context")
+    ]
+    assert calls == [12, 12, 12] and not (tmp_path / "run" / "controls" / "groundedness.reference").exists()
+    refused = CliRunner().invoke(
+        main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "r2"), *scripted, "--control-kind", "context"]
+    )
+    assert refused.exit_code == 2 and "--control-kind needs --controls N" in refused.output
+
+
+def test_the_controls_command_judges_the_kinds_asked_and_a_run_without_them_keeps_its_summary_shape(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    report = run_controls(out, engine=engine, sample=10)
+    assert report.other_kinds == {} and [p.name for p in (out / "controls").iterdir() if p.is_dir()] == ["groundedness"]
+    save_controls(out, report)
+    assert "other_kinds" not in json.loads((out / "summary.json").read_text())["judges"]["groundedness"]["controls"]

@@ -23,17 +23,34 @@ from .options import model_options
 @click.option(
     "--judges-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Your own judge files, as for run."
 )
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(["answer", "non_answer", "context", "reference", "all"]),
+    multiple=True,
+    help="A kind of control besides another row's answer (always judged): non_answer (a fixed non-answer), context or "
+    "reference (another row's, for judges that declare one), or all; repeatable. Each costs SAMPLE more calls per judge.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @model_options()
-def controls_cmd(run_dir: Path, sample: int, seed: int, judges_dir: Path | None, as_json: bool, model: Any) -> None:
+def controls_cmd(
+    run_dir: Path, sample: int, seed: int, judges_dir: Path | None, kinds: tuple[str, ...], as_json: bool, model: Any
+) -> None:
     """Does each judge of RUN_DIR tell its rows from the same rows with another row's answer? Judges SAMPLE
     controls per judge with the run's model (--model: the same model where the run's cannot be named) into
     RUN_DIR/controls (resumable, cached; never part of the run's results), then prints per judge both sides' mean
-    score, the AUC with its 95 % interval, a permutation p-value and a verdict. Costs SAMPLE judge calls per judge."""
-    from ..report.controls import controls_lines, run_controls, save_controls
+    score, the AUC with its 95 % interval, a permutation p-value and a verdict. Costs SAMPLE judge calls per judge,
+    and SAMPLE more per --kind."""
+    from ..report.controls import controls_lines, kinds_asked, run_controls, save_controls
 
     report = run_controls(
-        run_dir, sample=sample, seed=seed, model=model.spec, model_options=model.options or None, judges_dir=judges_dir
+        run_dir,
+        sample=sample,
+        seed=seed,
+        model=model.spec,
+        model_options=model.options or None,
+        judges_dir=judges_dir,
+        kinds=kinds_asked(kinds),
     )
     saved = save_controls(run_dir, report)
     if as_json:

@@ -168,6 +168,15 @@ class Terminated(KeyboardInterrupt):
     "judge from a blind one (docs/trust.md).",
 )
 @click.option("--controls-seed", type=int, default=0, show_default=True, help="With --controls: seed of the sample and swap.")
+@click.option(
+    "--control-kind",
+    "control_kinds",
+    type=click.Choice(["answer", "non_answer", "context", "reference", "all"]),
+    multiple=True,
+    help="With --controls: a kind of control to judge besides another row's answer (always judged): non_answer (a "
+    "fixed non-answer), context or reference (another row's, for judges that declare one), or all; repeatable. Each "
+    "costs N more calls per judge that declares its variable.",
+)
 def run_cmd(
     data: str,
     judges: tuple[str, ...],
@@ -200,10 +209,15 @@ def run_cmd(
     otel_traces: str | None = None,
     controls: int = 0,
     controls_seed: int = 0,
+    control_kinds: tuple[str, ...] = (),
 ) -> None:
     """Evaluate DATA (JSONL, CSV, TSV or Parquet) with every --judge; resumable, results in --out."""
     from ..api import execute
+    from ..report.controls import kinds_asked
     from ..run.spec import RunSpec
+
+    if control_kinds and not controls:
+        raise click.UsageError("--control-kind needs --controls N (the rows sampled per judge for each kind)")
 
     todo: list[Any] = list(judges)
     if trace_instructions:
@@ -284,6 +298,7 @@ def run_cmd(
             executor=executor,
             controls=controls,
             controls_seed=controls_seed,
+            control_kinds=kinds_asked(control_kinds),
         )
         run = execute(spec, bar)
     except KeyboardInterrupt as e:

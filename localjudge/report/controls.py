@@ -16,6 +16,12 @@ not time). In words: "discriminates" (interval above 0.5 and p < 0.05), "cannot 
 ones" (interval below `BLIND_BELOW`, or both sides scored alike throughout), else "inconclusive". Real rows are not
 assumed good: the claim is only that a judge scoring another row's answer as high as the row's own is not reading
 the answer.
+
+Other kinds of control (`kinds`; each its own sample of pairs, directory and measure): `non_answer` gives each sampled
+row one fixed sentence that answers nothing (`NON_ANSWER`) as its answer, the plainest control; `context` and
+`reference` swap the context or the reference between rows (a derangement, as for the answer) for a judge that
+declares that variable. A grounding judge that scores a row as high with another row's context is not reading the
+context. Mismatched answers (`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
+from ..run.record import RunRecord
 from ..statistics.correlation import ranks
 from ..store.results import ResultRow
 
@@ -39,13 +46,24 @@ DISCRIMINATES = "discriminates"
 BLIND = "cannot tell its rows from mismatched ones: its pass rate says little about these outputs"
 INCONCLUSIVE = "inconclusive"
 TOO_FEW = "inconclusive (n too small)"
+KINDS = ("answer", "non_answer", "context", "reference")  # the kinds of control, in the order they are judged
+DECLARED = {"answer": "answer", "non_answer": "answer", "context": "context", "reference": "reference"}  # [controls] key
+WHAT = {  # what a control row holds instead of the row's own value
+    "answer": "another row's answer",
+    "non_answer": "a fixed non-answer",
+    "context": "another row's context",
+    "reference": "another row's reference",
+}
+# unrelated to any question a judged app answers, plain, and the same for every row and run
+NON_ANSWER = "The museum is closed on Mondays, and tickets are sold at the door."
 
 
 class JudgeControls(BaseModel):
     """One judge's controls: what was swapped, both sides' means, the AUC, its interval, the p-value, the verdict."""
 
     judge: str
-    variable: str | None  # the declared answer variable; None: the judge declares none (no control)
+    variable: str | None  # the declared variable the control changes; None: the judge declares none (no control)
+    kind: str = "answer"  # what the control row holds instead of the row's own value (KINDS, WHAT)
     n: int = 0  # pairs scored on both sides
     real_mean: float | None = None
     control_mean: float | None = None
@@ -58,11 +76,13 @@ class JudgeControls(BaseModel):
 
 
 class ControlsReport(BaseModel):
-    """The controls of one run: the seed and sample size asked for, and each judge's result."""
+    """The controls of one run: the seed and sample size asked for, and each judge's result: `judges` for
+    mismatched answers (the default kind), `other_kinds` kind → judge → result for each other kind judged."""
 
     seed: int
     sample: int
     judges: dict[str, JudgeControls]
+    other_kinds: dict[str, dict[str, JudgeControls]] = {}
 
 
 def score_of(row: ResultRow) -> float | None:
@@ -77,9 +97,19 @@ def score_of(row: ResultRow) -> float | None:
     return None if r.passed is None else float(bool(r.passed))
 
 
-def pairs(rows: Sequence[ResultRow], variable: str, sample: int, seed: int) -> list[tuple[ResultRow, dict[str, Any]]]:
-    """Up to `sample` scored rows of one judge (seeded) and, for each, its inputs with another sampled row's
-    `variable` (a derangement; rows whose swapped value would equal their own are left out)."""
+def kinds_asked(asked: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of control to judge from the command line's choices: mismatched answers first and always, `all`
+    standing for every kind."""
+    return tuple(k for k in KINDS if k == "answer" or k in asked or "all" in asked)
+
+
+def pairs(
+    rows: Sequence[ResultRow], variable: str, sample: int, seed: int, kind: str = "answer"
+) -> list[tuple[ResultRow, dict[str, Any]]]:
+    """Up to `sample` scored rows of one judge (seeded by `variable`: the answer's two kinds share their rows) and,
+    for each, its inputs with `variable` replaced as `kind` says: another sampled row's value (a derangement), or for
+    `non_answer` `NON_ANSWER` (a one-item list where the value is a list). A row whose replaced value would equal its
+    own is left out, as is a `non_answer` row whose value is neither text nor a list."""
     scored = sorted((r for r in rows if score_of(r) is not None and variable in r.inputs), key=lambda r: r.row_index)
     rng = random.Random(f"controls:{seed}:{variable}")
     chosen = rng.sample(scored, min(sample, len(scored)))
@@ -87,8 +117,12 @@ def pairs(rows: Sequence[ResultRow], variable: str, sample: int, seed: int) -> l
         return []
     out = []
     for i, row in enumerate(chosen):
-        other = chosen[(i + 1) % len(chosen)].inputs[variable]
-        if other != row.inputs[variable]:
+        own = row.inputs[variable]
+        if kind == "non_answer":
+            other: Any = NON_ANSWER if isinstance(own, str) else [NON_ANSWER] if isinstance(own, list) else own
+        else:
+            other = chosen[(i + 1) % len(chosen)].inputs[variable]
+        if other != own:
             out.append((row, {**row.inputs, variable: other}))
     return out
 
@@ -144,11 +178,18 @@ def permutation_p(real: Sequence[float], control: Sequence[float], seed: int, n:
 
 
 def measure(
-    judge: str, variable: str | None, real: Sequence[ResultRow], control: Mapping[str, ResultRow], seed: int
+    judge: str,
+    variable: str | None,
+    real: Sequence[ResultRow],
+    control: Mapping[str, ResultRow],
+    seed: int,
+    kind: str = "answer",
 ) -> JudgeControls:
-    """The judge's controls from its real rows and the control results keyed by the real row's id."""
+    """The judge's controls of one `kind` from its real rows and the control results keyed by the real row's id."""
     if variable is None:
-        return JudgeControls(judge=judge, variable=None, verdict="no control: the judge file declares no answer variable")
+        return JudgeControls(
+            judge=judge, variable=None, kind=kind, verdict=f"no control: the judge file declares no {DECLARED[kind]} variable"
+        )
     both = [(score_of(r), score_of(control[r.row_id]), r, control[r.row_id]) for r in real if r.row_id in control]
     both = [b for b in both if b[0] is not None and b[1] is not None]
     xs = [float(b[0]) for b in both if b[0] is not None]
@@ -158,7 +199,7 @@ def measure(
         known = [bool(r.result.passed) for r in rows if r.result.passed is not None]
         return round(sum(known) / len(known), 4) if known else None
 
-    out = JudgeControls(judge=judge, variable=variable, n=len(both), verdict=TOO_FEW)
+    out = JudgeControls(judge=judge, variable=variable, kind=kind, n=len(both), verdict=TOO_FEW)
     if not both:
         return out
     out.real_mean, out.control_mean = round(sum(xs) / len(xs), 4), round(sum(ys) / len(ys), 4)
@@ -197,18 +238,22 @@ def run_controls(
     engine: Any = None,
     model_options: Mapping[str, Any] | None = None,
     judges_dir: str | Path | None = None,
+    kinds: Sequence[str] = ("answer",),
 ) -> ControlsReport:
-    """Judge mismatched-answer controls of a finished run (RUN_DIR/controls, resumable) and measure each judge.
+    """Judge the controls of a finished run (RUN_DIR/controls, resumable) and measure each judge: mismatched
+    answers, and each other kind in `kinds` (`KINDS`; mismatched answers are always judged, they are the report's
+    `judges`), each kind's pairs into RUN_DIR/controls/JUDGE.KIND.
 
     `model`/`engine`: what judges the controls; by default the run's own model (its registry name or file), and a
     control run by another model than the run's is refused (its scores would compare two models)."""
     from ..judges import get_judge
-    from ..run.plain import run_plain
-    from ..run.spec import RunSpec
     from .rundir import load_run
 
     if sample < 2:
         raise InputError(f"--sample {sample}: controls need at least 2 rows to swap answers between")
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise InputError(f"control kind {unknown[0]!r}: use one of {', '.join(KINDS)}")
     run = load_run(run_dir)
     record = run.record
     if engine is None and model is None:
@@ -220,54 +265,83 @@ def run_controls(
     rows_by_judge: dict[str, list[ResultRow]] = {}
     for r in run.rows:
         rows_by_judge.setdefault(r.judge, []).append(r)
-    report: dict[str, JudgeControls] = {}
+    ordered = [k for k in KINDS if k == "answer" or k in kinds]
+    report: dict[str, dict[str, JudgeControls]] = {k: {} for k in ordered}
     for name, rows in rows_by_judge.items():
         try:
             judge = get_judge(name, judges_dir=judges_dir)
         except UnknownJudgeError:  # a panel member's renamed judge, or a user judge without --judges-dir
-            report[name] = JudgeControls(
-                judge=name, variable=None, verdict=f"no control: no judge file named {name!r} (--judges-dir)"
-            )
+            for k in ordered:
+                report[k][name] = JudgeControls(
+                    judge=name, variable=None, kind=k, verdict=f"no control: no judge file named {name!r} (--judges-dir)"
+                )
             continue
-        variable = judge.spec.controls.answer if judge.spec.controls else None
-        if variable is None:
-            report[name] = measure(name, None, rows, {}, seed)
-            continue
-        chosen = pairs(rows, variable, sample, seed)
-        kept = [(r, inputs) for r, inputs in chosen if not _same_prompt(judge, r.inputs, inputs)]
-        if chosen and not kept:
-            report[name] = JudgeControls(
-                judge=name,
-                variable=variable,
-                verdict=f"no control: another row's {variable} left all {len(chosen)} prompts unchanged (these rows give the "
-                "judge its answer through another variable)",
-            )
-            continue
-        chosen = kept
-        data = [{"id": r.row_id, **inputs} for r, inputs in chosen]
-        got: dict[str, ResultRow] = {}
-        if data:
-            spec = RunSpec.build(
-                data,
-                [judge],
-                model=model,
-                engine=engine,
-                model_options=dict(model_options or record.engine or {}) if engine is None else None,
-                options={k: v for k, v in (record.options or {}).items() if v is not None},  # the run's decoding
-                out=Path(run_dir) / "controls" / name,
-                mapping={k: k for k in data[0] if k != "id"},
-            )
-            if engine is None and record.model_sha256:  # before any call: its identity, nothing loaded
-                mine = spec.model.ref().identity()
-                if mine.digest != record.model_sha256:
-                    raise InputError(
-                        f"the run was judged by {record.model_id} and --model is {mine.model_id} (another digest); "
-                        "pass --model with the run's model"
-                    )
-            res = run_plain(spec, None)
-            got = {r.row_id: r for r in res.results}
-        report[name] = measure(name, variable, [r for r, _ in chosen], got, seed)
-    return ControlsReport(seed=seed, sample=sample, judges=report)
+        for k in ordered:
+            out = Path(run_dir) / "controls" / (name if k == "answer" else f"{name}.{k}")  # '.' is in no judge's name
+            report[k][name] = _judge_kind(judge, rows, k, sample, seed, model, engine, model_options, record, out)
+    return ControlsReport(
+        seed=seed, sample=sample, judges=report["answer"], other_kinds={k: v for k, v in report.items() if k != "answer"}
+    )
+
+
+def _swapped(kind: str, variable: str) -> str:
+    """What a control of `kind` put in `variable`, in words."""
+    return f"a fixed non-answer as {variable}" if kind == "non_answer" else f"another row's {variable}"
+
+
+def _judge_kind(
+    judge: Any,
+    rows: list[ResultRow],
+    kind: str,
+    sample: int,
+    seed: int,
+    model: str | None,
+    engine: Any,
+    model_options: Mapping[str, Any] | None,
+    record: RunRecord,
+    out: Path,
+) -> JudgeControls:
+    """One judge's controls of one kind: its pairs judged into `out` (a run directory) and measured."""
+    from ..run.plain import run_plain
+    from ..run.spec import RunSpec
+
+    name = judge.name
+    variable = getattr(judge.spec.controls, DECLARED[kind], None) if judge.spec.controls else None
+    if variable is None:
+        return measure(name, None, rows, {}, seed, kind)
+    chosen = pairs(rows, variable, sample, seed, kind)
+    kept = [(r, inputs) for r, inputs in chosen if not _same_prompt(judge, r.inputs, inputs)]
+    if chosen and not kept:
+        return JudgeControls(
+            judge=name,
+            variable=variable,
+            kind=kind,
+            verdict=f"no control: {_swapped(kind, variable)} left all {len(chosen)} prompts unchanged (these rows give "
+            f"the judge its {DECLARED[kind]} through another variable)",
+        )
+    data = [{"id": r.row_id, **inputs} for r, inputs in kept]
+    got: dict[str, ResultRow] = {}
+    if data:
+        spec = RunSpec.build(
+            data,
+            [judge],
+            model=model,
+            engine=engine,
+            model_options=dict(model_options or record.engine or {}) if engine is None else None,
+            options={k: v for k, v in (record.options or {}).items() if v is not None},  # the run's decoding
+            out=out,
+            mapping={k: k for k in data[0] if k != "id"},
+        )
+        if engine is None and record.model_sha256:  # before any call: its identity, nothing loaded
+            mine = spec.model.ref().identity()
+            if mine.digest != record.model_sha256:
+                raise InputError(
+                    f"the run was judged by {record.model_id} and --model is {mine.model_id} (another digest); "
+                    "pass --model with the run's model"
+                )
+        res = run_plain(spec, None)
+        got = {r.row_id: r for r in res.results}
+    return measure(name, variable, [r for r, _ in kept], got, seed, kind)
 
 
 def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
@@ -349,6 +423,9 @@ def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
         for name, entry in (summary.get("judges") or {}).items():
             if name in report.judges:
                 entry["controls"] = summary_entry(report.judges[name], report)
+                others = {k: summary_entry(v[name], report) for k, v in report.other_kinds.items() if name in v}
+                if others:  # the other kinds judged, each as the answer's (absent when only answers were swapped)
+                    entry["controls"]["other_kinds"] = others
             else:
                 entry.pop("controls", None)
         write_json_atomic(path, summary)
@@ -386,28 +463,31 @@ def verdict_sentence(verdict: str) -> str:
 
 
 def controls_lines(report: ControlsReport) -> list[str]:
-    """The report as text: one line per judge."""
-    out = [f"negative controls (another row's answer; {report.sample} rows sampled, seed {report.seed}):"]
-    for j in report.judges.values():
-        if j.auc is None:
-            out.append(f"  {j.judge}: {j.verdict}")
-            continue
-        out.append(
-            f"  {j.judge}: real mean {j.real_mean:.3f} vs control {j.control_mean:.3f}, AUC {j.auc:.2f} "
-            f"[{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}], p = {j.p_value:.3f}, n = {j.n}: {j.verdict}"
-            if j.auc_ci
-            else f"  {j.judge}: {j.verdict}"
-        )
+    """The report as text: one line per judge, under a heading per kind of control."""
+    out: list[str] = []
+    for kind, judges in (("answer", report.judges), *report.other_kinds.items()):
+        out.append(f"negative controls ({WHAT[kind]}; {report.sample} rows sampled, seed {report.seed}):")
+        for j in judges.values():
+            if j.auc is None or not j.auc_ci:
+                out.append(f"  {j.judge}: {j.verdict}")
+                continue
+            out.append(
+                f"  {j.judge}: real mean {j.real_mean:.3f} vs control {j.control_mean:.3f}, AUC {j.auc:.2f} "
+                f"[{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}], p = {j.p_value:.3f}, n = {j.n}: {j.verdict}"
+            )
     return out
 
 
 __all__ = [
+    "KINDS",
+    "NON_ANSWER",
     "ControlsReport",
     "JudgeControls",
     "StoredControls",
     "auc",
     "auc_interval",
     "controls_lines",
+    "kinds_asked",
     "measure",
     "pairs",
     "run_controls",

@@ -95,6 +95,9 @@ class RunSpec(BaseModel):
     # same model into out/controls (N more judge calls per judge); 0: none. Never part of the run's results.
     controls: int = Field(0, ge=0)
     controls_seed: int = 0
+    # the kinds of control besides mismatched answers (report/controls.py KINDS: non_answer, context, reference), each
+    # `controls` more calls per judge
+    control_kinds: tuple[str, ...] = ("answer",)
 
     @field_validator("judges", mode="before")
     @classmethod
@@ -137,12 +140,14 @@ class RunSpec(BaseModel):
         conversation: ConversationOptions | Mapping[str, Any] | str | None = None,
         controls: int = 0,
         controls_seed: int = 0,
+        control_kinds: Sequence[str] = ("answer",),
     ) -> RunSpec:
         """The spec of `localjudge.evaluate`'s keywords (the Python API's edge; see `localjudge.evaluate`).
         `engine_kwargs`, the former name of `model_options`, still works for one release, with a DeprecationWarning.
         `conversation`: `ConversationOptions`, its fields as a dict, or a granularity (`"session"`, `"turn"`).
         `controls`: after the run, judge this many negative controls per judge (another row's answer; `controls_seed`
-        seeds the sample), as `localjudge controls RUN_DIR --sample N` does; needs `out`."""
+        seeds the sample), as `localjudge controls RUN_DIR --sample N` does; needs `out`. `control_kinds`: the kinds
+        judged (mismatched answers always; `non_answer`, `context`, `reference` each `controls` more calls per judge)."""
         given: Mapping[str, Any] | BackendOptions | None = model_options
         if engine_kwargs is not None:
             warnings.warn(
@@ -177,6 +182,7 @@ class RunSpec(BaseModel):
             executor=executor,
             controls=controls,
             controls_seed=controls_seed,
+            control_kinds=tuple(control_kinds),
         )
 
 
