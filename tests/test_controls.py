@@ -556,3 +556,22 @@ def test_the_controls_command_judges_the_kinds_asked_and_a_run_without_them_keep
     assert report.other_kinds == {} and [p.name for p in (out / "controls").iterdir() if p.is_dir()] == ["groundedness"]
     save_controls(out, report)
     assert "other_kinds" not in json.loads((out / "summary.json").read_text())["judges"]["groundedness"]["controls"]
+
+
+def test_the_report_and_the_view_show_a_row_per_other_kind_judged_after_the_answers_row(tmp_path):
+    from localjudge.report import render_report
+    from localjudge.view.pages import controls_section
+    from localjudge.view.runs import RunHandle
+
+    engine = ScriptedEngine(reads_only_the_answer, model_id="answer-only")
+    localjudge.evaluate(
+        ROWS[:16], ["groundedness"], engine=engine, out=tmp_path / "run", controls=16, control_kinds=["context", "reference"]
+    )
+    section = _controls_section(render_report(tmp_path / "run"))
+    assert section.count("<tr data-judge=") == 2  # the answers' row and the context's (no reference declared: no row)
+    context = section[section.index('data-kind="context"') :].split("</tr>")[0]
+    assert "<code>retrieval_context</code> (another row's context)" in context and f'class="warn">{BLIND}' in context
+    assert "A row with another kind in brackets" in section
+    page = controls_section(RunHandle("run", tmp_path / "run").controls())
+    assert page.count("<tr ") == 2 and 'data-kind="context"' in page and "groundedness (another row&#x27;s context)" in page
+    assert "discriminates" in page.split('data-kind="context"')[0] and "blind" in page.split('data-kind="context"')[1]

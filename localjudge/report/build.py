@@ -24,7 +24,7 @@ from ..store.results import ResultRow
 from ..trust.section import TrustSection
 from . import charts
 from .compare import Comparison, compare_runs, verdict_of
-from .controls import BLIND, stored_controls, verdict_sentence
+from .controls import BLIND, WHAT, stored_controls, verdict_sentence
 from .rundir import Run, load_run, summarise
 from .transcripts import aggregate, transcripts
 
@@ -122,20 +122,18 @@ def _controls_rows(run: Run) -> list[dict[str, Any]]:
     controls`): the figures as stored, the verdict as a sentence, and whether it says the judge is blind."""
     stored = stored_controls(run.summary)
     out = []
+    keys = ("variable", "n_real", "real_mean", "control_mean", "auc", "p_value", "sample", "seed")
     for judge in run.judges():
         c = stored.get(judge)
-        if c is not None:
-            keys = ("variable", "n_real", "real_mean", "control_mean", "auc", "p_value", "sample", "seed")
-            figures = c.model_dump()
-            out.append(
-                {
-                    **{k: figures[k] for k in keys},
-                    "judge": judge,
-                    "auc_ci": c.ci,
-                    "sentence": verdict_sentence(c.verdict),
-                    "blind": c.verdict == BLIND,
-                }
-            )
+        if c is None:
+            continue
+        # the answers' row (`kind` None), then a row per other kind judged whose variable the judge declares
+        for kind, k in (("answer", c), *((kind, k) for kind, k in c.other_kinds.items() if k.variable)):
+            figures = k.model_dump()
+            row = {**{f: figures[f] for f in keys}, "judge": judge, "auc_ci": k.ci}
+            row.update(sentence=verdict_sentence(k.verdict), blind=k.verdict == BLIND)
+            row.update(kind=None, what=None) if kind == "answer" else row.update(kind=kind, what=WHAT.get(kind, kind))
+            out.append(row)
     return out
 
 

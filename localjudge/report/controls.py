@@ -379,6 +379,7 @@ class StoredControls(BaseModel):
     verdict: str
     sample: int | None = None
     seed: int | None = None
+    other_kinds: dict[str, StoredControls] = {}  # kind -> the same figures (`run --control-kind`, `controls --kind`)
 
     @property
     def ci(self) -> list[float] | None:
@@ -397,12 +398,24 @@ def stored_controls(summary: Any) -> dict[str, StoredControls]:
         c = entry.get("controls") if isinstance(entry, dict) else None
         if not isinstance(c, dict) or not isinstance(c.get("verdict"), str):
             continue
-        try:
-            out[str(name)] = StoredControls.model_validate(c)
-        except ValidationError as e:
-            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
-            out[str(name)] = StoredControls.model_validate({k: v for k, v in c.items() if k not in bad})
+        out[str(name)] = _stored(c)
     return out
+
+
+def _stored(c: dict[str, Any]) -> StoredControls:
+    """One judge's stored controls; a figure of the wrong type reads as missing, and so do other kinds that are not
+    each an object with a text verdict."""
+    others = c.get("other_kinds")
+    kinds = {}
+    if isinstance(others, dict):
+        kinds = {str(k): _stored(v) for k, v in others.items() if isinstance(v, dict) and isinstance(v.get("verdict"), str)}
+    c = {k: v for k, v in c.items() if k != "other_kinds"}
+    try:
+        got = StoredControls.model_validate(c)
+    except ValidationError as e:
+        bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+        got = StoredControls.model_validate({k: v for k, v in c.items() if k not in bad})
+    return got.model_copy(update={"other_kinds": kinds}) if kinds else got
 
 
 def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:

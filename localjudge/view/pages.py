@@ -122,17 +122,21 @@ def controls_section(controls: dict[str, StoredControls] | None) -> str:
     two, the AUC with its 95 % interval, the pairs judged and the verdict as a sentence; "" without controls."""
     if not controls:
         return ""
-    from ..report.controls import verdict_sentence, verdict_word
+    from ..report.controls import WHAT, verdict_sentence, verdict_word
 
     rows = []
-    for judge, c in controls.items():
-        ci = c.ci
-        auc = "—" if c.auc is None else f"{c.auc:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "")
-        word = verdict_word(c.verdict)
-        rows.append(
-            f'<tr data-judge="{esc(judge)}"><td>{esc(judge)}</td><td class="controls-verdict {esc(word.replace(" ", "-"))}">'
-            f"{esc(word)}</td><td>{esc(auc)}</td><td>{esc(c.n_real or 0)}</td><td>{esc(verdict_sentence(c.verdict))}</td></tr>"
-        )
+    for judge, first in controls.items():
+        # the answers' row, then one per other kind judged whose variable the judge declares
+        for kind, c in (("answer", first), *((k, v) for k, v in first.other_kinds.items() if v.variable)):
+            ci = c.ci
+            auc = "—" if c.auc is None else f"{c.auc:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "")
+            word = verdict_word(c.verdict)
+            name = judge if kind == "answer" else f"{judge} ({WHAT.get(kind, kind)})"
+            attrs = f'data-judge="{esc(judge)}"' + ("" if kind == "answer" else f' data-kind="{esc(kind)}"')
+            rows.append(
+                f'<tr {attrs}><td>{esc(name)}</td><td class="controls-verdict {esc(word.replace(" ", "-"))}">'
+                f"{esc(word)}</td><td>{esc(auc)}</td><td>{esc(c.n_real or 0)}</td><td>{esc(verdict_sentence(c.verdict))}</td></tr>"
+            )
     return (
         '<section id="controls"><h2>Negative controls</h2><p class="sub">Does each judge score its rows above the same rows '
         "given another row's answer? (no labels; <code>localjudge controls RUN_DIR</code>)</p>"
