@@ -187,3 +187,14 @@ def pytest_sessionfinish(session, exitstatus):
             Path(out).write_text(json.dumps(ordered, indent=1) + "\n")
         except OSError as e:  # a read-only checkout: the order stays as it was; the run's verdict is not changed
             print(f"\nwarning: could not write the file times to {out}: {e}", file=sys.stderr)
+
+
+@pytest.fixture(scope="session")
+def batch_engine(_localjudge_home):
+    """The default model decoding 4 sequences side by side (n_parallel 4, KV reuse): the engine the real-model judge
+    cases are judged on by the batched runner (tests/judges_real_cases.py), loaded once per worker."""
+    from judges_real_cases import N_PARALLEL
+
+    from localjudge.engine import load_engine
+
+    return load_engine(n_parallel=N_PARALLEL)
