@@ -360,3 +360,16 @@ def test_task_completion_arena_and_conversation_completeness_runs_send_recognise
     fill = {"deepeval.ConversationCompletenessMetric.extract_user_intentions": {"intentions": ["Learn two capitals."]}}
     metric, seen = _recorded_run(lambda m: ConversationCompletenessMetric(model=m, async_mode=False), conv, fill)
     assert "deepeval.ConversationCompletenessMetric.generate_verdicts" in seen and None not in seen and metric.error is None
+
+
+def test_deepevals_turn_relevancy_prompt_gets_deepevals_contract_not_the_built_in_judges():
+    # the built-in deepeval_turn_relevancy is DeepEval's TurnRelevancy prompt word for word; a DeepEval client
+    # sending it reads `verdict` (TurnRelevancyVerdict), so the framework's contract wins over the judge's
+    from deepeval.metrics.turn_relevancy.schema import TurnRelevancyVerdict
+
+    catalog = Catalog.builtin()
+    (c,) = [c for c in catalog.contracts if c.judge == "deepeval.TurnRelevancyMetric.generate_verdicts"]
+    assert not [b for b in catalog.contracts if not b.framework and b.segments == c.segments]
+    assert set(c.schema["required"]) == {"verdict", "reason"} and c.framework == "deepeval"
+    TurnRelevancyVerdict.model_validate({"verdict": "yes", "reason": "r"})
+    assert "deepeval_turn_relevancy" not in {b.judge for b in catalog.contracts}

@@ -81,8 +81,15 @@ def _new_schemas(cover: list[Contract], later: list[Contract]) -> list[Contract]
     return [c for k, c in out.items() if k not in have]
 
 
-_BEFORE = _cover([c for c in CONTRACTS if c.judge not in PAIRED_LATER])
-COVER = _BEFORE + _new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER])
+# DeepEval's TurnRelevancy verdicts prompt is the built-in deepeval_turn_relevancy's text; the catalog held it as the
+# judge's ({rationale, result}, which DeepEval cannot read) until the framework's contract won: always sent
+MATCHED_AS_BUILTIN_BEFORE = "deepeval.TurnRelevancyMetric.generate_verdicts"
+_BEFORE = _cover([c for c in CONTRACTS if c.judge not in PAIRED_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE])
+COVER = [
+    *_BEFORE,
+    *_new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER]),
+    *[c for c in CONTRACTS if c.judge == MATCHED_AS_BUILTIN_BEFORE],
+]
 
 
 def _request(c: Contract, model: str) -> dict[str, Any]:

@@ -639,33 +639,15 @@ def inspect_entries() -> tuple[list[dict[str, Any]], list[str]]:
 # ------------------------------------------------------------------------------------------ the file
 
 
-def _builtin_texts() -> dict[tuple[Any, ...], tuple[str, dict[str, Any]]]:
-    """(roles, segments) -> (name, contract) of each localjudge built-in judge the catalog holds: the catalog matches
-    those before the framework prompts."""
-    from localjudge.serve.core.catalog import Catalog
-
-    return {(c.roles, c.segments): (c.judge, c.schema) for c in Catalog.builtin().contracts if not c.framework}
-
-
 def merge(parts: list[tuple[list[dict[str, Any]], list[str]]]) -> tuple[list[dict[str, Any]], list[str]]:
     """The parts' entries in order, one text under two names (DeepEval's image metrics share templates) as one
-    entry naming both; and every part's left-out prompts, with the prompts whose text is a built-in judge's (the
-    catalog would match the built-in)."""
+    entry naming both; and every part's left-out prompts. A prompt whose text is also a built-in judge's is kept: the
+    catalog gives the framework's contract precedence (serve/core/catalog.py `Catalog.builtin`)."""
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
-    builtin = _builtin_texts()
     for got, why in parts:
         skipped += why
         for r in got:
-            shadow = builtin.get((tuple(r["roles"]), tuple(tuple(m) for m in r["segments"])))
-            if shadow is not None:
-                name, schema = shadow
-                props = ", ".join(schema.get("properties", {}))
-                skipped.append(
-                    f"{r['judge']}: the same text as localjudge's built-in judge {name}, which the catalog matches "
-                    f"first (its contract {{{props}}}, not this schema)"
-                )
-                continue
             same = next((x for x in rows if (x["roles"], x["segments"]) == (r["roles"], r["segments"])), None)
             if same is None:
                 rows.append(r)

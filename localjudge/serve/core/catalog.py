@@ -120,6 +120,10 @@ class Catalog:
         """The catalog of localjudge's built-in judges (single-call, fixed messages, a JSON object contract)."""
         from ...judges.registry import list_judges
 
+        frameworks = framework_contracts()
+        # a built-in judge whose prompt is a framework's own text verbatim (deepeval_turn_relevancy is DeepEval's
+        # TurnRelevancy prompt) is matched as the framework's: its client parses the fields the prompt names
+        theirs = {(c.roles, c.segments) for c in frameworks}
         seen: dict[str, Contract] = {}
         for j in list_judges(plugins=False):
             spec, fmt = j.spec, j.format
@@ -135,12 +139,14 @@ class Catalog:
             variants = [segs] + [[*segs[:-1], (*segs[-1][:-1], segs[-1][-1] + x.text)] for x in spec.suffixes]
             for v in variants:  # MLflow's correctness appends its expected-facts suffix when given a list
                 key = (roles, tuple(v))
+                if key in theirs:
+                    continue
                 fp = hashlib.sha256(repr(key).encode()).hexdigest()[:12]
                 same = seen.get(fp)  # two judges with the same prompt (and contract) are one entry, both named
                 name = j.name if same is None else f"{same.judge},{j.name}"
                 if same is None or same.schema == schema:
                     seen[fp] = Contract(name, fp, roles, tuple(v), schema)
-        return cls([*seen.values(), *framework_contracts()])
+        return cls([*seen.values(), *frameworks])
 
     def match(self, messages: list[Message]) -> Contract | None:
         """The catalog judge or framework prompt that `messages` are, or None."""
