@@ -137,3 +137,23 @@ def test_the_report_and_view_render_a_turn_with_the_same_markup():
     turns = [html.unescape(h[h.index('<div class="turn') : h.rindex("</")]) for h in pages]  # to the container's end
     assert turns[0].count('" data-turn="') == len(t.turns) >= 4 and turns[0] == turns[1]
     assert '<span class="tag judged-mark">judged</span>' in turns[1] and '<pre class="turn-text"></pre>' not in turns[1]
+
+
+def test_a_conversation_rows_disagreement_with_its_label_shows_a_transcript_preview_not_escaped_json(tmp_path):
+    from localjudge.labels.agreement import agree
+    from localjudge.report import load_run
+
+    run_dir = tmp_path / "r"
+    localjudge.evaluate(
+        [TOOLS], ["conversation_completeness"], engine=_yes_for_turns({"You're welcome."}), out=run_dir, conversation="turn"
+    )
+    run = load_run(run_dir)
+    labels = [{"id": r.row_id, "label": "no" if r.result.passed else "yes"} for r in run.rows]  # every row disagrees
+    report = agree(run.rows, labels, "label", key="id")
+    assert report.n_disagreements == 2
+    html = build_report(run_dir, tmp_path / "r.html", agreements=[report]).read_text(encoding="utf-8")
+    table = html.split('class="rows sortable disagree"', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r'<td class="text">(?:(?!</td>).)*</td></tr>', table, flags=re.S)
+    assert len(cells) == 2 and all("<b>transcript</b>: " in c for c in cells)
+    assert "user: Weather in &lt;script&gt;" in cells[0] and "→ get_weather(" in cells[0]
+    assert "&#34;role&#34;" not in table and '\\"role\\"' not in table  # no conversation as JSON text inside the cell

@@ -137,6 +137,11 @@ def _controls_rows(run: Run) -> list[dict[str, Any]]:
     return out
 
 
+def disagreeing(agreements: Sequence[AgreementReport]) -> set[int]:
+    """The row indexes of the disagreements the report shows."""
+    return {d.row_index for a in agreements for d in a.disagreements}
+
+
 def _table_rows(run: Run, max_rows: int, max_chars: int) -> list[dict[str, Any]]:
     out = []
     shown = sorted(run.rows, key=lambda r: (r.row_index, r.judge))[:max_rows]
@@ -233,6 +238,8 @@ def render_report(
         statuses=[s for s in ("pass", "fail", "n/a", "unscored") if any(r["status"] == s for r in rows)],
         comparison=comparison,
         agreements=list(agreements),
+        # a conversation row's disagreement shows the turns its judge saw (roles, first words), not the escaped text
+        previews={i: conv[1] for i, conv in transcripts(cur, max_chars, disagreeing(agreements)).items()},
         trust=list(trust),
         controls=_controls_rows(cur),
         pairwise=[j for j in judges if j["pairwise"]],
