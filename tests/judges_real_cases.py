@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from localjudge.conversations import Conversation
 from localjudge.conversations.deepeval_case import print_tools_called_text, tools_called_text
 from localjudge.conversations.deepeval_trace import deepeval_trace_json
@@ -363,3 +365,19 @@ def selected_cases(request, group: str) -> list[tuple[str, int]]:
         if getattr(it, "module", None) is request.module and "case" in getattr(getattr(it, "callspec", None), "params", {})
     ]
     return chosen or case_ids(group)
+
+
+def group_tests(group: str):
+    """A group file's fixture and test: `results` judges the module's selected cases once (the batched runner on
+    `batch_engine`); the test checks one case's result, named after its judge and example (`name-1`, `name-2`)."""
+
+    @pytest.fixture(scope="module")
+    def results(request, batch_engine, tmp_path_factory):
+        return judged(batch_engine, selected_cases(request, group), tmp_path_factory.mktemp(group))
+
+    @pytest.mark.model
+    @pytest.mark.parametrize("case", case_ids(group), ids=lambda c: f"{c[0]}-{c[1] + 1}")
+    def test_builtin_judge_gives_a_typed_scored_result_on_the_real_model(results, batch_engine, case):
+        check_typed(get_judge(case[0]), results[case], batch_engine)
+
+    return results, test_builtin_judge_gives_a_typed_scored_result_on_the_real_model
