@@ -16,7 +16,19 @@ from localjudge.engine.base import ScriptedEngine
 from localjudge.errors import InputError, JudgeSpecError
 from localjudge.judges import get_judge
 from localjudge.judges.spec import spec_from_dict
-from localjudge.report.controls import BLIND, DISCRIMINATES, NON_ANSWER, auc, auc_interval, run_controls, save_controls
+from localjudge.report.controls import (
+    BLIND,
+    DISCRIMINATES,
+    NO_PREFERENCE,
+    NON_ANSWER,
+    PREFERS_FIRST,
+    auc,
+    auc_interval,
+    binomial_p,
+    controls_lines,
+    run_controls,
+    save_controls,
+)
 
 WORDS = "cat dog owl fox elk yak ant bee cow pig hen eel ram emu gnu koi".split()
 ROWS = [
@@ -531,11 +543,12 @@ def test_other_kinds_cost_n_calls_each_print_under_their_own_heading_and_sit_bes
     args = ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), *scripted, "--controls", "12"]
     r = CliRunner().invoke(main, [*args, "--control-kind", "all"])
     assert r.exit_code == 0, r.output
-    for heading in ("another row's answer", "a fixed non-answer", "another row's context", "another row's reference"):
+    headings = ("another row's answer", "a fixed non-answer", "another row's context", "another row's reference")
+    for heading in (*headings, "the same answer on both sides"):
         assert f"negative controls ({heading}; 12 rows sampled, seed 0):" in r.output
     assert "groundedness: no control: the judge file declares no reference variable" in r.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]["groundedness"]["controls"]
-    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == {"non_answer", "context", "reference"}
+    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == {"non_answer", "context", "reference", "same_answer"}
     assert (
         summary["other_kinds"]["context"]["variable"] == "retrieval_context" and summary["other_kinds"]["context"]["n_real"] == 12
     )
@@ -575,3 +588,59 @@ def test_the_report_and_the_view_show_a_row_per_other_kind_judged_after_the_answ
     page = controls_section(RunHandle("run", tmp_path / "run").controls())
     assert page.count("<tr ") == 2 and 'data-kind="context"' in page and "groundedness (another row&#x27;s context)" in page
     assert "discriminates" in page.split('data-kind="context"')[0] and "blind" in page.split('data-kind="context"')[1]
+
+
+# ------------------------------------------------------------------ pairwise judges: the same answer on both sides
+
+PAIR_ROWS = [
+    {"id": f"p{i}", "question": f"What is item {i}?", "context": "c", "answer_1": f"item {i} is a {w}", "answer_2": f"no {w}"}
+    for i, w in enumerate(WORDS * 2)
+]
+
+
+def _pick(side: int) -> str:
+    return json.dumps({"better_response": side, "explanation": "e"})
+
+
+def test_a_pairwise_judge_that_always_picks_the_first_position_is_shown_to_prefer_it_on_identical_answers(tmp_path):
+    engine = ScriptedEngine(lambda m, f: _pick(1), model_id="first")
+    localjudge.evaluate(PAIR_ROWS, ["pairwise"], engine=engine, out=tmp_path / "run")
+    report = run_controls(tmp_path / "run", engine=engine, sample=20, kinds=("same_answer",))
+    g = report.other_kinds["same_answer"]["pairwise"]
+    assert (g.kind, g.variable, g.n, g.first, g.second, g.ties) == ("same_answer", "answer_2", 20, 20, 0, 0)
+    assert g.verdict == PREFERS_FIRST and g.p_value < 0.001
+    assert "no control: the judge file declares no answer variable" in report.judges["pairwise"].verdict
+    stored = [json.loads(line) for line in (tmp_path / "run" / "controls" / "pairwise.same_answer" / "results.jsonl").open()]
+    assert len(stored) == 20 and all(s["inputs"]["answer_1"] == s["inputs"]["answer_2"] for s in stored)
+    assert any("pairwise: first 20, second 0, tie 0 of 20, p = 0.000: prefers the first" in x for x in controls_lines(report))
+
+
+def test_a_pairwise_judge_that_picks_either_position_evenly_shows_no_preference(tmp_path):
+    def even(messages, fmt) -> str:  # the side from a hash of the prompt: no position favoured
+        return _pick(1 + hashlib.sha256(messages[-1].content.encode()).digest()[0] % 2)
+
+    engine = ScriptedEngine(even, model_id="even")
+    localjudge.evaluate(PAIR_ROWS, ["pairwise"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine, sample=30, kinds=("same_answer",)).other_kinds["same_answer"]["pairwise"]
+    assert g.n == 30 and g.first + g.second == 30 and abs(g.first - g.second) <= 10
+    assert g.verdict == NO_PREFERENCE and g.p_value >= 0.05
+
+
+def test_the_binomial_p_value_is_exact_and_two_sided():
+    assert binomial_p(10, 10) == pytest.approx(2 / 1024) and binomial_p(0, 10) == pytest.approx(2 / 1024)
+    assert binomial_p(5, 10) == pytest.approx(1.0) and binomial_p(0, 0) == 1.0
+    assert binomial_p(8, 10) == pytest.approx(2 * (1 + 10 + 45) / 1024)
+
+
+def test_a_pair_declaration_must_name_two_different_declared_variables():
+    base = {
+        "name": "p",
+        "variables": [{"name": "a"}, {"name": "b"}],
+        "messages": [{"role": "user", "template": "{{a}} {{b}}"}],
+        "output": {"kind": "yes_no_json"},
+    }
+    with pytest.raises(JudgeSpecError, match=r"controls.pair \['a', 'a'\] must name two different variables"):
+        spec_from_dict({**base, "controls": {"pair": ["a", "a"]}})
+    with pytest.raises(JudgeSpecError, match="controls.pair 'c' is not a declared variable"):
+        spec_from_dict({**base, "controls": {"pair": ["a", "c"]}})
+    assert spec_from_dict({**base, "controls": {"pair": ["a", "b"]}}).controls.pair == ["a", "b"]

@@ -26,10 +26,11 @@ from .options import model_options
 @click.option(
     "--kind",
     "kinds",
-    type=click.Choice(["answer", "non_answer", "context", "reference", "all"]),
+    type=click.Choice(["answer", "non_answer", "context", "reference", "same_answer", "all"]),
     multiple=True,
     help="A kind of control besides another row's answer (always judged): non_answer (a fixed non-answer), context or "
-    "reference (another row's, for judges that declare one), or all; repeatable. Each costs SAMPLE more calls per judge.",
+    "reference (another row's, for judges that declare one), same_answer (a pairwise judge given one answer on both "
+    "sides), or all; repeatable. Each costs SAMPLE more calls per judge.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @model_options()

@@ -171,10 +171,11 @@ class Terminated(KeyboardInterrupt):
 @click.option(
     "--control-kind",
     "control_kinds",
-    type=click.Choice(["answer", "non_answer", "context", "reference", "all"]),
+    type=click.Choice(["answer", "non_answer", "context", "reference", "same_answer", "all"]),
     multiple=True,
     help="With --controls: a kind of control to judge besides another row's answer (always judged): non_answer (a "
-    "fixed non-answer), context or reference (another row's, for judges that declare one), or all; repeatable. Each "
+    "fixed non-answer), context or reference (another row's, for judges that declare one), same_answer (a pairwise judge "
+    "given one answer on both sides), or all; repeatable. Each "
     "costs N more calls per judge that declares its variable.",
 )
 def run_cmd(

@@ -171,6 +171,7 @@ class Controls(_Strict):
     answer: str | None = None
     context: str | None = None
     reference: str | None = None
+    pair: list[str] | None = None  # a pairwise judge's two answers, first then second: the same-answer control
 
 
 class JudgeSpec(_Strict):
@@ -231,8 +232,12 @@ class JudgeSpec(_Strict):
             if v and v not in names:
                 raise ValueError(f"{key} {v!r} is not a declared variable")
         for key, v in (self.controls.model_dump() if self.controls else {}).items():
-            if v and v not in names:
-                raise ValueError(f"controls.{key} {v!r} is not a declared variable")
+            for one in v if isinstance(v, list) else [v]:
+                if one and one not in names:
+                    raise ValueError(f"controls.{key} {one!r} is not a declared variable")
+        pair = self.controls.pair if self.controls else None
+        if pair is not None and (len(pair) != 2 or pair[0] == pair[1]):
+            raise ValueError(f"controls.pair {pair!r} must name two different variables, the first answer then the second")
         for s in self.suffixes:
             if s.when_list not in names:
                 raise ValueError(f"suffix refers to undeclared variable {s.when_list!r}")

@@ -46,14 +46,25 @@ DISCRIMINATES = "discriminates"
 BLIND = "cannot tell its rows from mismatched ones: its pass rate says little about these outputs"
 INCONCLUSIVE = "inconclusive"
 TOO_FEW = "inconclusive (n too small)"
-KINDS = ("answer", "non_answer", "context", "reference")  # the kinds of control, in the order they are judged
-DECLARED = {"answer": "answer", "non_answer": "answer", "context": "context", "reference": "reference"}  # [controls] key
+KINDS = ("answer", "non_answer", "context", "reference", "same_answer")  # the kinds of control, in judging order
+DECLARED = {  # the [controls] key that names each kind's variable
+    "answer": "answer",
+    "non_answer": "answer",
+    "context": "context",
+    "reference": "reference",
+    "same_answer": "pair",
+}
 WHAT = {  # what a control row holds instead of the row's own value
     "answer": "another row's answer",
     "non_answer": "a fixed non-answer",
     "context": "another row's context",
     "reference": "another row's reference",
+    "same_answer": "the same answer on both sides",
 }
+# a pairwise judge given one answer on both sides (`same_answer`): which position it picks, decided pairs only
+PREFERS_FIRST = "prefers the first position when both answers are the same: its choices say more about order than answers"
+PREFERS_SECOND = "prefers the second position when both answers are the same: its choices say more about order than answers"
+NO_PREFERENCE = "no position preference found when both answers are the same"
 # unrelated to any question a judged app answers, plain, and the same for every row and run
 NON_ANSWER = "The museum is closed on Mondays, and tickets are sold at the door."
 
@@ -72,6 +83,9 @@ class JudgeControls(BaseModel):
     auc: float | None = None
     auc_ci: list[float] | None = None
     p_value: float | None = None
+    first: int | None = None  # same_answer: the identical pairs the judge gave to the first position
+    second: int | None = None  # ... to the second
+    ties: int | None = None  # ... neither (a tie, or a value that is no position)
     verdict: str
 
 
@@ -103,6 +117,44 @@ def kinds_asked(asked: Sequence[str]) -> tuple[str, ...]:
     return tuple(k for k in KINDS if k == "answer" or k in asked or "all" in asked)
 
 
+def _sample(rows: Sequence[ResultRow], variable: str, sample: int, seed: int) -> list[ResultRow]:
+    """Up to `sample` of the scored rows that have `variable`, chosen by a generator seeded by the seed and the
+    variable (so the answer's kinds share their rows)."""
+    scored = sorted((r for r in rows if score_of(r) is not None and variable in r.inputs), key=lambda r: r.row_index)
+    return random.Random(f"controls:{seed}:{variable}").sample(scored, min(sample, len(scored)))
+
+
+def binomial_p(k: int, n: int) -> float:
+    """Two-sided exact binomial p-value of `k` successes in `n` fair trials (the probability of an outcome at most as
+    likely as `k`)."""
+    if n == 0:
+        return 1.0
+    probs = [math.comb(n, i) / 2**n for i in range(n + 1)]
+    return min(1.0, sum(q for q in probs if q <= probs[k] * (1 + 1e-9)))
+
+
+def position(judge: str, second: str, control: Sequence[ResultRow]) -> JudgeControls:
+    """A pairwise judge's same-answer controls: which position it picked on each pair whose two answers are one (the
+    verdict's value 1 or 2; anything else a tie), and whether the decided picks lean to one position (an exact
+    two-sided binomial test against even odds, p < 0.05)."""
+    values = [r.result.value for r in control if r.result.scored]
+    first, second_n = sum(v == 1 for v in values), sum(v == 2 for v in values)
+    out = JudgeControls(
+        judge=judge, variable=second, kind="same_answer", n=len(values), first=first, second=second_n, verdict=TOO_FEW
+    )
+    out.ties = len(values) - first - second_n
+    decided = first + second_n
+    if decided:
+        out.p_value = round(binomial_p(first, decided), 4)
+    if len(values) < MIN_PAIRS:
+        return out
+    if out.p_value is not None and out.p_value < 0.05:
+        out.verdict = PREFERS_FIRST if first > second_n else PREFERS_SECOND
+    else:
+        out.verdict = NO_PREFERENCE
+    return out
+
+
 def pairs(
     rows: Sequence[ResultRow], variable: str, sample: int, seed: int, kind: str = "answer"
 ) -> list[tuple[ResultRow, dict[str, Any]]]:
@@ -110,9 +162,7 @@ def pairs(
     for each, its inputs with `variable` replaced as `kind` says: another sampled row's value (a derangement), or for
     `non_answer` `NON_ANSWER` (a one-item list where the value is a list). A row whose replaced value would equal its
     own is left out, as is a `non_answer` row whose value is neither text nor a list."""
-    scored = sorted((r for r in rows if score_of(r) is not None and variable in r.inputs), key=lambda r: r.row_index)
-    rng = random.Random(f"controls:{seed}:{variable}")
-    chosen = rng.sample(scored, min(sample, len(scored)))
+    chosen = _sample(rows, variable, sample, seed)
     if len(chosen) < 2:
         return []
     out = []
@@ -286,6 +336,8 @@ def run_controls(
 
 def _swapped(kind: str, variable: str) -> str:
     """What a control of `kind` put in `variable`, in words."""
+    if kind == "same_answer":
+        return f"the first answer as {variable}"
     return f"a fixed non-answer as {variable}" if kind == "non_answer" else f"another row's {variable}"
 
 
@@ -306,10 +358,20 @@ def _judge_kind(
     from ..run.spec import RunSpec
 
     name = judge.name
-    variable = getattr(judge.spec.controls, DECLARED[kind], None) if judge.spec.controls else None
-    if variable is None:
+    declared = getattr(judge.spec.controls, DECLARED[kind], None) if judge.spec.controls else None
+    if declared is None:
         return measure(name, None, rows, {}, seed, kind)
-    chosen = pairs(rows, variable, sample, seed, kind)
+    if kind == "same_answer":
+        first, second = declared
+        chosen = [
+            (r, {**r.inputs, second: r.inputs[first]})
+            for r in _sample(rows, first, sample, seed)
+            if second in r.inputs and r.inputs[second] != r.inputs[first]
+        ]
+        variable = second
+    else:
+        variable = declared
+        chosen = pairs(rows, variable, sample, seed, kind)
     kept = [(r, inputs) for r, inputs in chosen if not _same_prompt(judge, r.inputs, inputs)]
     if chosen and not kept:
         return JudgeControls(
@@ -341,6 +403,8 @@ def _judge_kind(
                 )
         res = run_plain(spec, None)
         got = {r.row_id: r for r in res.results}
+    if kind == "same_answer":
+        return position(name, variable, [got[r.row_id] for r, _ in kept if r.row_id in got])
     return measure(name, variable, [r for r, _ in kept], got, seed, kind)
 
 
@@ -359,6 +423,7 @@ def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
         "verdict": j.verdict,
         "sample": report.sample,
         "seed": report.seed,
+        **({"first": j.first, "second": j.second, "ties": j.ties} if j.kind == "same_answer" else {}),
     }
 
 
@@ -445,7 +510,15 @@ def save_controls(run_dir: str | Path, report: ControlsReport) -> Path:
     return saved
 
 
-SHORT = {DISCRIMINATES: "discriminates", BLIND: "blind", INCONCLUSIVE: "inconclusive", TOO_FEW: "n too small"}
+SHORT = {
+    DISCRIMINATES: "discriminates",
+    BLIND: "blind",
+    INCONCLUSIVE: "inconclusive",
+    TOO_FEW: "n too small",
+    PREFERS_FIRST: "prefers 1st",
+    PREFERS_SECOND: "prefers 2nd",
+    NO_PREFERENCE: "no preference",
+}
 
 
 def verdict_word(verdict: str) -> str:
@@ -481,6 +554,10 @@ def controls_lines(report: ControlsReport) -> list[str]:
     for kind, judges in (("answer", report.judges), *report.other_kinds.items()):
         out.append(f"negative controls ({WHAT[kind]}; {report.sample} rows sampled, seed {report.seed}):")
         for j in judges.values():
+            if j.kind == "same_answer" and j.first is not None:
+                p = "" if j.p_value is None else f", p = {j.p_value:.3f}"
+                out.append(f"  {j.judge}: first {j.first}, second {j.second}, tie {j.ties} of {j.n}{p}: {j.verdict}")
+                continue
             if j.auc is None or not j.auc_ci:
                 out.append(f"  {j.judge}: {j.verdict}")
                 continue
