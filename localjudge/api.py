@@ -204,6 +204,11 @@ def execute(spec: RunSpec, progress: Callable[[Progress], None] | None = None) -
     With `spec.controls` N > 0, the finished run's negative controls follow (`with_controls`)."""
     if spec.controls:
         check_controls(spec)
+    elif tuple(spec.control_kinds) != ("answer",):
+        raise InputError(
+            f"control kinds {', '.join(spec.control_kinds)} need controls=N (--controls N): the rows sampled per judge "
+            "for each kind"
+        )
     if spec.trust.wanted:
         from .ensembles import dispatch
 

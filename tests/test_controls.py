@@ -560,7 +560,8 @@ def test_other_kinds_cost_n_calls_each_print_under_their_own_heading_and_sit_bes
     refused = CliRunner().invoke(
         main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "r2"), *scripted, "--control-kind", "context"]
     )
-    assert refused.exit_code == 2 and "--control-kind needs --controls N" in refused.output
+    assert refused.exit_code == 2 and "control kinds answer, context need controls=N (--controls N)" in refused.output
+    assert not (tmp_path / "r2" / "results.jsonl").exists()  # refused before any call
 
 
 def test_the_controls_command_judges_the_kinds_asked_and_a_run_without_them_keeps_its_summary_shape(tmp_path):

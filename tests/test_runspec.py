@@ -49,6 +49,7 @@ RUN_OPTIONS: dict[tuple[str, ...], str] = {
     ("--truncate-conversation",): "conversation",
     ("--controls", "5"): "controls",
     ("--controls-seed", "2"): "controls_seed",
+    ("--control-kind", "context"): "control_kinds",  # without --controls the run is refused before any call
 }
 # --mlflow-sessions replaces DATA (test_mlflow_sessions_option_sets_the_data below); --log-assessments acts after the run
 NOT_RUN_OPTIONS = {"quiet", "mlflow_log", "experiment", "tracking_uri", "labels_file", "label_column", "help"}

@@ -217,9 +217,6 @@ def run_cmd(
     from ..report.controls import kinds_asked
     from ..run.spec import RunSpec
 
-    if control_kinds and not controls:
-        raise click.UsageError("--control-kind needs --controls N (the rows sampled per judge for each kind)")
-
     todo: list[Any] = list(judges)
     if trace_instructions:
         from ..agent import TraceJudge

@@ -358,7 +358,7 @@ def _judge_kind(
     from ..run.spec import RunSpec
 
     name = judge.name
-    declared = getattr(judge.spec.controls, DECLARED[kind], None) if judge.spec.controls else None
+    declared = (judge.spec.controls.model_dump() if judge.spec.controls else {}).get(DECLARED[kind])
     if declared is None:
         return measure(name, None, rows, {}, seed, kind)
     if kind == "same_answer":
