@@ -373,3 +373,16 @@ def test_deepevals_turn_relevancy_prompt_gets_deepevals_contract_not_the_built_i
     assert set(c.schema["required"]) == {"verdict", "reason"} and c.framework == "deepeval"
     TurnRelevancyVerdict.model_validate({"verdict": "yes", "reason": "r"})
     assert "deepeval_turn_relevancy" not in {b.judge for b in catalog.contracts}
+
+
+def test_knowledge_retentions_extraction_contract_admits_the_knowledge_it_asks_for():
+    # DeepEval's Knowledge.data is Dict[str, str | list[str]]: a contract of the empty object left every turn without
+    # knowledge, so the metric never asked its verdicts; the contract takes any keys with string values (a tightening)
+    from deepeval.metrics.knowledge_retention.schema import Knowledge
+
+    (c,) = [c for c in framework_contracts() if c.judge == "deepeval.KnowledgeRetentionMetric.extract_data"]
+    fmt = JSONSchemaFormat(c.schema, field_tokens=80)
+    answer = json.dumps({"data": {"Full Name": "Emily Chen", "Current Location": "Berlin"}})
+    assert fmt.parse(answer).value == {"data": {"Full Name": "Emily Chen", "Current Location": "Berlin"}}
+    assert Knowledge.model_validate_json(answer).data == {"Full Name": "Emily Chen", "Current Location": "Berlin"}
+    assert fmt.max_tokens() <= 1600  # the budget a contract may need

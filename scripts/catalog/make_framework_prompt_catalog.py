@@ -134,7 +134,14 @@ def _contract(
         out = {k: copy.deepcopy(v) for k, v in s.items() if k not in ("title", "description", "default", "$defs")}
         if "anyOf" in out:
             out["anyOf"] = [walk(b, title, name, depth + 1) for b in s["anyOf"]]
-        if out.get("type") == "object":
+        extra = s.get("additionalProperties")
+        if out.get("type") == "object" and not s.get("properties") and isinstance(extra, dict):
+            # Dict[str, X] (DeepEval's Knowledge.data): any keys, each value X, a string where X allows one (a list per
+            # key would need about 3,500 tokens at --field-tokens 80; strings fit BUDGET); never the empty object
+            branches = [b for b in extra.get("anyOf", [extra]) if b.get("type") != "null"]
+            value = next((b for b in branches if b.get("type") == "string"), extra)
+            out.update(properties={}, required=[], additionalProperties=walk(value, title, name, depth + 1))
+        elif out.get("type") == "object":
             props = {k: walk(v, title, k, depth + 1) for k, v in s.get("properties", {}).items()}
             out.update(properties=props, required=list(props), additionalProperties=False)
         elif out.get("type") == "array":
