@@ -373,3 +373,42 @@ def test_deepevals_turn_relevancy_prompt_gets_deepevals_contract_not_the_built_i
     assert set(c.schema["required"]) == {"verdict", "reason"} and c.framework == "deepeval"
     TurnRelevancyVerdict.model_validate({"verdict": "yes", "reason": "r"})
     assert "deepeval_turn_relevancy" not in {b.judge for b in catalog.contracts}
+
+
+def test_knowledge_retentions_extraction_contract_admits_the_knowledge_it_asks_for():
+    # DeepEval's Knowledge.data is Dict[str, str | list[str]]: a contract of the empty object left every turn without
+    # knowledge, so the metric never asked its verdicts; the contract takes any keys with string values (a tightening)
+    from deepeval.metrics.knowledge_retention.schema import Knowledge
+
+    (c,) = [c for c in framework_contracts() if c.judge == "deepeval.KnowledgeRetentionMetric.extract_data"]
+    fmt = JSONSchemaFormat(c.schema, field_tokens=80)
+    answer = json.dumps({"data": {"Full Name": "Emily Chen", "Current Location": "Berlin"}})
+    assert fmt.parse(answer).value == {"data": {"Full Name": "Emily Chen", "Current Location": "Berlin"}}
+    assert Knowledge.model_validate_json(answer).data == {"Full Name": "Emily Chen", "Current Location": "Berlin"}
+    assert fmt.max_tokens() <= 1600  # the budget a contract may need
+
+
+def test_a_default_geval_run_sends_prompts_the_catalog_holds():
+    # G-Eval with no rubric and no additional context (its defaults; the score range then 0..10), given its steps or
+    # its criteria, plain or strict: every prompt it sends is recognised as G-Eval's (the catalog held the text with
+    # every optional section rendered, and a score range as a sentinel's characters, which no run sends)
+    from deepeval.metrics import GEval
+    from deepeval.test_case import LLMTestCase, LLMTestCaseParams
+
+    params = [LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT]
+    case = LLMTestCase(input="What is the capital of France?", actual_output="Paris.")
+    steps = {"evaluation_steps": ["Check the answer.", "Penalise errors."]}
+    for kwargs, strict, sent in (
+        (steps, False, ["deepeval.GEval.generate_evaluation_results"]),
+        (
+            {"criteria": "Correct?"},
+            False,
+            ["deepeval.GEval.generate_evaluation_steps", "deepeval.GEval.generate_evaluation_results"],
+        ),
+        (steps, True, ["deepeval.GEval.generate_strict_evaluation_results"]),
+    ):
+        build = lambda m, kw=kwargs, st=strict: GEval(  # noqa: E731
+            name="g", evaluation_params=params, model=m, async_mode=False, strict_mode=st, **kw
+        )
+        metric, seen = _recorded_run(build, case)
+        assert seen == sent, (kwargs, strict, seen)

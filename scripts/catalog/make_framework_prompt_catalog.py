@@ -70,6 +70,17 @@ TEMPLATE_BOUNDS = {
     ("MCPUseMetric", "get_mcp_argument_correctness_prompt"): {("MCPArgsScore", "score"): (0, 1)},
     ("MCPUseMetric", "get_primitive_correctness_prompt"): {("MCPPrimitivesScore", "score"): (0, 1)},
 }
+# what a metric passes with its defaults for the variables a template branches on or indexes, so the catalog holds the
+# prompt a default run sends (a sentinel there would render every optional section and a score range as the
+# sentinel's characters): G-Eval with no rubric (its score range then 0..10) and no additional context
+_NO_RUBRIC = {"rubric": None, "_additional_context": None, "score_range": (0, 10)}
+DEFAULT_RUN = {
+    ("GEval", "generate_evaluation_results"): _NO_RUBRIC,
+    ("GEval", "generate_trace_evaluation_results"): _NO_RUBRIC,
+    ("GEval", "generate_strict_evaluation_results"): {"_additional_context": None},
+    ("GEval", "generate_strict_trace_evaluation_results"): {"_additional_context": None},
+    ("ConversationalGEval", "generate_evaluation_results"): {"rubric": None},
+}
 # DeepEval metrics whose code renders a prompt in one function and asks for its schema in another
 PAIRS = {
     ("GEval", "generate_evaluation_steps"): "deepeval.metrics.g_eval.schema.Steps",
@@ -134,7 +145,14 @@ def _contract(
         out = {k: copy.deepcopy(v) for k, v in s.items() if k not in ("title", "description", "default", "$defs")}
         if "anyOf" in out:
             out["anyOf"] = [walk(b, title, name, depth + 1) for b in s["anyOf"]]
-        if out.get("type") == "object":
+        extra = s.get("additionalProperties")
+        if out.get("type") == "object" and not s.get("properties") and isinstance(extra, dict):
+            # Dict[str, X] (DeepEval's Knowledge.data): any keys, each value X, a string where X allows one (a list per
+            # key would need about 3,500 tokens at --field-tokens 80; strings fit BUDGET); never the empty object
+            branches = [b for b in extra.get("anyOf", [extra]) if b.get("type") != "null"]
+            value = next((b for b in branches if b.get("type") == "string"), extra)
+            out.update(properties={}, required=[], additionalProperties=walk(value, title, name, depth + 1))
+        elif out.get("type") == "object":
             props = {k: walk(v, title, k, depth + 1) for k, v in s.get("properties", {}).items()}
             out.update(properties=props, required=list(props), additionalProperties=False)
         elif out.get("type") == "array":
@@ -342,6 +360,7 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
             values: dict[str, Any] = {n: ([MARK.format(i)] if n in loops else MARK.format(i)) for i, n in enumerate(names)}
             for n in (n for n in names if n in attrs and n not in loops):  # an object: a sentinel in each attribute read
                 values[n] = types.SimpleNamespace(**{a: MARK.format(len(values) + k) for k, a in enumerate(attrs[n])})
+            values.update(DEFAULT_RUN.get((cls_name, method), {}))
             try:
                 text = resolve_template("metrics", cls_name, method, multimodal=False, **values)
             except Exception as e:  # noqa: BLE001 - a template that needs more than strings: left out, named
