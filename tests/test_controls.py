@@ -645,3 +645,10 @@ def test_a_pair_declaration_must_name_two_different_declared_variables():
     with pytest.raises(JudgeSpecError, match="controls.pair 'c' is not a declared variable"):
         spec_from_dict({**base, "controls": {"pair": ["a", "c"]}})
     assert spec_from_dict({**base, "controls": {"pair": ["a", "b"]}}).controls.pair == ["a", "b"]
+
+
+def test_the_commands_offer_exactly_the_kinds_the_controls_judge_and_all():
+    from localjudge.cli.options import CONTROL_KIND_CHOICES
+    from localjudge.report.controls import KINDS
+
+    assert CONTROL_KIND_CHOICES == (*KINDS, "all")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .options import model_options
+from .options import control_kind_option, model_options
 
 
 @click.command(name="controls")
@@ -23,15 +23,7 @@ from .options import model_options
 @click.option(
     "--judges-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Your own judge files, as for run."
 )
-@click.option(
-    "--kind",
-    "kinds",
-    type=click.Choice(["answer", "non_answer", "context", "reference", "same_answer", "all"]),
-    multiple=True,
-    help="A kind of control besides another row's answer (always judged): non_answer (a fixed non-answer), context or "
-    "reference (another row's, for judges that declare one), same_answer (a pairwise judge given one answer on both "
-    "sides), or all; repeatable. Each costs SAMPLE more calls per judge.",
-)
+@control_kind_option("--kind", "kinds", "SAMPLE more calls per judge")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @model_options()
 def controls_cmd(

@@ -304,6 +304,24 @@ class TrustChoice:
         return kw
 
 
+# the kinds of negative control (report/controls.py KINDS, tests/test_controls.py checks they agree) and `all`
+CONTROL_KIND_CHOICES = ("answer", "non_answer", "context", "reference", "same_answer", "all")
+
+
+def control_kind_option(flag: str, dest: str, per: str) -> Callable[[F], F]:
+    """The repeatable option naming the kinds of negative control to judge besides another row's answer; `per`: what
+    each kind costs, in the command's words."""
+    return click.option(
+        flag,
+        dest,
+        type=click.Choice(CONTROL_KIND_CHOICES),
+        multiple=True,
+        help="A kind of control besides another row's answer (always judged): non_answer (a fixed non-answer), context "
+        "or reference (another row's, for judges that declare one), same_answer (a pairwise judge given one answer on "
+        f"both sides), or all; repeatable. Each costs {per}.",
+    )
+
+
 def trust_options() -> Callable[[F], F]:
     """Panels and cascades (see localjudge/trust/); the command receives `trust: TrustChoice`."""
     opts = [

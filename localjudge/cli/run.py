@@ -31,7 +31,7 @@ import click
 
 from ..engine.base import DecodeOptions
 from ..errors import InputError
-from .options import ModelChoice, TrustChoice, decode_options, model_options, trust_options
+from .options import ModelChoice, TrustChoice, control_kind_option, decode_options, model_options, trust_options
 from .progress import ProgressLine
 from .run_trust import calibrated, trust_lines
 
@@ -168,16 +168,7 @@ class Terminated(KeyboardInterrupt):
     "judge from a blind one (docs/trust.md).",
 )
 @click.option("--controls-seed", type=int, default=0, show_default=True, help="With --controls: seed of the sample and swap.")
-@click.option(
-    "--control-kind",
-    "control_kinds",
-    type=click.Choice(["answer", "non_answer", "context", "reference", "same_answer", "all"]),
-    multiple=True,
-    help="With --controls: a kind of control to judge besides another row's answer (always judged): non_answer (a "
-    "fixed non-answer), context or reference (another row's, for judges that declare one), same_answer (a pairwise judge "
-    "given one answer on both sides), or all; repeatable. Each "
-    "costs N more calls per judge that declares its variable.",
-)
+@control_kind_option("--control-kind", "control_kinds", "N more calls per judge that declares its variable (with --controls)")
 def run_cmd(
     data: str,
     judges: tuple[str, ...],
