@@ -21,7 +21,9 @@ Other kinds of control (`kinds`; each its own sample of pairs, directory and mea
 row one fixed sentence that answers nothing (`NON_ANSWER`) as its answer, the plainest control; `context` and
 `reference` swap the context or the reference between rows (a derangement, as for the answer) for a judge that
 declares that variable. A grounding judge that scores a row as high with another row's context is not reading the
-context. Mismatched answers (`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
+context. `same_answer` gives a pairwise judge the row's first answer on both sides (`[controls] pair`): the right verdict
+is neither, so what it measures is position, the picks of each side against even odds (`position`). Mismatched answers
+(`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
 """
 
 from __future__ import annotations
