@@ -132,7 +132,10 @@ def _controls_rows(run: Run) -> list[dict[str, Any]]:
             figures = k.model_dump()
             row = {**{f: figures[f] for f in keys}, "judge": judge, "auc_ci": k.ci}
             row.update(sentence=verdict_sentence(k.verdict), blind=k.verdict == BLIND)
-            row.update(kind=None, what=None) if kind == "answer" else row.update(kind=kind, what=WHAT.get(kind, kind))
+            if kind == "answer":
+                row.update(kind=None, what=None)
+            else:
+                row.update(kind=kind, what=WHAT.get(kind, kind))
             out.append(row)
     return out
 
