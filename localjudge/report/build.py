@@ -127,8 +127,8 @@ def _controls_rows(run: Run) -> list[dict[str, Any]]:
         c = stored.get(judge)
         if c is None:
             continue
-        # the answers' row (`kind` None), then a row per other kind judged whose variable the judge declares
-        for kind, k in (("answer", c), *((kind, k) for kind, k in c.other_kinds.items() if k.variable)):
+        # the answers' row (`kind` None), then one per other kind shown (StoredControls.shown)
+        for kind, k in c.shown():
             figures = k.model_dump()
             row = {**{f: figures[f] for f in keys}, "judge": judge, "auc_ci": k.ci}
             row.update(sentence=verdict_sentence(k.verdict), blind=k.verdict == BLIND)

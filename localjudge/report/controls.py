@@ -317,7 +317,7 @@ def run_controls(
     rows_by_judge: dict[str, list[ResultRow]] = {}
     for r in run.rows:
         rows_by_judge.setdefault(r.judge, []).append(r)
-    ordered = [k for k in KINDS if k == "answer" or k in kinds]
+    ordered = kinds_asked(kinds)
     report: dict[str, dict[str, JudgeControls]] = {k: {} for k in ordered}
     for name, rows in rows_by_judge.items():
         try:
@@ -452,6 +452,11 @@ class StoredControls(BaseModel):
     def ci(self) -> list[float] | None:
         """The AUC's interval, None unless it is a pair."""
         return self.auc_ci if self.auc_ci is not None and len(self.auc_ci) == 2 else None
+
+    def shown(self) -> list[tuple[str, StoredControls]]:
+        """(kind, its figures) as the report and view show them: the answers' first, then each other kind judged
+        whose variable the judge declares."""
+        return [("answer", self), *((k, v) for k, v in self.other_kinds.items() if v.variable)]
 
 
 def stored_controls(summary: Any) -> dict[str, StoredControls]:

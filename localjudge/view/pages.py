@@ -126,8 +126,7 @@ def controls_section(controls: dict[str, StoredControls] | None) -> str:
 
     rows = []
     for judge, first in controls.items():
-        # the answers' row, then one per other kind judged whose variable the judge declares
-        for kind, c in (("answer", first), *((k, v) for k, v in first.other_kinds.items() if v.variable)):
+        for kind, c in first.shown():
             ci = c.ci
             auc = "—" if c.auc is None else f"{c.auc:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "")
             word = verdict_word(c.verdict)
