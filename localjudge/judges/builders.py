@@ -113,52 +113,16 @@ def _at(key: str, fn: Any, *args: Any) -> Any:
 
 def compile_spec(spec: JudgeSpec, section: Section) -> Plan:
     """Build the plan of `spec` (its kind's keys: `section`) and check it: every placeholder is declared, every format
-    can be constrained.
+    can be constrained. The plan comes from the kind's builder: `BUILDERS` for a prompt built from one spec key
+    (`KindTraits.built_from`, its errors named after that key), else `PLANS` by call shape.
 
     Problems raise `SpecKeyError` naming the spec key they come from.
     """
     traits = KINDS[spec.kind]
     if traits.built_from is not None:
         plan = _at(traits.built_from, BUILDERS[traits.built_from], spec, section)
-    elif traits.calls == "two_stage":
-        f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
-        plan = Plan(
-            spec.template_style,
-            list(spec.variables),
-            [_msgs(s.messages) for s in spec.stages],
-            [f1, None],
-            derived={"statements", *spec.expressions.values()},
-        )
-        out2 = dict(spec.stages[1].output or {})
-        out2.pop("kind", None)
-        if set(out2) - {"field_tokens"}:
-            raise SpecKeyError("stages.1.output", "takes only field_tokens; n and unsure_value are set per call")
-        _at(
-            "stages.1.output",
-            lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
-        )
-    elif traits.calls in ("ragas_agent", "deepeval_conversation", "deepeval_agentic"):
-        formats: list[OutputFormat | None] = [
-            _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
-        ]
-        from .deepeval_conversation import DERIVED  # lazily: it imports the store's result model
-
-        derived = {
-            "ragas_agent": {"stage_input"},
-            "deepeval_conversation": set(DERIVED),
-            # its reason call's values (judges/deepeval_agentic.py)
-            "deepeval_agentic": {
-                "score",
-                "incorrect_tool_calls_reasons",
-                "deepeval_task",
-                "deepeval_outcome",
-                "deepeval_agent_plan",
-            },
-        }[traits.calls]
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived)
     else:
-        sec = typed_section(section, MessagesSection, spec.kind)
-        plan = Plan(spec.template_style, list(spec.variables), [_msgs(sec.messages)], [_at("output", build_format, sec.output)])
+        plan = PLANS.get(traits.calls, _messages)(spec, section)
     for i, f in enumerate(plan.formats):
         if f is not None:  # a format that cannot be written as a constraint fails here, at load time
             _at("output" if len(plan.formats) == 1 else f"stages.{i}.output", f.constraint)
@@ -174,6 +138,63 @@ def compile_spec(spec: JudgeSpec, section: Section) -> Plan:
     plan.tags |= tags_in(m.template for stage in plan.stages for m in stage)
     plan.tags |= {v.item_tag for v in plan.variables if v.item_tag}
     return plan
+
+
+# ------------------------------------------------------------------- kinds judged with the file's own messages
+
+
+def _messages(spec: JudgeSpec, section: Section) -> Plan:
+    """One call (or one per item) with the file's `messages` and `output`."""
+    sec = typed_section(section, MessagesSection, spec.kind)
+    return Plan(spec.template_style, list(spec.variables), [_msgs(sec.messages)], [_at("output", build_format, sec.output)])
+
+
+def _two_stage(spec: JudgeSpec, section: Section) -> Plan:
+    """Statements (stage 0, `statements` unless the file says otherwise), then a verdict list whose `n` and
+    `unsure_value` are set per call (stage 1: only its field_tokens may be given)."""
+    f1 = _at("stages.0.output", build_format, spec.stages[0].output or {"kind": "statements"})
+    plan = Plan(
+        spec.template_style,
+        list(spec.variables),
+        [_msgs(s.messages) for s in spec.stages],
+        [f1, None],
+        derived={"statements", *spec.expressions.values()},
+    )
+    out2 = dict(spec.stages[1].output or {})
+    out2.pop("kind", None)
+    if set(out2) - {"field_tokens"}:
+        raise SpecKeyError("stages.1.output", "takes only field_tokens; n and unsure_value are set per call")
+    _at(
+        "stages.1.output",
+        lambda: build_format({"kind": "verdict_list", "n": 1, "unsure_value": spec.unsure_value, **out2}).regex(),
+    )
+    return plan
+
+
+def _staged(derived: Callable[[], set[str]]) -> Build:
+    """The plan of a several-call program: the file's stages, each with its own output, and the placeholders the
+    program computes between calls (`derived()`, read when a judge is compiled: the programs' modules import the
+    store's result model, so they are imported lazily)."""
+
+    def build(spec: JudgeSpec, section: Section) -> Plan:
+        formats: list[OutputFormat | None] = [
+            _at(f"stages.{i}.output", build_format, s.output or {}) for i, s in enumerate(spec.stages)
+        ]
+        return Plan(spec.template_style, list(spec.variables), [_msgs(s.messages) for s in spec.stages], formats, derived())
+
+    return build
+
+
+def _conversation_derived() -> set[str]:
+    from .deepeval_conversation import DERIVED
+
+    return set(DERIVED)
+
+
+def _agentic_derived() -> set[str]:
+    from .deepeval_agentic import DERIVED
+
+    return set(DERIVED)
 
 
 # ------------------------------------------------------------------------------------- v1 metrics
@@ -389,6 +410,17 @@ def _built(want: type[S], build: Callable[[JudgeSpec, S], Plan]) -> Build:
     """A builder that reads its kind's section typed (`want`), checked once here."""
     return lambda spec, section: build(spec, typed_section(section, want, spec.kind))
 
+
+# the plan of each call shape whose judges are written as messages in their file (`KindTraits.built_from` None); a
+# call shape not here (a plugin's, `programs.register_program`) is judged with the file's own messages and output
+PLANS: dict[str, Build] = {
+    "one": _messages,
+    "per_item": _messages,
+    "two_stage": _two_stage,
+    "ragas_agent": _staged(lambda: {"stage_input"}),
+    "deepeval_conversation": _staged(_conversation_derived),
+    "deepeval_agentic": _staged(_agentic_derived),
+}
 
 # the prompt builder of each kind whose prompt is built from one spec key (`KindTraits.built_from`), with the section
 # type it reads

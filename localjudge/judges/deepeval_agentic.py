@@ -27,6 +27,9 @@ from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mod
 from .ragas_agent import Judge
 from .sections import DeepEvalAgenticSection
 
+# the placeholders the programs fill between calls (their reason and verdict prompts read them)
+DERIVED = ("score", "incorrect_tool_calls_reasons", "deepeval_task", "deepeval_outcome", "deepeval_agent_plan")
+
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
 
 

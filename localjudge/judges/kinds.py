@@ -3,8 +3,9 @@ file of the kind must give is the kind's section, sections.py). Every place that
 calls, its outcome, its variable values, align) reads the kind's `KindTraits` from `KINDS`, never a kind's name;
 a kind's calls are the program of its call shape (`programs.PROGRAMS`).
 
-Adding a kind is adding a row here and its section in `sections.py` (and, for a prompt built from a key, its
-builder in `builders.BUILDERS`).
+Adding a kind is adding a row here and its section in `sections.py`, and its plan: for a prompt built from a key,
+its builder in `builders.BUILDERS`; for a new call shape, its program (`programs.register_program`) and, where its
+plan is not the file's own messages, its entry in `builders.PLANS`.
 """
 
 from __future__ import annotations
