@@ -525,6 +525,44 @@ def test_search_trace_stops_a_backtracking_pattern_and_still_finds_plain_ones():
     assert tools.call("search_trace", {"pattern": "a{5}!"}).startswith("1 match(es)")
 
 
+@pytest.mark.system
+def test_a_plain_search_on_a_core_shared_with_busy_processes_is_answered_not_refused():
+    """The search's limit is its CPU time, not the wall clock's: on one core shared with three busy processes (the
+    search gets about a quarter of it) a plain search that needs about half its CPU budget is answered as on an idle
+    core. Under the wall-clock limit it was refused (about 2-3 s of wall time for 0.5 s of CPU), so a busy machine
+    refused judgements an idle one gave."""
+    import os
+    import subprocess
+    import sys
+
+    from test_agent_tools import big_trace
+
+    from localjudge.agent import TraceTools, load_trace
+
+    tools = TraceTools(load_trace(big_trace(n=150, size=20000)))  # 428,550 matches over 300 fields
+    idle = tools.call("search_trace", {"pattern": "needle"})
+    assert idle.startswith("428550 match(es)")
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{core}}})\nwhile True: pass"])
+        for _ in range(3)
+    ]
+    try:
+        os.sched_setaffinity(0, {core})
+        time.sleep(0.5)  # the hogs are spinning on the core
+        t0, c0 = time.monotonic(), time.thread_time()
+        busy = tools.call("search_trace", {"pattern": "needle"})
+        wall, cpu = time.monotonic() - t0, time.thread_time() - c0
+    finally:
+        os.sched_setaffinity(0, before)
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert busy == idle, (wall, cpu)
+    assert wall > 1.0, f"the core was not shared: {wall:.2f} s of wall time for {cpu:.2f} s of CPU (the test proves nothing)"
+
+
 def test_a_search_past_its_time_limit_refuses_the_judgement_and_never_shows_the_model_a_speed_dependent_answer():
     # Shown to the model, a timed-out search would make the verdict depend on the machine's speed: a fast machine
     # would show matches where a slow one showed an error. The time limit refuses the judgement instead.

@@ -7,7 +7,9 @@
 
 Every value longer than its limit is cut with a marker saying how much was cut; every tool result is
 capped at `ToolLimits.result_chars`. search_trace runs the model's pattern with the `regex` module (the
-same syntax as `re`) under a time limit, `SEARCH_SECONDS` for one search: a pattern that backtracks
+same syntax as `re`) under a limit of `SEARCH_SECONDS` of this thread's CPU time for one search (CPU, not
+wall-clock time: a busy machine that gives the search less of a core does not refuse a search an idle one answers;
+`SEARCH_WALL_SECONDS` of wall-clock time still stops a search starved for longer): a pattern that backtracks
 without end (`(a|a)+$`) raises `SearchTimeLimit`, and the trace judge refuses the judgement (unscored,
 `tool_time_limit`) instead of holding it. The limit refuses, it never answers: an `Error:` text shown to the
 model would make the verdict depend on how fast the machine is. Mistakes (unknown span id, bad regex, page out of range, wrong
@@ -27,7 +29,8 @@ from pydantic import BaseModel, Field
 
 from .trace_model import Span, Trace
 
-SEARCH_SECONDS = 1.0  # one search_trace call, over every span (kept out of ToolLimits: it is not in the cache key)
+SEARCH_SECONDS = 1.0  # one search_trace call's CPU time, over every span (not in ToolLimits: it is not in the cache key)
+SEARCH_WALL_SECONDS = 30.0  # and its wall-clock time, however little CPU a busy machine gave it
 
 
 class SearchTimeLimit(Exception):
@@ -248,16 +251,25 @@ class TraceTools:
             )
         hits: list[str] = []
         total = 0
-        deadline = time.monotonic() + SEARCH_SECONDS
-        try:
-            for s in self.trace.spans:
-                for field, text in self._fields(s):
-                    total += self._search_field(rx, s, field, text, hits, max(1e-3, deadline - time.monotonic()))
-        except TimeoutError:
-            raise SearchTimeLimit(
-                f"search_trace({pattern[:80]!r}) ran past its time limit of {SEARCH_SECONDS:g} s (nested repetition "
-                "such as (a+)+ backtracks without end); the judgement is refused rather than answered without it"
-            ) from None
+        cpu0, wall_end = time.thread_time(), time.monotonic() + SEARCH_WALL_SECONDS
+        for s in self.trace.spans:
+            for field, text in self._fields(s):
+                while True:
+                    # the regex module's timeout is wall-clock: a field that runs past what is left of the CPU
+                    # budget without spending it (the machine was busy) is searched again from its start
+                    left = min(SEARCH_SECONDS - (time.thread_time() - cpu0), wall_end - time.monotonic())
+                    if left <= 0:
+                        raise SearchTimeLimit(
+                            f"search_trace({pattern[:80]!r}) ran past its time limit of {SEARCH_SECONDS:g} s of CPU time "
+                            "(nested repetition such as (a+)+ backtracks without end); the judgement is refused rather "
+                            "than answered without it"
+                        )
+                    mark = len(hits)
+                    try:
+                        total += self._search_field(rx, s, field, text, hits, max(1e-3, left))
+                        break
+                    except TimeoutError:
+                        del hits[mark:]
         if not total:
             return f"no match for {pattern!r} in {len(self.trace.spans)} spans."
         head = f"{total} match(es) for {pattern!r}" + (f"; showing the first {len(hits)}" if total > len(hits) else "") + ":"
