@@ -544,11 +544,13 @@ def test_other_kinds_cost_n_calls_each_print_under_their_own_heading_and_sit_bes
     r = CliRunner().invoke(main, [*args, "--control-kind", "all"])
     assert r.exit_code == 0, r.output
     headings = ("another row's answer", "a fixed non-answer", "another row's context", "another row's reference")
-    for heading in (*headings, "the same answer on both sides"):
+    for heading in (*headings, "the same answer on both sides", "another conversation's last assistant turn"):
         assert f"negative controls ({heading}; 12 rows sampled, seed 0):" in r.output
     assert "groundedness: no control: the judge file declares no reference variable" in r.output
+    assert "groundedness: no control: the judge file declares no conversation variable" in r.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]["groundedness"]["controls"]
-    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == {"non_answer", "context", "reference", "same_answer"}
+    kinds = {"non_answer", "context", "reference", "same_answer", "last_turn"}
+    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == kinds
     assert (
         summary["other_kinds"]["context"]["variable"] == "retrieval_context" and summary["other_kinds"]["context"]["n_real"] == 12
     )
