@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..conversations.model import Conversation
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..run.record import RunRecord
+from ..run.types import ControlCalls
 from ..statistics.correlation import ranks
 from ..store.results import ResultRow
 
@@ -349,17 +350,6 @@ def _same_prompt(judge: Any, real: Mapping[str, Any], control: Mapping[str, Any]
         return bool(judge.prepare(real).requests == judge.prepare(control).requests)
     except LocalJudgeError:
         return False
-
-
-class ControlCalls(BaseModel):
-    """What judging a run's controls cost: control rows judged now, and those read from their cache (a resumed or
-    repeated control run). Not part of the report: the same controls judged again are the same report."""
-
-    judged: int = 0
-    cached: int = 0
-
-    def __add__(self, other: ControlCalls) -> ControlCalls:
-        return ControlCalls(judged=self.judged + other.judged, cached=self.cached + other.cached)
 
 
 def run_controls(
@@ -711,7 +701,6 @@ def controls_lines(report: ControlsReport) -> list[str]:
 __all__ = [
     "KINDS",
     "NON_ANSWER",
-    "ControlCalls",
     "ControlsReport",
     "JudgeControls",
     "StoredControls",
