@@ -179,3 +179,14 @@ def test_run_and_controls_commands_judge_last_turn_controls_into_the_summary_rep
     assert (
         'data-kind="last_turn"' in page and "conversation_completeness (another conversation&#x27;s last assistant turn)" in page
     )
+
+
+def test_a_last_turn_control_keeps_out_the_leading_turns_the_run_cut_to_fit(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader")
+    run = load_run(out)
+    convs = read_stored_conversations(out / "results.sqlite", run.run_id)
+    rows = [r.model_copy(update={"truncated_turns": 2}) for r in run.rows]
+    chosen, _ = last_turn_pairs(rows, "conversation", 4, 0, convs)
+    for row, inputs in chosen:
+        turns = json.loads(inputs["conversation"])
+        assert [t["content"] for t in turns[:1]] == [convs[row.conversation_id].turns[2].content] and len(turns) == 2
