@@ -104,7 +104,7 @@ def test_a_last_turn_control_of_a_deepeval_judge_makes_its_printed_turns_from_th
         r.model_copy(update={"judge": "deepeval_conversation_completeness", "inputs": {"deepeval_turns": "x"}}) for r in run.rows
     ]
     chosen, left_out = last_turn_pairs(rows, "deepeval_turns", 5, 0, convs)
-    assert len(chosen) == 5 and left_out is None
+    assert chosen is not None and len(chosen) == 5 and left_out is None
     for row, inputs in chosen:
         turns = inputs["deepeval_turns"]
         assert isinstance(turns, Printed) and turns.value[:-1] == [
@@ -131,6 +131,10 @@ def test_a_conversation_without_an_assistant_answer_is_left_out_and_the_report_s
         "(rows left out: 2 with no assistant answer to replace)"
     )
     assert not (out / "controls" / "conversation_completeness.last_turn").exists()
+    same = [{"id": c["id"], "messages": [*c["messages"][:-1], {"role": "assistant", "content": "Done."}]} for c in CHATS[:4]]
+    engine, out = judged(tmp_path, lambda m, f: _verdict(True), "same-answers", chats=same)
+    g = run_controls(out, engine=engine, sample=4, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert (g.n, g.verdict) == (0, "inconclusive (n too small)")  # every swap would change nothing: none judged
 
 
 def test_per_turn_rows_get_no_last_turn_control_and_say_why(tmp_path):
@@ -187,6 +191,7 @@ def test_a_last_turn_control_keeps_out_the_leading_turns_the_run_cut_to_fit(tmp_
     convs = read_stored_conversations(out / "results.sqlite", run.run_id)
     rows = [r.model_copy(update={"truncated_turns": 2}) for r in run.rows]
     chosen, _ = last_turn_pairs(rows, "conversation", 4, 0, convs)
+    assert chosen is not None and len(chosen) == 4
     for row, inputs in chosen:
         turns = json.loads(inputs["conversation"])
         assert [t["content"] for t in turns[:1]] == [convs[row.conversation_id].turns[2].content] and len(turns) == 2

@@ -202,12 +202,12 @@ def last_turn_pairs(
     seed: int,
     conversations: Mapping[str, Conversation],
     sources: dict[str, str] | None = None,
-) -> tuple[list[tuple[ResultRow, dict[str, Any]]], str | None]:
+) -> tuple[list[tuple[ResultRow, dict[str, Any]]] | None, str | None]:
     """Up to `sample` scored whole-conversation rows (seeded, as `pairs`) and, for each, its inputs made again
     (`derived_values`; `sources`: variable -> the derived value it reads) from its conversation as the judge saw it
     (its stored conversation, `conversations` by id, less the turns the run cut to fit) with the last assistant answer's
     text replaced by the next sampled row's (a derangement); a row whose replaced answer equals its own is left out.
-    Also the rows no control could be made of, in words (None when there are none): a per-turn or per-tool-call row,
+    None instead of the pairs when fewer than 2 conversations can be used. Also the rows no control could be made of, in words (None when there are none): a per-turn or per-tool-call row,
     one whose conversation was not stored, one with no assistant answer."""
     from ..conversations.dataset import derived_values
 
@@ -237,7 +237,7 @@ def last_turn_pairs(
     left_out = f"rows left out: {'; '.join(counted)}" if counted else None
     chosen = random.Random(f"controls:{seed}:{variable}").sample(usable, min(sample, len(usable)))
     if len(chosen) < 2:
-        return [], left_out
+        return None, left_out
     out = []
     for i, (row, conv, last) in enumerate(chosen):
         other_conv, other_last = chosen[(i + 1) % len(chosen)][1:]
@@ -471,13 +471,14 @@ def _judge_kind(
     left_out = None
     if kind == "last_turn":
         variable = declared
-        chosen, left_out = last_turn_pairs(
+        swapped, left_out = last_turn_pairs(
             rows, variable, sample, seed, conversations, conversation_sources(judge.spec.variables)
         )
-        if not chosen:
+        if swapped is None:
             why = f" ({left_out})" if left_out else ""
             verdict = f"no control: fewer than 2 conversations to swap last assistant answers between{why}"
             return JudgeControls(judge=name, variable=variable, kind=kind, verdict=verdict, left_out=left_out), ControlCalls()
+        chosen = swapped
     elif kind == "same_answer":
         first, second = declared
         chosen = [
