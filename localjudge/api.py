@@ -244,14 +244,14 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
     `localjudge controls RUN_DIR --sample N --seed S` does (report/controls.py `run_controls`), save them to
     OUT/controls/controls.json, and hand the report back as `run.controls`. The run's results, pass rates and exports
     are not touched."""
-    from .report.controls import run_controls, save_controls
+    from .report.controls import judge_controls, save_controls
     from .run.resumed_model import resumed_model
 
     assert spec.out is not None  # check_controls
     m = resumed_model(spec.model, spec.out)  # the file the run was judged with (a resumed run may keep the shipped one)
     ref = m.ref()
     engine = ref.engine() if ref.loaded else None  # the model the run loaded judges its controls: never a second load
-    report = run_controls(
+    report, calls = judge_controls(
         spec.out,
         sample=spec.controls,
         seed=spec.controls_seed,
@@ -262,5 +262,5 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
         judges_dir=spec.judges_dir,
     )
     save_controls(spec.out, report)
-    run.controls = report
+    run.controls, run.control_calls = report, calls
     return run

@@ -205,6 +205,7 @@ def test_a_run_with_controls_costs_n_more_calls_per_judge_and_saves_what_the_con
     assert engine.calls == len(ROWS) + 10
     saved = (tmp_path / "run" / "controls" / "controls.json").read_text()
     assert run.controls.judges["groundedness"].n == 10 and json.loads(saved)["seed"] == 3
+    assert (run.control_calls.judged, run.control_calls.cached) == (10, 0)
     assert run_controls(tmp_path / "run", engine=engine, sample=10, seed=3) == run.controls and engine.calls == len(ROWS) + 10
 
 
@@ -225,7 +226,8 @@ def test_controls_after_a_run_never_change_its_results_pass_rates_or_exports(tmp
 def test_a_run_without_controls_judges_none(tmp_path):
     engine = ScriptedEngine(reads_the_answer, model_id="reader")
     run = localjudge.evaluate(ROWS[:6], ["groundedness"], engine=engine, out=tmp_path / "run")
-    assert run.controls is None and engine.calls == 6 and not (tmp_path / "run" / "controls").exists()
+    assert run.controls is None and run.control_calls is None and engine.calls == 6
+    assert not (tmp_path / "run" / "controls").exists()
 
 
 def test_a_run_with_controls_reports_no_control_for_a_judge_that_declares_no_answer(tmp_path):
@@ -262,6 +264,23 @@ def test_the_run_command_judges_its_controls_as_the_controls_command_would(tmp_p
     r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", *scripted])
     assert r.exit_code == 0, r.output
     assert (out / "controls" / "controls.json").read_text() == saved
+
+
+def test_the_runs_count_line_says_the_control_calls_beside_its_own_and_a_run_without_controls_prints_it_as_before(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    plain = CliRunner().invoke(main, ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "plain"), *scripted])
+    assert plain.exit_code == 0, plain.output
+    assert "12 rows x 1 judges: 12 judged now, 0 from cache, 0 unscored (0 failed rows)." in plain.output
+    assert "control call" not in plain.output
+    args = ["run", str(data), "-j", "groundedness", "-o", str(tmp_path / "run"), *scripted, "--controls", "10"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "12 rows x 1 judges: 12 judged now (+ 10 control calls), 0 from cache, 0 unscored (0 failed rows)." in r.output
+    again = CliRunner().invoke(main, [*args, "--control-kind", "non_answer"])  # the answers' controls from their cache
+    assert again.exit_code == 0, again.output
+    assert "12 rows x 1 judges: 0 judged now (+ 10 control calls, 10 from cache), 12 from cache," in again.output
 
 
 # ------------------------------------------------------------------ summary.json's `controls` per judge
@@ -544,11 +563,13 @@ def test_other_kinds_cost_n_calls_each_print_under_their_own_heading_and_sit_bes
     r = CliRunner().invoke(main, [*args, "--control-kind", "all"])
     assert r.exit_code == 0, r.output
     headings = ("another row's answer", "a fixed non-answer", "another row's context", "another row's reference")
-    for heading in (*headings, "the same answer on both sides"):
+    for heading in (*headings, "the same answer on both sides", "another conversation's last assistant turn"):
         assert f"negative controls ({heading}; 12 rows sampled, seed 0):" in r.output
     assert "groundedness: no control: the judge file declares no reference variable" in r.output
+    assert "groundedness: no control: the judge file declares no conversation variable" in r.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"]["groundedness"]["controls"]
-    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == {"non_answer", "context", "reference", "same_answer"}
+    kinds = {"non_answer", "context", "reference", "same_answer", "last_turn"}
+    assert summary["verdict"] == BLIND and set(summary["other_kinds"]) == kinds
     assert (
         summary["other_kinds"]["context"]["variable"] == "retrieval_context" and summary["other_kinds"]["context"]["n_real"] == 12
     )

@@ -82,3 +82,15 @@ def test_after_a_run_that_judged_its_controls_the_cautions_point_at_them_not_at_
     assert all("localjudge controls RUN_DIR" in line for line in without)
     assert all("its negative controls below" in line and "localjudge controls" not in line for line in judged)
     assert [line.replace("its negative controls below", "localjudge controls RUN_DIR") for line in judged] == without
+
+
+def test_the_same_verdict_warning_of_a_run_that_judged_its_controls_points_at_them_not_at_the_command(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"input": f"q{i}", "output": f"a{i}"}) + "\n" for i in range(6)))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    args = ["run", str(data), "-j", "relevance_to_query", "-o", str(tmp_path / "run"), *scripted, "--controls", "6"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    (warning,) = [line for line in r.output.splitlines() if "gave the same verdict" in line]
+    assert "check it with its negative controls below" in warning and "localjudge controls" not in warning
+    assert r.output.index(warning) < r.output.index("negative controls (another row's answer")

@@ -305,7 +305,7 @@ class TrustChoice:
 
 
 # the kinds of negative control (report/controls.py KINDS, tests/test_controls.py checks they agree) and `all`
-CONTROL_KIND_CHOICES = ("answer", "non_answer", "context", "reference", "same_answer", "all")
+CONTROL_KIND_CHOICES = ("answer", "non_answer", "context", "reference", "same_answer", "last_turn", "all")
 
 
 def control_kind_option(flag: str, dest: str, per: str) -> Callable[[F], F]:
@@ -318,7 +318,8 @@ def control_kind_option(flag: str, dest: str, per: str) -> Callable[[F], F]:
         multiple=True,
         help="A kind of control besides another row's answer (always judged): non_answer (a fixed non-answer), context "
         "or reference (another row's, for judges that declare one), same_answer (a pairwise judge given one answer on "
-        f"both sides), or all; repeatable. Each costs {per}.",
+        "both sides), last_turn (a conversation judge given another conversation's last assistant answer), or all; "
+        f"repeatable. Each costs {per}.",
     )
 
 

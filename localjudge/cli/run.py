@@ -304,8 +304,9 @@ def run_cmd(
 
         c = run.counts
         click.echo(format_table(run.summary.judges, controls_column(run.controls)))
+        besides = "" if run.control_calls is None else f" {run.control_calls.note()}"  # run --controls N
         click.echo(
-            f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now, {c.cached + c.reused} from cache, "
+            f"\n{c.rows} rows x {len(run.judges)} judges: {c.evaluated} judged now{besides}, {c.cached + c.reused} from cache, "
             f"{c.unscored} unscored ({c.failed} failed rows). Results: {out_dir}/results.jsonl, results.csv, "
             "summary.json"
         )

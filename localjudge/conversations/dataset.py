@@ -448,6 +448,22 @@ COLUMNS = (
 CONVERSATION_ONLY = frozenset(name for name, d in DERIVED.items() if d.only_conversation)
 
 
+def derived_values(conv: Conversation, values: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """`values` (a conversation row's, by variable) with each variable a conversation row derives (`DERIVED`: by its
+    own name, or the derived value `sources` names for it: `conversation_sources`) made again from `conv`, a changed
+    conversation, as `_values` made it; the row's other values kept. The negative controls' last-turn rows: typed
+    from the conversation, never printed and parsed back."""
+    row = Row(0, "", values)
+    out = dict(values)
+    for name in values:
+        derived = DERIVED.get(sources.get(name, name))
+        if derived is not None:
+            value = derived.make(conv, row)
+            if value is not _ABSENT:
+                out[name] = value
+    return out
+
+
 def route_columns(variables: Sequence[Variable], columns: dict[str, ColumnSpec]) -> dict[str, ColumnSpec]:
     """A judge's column mapping with each variable that declares `from_conversation` (its judge file) reading that
     derived value of a conversation row (MLflow's tool-call judge: the conversation with its tool calls, as MLflow

@@ -164,14 +164,17 @@ class Alignment(_Strict):
 
 
 class Controls(_Strict):
-    """Which of a judge's variables hold the output it judges, the context and the reference: what negative controls
-    swap between rows (report/controls.py). Declared in the judge file, never guessed from a variable's name; it
+    """Which of a judge's variables hold the output it judges, the context, the reference and a conversation judge's
+    conversation: what negative controls swap between rows (report/controls.py). Declared in the judge file, never guessed from a variable's name; it
     changes nothing a judge sends, so it is left out of the judge's version (its cache keys)."""
 
     answer: str | None = None
     context: str | None = None
     reference: str | None = None
     pair: list[str] | None = None  # a pairwise judge's two answers, first then second: the same-answer control
+    # a conversation judge's conversation (a value a conversation row derives from its typed conversation): the
+    # last-turn control gives it another conversation's last assistant answer
+    conversation: str | None = None
 
 
 class JudgeSpec(_Strict):

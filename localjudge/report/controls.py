@@ -22,7 +22,11 @@ row one fixed sentence that answers nothing (`NON_ANSWER`) as its answer, the pl
 `reference` swap the context or the reference between rows (a derangement, as for the answer) for a judge that
 declares that variable. A grounding judge that scores a row as high with another row's context is not reading the
 context. `same_answer` gives a pairwise judge the row's first answer on both sides (`[controls] pair`): the right verdict
-is neither, so what it measures is position, the picks of each side against even odds (`position`). Mismatched answers
+is neither, so what it measures is position, the picks of each side against even odds (`position`). `last_turn` gives a
+conversation judge (`[controls] conversation`) its row's conversation with the last assistant answer replaced by another
+sampled conversation's (a derangement; the rest of the conversation kept), every value the row derives from its
+conversation made again from the changed, typed conversation (the run's stored conversations; whole-conversation rows
+only: a row without an assistant answer is left out, and the report says how many and why). Mismatched answers
 (`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
 """
 
@@ -36,8 +40,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..conversations.model import Conversation
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..run.record import RunRecord
+from ..run.types import ControlCalls
 from ..statistics.correlation import ranks
 from ..store.results import ResultRow
 
@@ -48,13 +54,14 @@ DISCRIMINATES = "discriminates"
 BLIND = "cannot tell its rows from mismatched ones: its pass rate says little about these outputs"
 INCONCLUSIVE = "inconclusive"
 TOO_FEW = "inconclusive (n too small)"
-KINDS = ("answer", "non_answer", "context", "reference", "same_answer")  # the kinds of control, in judging order
+KINDS = ("answer", "non_answer", "context", "reference", "same_answer", "last_turn")  # the kinds of control, in judging order
 DECLARED = {  # the [controls] key that names each kind's variable
     "answer": "answer",
     "non_answer": "answer",
     "context": "context",
     "reference": "reference",
     "same_answer": "pair",
+    "last_turn": "conversation",
 }
 WHAT = {  # what a control row holds instead of the row's own value
     "answer": "another row's answer",
@@ -62,6 +69,7 @@ WHAT = {  # what a control row holds instead of the row's own value
     "context": "another row's context",
     "reference": "another row's reference",
     "same_answer": "the same answer on both sides",
+    "last_turn": "another conversation's last assistant turn",
 }
 # a pairwise judge given one answer on both sides (`same_answer`): which position it picks, decided pairs only
 PREFERS_FIRST = "prefers the first position when both answers are the same: its choices say more about order than answers"
@@ -89,6 +97,7 @@ class JudgeControls(BaseModel):
     second: int | None = None  # ... to the second
     ties: int | None = None  # ... neither (a tie, or a value that is no position)
     verdict: str
+    left_out: str | None = None  # last_turn: the rows no control could be made of, and why (None: none)
 
 
 class ControlsReport(BaseModel):
@@ -177,6 +186,68 @@ def pairs(
         if other != own:
             out.append((row, {**row.inputs, variable: other}))
     return out
+
+
+def _last_answer(conv: Conversation) -> int | None:
+    """Index of a conversation's last assistant turn with text (the answer a last-turn control replaces), or None."""
+    return next(
+        (i for i in range(len(conv.turns) - 1, -1, -1) if conv.turns[i].role == "assistant" and conv.turns[i].content), None
+    )
+
+
+def last_turn_pairs(
+    rows: Sequence[ResultRow],
+    variable: str,
+    sample: int,
+    seed: int,
+    conversations: Mapping[str, Conversation],
+    sources: dict[str, str] | None = None,
+) -> tuple[list[tuple[ResultRow, dict[str, Any]]] | None, str | None]:
+    """Up to `sample` scored whole-conversation rows (seeded, as `pairs`) and, for each, its inputs made again
+    (`derived_values`; `sources`: variable -> the derived value it reads) from its conversation as the judge saw it
+    (its stored conversation, `conversations` by id, less the turns the run cut to fit) with the last assistant answer's
+    text replaced by the next sampled row's (a derangement); a row whose replaced answer equals its own is left out.
+    None instead of the pairs when fewer than 2 conversations can be used. Also the rows no control could be made of, in words (None when there are none): a per-turn or per-tool-call row,
+    one whose conversation was not stored, one with no assistant answer."""
+    from ..conversations.dataset import derived_values
+
+    whole, stored, answered = (
+        "not a whole conversation (per turn or tool call)",
+        "without a stored conversation",
+        "with no assistant answer to replace",
+    )
+    why = dict.fromkeys((whole, stored, answered), 0)
+    usable: list[tuple[ResultRow, Conversation, int]] = []
+    for r in sorted(rows, key=lambda r: r.row_index):
+        if score_of(r) is None or variable not in r.inputs:
+            continue
+        conv = conversations.get(r.conversation_id) if r.conversation_id is not None else None
+        if r.conversation_id is None or r.turn_index is not None or r.tool_call_index is not None:
+            why[whole] += 1
+        elif conv is None:
+            why[stored] += 1
+        else:
+            seen = conv.model_copy(update={"turns": conv.turns[r.truncated_turns or 0 :]})  # as the judge saw it
+            last = _last_answer(seen)
+            if last is None:
+                why[answered] += 1
+            else:
+                usable.append((r, seen, last))
+    counted = [f"{k} {reason}" for reason, k in why.items() if k]
+    left_out = f"rows left out: {'; '.join(counted)}" if counted else None
+    chosen = random.Random(f"controls:{seed}:{variable}").sample(usable, min(sample, len(usable)))
+    if len(chosen) < 2:
+        return None, left_out
+    out = []
+    for i, (row, conv, last) in enumerate(chosen):
+        other_conv, other_last = chosen[(i + 1) % len(chosen)][1:]
+        answer = other_conv.turns[other_last].content
+        if answer == conv.turns[last].content:
+            continue
+        turns = list(conv.turns)
+        turns[last] = turns[last].model_copy(update={"content": answer})
+        out.append((row, derived_values(conv.model_copy(update={"turns": turns}), row.inputs, sources or {})))
+    return out, left_out
 
 
 def _midranks(values: Sequence[float]) -> list[float]:
@@ -298,6 +369,32 @@ def run_controls(
 
     `model`/`engine`: what judges the controls; by default the run's own model (its registry name or file), and a
     control run by another model than the run's is refused (its scores would compare two models)."""
+    return judge_controls(
+        run_dir,
+        sample=sample,
+        seed=seed,
+        model=model,
+        engine=engine,
+        model_options=model_options,
+        judges_dir=judges_dir,
+        kinds=kinds,
+    )[0]
+
+
+def judge_controls(
+    run_dir: str | Path,
+    *,
+    sample: int = 20,
+    seed: int = 0,
+    model: str | None = None,
+    engine: Any = None,
+    model_options: Mapping[str, Any] | None = None,
+    judges_dir: str | Path | None = None,
+    kinds: Sequence[str] = ("answer",),
+) -> tuple[ControlsReport, ControlCalls]:
+    """`run_controls`, and what its control rows cost (`ControlCalls`: what `run --controls` prints beside the run's
+    own calls)."""
+    from ..conversations.stored import read_stored_conversations
     from ..judges import get_judge
     from .rundir import load_run
 
@@ -319,6 +416,9 @@ def run_controls(
         rows_by_judge.setdefault(r.judge, []).append(r)
     ordered = kinds_asked(kinds)
     report: dict[str, dict[str, JudgeControls]] = {k: {} for k in ordered}
+    calls = ControlCalls()
+    # the run's conversations, typed, for the last-turn controls (none read unless asked)
+    convs = read_stored_conversations(Path(run_dir) / "results.sqlite", run.run_id) if "last_turn" in ordered else {}
     for name, rows in rows_by_judge.items():
         try:
             judge = get_judge(name, judges_dir=judges_dir)
@@ -330,16 +430,18 @@ def run_controls(
             continue
         for k in ordered:
             out = Path(run_dir) / "controls" / (name if k == "answer" else f"{name}.{k}")  # '.' is in no judge's name
-            report[k][name] = _judge_kind(judge, rows, k, sample, seed, model, engine, model_options, record, out)
-    return ControlsReport(
-        seed=seed, sample=sample, judges=report["answer"], other_kinds={k: v for k, v in report.items() if k != "answer"}
-    )
+            report[k][name], cost = _judge_kind(judge, rows, k, sample, seed, model, engine, model_options, record, out, convs)
+            calls += cost
+    others = {k: v for k, v in report.items() if k != "answer"}
+    return ControlsReport(seed=seed, sample=sample, judges=report["answer"], other_kinds=others), calls
 
 
 def _swapped(kind: str, variable: str) -> str:
     """What a control of `kind` put in `variable`, in words."""
     if kind == "same_answer":
         return f"the first answer as {variable}"
+    if kind == "last_turn":
+        return f"another conversation's last assistant answer in {variable}"
     return f"a fixed non-answer as {variable}" if kind == "non_answer" else f"another row's {variable}"
 
 
@@ -354,16 +456,30 @@ def _judge_kind(
     model_options: Mapping[str, Any] | None,
     record: RunRecord,
     out: Path,
-) -> JudgeControls:
-    """One judge's controls of one kind: its pairs judged into `out` (a run directory) and measured."""
+    conversations: Mapping[str, Conversation],
+) -> tuple[JudgeControls, ControlCalls]:
+    """One judge's controls of one kind: its pairs judged into `out` (a run directory) and measured, and what they
+    cost."""
+    from ..conversations.dataset import conversation_sources
     from ..run.plain import run_plain
     from ..run.spec import RunSpec
 
     name = judge.name
     declared = (judge.spec.controls.model_dump() if judge.spec.controls else {}).get(DECLARED[kind])
     if declared is None:
-        return measure(name, None, rows, {}, seed, kind)
-    if kind == "same_answer":
+        return measure(name, None, rows, {}, seed, kind), ControlCalls()
+    left_out = None
+    if kind == "last_turn":
+        variable = declared
+        swapped, left_out = last_turn_pairs(
+            rows, variable, sample, seed, conversations, conversation_sources(judge.spec.variables)
+        )
+        if swapped is None:
+            why = f" ({left_out})" if left_out else ""
+            verdict = f"no control: fewer than 2 conversations to swap last assistant answers between{why}"
+            return JudgeControls(judge=name, variable=variable, kind=kind, verdict=verdict, left_out=left_out), ControlCalls()
+        chosen = swapped
+    elif kind == "same_answer":
         first, second = declared
         chosen = [
             (r, {**r.inputs, second: r.inputs[first]})
@@ -382,9 +498,10 @@ def _judge_kind(
             kind=kind,
             verdict=f"no control: {_swapped(kind, variable)} left all {len(chosen)} prompts unchanged (these rows give "
             f"the judge its {DECLARED[kind]} through another variable)",
-        )
+        ), ControlCalls()
     data = [{"id": r.row_id, **inputs} for r, inputs in kept]
     got: dict[str, ResultRow] = {}
+    cost = ControlCalls()
     if data:
         spec = RunSpec.build(
             data,
@@ -405,9 +522,13 @@ def _judge_kind(
                 )
         res = run_plain(spec, None)
         got = {r.row_id: r for r in res.results}
+        cost = ControlCalls(judged=res.counts.evaluated, cached=res.counts.cached + res.counts.reused)
     if kind == "same_answer":
-        return position(name, variable, [got[r.row_id] for r, _ in kept if r.row_id in got])
-    return measure(name, variable, [r for r, _ in kept], got, seed, kind)
+        return position(name, variable, [got[r.row_id] for r, _ in kept if r.row_id in got]), cost
+    measured = measure(name, variable, [r for r, _ in kept], got, seed, kind)
+    if left_out:
+        measured.left_out = left_out
+    return measured, cost
 
 
 def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
@@ -426,6 +547,7 @@ def summary_entry(j: JudgeControls, report: ControlsReport) -> dict[str, Any]:
         "sample": report.sample,
         "seed": report.seed,
         **({"first": j.first, "second": j.second, "ties": j.ties} if j.kind == "same_answer" else {}),
+        **({"left_out": j.left_out} if j.left_out else {}),
     }
 
 
@@ -446,6 +568,7 @@ class StoredControls(BaseModel):
     verdict: str
     sample: int | None = None
     seed: int | None = None
+    left_out: str | None = None  # last_turn: the rows no control could be made of, and why
     other_kinds: dict[str, StoredControls] = {}  # kind -> the same figures (`run --control-kind`, `controls --kind`)
 
     @property
@@ -571,6 +694,7 @@ def controls_lines(report: ControlsReport) -> list[str]:
             out.append(
                 f"  {j.judge}: real mean {j.real_mean:.3f} vs control {j.control_mean:.3f}, AUC {j.auc:.2f} "
                 f"[{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}], p = {j.p_value:.3f}, n = {j.n}: {j.verdict}"
+                + (f" ({j.left_out})" if j.left_out else "")
             )
     return out
 
@@ -584,7 +708,9 @@ __all__ = [
     "auc",
     "auc_interval",
     "controls_lines",
+    "judge_controls",
     "kinds_asked",
+    "last_turn_pairs",
     "measure",
     "pairs",
     "run_controls",

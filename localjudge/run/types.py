@@ -60,6 +60,24 @@ class RunCounts(BaseModel):
     engine_loaded: bool = False
 
 
+class ControlCalls(BaseModel):
+    """What judging a run's negative controls cost (report/controls.py): control rows judged now, and those read from
+    their cache (a resumed or repeated control run). Not part of the controls' report: the same controls judged again
+    are the same report."""
+
+    judged: int = 0
+    cached: int = 0
+
+    def __add__(self, other: ControlCalls) -> ControlCalls:
+        return ControlCalls(judged=self.judged + other.judged, cached=self.cached + other.cached)
+
+    def note(self) -> str:
+        """The calls beside a run's own, as its count line says them: `(+ 20 control calls)`, with `, 4 from cache`
+        when some were."""
+        cached = f", {self.cached} from cache" if self.cached else ""
+        return f"(+ {self.judged} control call{'s' if self.judged != 1 else ''}{cached})"
+
+
 class RunSummary(BaseModel):
     """The run record (run.json) and a summary per judge."""
 
@@ -84,6 +102,7 @@ class RunResult:
     summary: RunSummary
     counts: RunCounts
     controls: Any = None  # the negative controls judged after the run (report/controls.py `ControlsReport`), if asked
+    control_calls: ControlCalls | None = None  # what those controls cost (None: no controls judged)
 
     @property
     def results(self) -> ResultsView:

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from scripts.catalog import controls_block
+
 ROOT = Path(__file__).resolve().parents[2]
 SENTINEL = "@@GUIDELINE@@"
 # a conversation with a tool call, as MLflow's resolve_conversation_from_session lists it
@@ -20,6 +22,9 @@ GOLDEN_CONVERSATION = [
     {"role": "user", "content": "Thanks! And tomorrow?"},
     {"role": "assistant", "content": "I can't see tomorrow's forecast, sorry."},
 ]
+# the judges whose verdict rests on the assistant's answers: another conversation's last answer in place of the
+# row's own is one they should score worse (the last-turn negative control, localjudge/report/controls.py)
+LAST_TURN_CONTROLS = ("conversation_completeness", "knowledge_retention")
 GOLDEN_GUIDELINES = ["Answer in the user's units.", "Never promise what you cannot check."]
 
 
@@ -115,7 +120,7 @@ def toml_file(name: str, scorer, url: str, output: dict) -> str:
         out.append(f"{k} = {json.dumps(v)}")
     if output["kind"] == "choice":
         out += ["[output.values]", "none = 1.0", "resolved = 0.5", "unresolved = 0.0"]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + (controls_block(None, conversation="conversation") if name in LAST_TURN_CONTROLS else "")
 
 
 def main() -> int:

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from scripts.catalog import controls_block
+
 ROOT = Path(__file__).resolve().parents[2]
 SENTINEL = "@@DEEPEVAL_TURNS@@"
 URL = "https://github.com/confident-ai/deepeval/tree/main/deepeval/metrics/"
@@ -221,6 +223,9 @@ STAGED = {
 }
 # a metric whose turns carry their tool calls reads `deepeval_tool_turns` (conversations/deepeval_tool_turns.py)
 TOOL_TURNS = ("deepeval_goal_accuracy",)
+# the staged judges whose verdict rests on the assistant's answers over the whole conversation: the last-turn negative
+# control (localjudge/report/controls.py) gives them another conversation's last answer
+LAST_TURN_CONTROLS = ("deepeval_conversation_completeness",)
 # how a window's score is computed where it is not DeepEval's score_qag_verdicts
 SCORED_BY = {"deepeval_turn_contextual_precision": "_calculate_interaction_score (weighted precision)"}
 # DeepEval's Jinja PASS/FAIL branch (`final_score|float >= threshold|float`), held as the `{{result}}` the judge fills
@@ -346,7 +351,7 @@ def staged_judge_file(name: str) -> str:
         else:
             schema = json.dumps(getattr(schemas, model).model_json_schema())
             out += ['kind = "json_schema"\n', f"schema = {q(schema)}\n", "field_tokens = 64\n"]
-    return "".join(out)
+    return "".join(out) + (controls_block(None, conversation="deepeval_turns") if name in LAST_TURN_CONTROLS else "")
 
 
 def _branch_as_variable(metric: str, method: str, sentinels: dict[str, str], text: str) -> str:

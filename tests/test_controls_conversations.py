@@ -1,0 +1,197 @@
+"""The last-turn negative control of conversation judges (report/controls.py `last_turn`): each sampled conversation
+judged again with its last assistant answer replaced by another sampled conversation's, the rest kept; a judge that
+reads that answer discriminates, one that reads only the first user turn is blind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import localjudge
+from localjudge.cli import main
+from localjudge.conversations.stored import read_stored_conversations
+from localjudge.datasets import Printed
+from localjudge.engine.base import ScriptedEngine
+from localjudge.judges import get_judge
+from localjudge.report.controls import BLIND, DISCRIMINATES, controls_lines, last_turn_pairs, run_controls
+from localjudge.report.rundir import load_run
+
+WORDS = "cat dog owl fox elk yak ant bee cow pig hen eel ram emu gnu koi".split()
+CHATS = [
+    {
+        "id": f"c{i}",
+        "messages": [
+            {"role": "user", "content": f"Hello, I am user {i}."},
+            {"role": "assistant", "content": "Hello! How can I help?"},
+            {"role": "user", "content": f"What is item {i}?"},
+            {"role": "assistant", "content": f"item {i} is a {w}"},
+        ],
+    }
+    for i, w in enumerate(WORDS + WORDS[:8])
+]
+UNANSWERED = {"id": "lonely", "messages": [{"role": "user", "content": "What is item 99?"}]}
+
+
+def _verdict(yes: bool) -> str:
+    return json.dumps({"rationale": "r", "result": "yes" if yes else "no"})
+
+
+def _turns(messages) -> list[dict]:
+    return json.loads(messages[-1].content.removeprefix("conversation: "))
+
+
+def reads_the_last_answer(messages, fmt) -> str:
+    """Passes when the last assistant turn answers the item the last user turn asks about."""
+    turns = _turns(messages)
+    asked = [t["content"] for t in turns if t["role"] == "user"][-1].removeprefix("What is ").rstrip("?")
+    answers = [t["content"] for t in turns if t["role"] == "assistant"]
+    return _verdict(bool(answers) and answers[-1].startswith(f"{asked} is"))
+
+
+def reads_the_first_user_turn(messages, fmt) -> str:
+    """A verdict from a hash of the first user turn alone: never reads an answer, deterministic."""
+    first = next(t["content"] for t in _turns(messages) if t["role"] == "user")
+    return _verdict(hashlib.sha256(first.encode()).digest()[0] % 2 == 0)
+
+
+def judged(tmp_path, fn, name, chats=CHATS, **kw):
+    engine = ScriptedEngine(fn, model_id=name)
+    out = tmp_path / name
+    localjudge.evaluate(chats, ["conversation_completeness"], engine=engine, out=out, **kw)
+    return engine, out
+
+
+def test_a_conversation_judge_that_reads_the_last_answer_discriminates_on_another_conversations_last_turn(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader")
+    report = run_controls(out, engine=engine, sample=20, kinds=("last_turn",))
+    g = report.other_kinds["last_turn"]["conversation_completeness"]
+    assert (g.kind, g.variable, g.n, g.verdict, g.left_out) == ("last_turn", "conversation", 20, DISCRIMINATES, None)
+    assert (g.real_pass_rate, g.control_pass_rate) == (1.0, 0.0)
+    heading = "negative controls (another conversation's last assistant turn; 20 rows sampled, seed 0):"
+    assert heading in controls_lines(report)
+
+
+def test_a_conversation_judge_that_reads_only_the_first_user_turn_is_blind_to_the_last_turn(tmp_path):
+    engine, out = judged(tmp_path, reads_the_first_user_turn, "first-turn")
+    g = run_controls(out, engine=engine, sample=24, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.n == 24 and g.verdict == BLIND and g.auc == 0.5
+
+
+def test_a_last_turn_control_replaces_only_the_last_assistant_answer_of_the_conversation(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader")
+    run_controls(out, engine=engine, sample=10, kinds=("last_turn",))
+    stored = [json.loads(line) for line in (out / "controls" / "conversation_completeness.last_turn" / "results.jsonl").open()]
+    own = {c["id"]: c["messages"] for c in CHATS}
+    assert len(stored) == 10
+    answers = set()
+    for s in stored:
+        turns, mine = json.loads(s["inputs"]["conversation"]), own[s["row_id"]]
+        assert turns[:-1] == [{"role": m["role"], "content": m["content"]} for m in mine[:-1]]  # the rest kept
+        assert turns[-1]["role"] == "assistant" and turns[-1]["content"] != mine[-1]["content"]
+        answers.add(turns[-1]["content"])
+    sampled = {own[s["row_id"]][-1]["content"] for s in stored}
+    assert answers == sampled  # a derangement of the sampled conversations' own last answers
+
+
+def test_a_last_turn_control_of_a_deepeval_judge_makes_its_printed_turns_from_the_changed_typed_conversation(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader")
+    run = load_run(out)
+    convs = read_stored_conversations(out / "results.sqlite", run.run_id)
+    rows = [
+        r.model_copy(update={"judge": "deepeval_conversation_completeness", "inputs": {"deepeval_turns": "x"}}) for r in run.rows
+    ]
+    chosen, left_out = last_turn_pairs(rows, "deepeval_turns", 5, 0, convs)
+    assert chosen is not None and len(chosen) == 5 and left_out is None
+    for row, inputs in chosen:
+        turns = inputs["deepeval_turns"]
+        assert isinstance(turns, Printed) and turns.value[:-1] == [
+            {"role": t.role, "content": t.content} for t in convs[row.conversation_id].turns[:-1]
+        ]
+        assert turns.value[-1]["content"] != convs[row.conversation_id].turns[-1].content
+    assert get_judge("deepeval_conversation_completeness").spec.controls.conversation == "deepeval_turns"
+
+
+def test_a_conversation_without_an_assistant_answer_is_left_out_and_the_report_says_so(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader", chats=[UNANSWERED, *CHATS[:12]])
+    report = run_controls(out, engine=engine, sample=20, kinds=("last_turn",))
+    g = report.other_kinds["last_turn"]["conversation_completeness"]
+    assert g.n == 12 and g.verdict == DISCRIMINATES
+    assert g.left_out == "rows left out: 1 with no assistant answer to replace"
+    assert any(
+        line.endswith(f"{DISCRIMINATES} (rows left out: 1 with no assistant answer to replace)")
+        for line in controls_lines(report)
+    )
+    engine, out = judged(tmp_path, reads_the_last_answer, "lonely", chats=[UNANSWERED, {**UNANSWERED, "id": "lonely2"}])
+    g = run_controls(out, engine=engine, sample=20, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.auc is None and g.verdict == (
+        "no control: fewer than 2 conversations to swap last assistant answers between "
+        "(rows left out: 2 with no assistant answer to replace)"
+    )
+    assert not (out / "controls" / "conversation_completeness.last_turn").exists()
+    same = [{"id": c["id"], "messages": [*c["messages"][:-1], {"role": "assistant", "content": "Done."}]} for c in CHATS[:4]]
+    engine, out = judged(tmp_path, lambda m, f: _verdict(True), "same-answers", chats=same)
+    g = run_controls(out, engine=engine, sample=4, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert (g.n, g.verdict) == (0, "inconclusive (n too small)")  # every swap would change nothing: none judged
+
+
+def test_per_turn_rows_get_no_last_turn_control_and_say_why(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "per-turn", chats=CHATS[:4], conversation="turn")
+    g = run_controls(out, engine=engine, sample=20, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.verdict.startswith("no control: fewer than 2 conversations") and "8 not a whole conversation" in g.verdict
+
+
+def test_a_judge_that_declares_no_conversation_gets_no_last_turn_control_and_says_so(tmp_path):
+    engine = ScriptedEngine(lambda m, f: json.dumps({"rationale": "r", "result": "none"}), model_id="frustration")
+    localjudge.evaluate(CHATS[:6], ["user_frustration"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine, sample=6, kinds=("last_turn",)).other_kinds["last_turn"]["user_frustration"]
+    assert g.variable is None and g.verdict == "no control: the judge file declares no conversation variable"
+
+
+@pytest.mark.parametrize("name", ["conversation_completeness", "knowledge_retention", "deepeval_conversation_completeness"])
+def test_the_conversation_judges_whose_verdict_rests_on_the_answers_declare_their_conversation(name):
+    controls = get_judge(name).spec.controls
+    assert controls is not None and controls.conversation in {v.name for v in get_judge(name).spec.variables}
+
+
+def test_run_and_controls_commands_judge_last_turn_controls_into_the_summary_report_and_view(tmp_path):
+    from localjudge.report import render_report
+    from localjudge.view.pages import controls_section
+    from localjudge.view.runs import RunHandle
+
+    data = tmp_path / "chats.jsonl"
+    data.write_text("".join(json.dumps(c) + "\n" for c in CHATS[:12]))
+    scripted = ["-m", "scripted:", "--option", 'response={"rationale": "r", "result": "yes"}']
+    out = tmp_path / "run"
+    args = ["run", str(data), "-j", "conversation_completeness", "-o", str(out), *scripted, "--controls", "12"]
+    r = CliRunner().invoke(main, [*args, "--control-kind", "last_turn"])
+    assert r.exit_code == 0, r.output
+    assert "negative controls (another conversation's last assistant turn; 12 rows sampled, seed 0):" in r.output
+    summary = json.loads((out / "summary.json").read_text())["judges"]["conversation_completeness"]["controls"]
+    last = summary["other_kinds"]["last_turn"]
+    assert (last["variable"], last["n_real"], last["verdict"]) == ("conversation", 12, BLIND)
+    saved = (out / "controls" / "controls.json").read_text()
+    r = CliRunner().invoke(main, ["controls", str(out), "--sample", "12", "--kind", "last_turn", *scripted])
+    assert r.exit_code == 0, r.output
+    assert (out / "controls" / "controls.json").read_text() == saved  # the same controls, from their cache
+    html = render_report(out)
+    row = html[html.index('data-kind="last_turn"') :].split("</tr>")[0]
+    assert "<code>conversation</code> (another conversation&#39;s last assistant turn)" in row and f'"warn">{BLIND}' in row
+    page = controls_section(RunHandle("run", out).controls())
+    assert (
+        'data-kind="last_turn"' in page and "conversation_completeness (another conversation&#x27;s last assistant turn)" in page
+    )
+
+
+def test_a_last_turn_control_keeps_out_the_leading_turns_the_run_cut_to_fit(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader")
+    run = load_run(out)
+    convs = read_stored_conversations(out / "results.sqlite", run.run_id)
+    rows = [r.model_copy(update={"truncated_turns": 2}) for r in run.rows]
+    chosen, _ = last_turn_pairs(rows, "conversation", 4, 0, convs)
+    assert chosen is not None and len(chosen) == 4
+    for row, inputs in chosen:
+        turns = json.loads(inputs["conversation"])
+        assert [t["content"] for t in turns[:1]] == [convs[row.conversation_id].turns[2].content] and len(turns) == 2
