@@ -375,6 +375,32 @@ def test_the_controls_column_says_each_verdict_in_a_word_or_two(verdict, word):
     assert controls_column(None) is None
 
 
+def test_the_controls_column_of_a_judge_without_an_answer_shows_the_kind_it_declares_by_name():
+    """A conversation judge declares no answer, only a conversation: its column is its last-turn verdict, named,
+    not the answers' `no control`; a judge that declares an answer keeps the answers' verdict beside other kinds."""
+    from localjudge.report.controls import ControlsReport, JudgeControls, controls_column
+
+    no_answer = "no control: the judge file declares no answer variable"
+    report = ControlsReport(
+        seed=0,
+        sample=20,
+        judges={
+            "conv": JudgeControls(judge="conv", variable=None, verdict=no_answer),
+            "grounded": JudgeControls(judge="grounded", variable="output", verdict=DISCRIMINATES),
+            "neither": JudgeControls(judge="neither", variable=None, verdict=no_answer),
+        },
+        other_kinds={
+            "context": {
+                "conv": JudgeControls(judge="conv", variable=None, kind="context", verdict="no control: none"),
+                "grounded": JudgeControls(judge="grounded", variable="context", kind="context", verdict=BLIND),
+                "neither": JudgeControls(judge="neither", variable=None, kind="context", verdict="no control: none"),
+            },
+            "last_turn": {"conv": JudgeControls(judge="conv", variable="conversation", kind="last_turn", verdict=BLIND)},
+        },
+    )
+    assert controls_column(report) == {"conv": "blind (last_turn)", "grounded": "discriminates", "neither": "no control"}
+
+
 # ------------------------------------------------------------------ the report's "How far to trust the numbers"
 
 

@@ -658,8 +658,26 @@ def verdict_word(verdict: str) -> str:
 
 def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
     """Judge → its verdict in a word or two (`verdict_word`), the `controls` column of the run's table; None without
-    controls (no column)."""
-    return None if report is None else {name: verdict_word(j.verdict) for name, j in report.judges.items()}
+    controls (no column). The answers' verdict where the judge declares an answer; else that of the first other kind
+    judged whose variable it declares, named (`blind (last_turn)`: a conversation judge declares no answer); else
+    the answers' `no control`."""
+    if report is None:
+        return None
+    out: dict[str, str] = {}
+    for name, j in report.judges.items():
+        other = next(
+            (
+                (kind, o)
+                for kind, judges in report.other_kinds.items()
+                if (o := judges.get(name)) is not None and o.variable is not None
+            ),
+            None,
+        )
+        if j.variable is None and other is not None:
+            out[name] = f"{verdict_word(other[1].verdict)} ({other[0]})"
+        else:
+            out[name] = verdict_word(j.verdict)
+    return out
 
 
 SENTENCES = {
