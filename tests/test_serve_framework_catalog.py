@@ -579,3 +579,47 @@ def test_a_conversational_geval_with_a_rubric_is_recognised():
         {judge: lambda s: {"score": s["properties"]["score"]["maximum"]}},
     )
     assert seen == [judge] and metric.error is None and metric.score == 1
+
+
+def _ragas_prompt(path: str) -> Any:
+    """An instance of the RAGAS prompt class `module.Class` (a row's source)."""
+    mod, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(mod), name)()
+
+
+NO_EXAMPLES = [r for r in _rows()[1:] if r["judge"].startswith("ragas.") and r["judge"].endswith("[no examples]")]
+
+
+@pytest.mark.parametrize("row", NO_EXAMPLES, ids=lambda r: r["judge"])
+def test_a_ragas_prompt_with_its_examples_set_to_none_is_recognised_with_the_same_contract(row):
+    # RAGAS leaves the examples section out of a prompt whose examples are [] (a user's few-shot-free prompt): that
+    # text is recognised and answered under the same contract as the prompt with its examples
+    prompt = _ragas_prompt(row["source"].split(" ", 1)[0])
+    data = prompt.examples[0][0]
+    prompt.examples = []
+    text = prompt.to_string(data)
+    assert "EXAMPLES" not in text
+    catalog = Catalog.builtin()
+    c = catalog.match([Message(role="user", content=text)])
+    assert c is not None and c.judge == row["judge"]
+    (full,) = [x for x in framework_contracts() if x.judge == row["judge"].removesuffix("[no examples]")]
+    assert c.schema == full.schema and c.client_schema == full.client_schema
+
+
+def test_ragas_faithfulness_prompts_without_examples_on_real_values_get_their_contracts():
+    from ragas.metrics._faithfulness import NLIStatementInput, StatementGeneratorInput, StatementGeneratorPrompt
+    from ragas.metrics.collections.faithfulness.util import NLIStatementPrompt
+
+    catalog = Catalog.builtin()
+    gen = StatementGeneratorPrompt()
+    gen.examples = []
+    text = gen.to_string(StatementGeneratorInput(question="Where is the Louvre?", answer="In Paris. It opened in 1793."))
+    hit = catalog.tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.contract.judge == "ragas.legacy._faithfulness.StatementGeneratorPrompt[no examples]"
+    assert hit.schema is not None and hit.schema["properties"]["statements"]["minItems"] == 1
+    nli = NLIStatementPrompt()
+    nli.examples = []
+    data = NLIStatementInput(context="The Louvre is in Paris.", statements=["The Louvre is in Paris.", "It is in Rome."])
+    text = nli.to_string(nli.input_model.model_validate(data.model_dump()))
+    hit = catalog.tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.contract.judge == "ragas.collections.faithfulness.util.NLIStatementPrompt[no examples]"

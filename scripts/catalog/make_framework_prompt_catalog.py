@@ -433,9 +433,13 @@ def _located(rule: dict[str, Any], text: str, marks: dict[str, str]) -> dict[str
 # ------------------------------------------------------------------------------------------ RAGAS
 
 
-def _cut(prompt: Any) -> tuple[str, str]:
-    """The prompt's fixed text before and after its input JSON, from its own first example."""
+def _cut(prompt: Any, examples: bool = True) -> tuple[str, str]:
+    """The prompt's fixed text before and after its input JSON, from its own first example; `examples` False: as the
+    prompt renders with its examples set to [] (RAGAS then leaves out the examples section)."""
     data = prompt.examples[0][0]
+    if not examples:
+        prompt = copy.copy(prompt)
+        prompt.examples = []
     text = prompt.to_string(data)
     js = data.model_dump_json(indent=4, exclude_none=True)
     i = text.rindex(js)
@@ -472,30 +476,36 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
         ("collections", "ragas.metrics.collections", BasePrompt),
         ("legacy", "ragas.metrics", PydanticPrompt),
     ):
-        for path, prompt in _prompts_in(package, base):
-            if api == "legacy" and path.startswith("ragas.metrics.collections."):
-                continue
-            try:
-                before, after = _cut(prompt)
-            except (ValueError, AttributeError, TypeError) as e:
-                skipped.append(f"{path}: {type(e).__name__}: {e}")
-                continue
-            schema = prompt.output_model.model_json_schema()
-            judge = f"ragas.{api}.{path.removeprefix(package + '.')}"
-            same = [r for r in out if r["segments"] == [[before, after]] and r["client_schema"] == schema]
-            if same:  # one prompt defined in two modules: one entry, both named
-                same[0]["source"] += f", {path}"
-                continue
-            out.append(
-                {
-                    "judge": judge,
-                    "source": path,
-                    "roles": ["user"],
-                    "segments": [[before, after]],
-                    "schema": contract(schema, "ragas"),
-                    "client_schema": schema,
-                }
-            )
+        found = _prompts_in(package, base)
+        # each prompt as its metric sends it, then (after all of them, so the file's earlier entries keep their
+        # order) as it sends it with its examples set to []: the same contract
+        for examples, label in ((True, ""), (False, "[no examples]")):
+            for path, prompt in found:
+                if api == "legacy" and path.startswith("ragas.metrics.collections."):
+                    continue
+                try:
+                    before, after = _cut(prompt, examples)
+                except (ValueError, AttributeError, TypeError) as e:
+                    if examples:
+                        skipped.append(f"{path}: {type(e).__name__}: {e}")
+                    continue
+                schema = prompt.output_model.model_json_schema()
+                judge = f"ragas.{api}.{path.removeprefix(package + '.')}{label}"
+                same = [r for r in out if r["segments"] == [[before, after]] and r["client_schema"] == schema]
+                if same:  # one prompt defined in two modules: one entry, both named; a prompt whose own
+                    if not label:  # to_string renders no examples (ClaimDecompositionPrompt): no second entry
+                        same[0]["source"] += f", {path}"
+                    continue
+                out.append(
+                    {
+                        "judge": judge,
+                        "source": path + (" with examples=[]" if label else ""),
+                        "roles": ["user"],
+                        "segments": [[before, after]],
+                        "schema": contract(schema, "ragas"),
+                        "client_schema": schema,
+                    }
+                )
     return out, skipped
 
 
