@@ -499,7 +499,7 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
                 out.append(
                     {
                         "judge": judge,
-                        "source": path + (" with examples=[]" if label else ""),
+                        "source": path,  # the class; the judge name says how it was rendered
                         "roles": ["user"],
                         "segments": [[before, after]],
                         "schema": contract(schema, "ragas"),
