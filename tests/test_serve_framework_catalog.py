@@ -262,8 +262,9 @@ def test_promptfoos_own_parser_reads_each_answer_of_the_contract_as_a_verdict(ki
 
 def _recorded_run(build: Any, case: Any, fill: dict[str, Any] | None = None) -> tuple[Any, list[str | None]]:
     """DeepEval's own metric (`build(model)`) measured on `case` with a recording model that answers each prompt
-    with the minimal answer of the catalog contract it is recognised as (`fill`: judge -> the fields to give content
-    where the metric needs some to go on, or a function of the prompt giving them), validated by the schema class the
+    with the minimal answer of the catalog contract it is recognised as, for that request (`fill`: judge -> the fields to
+    give content where the metric needs some to go on, or a function of that contract giving them), validated by the
+    schema class the
     metric itself passes: (the metric, the judge of each prompt sent, None for a prompt the catalog does not hold as a
     framework prompt, answered from the schema for the run to go on)."""
     import jsonschema
@@ -275,14 +276,16 @@ def _recorded_run(build: Any, case: Any, fill: dict[str, Any] | None = None) -> 
     seen: list[str | None] = []
 
     def answer(prompt: str, schema: Any) -> Any:
-        c = catalog.match([Message(role="user", content=prompt)])
+        msgs = [Message(role="user", content=prompt)]
+        c = catalog.match(msgs)
         seen.append(c.judge if c is not None and c.framework else None)
         if c is None or not c.framework:
             return schema.model_validate(_minimal(contract(schema.model_json_schema(), "deepeval")))
-        instance = _minimal(c.schema)
+        own = c.schema_for(msgs)  # the contract serve applies to this request (its values narrowing it)
+        instance = _minimal(own)
         extra = (fill or {}).get(c.judge, {})
-        instance.update(extra(prompt) if callable(extra) else extra)
-        jsonschema.validate(instance, c.schema)  # still an answer of the contract
+        instance.update(extra(own) if callable(extra) else extra)
+        jsonschema.validate(instance, own)  # still an answer of the contract
         return schema.model_validate(instance)
 
     metric = build(RecordingLLM(answer))
@@ -320,7 +323,6 @@ def test_task_completion_arena_and_conversation_completeness_runs_send_recognise
     position, each sent by a run of its own metric with default settings: every prompt of the run recognised, every
     contract answer accepted by the schema the metric passes, the run scored without error."""
     from deepeval.metrics import ArenaGEval, ConversationCompletenessMetric, TaskCompletionMetric
-    from deepeval.metrics.arena_g_eval.utils import FAKE_NAMES
     from deepeval.test_case import ArenaTestCase, Contestant, ConversationalTestCase, LLMTestCase, SingleTurnParams, Turn
 
     one = LLMTestCase(input="Book a table for two at eight.", actual_output="Booked: two people, 8 pm.")
@@ -328,12 +330,7 @@ def test_task_completion_arena_and_conversation_completeness_runs_send_recognise
     assert seen == _deepeval("TaskCompletionMetric.extract_goal_and_outcome", "TaskCompletionMetric.generate_verdict")
     assert metric.error is None
 
-    # the winner must be one of the contestants' dummy names the prompt lists (any other: DeepEval's KeyError)
-    def listed(prompt: str) -> dict[str, str]:
-        block = prompt.split("\n\nContestants:\n", 1)[1].split("\n\nParameters:\n", 1)[0]
-        return {"winner": next(n for n in FAKE_NAMES if f'"{n}"' in block)}
-
-    winner = {"deepeval.ArenaGEval.generate_arena_winner": listed}
+    # the winner: the contract's own first answer, one of the contestant names this request lists
     contestants = [
         Contestant(name=n, test_case=LLMTestCase(input="Capital of France?", actual_output=a))
         for n, a in (("A", "Paris"), ("B", "Lyon"))
@@ -341,7 +338,7 @@ def test_task_completion_arena_and_conversation_completeness_runs_send_recognise
     params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
     arena = ArenaTestCase(contestants=contestants)
     metric, seen = _recorded_run(
-        lambda m: ArenaGEval(name="a", criteria="Correct?", evaluation_params=params, model=m, async_mode=False), arena, winner
+        lambda m: ArenaGEval(name="a", criteria="Correct?", evaluation_params=params, model=m, async_mode=False), arena
     )
     assert seen == _deepeval(
         "ArenaGEval.generate_evaluation_steps", "ArenaGEval.generate_arena_winner", "ArenaGEval.rewrite_reason"
@@ -412,3 +409,217 @@ def test_a_default_geval_run_sends_prompts_the_catalog_holds():
         )
         metric, seen = _recorded_run(build, case)
         assert seen == sent, (kwargs, strict, seen)
+
+
+def _arena(n: int) -> Any:
+    """An ArenaTestCase of `n` contestants (real names `model-1`..), each answering the same question differently."""
+    from deepeval.test_case import ArenaTestCase, Contestant, LLMTestCase
+
+    answers = ["Paris", "Lyon", "Marseille", "Nice"][:n]
+    return ArenaTestCase(
+        contestants=[
+            Contestant(name=f"model-{i + 1}", test_case=LLMTestCase(input="Capital of France?", actual_output=a))
+            for i, a in enumerate(answers)
+        ]
+    )
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_an_arena_winner_prompt_gets_a_winner_enum_of_exactly_the_contestants_it_lists(n):
+    # DeepEval reads the winner as dummy_to_real_names[winner] (a KeyError for any other name): the contract's winner
+    # is one of the (dummy) names this request's prompt lists, read from the prompt as DeepEval's own code renders it
+    from deepeval.metrics import ArenaGEval
+    from deepeval.metrics.arena_g_eval.utils import format_arena_test_case
+    from deepeval.metrics.g_eval.utils import construct_g_eval_params_string, number_evaluation_steps
+    from deepeval.test_case import SingleTurnParams
+    from deepeval_support import RecordingLLM
+
+    params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
+    steps = ["Prefer the correct answer."]
+    metric = ArenaGEval(name="a", evaluation_steps=steps, evaluation_params=params, model=RecordingLLM(lambda p, s: None))
+    formatted, dummy_to_real = format_arena_test_case(params, _arena(n))
+    prompt = metric._get_prompt(
+        "generate_arena_winner",
+        evaluation_steps=number_evaluation_steps(metric.evaluation_steps),
+        test_case_contents=formatted,
+        parameters=construct_g_eval_params_string(params),
+        multimodal=False,
+    )
+    msgs = [Message(role="user", content=prompt)]
+    hit = Catalog.builtin().tighten(msgs, None)
+    assert hit is not None and hit.contract.judge == "deepeval.ArenaGEval.generate_arena_winner"
+    assert hit.schema is not None
+    winner = hit.schema["properties"]["winner"]
+    assert sorted(winner["enum"]) == sorted(dummy_to_real) and len(winner["enum"]) == n
+    assert hit.contract.schema["properties"]["winner"] == {"type": "string"}  # the shared contract is left as it was
+    # the same prompt with contestants that are no JSON object (a hand-made request): the contract's free string
+    head, rest = prompt.split("\n\nContestants:\n", 1)
+    other = head + "\n\nContestants:\nAlice and Bob\n\nParameters:\n" + rest.split("\n\nParameters:\n", 1)[1]
+    assert Catalog.builtin().tighten([Message(role="user", content=other)], None).schema == hit.contract.schema
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_deepevals_arena_metric_accepts_every_winner_the_contract_allows(n):
+    """ArenaGEval's own run (steps, winner, reason rewrite) with a recording model answering each enum value of the
+    winner prompt's contract in turn, DeepEval's name shuffles seeded alike: every run names a real contestant, none
+    raises, and the n values name the n contestants."""
+    import random
+
+    from deepeval.metrics import ArenaGEval
+    from deepeval.test_case import SingleTurnParams
+
+    params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
+    winners = set()
+    for k in range(n):
+        pick = {"deepeval.ArenaGEval.generate_arena_winner": lambda s, k=k: {"winner": s["properties"]["winner"]["enum"][k]}}
+        random.seed(48)  # format_arena_test_case shuffles the dummy names and the contestants' order
+        metric, seen = _recorded_run(
+            lambda m: ArenaGEval(name="a", criteria="Correct?", evaluation_params=params, model=m, async_mode=False),
+            _arena(n),
+            pick,
+        )
+        assert None not in seen and "deepeval.ArenaGEval.generate_arena_winner" in seen
+        assert metric.winner in {f"model-{i + 1}" for i in range(n)}, metric.winner
+        winners.add(metric.winner)
+    assert winners == {f"model-{i + 1}" for i in range(n)}  # each enum value a distinct contestant
+
+
+RUBRICS = {  # rubric bands -> the score range G-Eval's get_score_range gives them
+    "0-5": ([((0, 2), "Wrong or missing."), ((3, 5), "Correct.")], (0, 5)),
+    "1-7": ([((1, 3), "Wrong."), ((4, 6), "Partly right."), ((7, 7), "Right.")], (1, 7)),
+    "0-10": ([((0, 4), "Wrong."), ((5, 10), "Right.")], (0, 10)),
+}
+
+
+@pytest.mark.parametrize("bands", sorted(RUBRICS))
+def test_a_geval_with_a_rubric_is_recognised_and_its_score_held_to_the_rubrics_range(bands):
+    # a rubric changes G-Eval's results prompt (its Rubric section, its wording, the score range it spans): that prompt
+    # is recognised, its score bounded to the range this request's prompt states; DeepEval reads both ends into 0..1
+    from deepeval.metrics import GEval
+    from deepeval.metrics.g_eval.utils import Rubric
+    from deepeval.test_case import LLMTestCase, SingleTurnParams
+
+    rubric, (lo, hi) = RUBRICS[bands]
+    params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
+    case = LLMTestCase(input="What is the capital of France?", actual_output="Paris.")
+    judge = "deepeval.GEval.generate_evaluation_results[rubric]"
+    scores = {}
+    for end in ("minimum", "maximum"):
+        got: list[dict[str, Any]] = []
+        fill = {judge: lambda s, end=end, got=got: got.append(s) or {"score": s["properties"]["score"][end]}}
+
+        def build(m: Any) -> Any:
+            bands_ = [Rubric(score_range=r, expected_outcome=o) for r, o in rubric]
+            return GEval(
+                name="g", evaluation_params=params, evaluation_steps=["Check it."], rubric=bands_, model=m, async_mode=False
+            )
+
+        metric, seen = _recorded_run(build, case, fill)
+        assert seen == [judge]
+        (schema,) = got
+        assert (schema["properties"]["score"]["minimum"], schema["properties"]["score"]["maximum"]) == (lo, hi)
+        assert metric.error is None
+        scores[end] = metric.score
+    assert scores == {"minimum": 0, "maximum": 1}
+
+    # strict G-Eval renders neither rubric nor range: a strict run with the rubric sends the strict prompt, 0 or 1
+    strict = lambda m: GEval(  # noqa: E731
+        name="g",
+        evaluation_params=params,
+        evaluation_steps=["Check it."],
+        rubric=[Rubric(score_range=r, expected_outcome=o) for r, o in rubric],
+        strict_mode=True,
+        model=m,
+        async_mode=False,
+    )
+    metric, seen = _recorded_run(strict, case)
+    assert seen == ["deepeval.GEval.generate_strict_evaluation_results"] and metric.error is None
+
+
+def test_a_trace_geval_prompt_with_a_rubric_gets_the_rubrics_score_range():
+    from deepeval.metrics.g_eval.utils import Rubric, format_rubrics, get_score_range
+    from deepeval.templates.resolver import resolve_template
+
+    rubric = [Rubric(score_range=r, expected_outcome=o) for r, o in RUBRICS["1-7"][0]]
+    text = resolve_template(
+        "metrics",
+        "GEval",
+        "generate_trace_evaluation_results",
+        multimodal=False,
+        evaluation_steps="1. Check the tool calls.",
+        trace_json=json.dumps({"name": "agent", "type": "agent", "input": "q", "output": "a", "children": []}, indent=2),
+        rubric=format_rubrics(rubric),
+        score_range=get_score_range(rubric),
+        _additional_context=None,
+    )
+    hit = Catalog.builtin().tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.contract.judge == "deepeval.GEval.generate_trace_evaluation_results[rubric]"
+    assert hit.schema is not None and hit.schema["properties"]["score"] == {"type": "number", "minimum": 1, "maximum": 7}
+
+
+def test_a_conversational_geval_with_a_rubric_is_recognised():
+    # ConversationalGEval's prompt with a rubric (its own wording and Rubric section; it states 0 to 10 whatever the
+    # bands, and DeepEval divides by 10): recognised, answered under the 0..10 contract, scored without error
+    from deepeval.metrics import ConversationalGEval
+    from deepeval.metrics.g_eval.utils import Rubric
+    from deepeval.test_case import ConversationalTestCase, MultiTurnParams, Turn
+
+    turns = [Turn(role="user", content="Capital of France?"), Turn(role="assistant", content="Paris.")]
+    judge = "deepeval.ConversationalGEval.generate_evaluation_results[rubric]"
+    metric, seen = _recorded_run(
+        lambda m: ConversationalGEval(
+            name="c",
+            evaluation_params=[MultiTurnParams.CONTENT],
+            evaluation_steps=["Check the answers."],
+            rubric=[Rubric(score_range=r, expected_outcome=o) for r, o in RUBRICS["0-5"][0]],
+            model=m,
+            async_mode=False,
+        ),
+        ConversationalTestCase(turns=turns),
+        {judge: lambda s: {"score": s["properties"]["score"]["maximum"]}},
+    )
+    assert seen == [judge] and metric.error is None and metric.score == 1
+
+
+def _ragas_prompt(path: str) -> Any:
+    """An instance of the RAGAS prompt class `module.Class` (a row's source)."""
+    mod, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(mod), name)()
+
+
+NO_EXAMPLES = [r for r in _rows()[1:] if r["judge"].startswith("ragas.") and r["judge"].endswith("[no examples]")]
+
+
+@pytest.mark.parametrize("row", NO_EXAMPLES, ids=lambda r: r["judge"])
+def test_a_ragas_prompt_with_its_examples_set_to_none_is_recognised_with_the_same_contract(row):
+    # RAGAS leaves the examples section out of a prompt whose examples are [] (a user's few-shot-free prompt): that
+    # text is recognised and answered under the same contract as the prompt with its examples
+    prompt = _ragas_prompt(row["source"].split(" ", 1)[0])
+    data = prompt.examples[0][0]
+    prompt.examples = []
+    text = prompt.to_string(data)
+    assert "EXAMPLES" not in text
+    catalog = Catalog.builtin()
+    c = catalog.match([Message(role="user", content=text)])
+    assert c is not None and c.judge == row["judge"]
+    (full,) = [x for x in framework_contracts() if x.judge == row["judge"].removesuffix("[no examples]")]
+    assert c.schema == full.schema and c.client_schema == full.client_schema
+
+
+def test_ragas_faithfulness_prompts_without_examples_on_real_values_get_their_contracts():
+    from ragas.metrics._faithfulness import NLIStatementInput, StatementGeneratorInput, StatementGeneratorPrompt
+    from ragas.metrics.collections.faithfulness.util import NLIStatementPrompt
+
+    catalog = Catalog.builtin()
+    gen = StatementGeneratorPrompt()
+    gen.examples = []
+    text = gen.to_string(StatementGeneratorInput(question="Where is the Louvre?", answer="In Paris. It opened in 1793."))
+    hit = catalog.tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.contract.judge == "ragas.legacy._faithfulness.StatementGeneratorPrompt[no examples]"
+    assert hit.schema is not None and hit.schema["properties"]["statements"]["minItems"] == 1
+    nli = NLIStatementPrompt()
+    nli.examples = []
+    data = NLIStatementInput(context="The Louvre is in Paris.", statements=["The Louvre is in Paris.", "It is in Rome."])
+    text = nli.to_string(nli.input_model.model_validate(data.model_dump()))
+    hit = catalog.tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.contract.judge == "ragas.collections.faithfulness.util.NLIStatementPrompt[no examples]"

@@ -8,7 +8,9 @@ One prompt per metric and per contract (`COVER`, 157 prompts -> 85), not all 157
 prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 157 is
 recognised as itself and that its contract's answers pass the framework's validator. The 25 DeepEval templates
 paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks (8), not one per metric: the cover
-of the 132 before stays as it was (77)."""
+of the 132 before stays as it was (77). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
+examples: `VARIANT`) share their base prompt's contract and stay out of the cover: one of each, and ArenaGEval's
+winner for three contestants, is sent by test_contracts_read_from_the_request_hold_over_a_real_server."""
 
 from __future__ import annotations
 
@@ -84,7 +86,12 @@ def _new_schemas(cover: list[Contract], later: list[Contract]) -> list[Contract]
 # DeepEval's TurnRelevancy verdicts prompt is the built-in deepeval_turn_relevancy's text; the catalog held it as the
 # judge's ({rationale, result}, which DeepEval cannot read) until the framework's contract won: always sent
 MATCHED_AS_BUILTIN_BEFORE = "deepeval.TurnRelevancyMetric.generate_verdicts"
-_BEFORE = _cover([c for c in CONTRACTS if c.judge not in PAIRED_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE])
+# the texts other settings send (`[rubric]` G-Eval, `[no examples]` RAGAS): each shares its base prompt's contract
+# schema, so none enters the cover; test_contracts_read_from_the_request_hold_over_a_real_server sends one of each
+VARIANT = [c for c in CONTRACTS if c.judge.endswith("]")]
+_BEFORE = _cover(
+    [c for c in CONTRACTS if c.judge not in PAIRED_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE and c not in VARIANT]
+)
 COVER = [
     *_BEFORE,
     *_new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER]),
@@ -158,3 +165,72 @@ def test_the_promptfoo_and_inspect_prompts_are_what_the_installed_clients_send()
     assert not changed, f"rerun scripts/catalog/make_framework_prompt_catalog.py: these prompts changed: {changed}"
     promptfoo = {"promptfoo.llm-rubric", "promptfoo.model-graded-closedqa", "promptfoo.factuality"}
     assert promptfoo <= built.keys(), "promptfoo's three default model-graded assertions, each recorded"
+
+
+def _per_request_prompts() -> list[tuple[str, str, Any]]:
+    """(judge, prompt, check of the parsed answer): ArenaGEval's winner prompt for three contestants and a rubric
+    G-Eval's results prompt (range 1..5), each rendered by DeepEval's own code, and RAGAS's statement prompt with its
+    examples set to []."""
+    import random
+
+    from deepeval.metrics.arena_g_eval.utils import format_arena_test_case
+    from deepeval.metrics.g_eval.utils import Rubric, format_rubrics, get_score_range
+    from deepeval.templates.resolver import resolve_template
+    from deepeval.test_case import ArenaTestCase, Contestant, LLMTestCase, SingleTurnParams
+    from ragas.metrics._faithfulness import StatementGeneratorInput, StatementGeneratorPrompt
+
+    random.seed(48)
+    params = [SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT]
+    contestants = [
+        Contestant(name=n, test_case=LLMTestCase(input=CASE[0], actual_output=a))
+        for n, a in (("m1", "Paris."), ("m2", "Lyon."), ("m3", "Paris, on the Seine."))
+    ]
+    formatted, names = format_arena_test_case(params, ArenaTestCase(contestants=contestants))
+    arena = resolve_template(
+        "metrics",
+        "ArenaGEval",
+        "generate_arena_winner",
+        multimodal=False,
+        evaluation_steps="1. Prefer the correct answer.",
+        test_case_contents=formatted,
+        parameters="Input and Actual Output",
+    )
+    rubric = [Rubric(score_range=(1, 2), expected_outcome="Wrong."), Rubric(score_range=(3, 5), expected_outcome="Right.")]
+    geval = resolve_template(
+        "metrics",
+        "GEval",
+        "generate_evaluation_results",
+        multimodal=False,
+        evaluation_steps="1. Check the answer.",
+        test_case_content=f"Input:\n{CASE[0]}\n\nActual Output:\n{CASE[1]}",
+        parameters="Input and Actual Output",
+        rubric=format_rubrics(rubric),
+        score_range=get_score_range(rubric),
+        _additional_context=None,
+    )
+    ragas = StatementGeneratorPrompt()
+    ragas.examples = []
+    statements = ragas.to_string(StatementGeneratorInput(question=CASE[0], answer=CASE[2]))
+    return [
+        ("deepeval.ArenaGEval.generate_arena_winner", arena, lambda a: a["winner"] in names),
+        ("deepeval.GEval.generate_evaluation_results[rubric]", geval, lambda a: 1 <= a["score"] <= 5),
+        ("ragas.legacy._faithfulness.StatementGeneratorPrompt[no examples]", statements, lambda a: a["statements"]),
+    ]
+
+
+def test_contracts_read_from_the_request_hold_over_a_real_server(server):
+    """The contracts a request's own values narrow (ArenaGEval's winner among the contestants it lists, a rubric
+    G-Eval's score within the range it states) and a RAGAS prompt without its examples, each sent as the framework
+    renders it: answered in full under the contract it names, the answer what the framework reads."""
+    from deepeval.models.llms.utils import trim_and_load_json
+
+    by_judge = {c.judge: c for c in CONTRACTS}
+    for judge, prompt, check in _per_request_prompts():
+        c = by_judge[judge]
+        status, out, headers = post(server.url, {"model": server.model, "messages": [{"role": "user", "content": prompt}]})
+        assert status == 200, (judge, out)
+        choice = out["choices"][0]
+        assert choice["finish_reason"] == "stop" and headers.get("x-localjudge-contract") == c.label, (judge, choice)
+        answer = trim_and_load_json(choice["message"]["content"])
+        _validator(c).model_validate(answer)
+        assert check(answer), (judge, answer)

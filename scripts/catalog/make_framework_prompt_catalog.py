@@ -81,6 +81,30 @@ DEFAULT_RUN = {
     ("GEval", "generate_strict_trace_evaluation_results"): {"_additional_context": None},
     ("ConversationalGEval", "generate_evaluation_results"): {"rubric": None},
 }
+# ... and the other texts a run with other settings sends, each its own entry (`deepeval.<class>.<method>[<name>]`): a
+# G-Eval with a rubric (`rubric=[Rubric(score_range=..., expected_outcome=...)]`: the rubric's section, its wording,
+# and the score range the rubric spans, G-Eval's `get_score_range`, rendered from the range's own sentinels). Strict
+# G-Eval renders neither rubric nor range: a strict run with a rubric sends the default strict text.
+_RANGE = (MARK.format(90), MARK.format(91))
+_WITH_RUBRIC = {"_additional_context": None, "score_range": _RANGE}
+VARIANTS = {
+    ("GEval", "generate_evaluation_results"): {"rubric": _WITH_RUBRIC},
+    ("GEval", "generate_trace_evaluation_results"): {"rubric": _WITH_RUBRIC},
+    ("ConversationalGEval", "generate_evaluation_results"): {"rubric": {}},  # its prompt states 0 to 10 whatever the rubric
+}
+# contracts narrowed per request from a variable's text (serve/core/catalog.py `_narrowing`), a variable named as the
+# template names it (`score_range[0]`: the range's first sentinel): ArenaGEval's winner one of the contestant names
+# the request lists (`test_case_contents` is FormattedArenaTestCase's JSON, the names the keys of its
+# `arena_test_cases`; DeepEval reads the winner as `dummy_to_real_names[winner]`, a KeyError for any other), G-Eval's
+# score within the range a rubric's prompt states
+_RUBRIC_RANGE = [{"property": "score", "minimum": "score_range[0]", "maximum": "score_range[1]"}]
+FROM_PROMPT = {
+    ("ArenaGEval", "generate_arena_winner", ""): [
+        {"property": "winner", "keys_of": "test_case_contents", "key": "arena_test_cases"}
+    ],
+    ("GEval", "generate_evaluation_results", "rubric"): _RUBRIC_RANGE,
+    ("GEval", "generate_trace_evaluation_results", "rubric"): _RUBRIC_RANGE,
+}
 # DeepEval metrics whose code renders a prompt in one function and asks for its schema in another
 PAIRS = {
     ("GEval", "generate_evaluation_steps"): "deepeval.metrics.g_eval.schema.Steps",
@@ -360,33 +384,62 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
             values: dict[str, Any] = {n: ([MARK.format(i)] if n in loops else MARK.format(i)) for i, n in enumerate(names)}
             for n in (n for n in names if n in attrs and n not in loops):  # an object: a sentinel in each attribute read
                 values[n] = types.SimpleNamespace(**{a: MARK.format(len(values) + k) for k, a in enumerate(attrs[n])})
-            values.update(DEFAULT_RUN.get((cls_name, method), {}))
-            try:
-                text = resolve_template("metrics", cls_name, method, multimodal=False, **values)
-            except Exception as e:  # noqa: BLE001 - a template that needs more than strings: left out, named
-                skipped.append(f"{cls_name}.{method}: {type(e).__name__}: {e}")
-                continue
+            marks = {f"{n}[{k}]": m for n, v in (("score_range", _RANGE),) for k, m in enumerate(v)}
+            marks.update({n: v for n, v in values.items() if isinstance(v, str)})
             mod, _, name = path.rpartition(".")
-            model = getattr(importlib.import_module(mod), name)
-            schema = model.model_json_schema()
-            out.append(
-                entry(
-                    f"deepeval.{cls_name}.{method}",
-                    f"deepeval/metrics templates.json {cls_name}.{method}; schema {path}",
-                    [("user", text)],
-                    schema=contract(schema, "deepeval", TEMPLATE_BOUNDS.get((cls_name, method))),
-                    client_schema=schema,
+            schema = getattr(importlib.import_module(mod), name).model_json_schema()
+            runs = {"": DEFAULT_RUN.get((cls_name, method), {}), **VARIANTS.get((cls_name, method), {})}
+            for variant, settings in runs.items():
+                try:
+                    text = resolve_template("metrics", cls_name, method, multimodal=False, **{**values, **settings})
+                except Exception as e:  # noqa: BLE001 - a template that needs more than strings: left out, named
+                    skipped.append(f"{cls_name}.{method}: {type(e).__name__}: {e}")
+                    continue
+                rules = FROM_PROMPT.get((cls_name, method, variant))
+                extra = {"from_prompt": [_located(r, text, marks) for r in rules]} if rules else {}
+                label = f"[{variant}]" if variant else ""
+                out.append(
+                    entry(
+                        f"deepeval.{cls_name}.{method}{label}",
+                        f"deepeval/metrics templates.json {cls_name}.{method}{' with a ' + variant if variant else ''}; "
+                        f"schema {path}",
+                        [("user", text)],
+                        schema=contract(schema, "deepeval", TEMPLATE_BOUNDS.get((cls_name, method))),
+                        client_schema=schema,
+                        **extra,
+                    )
                 )
-            )
     return out, skipped
+
+
+def _located(rule: dict[str, Any], text: str, marks: dict[str, str]) -> dict[str, Any]:
+    """A FROM_PROMPT rule with each variable it names as the places it holds in the one-message prompt `text`:
+    `[message, variable index]` (one place for `keys_of`, every place for a bound)."""
+    order = _MARKS.findall(text)
+
+    def places(var: str) -> list[list[int]]:
+        found = [[0, i] for i, m in enumerate(order) if m == marks[var]]
+        if not found:
+            raise SystemExit(f"{var}: not in the rendered prompt")
+        return found
+
+    out = dict(rule)
+    for k in ("keys_of", "minimum", "maximum"):
+        if k in rule:
+            out[k] = places(rule[k])[0] if k == "keys_of" else places(rule[k])
+    return out
 
 
 # ------------------------------------------------------------------------------------------ RAGAS
 
 
-def _cut(prompt: Any) -> tuple[str, str]:
-    """The prompt's fixed text before and after its input JSON, from its own first example."""
+def _cut(prompt: Any, examples: bool = True) -> tuple[str, str]:
+    """The prompt's fixed text before and after its input JSON, from its own first example; `examples` False: as the
+    prompt renders with its examples set to [] (RAGAS then leaves out the examples section)."""
     data = prompt.examples[0][0]
+    if not examples:
+        prompt = copy.copy(prompt)
+        prompt.examples = []
     text = prompt.to_string(data)
     js = data.model_dump_json(indent=4, exclude_none=True)
     i = text.rindex(js)
@@ -423,30 +476,36 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
         ("collections", "ragas.metrics.collections", BasePrompt),
         ("legacy", "ragas.metrics", PydanticPrompt),
     ):
-        for path, prompt in _prompts_in(package, base):
-            if api == "legacy" and path.startswith("ragas.metrics.collections."):
-                continue
-            try:
-                before, after = _cut(prompt)
-            except (ValueError, AttributeError, TypeError) as e:
-                skipped.append(f"{path}: {type(e).__name__}: {e}")
-                continue
-            schema = prompt.output_model.model_json_schema()
-            judge = f"ragas.{api}.{path.removeprefix(package + '.')}"
-            same = [r for r in out if r["segments"] == [[before, after]] and r["client_schema"] == schema]
-            if same:  # one prompt defined in two modules: one entry, both named
-                same[0]["source"] += f", {path}"
-                continue
-            out.append(
-                {
-                    "judge": judge,
-                    "source": path,
-                    "roles": ["user"],
-                    "segments": [[before, after]],
-                    "schema": contract(schema, "ragas"),
-                    "client_schema": schema,
-                }
-            )
+        found = _prompts_in(package, base)
+        # each prompt as its metric sends it, then (after all of them, so the file's earlier entries keep their
+        # order) as it sends it with its examples set to []: the same contract
+        for examples, label in ((True, ""), (False, "[no examples]")):
+            for path, prompt in found:
+                if api == "legacy" and path.startswith("ragas.metrics.collections."):
+                    continue
+                try:
+                    before, after = _cut(prompt, examples)
+                except (ValueError, AttributeError, TypeError) as e:
+                    if examples:
+                        skipped.append(f"{path}: {type(e).__name__}: {e}")
+                    continue
+                schema = prompt.output_model.model_json_schema()
+                judge = f"ragas.{api}.{path.removeprefix(package + '.')}{label}"
+                same = [r for r in out if r["segments"] == [[before, after]] and r["client_schema"] == schema]
+                if same:  # one prompt defined in two modules: one entry, both named; a prompt whose own
+                    if not label:  # to_string renders no examples (ClaimDecompositionPrompt): no second entry
+                        same[0]["source"] += f", {path}"
+                    continue
+                out.append(
+                    {
+                        "judge": judge,
+                        "source": path,  # the class; the judge name says how it was rendered
+                        "roles": ["user"],
+                        "segments": [[before, after]],
+                        "schema": contract(schema, "ragas"),
+                        "client_schema": schema,
+                    }
+                )
     return out, skipped
 
 

@@ -53,6 +53,9 @@ class Contract:
     grammar: str | None = None  # a framework prompt whose answer is text: the Lark grammar of that text
     client_schema: dict[str, Any] | None = None  # a framework prompt: the schema the framework itself validates with
     framework: str = ""  # a framework prompt: whose (deepeval, ragas, promptfoo, inspect); "" for a built-in judge
+    # a framework prompt whose contract depends on its values: rules (framework_prompts.json `from_prompt`) that
+    # narrow `schema` per request from the text in its variables (`schema_for`)
+    from_prompt: tuple[dict[str, Any], ...] = ()
 
     @property
     def label(self) -> str:
@@ -63,22 +66,86 @@ class Contract:
         """Whether `messages` are this judge's prompt with some values in its variables."""
         if len(messages) != len(self.roles):
             return False
-        return all(m.role == r and _fits(m.content, s) for m, r, s in zip(messages, self.roles, self.segments, strict=True))
+        return all(
+            m.role == r and _spans(m.content, s) is not None for m, r, s in zip(messages, self.roles, self.segments, strict=True)
+        )
+
+    def values(self, messages: list[Message]) -> list[list[str]] | None:
+        """Per message, the text in each of its variables (each fixed segment found at its first place after the
+        one before it, as `matches` reads them); None when `messages` are not this prompt."""
+        if len(messages) != len(self.roles):
+            return None
+        out = []
+        for m, r, s in zip(messages, self.roles, self.segments, strict=True):
+            spans = _spans(m.content, s) if m.role == r else None
+            if spans is None:
+                return None
+            out.append([m.content[i:j] for i, j in spans])
+        return out
+
+    def schema_for(self, messages: list[Message]) -> dict[str, Any]:
+        """The contract for this request: `schema` with each `from_prompt` rule applied to the values `messages` hold
+        (bounded: one JSON parse or integer read of one variable per rule). A rule whose values do not read as it
+        expects leaves its property as `schema` has it (every such answer is still one the framework's schema takes)."""
+        if not self.from_prompt:
+            return self.schema
+        values = self.values(messages)
+        if values is None:
+            return self.schema
+        out = json.loads(json.dumps(self.schema))
+        for rule in self.from_prompt:
+            prop = out.get("properties", {}).get(rule["property"])
+            if isinstance(prop, dict):
+                prop.update(_narrowing(rule, values, prop))
+        return out
 
 
-def _fits(text: str, segs: tuple[str, ...]) -> bool:
+def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, Any]) -> dict[str, Any]:
+    """What one `from_prompt` rule adds to its property for a request's variable `values`: `{"enum": [...]}` (the keys
+    of the object at `rule["key"]` of the JSON in variable `rule["keys_of"]`: ArenaGEval's contestant names) or
+    `{"minimum": a, "maximum": b}` (the integers in the variables `rule["minimum"]` / `rule["maximum"]` name, each
+    place of one the same: G-Eval's rubric score range, within `prop`'s own bounds); {} when the values do not read
+    so."""
+    if "keys_of" in rule:
+        m, g = rule["keys_of"]
+        try:
+            held = json.loads(values[m][g]).get(rule["key"])
+        except (ValueError, AttributeError, IndexError, RecursionError):
+            return {}
+        names = list(held) if isinstance(held, dict) else []
+        return {"enum": names} if 0 < len(names) <= MAX_ENUM else {}
+    out: dict[str, Any] = {}
+    for bound in ("minimum", "maximum"):
+        read = {values[m][g].strip() for m, g in rule[bound]}
+        text = read.pop() if len(read) == 1 else ""
+        if not (0 < len(text) <= 6 and text.lstrip("-").isdigit()):
+            return {}
+        out[bound] = int(text)
+    out["minimum"] = max(out["minimum"], prop.get("minimum", out["minimum"]))
+    out["maximum"] = min(out["maximum"], prop.get("maximum", out["maximum"]))
+    return out if out["minimum"] <= out["maximum"] else {}
+
+
+MAX_ENUM = 100  # the most names a per-request enum takes (ArenaGEval's contestants); more: the contract's own string
+
+
+def _spans(text: str, segs: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """Where `text` holds each variable between the fixed segments `segs` (start, end); None when it is not them."""
     if len(segs) == 1:
-        return text == segs[0]
+        return [] if text == segs[0] else None
     first, last = segs[0], segs[-1]
     if len(text) < sum(map(len, segs)) or not text.startswith(first) or not text.endswith(last):
-        return False
+        return None
     pos, end = len(first), len(text) - len(last)
+    out = []
     for s in segs[1:-1]:
         i = text.find(s, pos, end)
         if i < 0:
-            return False
+            return None
+        out.append((pos, i))
         pos = i + len(s)
-    return True
+    out.append((pos, end))
+    return out
 
 
 def _segments(template: str, style: Any, expressions: dict[str, str]) -> tuple[str, ...]:
@@ -181,7 +248,8 @@ class Catalog:
             return Tightened(c, None, "the client asked for JSON; the contract is a line of text")
         own = c.client_schema is not None and client is not None and same_schema(client, c.client_schema)
         if c.framework and (client is None or client == {"type": "object"} or own):
-            return Tightened(c, c.schema)  # a framework prompt: its contract tightens the framework's own schema
+            # a framework prompt: its contract (for this request's values) tightens the framework's own schema
+            return Tightened(c, c.schema_for(messages))
         if client is None or client == {"type": "object"}:  # free text or any object: the contract itself, if plain
             props = c.schema.get("properties", {}).values()
             plain = all(isinstance(v, dict) and v.keys() <= _PLAIN for v in props)
@@ -207,7 +275,17 @@ def framework_contracts() -> list[Contract]:
         fp = hashlib.sha256(repr((roles, segs)).encode()).hexdigest()[:12]
         framework = r["judge"].split(".", 1)[0]
         out.append(
-            Contract(r["judge"], fp, roles, segs, r.get("schema") or {}, r.get("grammar"), r.get("client_schema"), framework)
+            Contract(
+                r["judge"],
+                fp,
+                roles,
+                segs,
+                r.get("schema") or {},
+                r.get("grammar"),
+                r.get("client_schema"),
+                framework,
+                tuple(r.get("from_prompt", ())),
+            )
         )
     return out
 
