@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_snippets import ROOT, doc_pages, fenced, page_text, section_snippets
+from docs_snippets import ROOT, doc_pages, fenced, page_text, section, section_snippets
 
 # Snippets run verbatim by a test: (page, a string only that snippet contains) -> the test file that runs it.
 RUN_BY = {
@@ -291,6 +291,46 @@ def test_quick_start_commands_run_on_the_default_model(tmp_path):
     assert "note: smollm2-135m is the small model that ships for trying localjudge" in r.stdout  # run/cautions.py
     assert "negative controls (another row's answer;" in r.stdout  # report/controls.py (one row: nothing to swap)
     assert len((tmp_path / "runs" / "exp1" / "results.jsonl").read_text().splitlines()) == 2
+
+
+VERDICT_WORDS = re.compile(r"\b(blind|discriminates|inconclusive|n too small)\b")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _form(line: str) -> str:
+    """A printed line as far as it does not depend on the model's floats: numbers and verdict words masked, runs of
+    spaces (the table's padding, which follows the widths of the numbers) as one."""
+    line = re.sub(r"(, n = \d+: ).*", r"\1VERDICT", line)  # a control line's verdict, as a sentence
+    return re.sub(r" +", " ", NUMBER.sub("#", VERDICT_WORDS.sub("VERDICT", line))).strip()
+
+
+@pytest.mark.system
+def test_the_output_the_docs_show_for_the_fresh_machine_command_is_what_it_prints(tmp_path):
+    """docs/index.md shows what the README's first command prints after its install; the run part runs here on the
+    default model and every line it prints has the form of the shown line at the same place. Compared exactly: the
+    lines, their words, the table's columns and judges, the rows and the calls counted (`20 judged now (+ 20 control
+    calls)`). Compared in form only: the means, rates, intervals, AUCs, p-values and verdict words, which the model's
+    floats decide and which may differ on another CPU (docs/index.md says so); a same-verdict warning the docs show
+    may be missing where this CPU's model gave another verdict, and none may be printed that the docs do not show.
+    The conversion line is printed on a first run only and is left out."""
+    (setup,) = section_snippets("docs/index.md", "Set up on a fresh machine: two commands", "bash")[:1]
+    command = "localjudge " + setup.split(".venv/bin/localjudge ", 1)[1].strip()
+    shown = [s.code for s in fenced(section("docs/index.md", "Set up on a fresh machine: two commands")) if s.lang == "text"][
+        0
+    ].splitlines()
+    shown = [line for line in shown if not line.startswith("localjudge: smollm2-135m converted once")]
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "rag_sample.jsonl", tmp_path / "examples" / "rag_sample.jsonl")
+    r = _shell(tmp_path, command)
+    assert r.returncode == 0, r.stderr[-3000:]
+    printed = r.stdout.splitlines()
+    same_verdict = re.compile(r"warning: \w+ gave the same verdict")
+    warned = [line for line in printed if same_verdict.match(line)]
+    assert set(warned) <= set(shown), warned  # no warning the docs do not show
+    shown = [line for line in shown if not same_verdict.match(line) or line in warned]
+    assert [_form(line) for line in printed] == [_form(line) for line in shown]
+    counts = next(line for line in printed if " judged now" in line)
+    assert counts == next(line for line in shown if " judged now" in line)  # the rows and the calls, exactly
 
 
 @pytest.mark.system
