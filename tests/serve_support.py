@@ -103,6 +103,11 @@ class InProcess:
         """The served model name (as `Server.model`)."""
         return self.state.model_name
 
+    @property
+    def host(self) -> InProcess:
+        """The same app addressed from its root (Ollama's /api/ routes), as tests address a server's host URL."""
+        return InProcess(self.client, self.state, self.url.removesuffix("/v1"))
+
 
 @contextmanager
 def serve_inprocess(*args: str, engine: Any = None) -> Iterator[InProcess]:

@@ -3,8 +3,9 @@ a client that goes away cancels its generation, a wrong or missing key is a 401,
 serving throughout (never a 500 for bad input).
 
 What needs no process runs on serve's app in this process (`judge_app`, `keyed_app`: the app the CLI builds with
-the same flags, the default model loaded here); a client hanging up its socket and a port already taken are
-shown by a real server (`judge_server`)."""
+the same flags, the default model loaded here): `model` tier, or `system` where a client schema is sent (the app's
+compile guard reads it in a child process, serve/core/compile_guard.py). A client hanging up its socket and a port
+already taken are shown by a real server (`judge_server`)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_unknown_model_is_a_404_naming_the_served_one(judge_app):
     assert_openai_error(s, b, 404, "'gpt-4o' does not exist", "smollm2-135m", param="model", code="model_not_found")
 
 
-@pytest.mark.model
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("schema", "feature"),
     [
@@ -91,7 +92,7 @@ def test_a_body_over_the_limit_is_a_413(judge_app):
         ({"model": "smollm2-135m", "messages": MSG, "top_logprobs": 3}, ["needs logprobs"], "top_logprobs"),
         ({"model": "smollm2-135m", "messages": MSG, "presence_penalty": 1.0}, ["not supported"], "presence_penalty"),
         ({"model": "smollm2-135m", "messages": MSG, "stop": [""]}, ["must not be empty"], "stop"),
-        (
+        pytest.param(
             {
                 "model": "smollm2-135m",
                 "messages": MSG,
@@ -103,6 +104,7 @@ def test_a_body_over_the_limit_is_a_413(judge_app):
             },
             ["too few"],
             "max_tokens",
+            marks=pytest.mark.system,  # a client schema: the compile guard's child process
         ),
     ],
 )
@@ -130,7 +132,7 @@ KEYS = ["model", "messages", "max_tokens", "temperature", "top_p", "seed", "stop
         "response_format", "tools", "tool_choice", "type", "json_schema", "schema", "function", "name", "content", "role"]  # fmt: skip
 
 
-@pytest.mark.model
+@pytest.mark.system
 @pytest.mark.slow
 def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_app):
     """200 malformed or odd bodies (seeded): every answer is a 4xx OpenAI error (or a 200 when the body

@@ -1,5 +1,6 @@
 """schemathesis against `localjudge serve`'s app in this process (tests/serve_support.py `serve_inprocess`: the app
-the CLI builds with these flags, the default model loaded here), every operation of its own GET /openapi.json, with
+the CLI builds with these flags, the default model loaded here; `system` tier only for the child processes that
+compile fuzzed client schemas), every operation of its own GET /openapi.json, with
 cases that fit the document and cases that do not: no 5xx, every status, content type and body as the document says,
 and the app counts no error afterwards.
 
@@ -27,7 +28,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
 from serve_support import get, serve_inprocess
 
-pytestmark = pytest.mark.model
+pytestmark = pytest.mark.system  # no server, no socket; but fuzzed client schemas are compiled in child processes
 
 EXAMPLES = int(os.environ.get("LOCALJUDGE_SCHEMATHESIS_EXAMPLES", "40"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
