@@ -151,6 +151,25 @@ def keyed_server(_localjudge_home):
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def judge_app(_localjudge_home):
+    """`judge_server`'s app in this process (tests/serve_support.py `serve_inprocess`): the same flags, the default
+    model loaded here; for protocol and error tests that need no process. Tests on it are `model` tier at least."""
+    from serve_support import serve_inprocess
+
+    with serve_inprocess("--option", "n_parallel=4", "--compile-timeout", "20") as app:
+        yield app
+
+
+@pytest.fixture(scope="session")
+def keyed_app(_localjudge_home):
+    """`keyed_server`'s app in this process: Bearer key required, at most 4 requests queued or decoding."""
+    from serve_support import serve_inprocess
+
+    with serve_inprocess("--api-key", "s3cret-key", "--max-pending", "4", "--no-precompile") as app:
+        yield app
+
+
 # Long test files first. `scripts/test.sh` runs pytest in two processes, each test file whole in one (xdist
 # `--dist loadfile`), handing out files in collection order: one long file collected late leaves the other process
 # idle at the end. tests/file_times.json holds each file's measured seconds (a whole run with

@@ -3,6 +3,11 @@
 `start_server(*args)` runs `localjudge serve --port 0 ...` (127.0.0.1 only), waits for its banner,
 and returns a `Server` with its base URL; `server.stop()` sends SIGTERM and returns the exit code.
 The session-wide default server is the `judge_server` fixture in tests/conftest.py.
+
+`serve_inprocess(*args)` is the same server without the process: the app `localjudge serve *args` builds
+(`cli.serve.configure`, `serve.server.app_for`), over the same engine, driven by Starlette's TestClient; `post`,
+`get` and `healthy` take either. For what needs no process (request validation, errors, wire shapes): signals,
+sockets, slow clients and crash isolation stay with `start_server`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,10 +89,67 @@ def start_server(*args: str, timeout: float = 180, env: dict | None = None) -> S
     raise RuntimeError("localjudge serve did not start: " + " | ".join(lines[-10:]))
 
 
-def post(url: str, body: bytes | dict | str, headers: dict | None = None, path: str = "/chat/completions", timeout=600):
-    """(status, parsed JSON body, headers) of a raw POST: no client library smoothing anything over."""
+@dataclass
+class InProcess:
+    """`localjudge serve`'s app in this process: `client` (Starlette's TestClient, Host 127.0.0.1) drives it;
+    `state` is its `ServerState` (engine, counters)."""
+
+    client: Any  # starlette.testclient.TestClient
+    state: Any  # localjudge.serve.core.state.ServerState
+    url: str = "http://127.0.0.1/v1"
+
+    @property
+    def model(self) -> str:
+        """The served model name (as `Server.model`)."""
+        return self.state.model_name
+
+    @property
+    def host(self) -> InProcess:
+        """The same app addressed from its root (Ollama's /api/ routes), as tests address a server's host URL."""
+        return InProcess(self.client, self.state, self.url.removesuffix("/v1"))
+
+
+@contextmanager
+def serve_inprocess(*args: str, engine: Any = None) -> Iterator[InProcess]:
+    """The app `localjudge serve --host 127.0.0.1 *args` serves, started (its lifespan) in this process; `engine`
+    given: served instead of loading --model. The engine this loaded is closed at the end."""
+    from starlette.testclient import TestClient
+
+    from localjudge.cli.options import model_choice
+    from localjudge.cli.serve import configure, serve_cmd
+    from localjudge.serve.server import app_for
+
+    params = model_choice(serve_cmd.make_context("serve", ["--host", "127.0.0.1", "--port", "0", *args]).params)
+    setup = configure(params, engine)
+    state, app = app_for(setup.engine, setup.config, setup.identity, params["host"])
+    try:
+        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+            yield InProcess(client, state)
+    finally:
+        if engine is None and hasattr(setup.engine, "close"):
+            setup.engine.close()
+
+
+def _body(body: bytes | dict | str) -> bytes:
+    return body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
+
+
+def post(
+    url: str | InProcess,
+    body: bytes | dict | str,
+    headers: dict | None = None,
+    path: str = "/chat/completions",
+    timeout=600,
+):
+    """(status, parsed JSON body, headers) of a raw POST: no client library smoothing anything over. `url` is a
+    server's base URL, or an in-process app (`serve_inprocess`)."""
+    if isinstance(url, InProcess):
+        hs = {"Content-Type": "application/json", **(headers or {})}
+        r = url.client.post(urllib.parse.urlparse(url.url).path + path, content=_body(body), headers=hs)
+        is_json = r.headers.get("content-type", "").startswith("application/json")
+        return r.status_code, r.json() if r.content and is_json else r.content, r.headers
     u = urllib.parse.urlparse(url)
-    data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
+    data = _body(body)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
     try:
         conn.request("POST", u.path + path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
@@ -97,7 +161,11 @@ def post(url: str, body: bytes | dict | str, headers: dict | None = None, path: 
         conn.close()
 
 
-def get(url: str, path: str, headers: dict | None = None):
+def get(url: str | InProcess, path: str, headers: dict | None = None):
+    """(status, parsed JSON body) of a GET of `path` (from the root) on a server or an in-process app."""
+    if isinstance(url, InProcess):
+        r = url.client.get(path, headers=headers or {})
+        return r.status_code, r.json()
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     try:
@@ -120,7 +188,7 @@ def assert_openai_error(status, body, expect_status, *words, param=None, code=No
         assert err["code"] == code
 
 
-def healthy(url: str, headers: dict | None = None) -> dict:
+def healthy(url: str | InProcess, headers: dict | None = None) -> dict:
     status, body = get(url, "/health", headers)
     assert status == 200 and body["status"] == "ok"
     return body

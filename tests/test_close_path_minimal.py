@@ -8,7 +8,7 @@ import json
 
 import jsonschema
 import pytest
-from serve_support import post, start_server
+from serve_support import post, serve_inprocess
 
 from localjudge.constraints import llg_minimal
 from localjudge.formats import JSONSchemaFormat
@@ -110,12 +110,12 @@ def test_a_judge_format_keeps_its_greedy_close_path(engine):
 
 @pytest.fixture(scope="module")
 def server(_localjudge_home):
-    s = start_server("--no-precompile", "--option", "n_threads=1")
-    yield s
-    s.stop()
+    """`localjudge serve --no-precompile --option n_threads=1`'s app, in this process (`serve_inprocess`)."""
+    with serve_inprocess("--no-precompile", "--option", "n_threads=1") as app:
+        yield app
 
 
-@pytest.mark.system
+@pytest.mark.system  # no server, no socket: the app's compile guard reads the client schema in a child process
 def test_a_request_whose_max_tokens_the_required_properties_fit_is_answered(server):
     body = {
         "model": "smollm2-135m",
@@ -124,6 +124,6 @@ def test_a_request_whose_max_tokens_the_required_properties_fit_is_answered(serv
         "max_tokens": 48,  # before: a 400, "too few for the shortest answer the schema allows (536 tokens)"
         "temperature": 0,
     }
-    status, out, _ = post(server.url, body)
+    status, out, _ = post(server, body)
     assert status == 200, out
     jsonschema.validate(json.loads(out["choices"][0]["message"]["content"]), MANY_OPTIONAL)

@@ -105,15 +105,14 @@ OK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "requi
 
 @pytest.fixture(scope="module")
 def one_thread_server(_localjudge_home):
-    """A real `localjudge serve` with the default model on one thread."""
-    from serve_support import start_server
+    """`localjudge serve --threads 1 --no-precompile`'s app (the default model on one thread), in this process."""
+    from serve_support import serve_inprocess
 
-    server = start_server("--threads", "1", "--no-precompile")
-    yield server
-    server.stop()
+    with serve_inprocess("--threads", "1", "--no-precompile") as app:
+        yield app
 
 
-def ask(url: str, **kw) -> tuple[int, dict]:
+def ask(url, **kw) -> tuple[int, dict]:
     from serve_support import post
 
     rf = {"type": "json_schema", "json_schema": {"name": "Ok", "schema": OK_SCHEMA}}
@@ -122,10 +121,10 @@ def ask(url: str, **kw) -> tuple[int, dict]:
     return s, b
 
 
-@pytest.mark.system
+@pytest.mark.system  # in process, but the compile guard reads the client schema in a child process
 def test_served_max_tokens_bounds_thinking_and_answer_together_and_usage_reports_the_reasoning_part(one_thread_server):
     for max_tokens, think in ((40, 16), (30, 12), (None, 8)):
-        s, b = ask(one_thread_server.url, think_tokens=think, **({"max_tokens": max_tokens} if max_tokens else {}))
+        s, b = ask(one_thread_server, think_tokens=think, **({"max_tokens": max_tokens} if max_tokens else {}))
         assert s == 200, b
         usage, choice = b["usage"], b["choices"][0]
         reasoning = usage["completion_tokens_details"]["reasoning_tokens"]
@@ -137,20 +136,20 @@ def test_served_max_tokens_bounds_thinking_and_answer_together_and_usage_reports
         assert "".join(tokens[reasoning:]) == choice["message"]["content"] and "ok" in json.loads(choice["message"]["content"])
         model_chosen = [t for t in choice["logprobs"]["content"][:reasoning] if t["logprob"] != 0.0]
         assert 1 <= len(model_chosen) <= think
-    s, b = ask(one_thread_server.url, max_tokens=24)
+    s, b = ask(one_thread_server, max_tokens=24)
     assert s == 200 and b["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0  # no think block, none counted
 
 
-@pytest.mark.system
+@pytest.mark.system  # in process, but the compile guard reads the client schema in a child process
 def test_a_think_budget_that_leaves_the_answer_no_room_is_a_400_naming_think_tokens(one_thread_server):
     from serve_support import assert_openai_error
 
-    s, b = ask(one_thread_server.url, max_tokens=16, think_tokens=32)
+    s, b = ask(one_thread_server, max_tokens=16, think_tokens=32)
     assert_openai_error(
         s, b, 400, "think_tokens: 32", "of max_tokens 16 for the answer, which needs at least", param="think_tokens"
     )
     assert "raise max_tokens to at least" in b["error"]["message"] and "output tokens" not in b["error"]["message"]
-    s, b = ask(one_thread_server.url, think_tokens=8192)  # no max_tokens: the context is the bound
+    s, b = ask(one_thread_server, think_tokens=8192)  # no max_tokens: the context is the bound
     assert_openai_error(s, b, 400, "think_tokens: 8192", "of this model's context", "lower think_tokens", param="think_tokens")
-    s, b = ask(one_thread_server.url, max_tokens=24, think_tokens=4)  # room enough: answered, within 24
+    s, b = ask(one_thread_server, max_tokens=24, think_tokens=4)  # room enough: answered, within 24
     assert s == 200 and b["usage"]["completion_tokens"] <= 24, b

@@ -1,14 +1,13 @@
 """`localjudge serve` against a hostile client, on loopback, bounded in count and time: schema
 amplification, wrong-typed schemas, lone surrogates, slow and vanishing clients, SIGTERM with a stalled
-client, the compile queue, foreign Host / Origin / Content-Type, and schemathesis fuzzing from the
-server's own OpenAPI document. Never a 500, never a hang, never more than a fixed memory budget."""
+client, the compile queue, foreign Host / Origin / Content-Type. Never a 500, never a hang, never more than a fixed
+memory budget. schemathesis fuzzing from the server's own OpenAPI document, with these limits, runs on the app in
+process (test_serve_schemathesis.py)."""
 
 from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -367,48 +366,3 @@ def test_sigterm_with_a_stalled_client_finishes_the_generation_then_exits(_local
         assert stalled.recv(1000).startswith(b"HTTP/1.1 503")
     finally:
         server.stop()
-
-
-# -------------------------------------------------------------------------------------- schemathesis
-
-
-def test_schemathesis_finds_no_server_error_and_every_answer_conforms(hostile, tmp_path):
-    """Fuzz every operation of GET /openapi.json (at most 40 examples each, 45 s in all): no 5xx, every
-    status, content type and body as the document says."""
-    s, doc = get(hostile.url, "/openapi.json")
-    assert s == 200 and "/v1/chat/completions" in doc["paths"]
-    base = hostile.url.removesuffix("/v1")
-    cli = Path(sys.executable).parent / "schemathesis"
-    proc = subprocess.run(
-        [
-            str(cli),
-            "run",
-            base + "/openapi.json",
-            "--url",
-            base,
-            "--checks",
-            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
-            "--max-examples",
-            "40",
-            "--max-time",
-            "45",
-            "--workers",
-            "1",
-            "--seed",
-            "22",
-            "--request-timeout",
-            "240",  # a 512-token answer on one thread of a busy 2-core machine took over 60 s (a hang is still caught)
-            "--phases",
-            "examples,coverage,fuzzing",
-            "--suppress-health-check",
-            "all",
-            "--no-color",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    print(proc.stdout[-1500:])
-    assert healthy(hostile.url)["errors"] == 0

@@ -1,6 +1,11 @@
 """`localjudge serve` under bad input: every bad request is an OpenAI-shaped 4xx naming what is wrong,
 a client that goes away cancels its generation, a wrong or missing key is a 401, and the server keeps
-serving throughout (never a 500 for bad input)."""
+serving throughout (never a 500 for bad input).
+
+What needs no process runs on serve's app in this process (`judge_app`, `keyed_app`: the app the CLI builds with
+the same flags, the default model loaded here): `model` tier, or `system` where a client schema is sent (the app's
+compile guard reads it in a child process, serve/core/compile_guard.py). A client hanging up its socket and a port
+already taken are shown by a real server (`judge_server`)."""
 
 from __future__ import annotations
 
@@ -20,15 +25,15 @@ from localjudge.cli import main
 MSG = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 
 
-@pytest.mark.system
-def test_malformed_json_is_a_400(judge_server):
-    s, b, _ = post(judge_server.url, b'{"model": "smollm2-135m", "messages": [')
+@pytest.mark.model
+def test_malformed_json_is_a_400(judge_app):
+    s, b, _ = post(judge_app, b'{"model": "smollm2-135m", "messages": [')
     assert_openai_error(s, b, 400, "not valid JSON")
 
 
-@pytest.mark.system
-def test_unknown_model_is_a_404_naming_the_served_one(judge_server):
-    s, b, _ = post(judge_server.url, {"model": "gpt-4o", "messages": MSG})
+@pytest.mark.model
+def test_unknown_model_is_a_404_naming_the_served_one(judge_app):
+    s, b, _ = post(judge_app, {"model": "gpt-4o", "messages": MSG})
     assert_openai_error(s, b, 404, "'gpt-4o' does not exist", "smollm2-135m", param="model", code="model_not_found")
 
 
@@ -45,31 +50,31 @@ def test_unknown_model_is_a_404_naming_the_served_one(judge_server):
         ({"enum": list(range(5000))}, "enum"),
     ],
 )
-def test_a_schema_feature_that_cannot_be_honoured_is_a_400_naming_it(judge_server, schema, feature):
+def test_a_schema_feature_that_cannot_be_honoured_is_a_400_naming_it(judge_app, schema, feature):
     rf = {"type": "json_schema", "json_schema": {"name": "X", "schema": schema}}
-    s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": MSG, "response_format": rf})
+    s, b, _ = post(judge_app, {"model": "smollm2-135m", "messages": MSG, "response_format": rf})
     assert_openai_error(s, b, 400, feature, param="response_format")
 
 
-@pytest.mark.system
-def test_a_prompt_longer_than_the_context_is_context_length_exceeded(judge_server):
+@pytest.mark.model
+def test_a_prompt_longer_than_the_context_is_context_length_exceeded(judge_app):
     long = [{"role": "user", "content": "word " * 6000}]
-    s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": long})
+    s, b, _ = post(judge_app, {"model": "smollm2-135m", "messages": long})
     assert_openai_error(s, b, 400, "context is 4096 tokens", param="messages", code="context_length_exceeded")
-    s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": MSG, "max_tokens": 5000})
+    s, b, _ = post(judge_app, {"model": "smollm2-135m", "messages": MSG, "max_tokens": 5000})
     assert_openai_error(s, b, 400, "max_tokens asks for 5000", code="context_length_exceeded")
     huge = [{"role": "user", "content": "x" * 400_000}]  # refused before tokenizing
-    s, b, _ = post(judge_server.url, {"model": "smollm2-135m", "messages": huge})
+    s, b, _ = post(judge_app, {"model": "smollm2-135m", "messages": huge})
     assert_openai_error(s, b, 400, "characters", code="context_length_exceeded")
 
 
-@pytest.mark.system
-def test_a_body_over_the_limit_is_a_413(judge_server):
-    s, b, _ = post(judge_server.url, b'{"model": "' + b"x" * (5 << 20) + b'"}')
+@pytest.mark.model
+def test_a_body_over_the_limit_is_a_413(judge_app):
+    s, b, _ = post(judge_app, b'{"model": "' + b"x" * (5 << 20) + b'"}')
     assert_openai_error(s, b, 413, "limit", code="request_too_large")
 
 
-@pytest.mark.system
+@pytest.mark.model
 @pytest.mark.parametrize(
     ("body", "words", "param"),
     [
@@ -87,7 +92,7 @@ def test_a_body_over_the_limit_is_a_413(judge_server):
         ({"model": "smollm2-135m", "messages": MSG, "top_logprobs": 3}, ["needs logprobs"], "top_logprobs"),
         ({"model": "smollm2-135m", "messages": MSG, "presence_penalty": 1.0}, ["not supported"], "presence_penalty"),
         ({"model": "smollm2-135m", "messages": MSG, "stop": [""]}, ["must not be empty"], "stop"),
-        (
+        pytest.param(
             {
                 "model": "smollm2-135m",
                 "messages": MSG,
@@ -99,11 +104,12 @@ def test_a_body_over_the_limit_is_a_413(judge_server):
             },
             ["too few"],
             "max_tokens",
+            marks=pytest.mark.system,  # a client schema: the compile guard's child process
         ),
     ],
 )
-def test_each_bad_parameter_is_a_400_naming_it(judge_server, body, words, param):
-    s, b, _ = post(judge_server.url, body)
+def test_each_bad_parameter_is_a_400_naming_it(judge_app, body, words, param):
+    s, b, _ = post(judge_app, body)
     assert_openai_error(s, b, 400, *words, param=param)
 
 
@@ -128,7 +134,7 @@ KEYS = ["model", "messages", "max_tokens", "temperature", "top_p", "seed", "stop
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_server):
+def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_app):
     """200 malformed or odd bodies (seeded): every answer is a 4xx OpenAI error (or a 200 when the body
     happened to be valid), never a 5xx."""
     rng = random.Random(14)
@@ -144,20 +150,20 @@ def test_fuzzed_bodies_never_get_a_500_and_the_server_keeps_serving(judge_server
         raw_bodies.append(json.dumps(body).encode())
     statuses = []
     for raw in raw_bodies:
-        s, b, _ = post(judge_server.url, raw, timeout=120)
+        s, b, _ = post(judge_app, raw, timeout=120)
         statuses.append(s)
         assert s < 500, (raw[:300], b)
         if s != 200:
             assert set(b["error"]) == {"message", "type", "param", "code"}
     assert statuses.count(200) >= 1 and sum(400 <= s < 500 for s in statuses) > 150
-    assert healthy(judge_server.url)["errors"] == 0
+    assert healthy(judge_app)["errors"] == 0
 
 
-@pytest.mark.system
-def test_unknown_paths_and_methods_are_openai_shaped(judge_server):
-    s, b, _ = post(judge_server.url, {}, path="/completions")
+@pytest.mark.model
+def test_unknown_paths_and_methods_are_openai_shaped(judge_app):
+    s, b, _ = post(judge_app, {}, path="/completions")
     assert_openai_error(s, b, 404, "no such endpoint")
-    s, b = get(judge_server.url, "/v1/chat/completions")
+    s, b = get(judge_app, "/v1/chat/completions")
     assert_openai_error(s, b, 405, "method not allowed")
 
 
@@ -189,9 +195,9 @@ def test_a_client_that_disconnects_mid_generation_cancels_it(judge_server):
     assert s == 200 and 1 <= b["usage"]["completion_tokens"] <= 3 and b["choices"][0]["finish_reason"] in ("stop", "length")
 
 
-@pytest.mark.system
-def test_a_wrong_or_missing_key_is_a_401(keyed_server):
-    url = keyed_server.url
+@pytest.mark.model
+def test_a_wrong_or_missing_key_is_a_401(keyed_app):
+    url = keyed_app
     for headers, words in (({}, "missing API key"), ({"Authorization": "Bearer nope"}, "incorrect API key")):
         s, b, _ = post(url, {"model": "smollm2-135m", "messages": MSG}, headers)
         assert_openai_error(s, b, 401, words, code="invalid_api_key")

@@ -1,5 +1,7 @@
 """`localjudge serve` driven by the official openai client: json_schema, json_object, tools, streaming,
-logprobs, stop sequences and budgets, on the real default model behind a real server on loopback."""
+logprobs, stop sequences and budgets, on the real default model. The client talks to `judge_server`'s app in this
+process (`judge_app`: its httpx client is the app's TestClient), the same requests and answers a socket would carry;
+`system` tier for the compile guard's child process that reads each client schema."""
 
 from __future__ import annotations
 
@@ -34,17 +36,18 @@ ASK = [{"role": "user", "content": "Is Paris the capital of France? Judge the cl
 
 
 @pytest.fixture(scope="module")
-def client(judge_server):
-    return openai.OpenAI(base_url=judge_server.url, api_key="unused", timeout=600, max_retries=0)
+def client(judge_app):
+    """The openai client on the in-process app (its transport is the app's TestClient)."""
+    return openai.OpenAI(base_url=judge_app.url, api_key="unused", timeout=600, max_retries=0, http_client=judge_app.client)
 
 
 def _json_schema(schema: dict, name: str = "Judgement") -> dict:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
-def test_models_lists_the_one_model_with_its_identity(client, judge_server):
+def test_models_lists_the_one_model_with_its_identity(client, judge_app):
     models = client.models.list().data
-    assert [m.id for m in models] == [judge_server.model] == ["smollm2-135m"]
+    assert [m.id for m in models] == [judge_app.model] == ["smollm2-135m"]
     ident = models[0].model_extra["localjudge"]
     assert ident["backend"] == "llama" and len(ident["digest"]) == 64 and ident["settings"] == {"n_parallel": 4}
 

@@ -11,7 +11,7 @@ import json
 
 import jsonschema
 import pytest
-from serve_support import assert_openai_error, post, start_server
+from serve_support import assert_openai_error, post, serve_inprocess
 
 from localjudge.constraints import relax
 from localjudge.formats import JSONSchemaFormat, SchemaError
@@ -79,12 +79,12 @@ SCHEMAS = {
 
 @pytest.fixture(scope="module")
 def server(_localjudge_home):
-    s = start_server("--no-precompile", "--option", "n_threads=1")
-    yield s
-    s.stop()
+    """`localjudge serve --no-precompile --option n_threads=1`'s app, in this process (`serve_inprocess`)."""
+    with serve_inprocess("--no-precompile", "--option", "n_threads=1") as app:
+        yield app
 
 
-def ask(url: str, schema: dict, stream: bool = False) -> tuple[int, dict | bytes]:
+def ask(url, schema: dict, stream: bool = False) -> tuple[int, dict | bytes]:
     body = {
         "model": MODEL,
         "messages": [{"role": "user", "content": "Answer with one JSON instance of this schema:\n" + json.dumps(schema)}],
@@ -101,7 +101,7 @@ def ask(url: str, schema: dict, stream: bool = False) -> tuple[int, dict | bytes
 @pytest.mark.parametrize("family", list(SCHEMAS))
 def test_a_schema_llguidance_refuses_is_answered_valid(server, family):
     schema = SCHEMAS[family]
-    status, body = ask(server.url, schema)
+    status, body = ask(server, schema)
     assert status == 200, body
     assert isinstance(body, dict)
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), schema)
@@ -110,7 +110,7 @@ def test_a_schema_llguidance_refuses_is_answered_valid(server, family):
 @pytest.mark.system
 def test_a_relaxed_schema_streams_its_valid_answer_whole(server):
     schema = SCHEMAS["uniqueItems"]
-    status, raw = ask(server.url, schema, stream=True)
+    status, raw = ask(server, schema, stream=True)
     assert status == 200
     assert isinstance(raw, bytes)
     events = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: {")]
@@ -121,14 +121,14 @@ def test_a_relaxed_schema_streams_its_valid_answer_whole(server):
 @pytest.mark.system
 def test_a_schema_no_answer_can_satisfy_is_a_400_naming_the_keyword(server):
     schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
-    status, body = ask(server.url, schema)
+    status, body = ask(server, schema)
     assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", "tries", param="response_format")
 
 
 @pytest.mark.system
 def test_a_streamed_request_no_answer_can_satisfy_is_a_plain_400_before_any_event(server):
     schema = {"type": "array", "items": {"enum": ["only"]}, "minItems": 2, "maxItems": 3, "uniqueItems": True}
-    status, body = ask(server.url, schema, stream=True)
+    status, body = ask(server, schema, stream=True)
     assert_openai_error(status, body, 400, "uniqueItems", "no answer valid", param="response_format")
 
 

@@ -1,4 +1,5 @@
-"""One rule per field across `localjudge serve`'s routes, on a real server (default model, one thread, loopback):
+"""One rule per field across `localjudge serve`'s routes, on its app in this process (tests/serve_support.py
+`serve_inprocess`: the app the CLI builds, default model, one thread):
 `stream` is a JSON boolean on every route, Ollama's `keep_alive` is bounded, a refused field is named as the client
 spelled it (`input[0]`, not pydantic's `input.str`), `/api/show` without a model is a 400 naming `model`, and
 tool-call arguments nested past `MAX_ARGUMENT_DEPTH` are refused at once instead of costing a long prefill."""
@@ -8,19 +9,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from serve_support import assert_openai_error, post, start_server
+from serve_support import assert_openai_error, post, serve_inprocess
 
 from localjudge.serve.ollama.wire import MAX_ARGUMENT_DEPTH, MAX_KEEP_ALIVE
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
 def strict_server(_localjudge_home):
-    server = start_server("--option", "n_threads=1", "--no-precompile")
-    server.host = server.url.removesuffix("/v1")  # type: ignore[attr-defined]
-    yield server
-    server.stop()
+    """`localjudge serve --option n_threads=1 --no-precompile`'s app, in this process."""
+    with serve_inprocess("--option", "n_threads=1", "--no-precompile") as app:
+        yield app
 
 
 def _ollama_error(status: int, out: object, *words: str) -> None:
@@ -55,12 +55,12 @@ def test_stream_must_be_a_json_boolean_on_every_route(strict_server):
     s = strict_server
     chat = {"model": s.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
     for value in ("yes", "false", 1, 0):
-        assert_openai_error(*post(s.url, {**chat, "stream": value})[:2], 400, "stream", param="stream")
-        got = post(s.url, {"model": s.model, "input": "hi", "max_output_tokens": 1, "stream": value}, path="/responses")
+        assert_openai_error(*post(s, {**chat, "stream": value})[:2], 400, "stream", param="stream")
+        got = post(s, {"model": s.model, "input": "hi", "max_output_tokens": 1, "stream": value}, path="/responses")
         assert_openai_error(*got[:2], 400, "stream", param="stream")
         for path, body in (("/api/chat", {"messages": chat["messages"]}), ("/api/generate", {"prompt": "hi"})):
             _ollama_error(*post(s.host, {"model": s.model, **body, "stream": value}, path=path)[:2], "stream")
-    assert post(s.url, {**chat, "stream": False})[0] == 200
+    assert post(s, {**chat, "stream": False})[0] == 200
 
 
 def test_keep_alive_longer_than_its_bound_is_a_400_naming_it(strict_server):
@@ -74,11 +74,11 @@ def test_keep_alive_longer_than_its_bound_is_a_400_naming_it(strict_server):
 
 def test_a_refused_field_is_named_as_the_client_spelled_it_not_by_a_union_branch(strict_server):
     s = strict_server
-    got = post(s.url, {"model": s.model, "input": [1]}, path="/responses")
+    got = post(s, {"model": s.model, "input": [1]}, path="/responses")
     assert_openai_error(*got[:2], 400, "input[0]:", param="input[0]")
     assert ".str" not in got[1]["error"]["message"]
     chat = {"model": s.model, "messages": [{"role": "user", "content": [1]}]}
-    assert_openai_error(*post(s.url, chat)[:2], 400, "messages[0].content[0]:", param="messages[0].content[0]")
+    assert_openai_error(*post(s, chat)[:2], 400, "messages[0].content[0]:", param="messages[0].content[0]")
 
 
 def test_show_without_a_model_is_a_400_naming_model(strict_server):

@@ -148,27 +148,33 @@ def model_options(*, parallel: bool = False) -> Callable[[F], F]:
     def deco(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
-            spec = kw.pop("model_spec")
-            given = option_pairs(kw.pop("model_option"))
-            flags: dict[str, str] = {}
-            for name, key in ALIASES.items():
-                if name not in kw:
-                    continue
-                value = kw.pop(name)
-                if value is None:
-                    continue
-                flag = "--" + name.replace("_", "-")
-                if key in given and str(given[key]) != str(value):
-                    raise InputError(f"{flag} {value} and --option {key}={given[key]} disagree; give one of them")
-                given[key], flags[key] = value, flag
-            kw["model"] = ModelChoice(spec, given, flags)
-            return f(*args, **kw)
+            return f(*args, **model_choice(kw))
 
         for o in reversed(opts):
             wrapper = o(wrapper)
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+def model_choice(kw: dict[str, Any]) -> dict[str, Any]:
+    """A command's parsed parameters (click's `Context.params`) with the `model_options` flags taken out and put
+    together as `model: ModelChoice`, as the command receives them (`kw` is changed in place and returned)."""
+    spec = kw.pop("model_spec")
+    given = option_pairs(kw.pop("model_option"))
+    flags: dict[str, str] = {}
+    for name, key in ALIASES.items():
+        if name not in kw:
+            continue
+        value = kw.pop(name)
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if key in given and str(given[key]) != str(value):
+            raise InputError(f"{flag} {value} and --option {key}={given[key]} disagree; give one of them")
+        given[key], flags[key] = value, flag
+    kw["model"] = ModelChoice(spec, given, flags)
+    return kw
 
 
 def decode_options(*, verdict: bool = True, field_tokens_default: int | None = None) -> Callable[[F], F]:

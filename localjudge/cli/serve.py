@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
 from ..errors import InputError
@@ -137,44 +140,68 @@ def serve_cmd(
 ) -> None:
     """Serve one model through the OpenAI chat-completions API (MLflow, DeepEval, RAGAS, the openai client):
     `response_format` json_schema / json_object and tool calls are constrained by construction."""
+    params = dict(locals())  # the parsed flags, as `configure` takes them (first: nothing else is local yet)
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
         raise InputError("localjudge serve needs the serve extra: pip install 'localjudge[serve]'") from None
-    from ..serve import ServeConfig, serve
+    from ..serve import serve
+
+    setup = configure(params)
+    serve(setup.engine, host, port, setup.config, identity=setup.identity, log_level=log_level)
+
+
+@dataclass
+class Setup:
+    """What `localjudge serve` serves, decided from its flags: the engine, its `ServeConfig` and identity."""
+
+    engine: Any
+    config: Any  # ServeConfig
+    identity: Any  # ModelIdentity
+
+
+def configure(params: dict[str, Any], engine: Any = None) -> Setup:
+    """The engine and `ServeConfig` that `localjudge serve` with these flags (`serve_cmd`'s parameters, as it receives
+    them: `options.model_choice` of click's parsed ones) serves:
+    refused flags raise before anything loads. `engine` given: served instead of loading --model (the flags still
+    checked; its identity is the engine's own). The CLI and the in-process test app (tests/serve_support.py `serve_inprocess`) both
+    build their server here."""
+    from ..serve import ServeConfig
+    from ..serve.core.aliases import check_models, parse_aliases
     from ..serve.server import is_loopback
 
-    if not is_loopback(host) and not api_key:  # refuse before loading anything
+    p = params
+    if not is_loopback(p["host"]) and not p["api_key"]:  # refuse before loading anything
         raise InputError(
-            f"--host {host} would expose the judge beyond this machine; give --api-key KEY (or set LOCALJUDGE_API_KEY), "
+            f"--host {p['host']} would expose the judge beyond this machine; give --api-key KEY (or set LOCALJUDGE_API_KEY), "
             "or bind 127.0.0.1"
         )
-    from ..serve.core.aliases import check_models, parse_aliases
-
-    served = parse_aliases(aliases, alias_formats, field_tokens)  # an AliasError (exit 2) before loading anything
-    ref = model.ref()
-    engine = ref.engine()
-    check_models(served, model_name or engine.model_id)
+    served = parse_aliases(p["aliases"], p["alias_formats"], p["field_tokens"])  # an AliasError (exit 2) before loading
+    model: ModelChoice = p["model"]
+    ref = model.ref() if engine is None else None
+    if ref is not None:
+        engine = ref.engine()
+    check_models(served, p["model_name"] or engine.model_id)
     config = ServeConfig(
-        model_name=model_name,
-        api_key=api_key,
-        max_pending=max_pending,
-        max_body_bytes=int(max_body_mb * (1 << 20)),
-        field_tokens=field_tokens,
-        text_tokens=text_tokens,
-        compile_seconds=compile_timeout,
-        compile_memory_mb=compile_memory_mb,
-        precompile=not no_precompile,
-        allowed_hosts=allowed_hosts,
-        cors_origins=cors_origins,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-        max_connections=max_connections,
-        shutdown_timeout=shutdown_timeout,
-        cache_max_mb=cache_max_mb,
-        schema_constraint=schema_constraint,
+        model_name=p["model_name"],
+        api_key=p["api_key"],
+        max_pending=p["max_pending"],
+        max_body_bytes=int(p["max_body_mb"] * (1 << 20)),
+        field_tokens=p["field_tokens"],
+        text_tokens=p["text_tokens"],
+        compile_seconds=p["compile_timeout"],
+        compile_memory_mb=p["compile_memory_mb"],
+        precompile=not p["no_precompile"],
+        allowed_hosts=p["allowed_hosts"],
+        cors_origins=p["cors_origins"],
+        header_timeout=p["header_timeout"],
+        body_timeout=p["body_timeout"],
+        max_connections=p["max_connections"],
+        shutdown_timeout=p["shutdown_timeout"],
+        cache_max_mb=p["cache_max_mb"],
+        schema_constraint=p["schema_constraint"],
         aliases=served,
-        catalog_formats=not no_catalog_formats,
+        catalog_formats=not p["no_catalog_formats"],
     )
-    serve(engine, host, port, config, identity=ref.identity(), log_level=log_level)
+    return Setup(engine, config, ref.identity() if ref is not None else engine.identity())

@@ -84,10 +84,7 @@ def serve(
             "or bind 127.0.0.1"
         )
     sock = bind(host, port)
-    if not is_loopback(host) and host not in config.allowed_hosts:  # the bound address answers to its own name
-        config.allowed_hosts = (*config.allowed_hosts, host)
-    state = ServerState(engine, config, identity)
-    app = create_app(state)
+    state, app = app_for(engine, config, identity, host)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     server = _Server(
@@ -106,6 +103,17 @@ def serve(
     )
     throttle_logs("localjudge.serve")
     server.run(sockets=[sock])
+
+
+def app_for(
+    engine: Engine, config: ServeConfig, identity: ModelIdentity | None = None, host: str = "127.0.0.1"
+) -> tuple[ServerState, Any]:
+    """The state and ASGI app that `serve` runs for `engine` on `host` (a non-loopback address bound answers to its
+    own name too): the one construction the server and the in-process test app (tests/serve_support.py `serve_inprocess`) share."""
+    if not is_loopback(host) and host not in config.allowed_hosts:  # the bound address answers to its own name
+        config.allowed_hosts = (*config.allowed_hosts, host)
+    state = ServerState(engine, config, identity)
+    return state, create_app(state)
 
 
 class _Server:
