@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InputError
 from .options import ModelChoice, http_limit_options, model_options
+
+if TYPE_CHECKING:  # the serve extra's modules load only when a server is set up
+    from ..engine.base import Engine, ModelIdentity
+    from ..serve import ServeConfig
 
 
 @click.command(name="serve")
@@ -156,12 +160,12 @@ def serve_cmd(
 class Setup:
     """What `localjudge serve` serves, decided from its flags: the engine, its `ServeConfig` and identity."""
 
-    engine: Any
-    config: Any  # ServeConfig
-    identity: Any  # ModelIdentity
+    engine: Engine
+    config: ServeConfig
+    identity: ModelIdentity
 
 
-def configure(params: dict[str, Any], engine: Any = None) -> Setup:
+def configure(params: dict[str, Any], engine: Engine | None = None) -> Setup:
     """The engine and `ServeConfig` that `localjudge serve` with these flags (`serve_cmd`'s parameters, as it receives
     them: `options.model_choice` of click's parsed ones) serves:
     refused flags raise before anything loads. `engine` given: served instead of loading --model (the flags still
@@ -179,8 +183,9 @@ def configure(params: dict[str, Any], engine: Any = None) -> Setup:
         )
     served = parse_aliases(p["aliases"], p["alias_formats"], p["field_tokens"])  # an AliasError (exit 2) before loading
     model: ModelChoice = p["model"]
-    ref = model.ref() if engine is None else None
-    if ref is not None:
+    ref = None
+    if engine is None:
+        ref = model.ref()
         engine = ref.engine()
     check_models(served, p["model_name"] or engine.model_id)
     config = ServeConfig(
