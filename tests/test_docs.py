@@ -293,6 +293,18 @@ def test_quick_start_commands_run_on_the_default_model(tmp_path):
     assert len((tmp_path / "runs" / "exp1" / "results.jsonl").read_text().splitlines()) == 2
 
 
+def test_every_test_the_docs_name_exists():
+    """A guarantee names the tests that check it (`tests/FILE.py::test_name`, docs/reliability.md and the other
+    pages): a test moved or renamed without its page leaves the guarantee naming nothing."""
+    missing = []
+    for page in doc_pages():
+        for m in re.finditer(r"tests/([\w/]+\.py)::(\w+)", page_text(page)):
+            f = ROOT / "tests" / m.group(1)
+            if not f.exists() or not re.search(rf"def {m.group(2)}\b", f.read_text(encoding="utf-8")):
+                missing.append(f"{page}: tests/{m.group(1)}::{m.group(2)}")
+    assert not missing, "\n".join(missing)
+
+
 VERDICT_WORDS = re.compile(r"\b(blind|discriminates|inconclusive|n too small)\b")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
