@@ -4,8 +4,8 @@ case; no response_format, no max_tokens) to a real `localjudge serve` on a loopb
 each answer finishes (`stop`, never `length`), names its contract, and parses with the framework's own validator
 (DeepEval's `trim_and_load_json` and the metric's schema class; the RAGAS prompt's `output_model`).
 
-One prompt per metric and per contract (`COVER`, 157 prompts -> 85), not all 157: the rest share a covered
-prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 157 is
+One prompt per metric and per contract (`COVER`, 204 prompts -> 86), not all 204: the rest share a covered
+prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 204 is
 recognised as itself and that its contract's answers pass the framework's validator. The 25 DeepEval templates
 paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks (8), not one per metric: the cover
 of the 132 before stays as it was (77). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
