@@ -62,6 +62,12 @@ class LLGVocab:
             if t is not None:
                 self.byte_tokens[b] = t
         self.eos = np.array(vocab.eos_ids, dtype=np.int64)
+        # where each single-byte token's bit lies in llguidance's bitmask (byte, bit): the close path reads those
+        # 256 bits, not the whole vocabulary's (`byte_allowed`)
+        tok = np.maximum(self.byte_tokens, 0)
+        self._byte_at, self._byte_bit = tok >> 3, (tok & 7).astype(np.uint8)
+        self._has_byte = self.byte_tokens >= 0
+        self._orders: dict[bytes, list[tuple[int, int, int]]] = {}  # by close order: `first_allowed`
 
     @classmethod
     def from_llama(cls, llama_cpp: Any, vocab_p: Any, vocab: TokenVocab) -> LLGVocab:
@@ -87,9 +93,28 @@ class LLGVocab:
         return c
 
     def mask(self, m: Any) -> np.ndarray:
-        """The allowed-token bits of matcher `m` as a bool array over the vocabulary."""
+        """The allowed-token bits of matcher `m` as a bool array over the vocabulary (a fresh array)."""
         bits = np.unpackbits(np.frombuffer(m.compute_bitmask(), dtype=np.uint8), bitorder="little")
-        return bits[: self.n].astype(bool)
+        return bits[: self.n].view(bool)  # 0/1 bytes, read as bools without a copy
+
+    def byte_allowed(self, packed: bytes) -> np.ndarray:
+        """By byte (256 bools): whether the byte has a single-byte token that the bitmask `packed` (a matcher's
+        `compute_bitmask()`) allows; the same bits as `mask(m)[byte_tokens]`, without unpacking the vocabulary."""
+        bits = np.frombuffer(packed, dtype=np.uint8)[self._byte_at] >> self._byte_bit
+        return self._has_byte & (bits & 1).astype(bool)
+
+    def first_allowed(self, packed: bytes, order: bytes) -> int | None:
+        """The single-byte token of the first byte of `order` that has one the bitmask `packed` allows (None: no
+        such byte), read bit by bit: the close path's usual pick costs a few bit tests, not a mask."""
+        bits = self._orders.get(order)
+        if bits is None:
+            bits = self._orders[order] = [
+                (int(t), int(t) >> 3, int(t) & 7) for t in (self.byte_tokens[b] for b in order) if t >= 0
+            ]
+        for t, at, bit in bits:
+            if packed[at] >> bit & 1:
+                return t
+        return None
 
 
 def one_line(msg: str) -> str:
@@ -224,22 +249,21 @@ class LLGCompiled:
                     return None
                 path.extend(ff)
                 continue
-            allowed = self.lv.mask(m)
+            packed = m.compute_bitmask()
             if order == VARY:  # the preference order, but a byte picked often gives way to others (escapes loops)
-                ok = np.flatnonzero((bt >= 0) & allowed[np.maximum(bt, 0)])
+                ok = np.flatnonzero(self.lv.byte_allowed(packed))
                 if len(ok) == 0:
                     return None
                 b = int(ok[np.argmin(used[ok] // 4 * 1000 + RANK[ok])])
                 used[b] += 1
                 pick: int | None = int(bt[b])
             else:
-                pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
+                pick = self.lv.first_allowed(packed, order)
             if pick is None:
-                singles = bt[bt >= 0]
-                ok = singles[allowed[singles]]
-                if len(ok) == 0:
+                singles = bt[self.lv.byte_allowed(packed)]
+                if len(singles) == 0:
                     return None
-                pick = int(ok.min())
+                pick = int(singles.min())
             if not m.consume_token(pick):
                 return None
             path.append(pick)
@@ -268,7 +292,7 @@ class LLGConstraint:
             return np.array(self._path[:1], dtype=np.int32), accepting, closing
         allowed = self.lv.mask(self.m)
         allowed[self.lv.eos[self.lv.eos < len(allowed)]] = False
-        return np.flatnonzero(allowed).astype(np.int32), accepting, False
+        return np.flatnonzero(allowed), accepting, False  # intp: what indexing the logits with them wants
 
     def settle(self, token: int, remaining: int) -> int:
         """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
