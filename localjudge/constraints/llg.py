@@ -41,6 +41,11 @@ CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close 
 SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
 LARK_SHORT = 4  # a Lark grammar's greedy close path longer than this is compared with the search's
 PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
+# greedy walks that failed (no close within their limit: up to CLOSE_LIMIT matcher steps each, e.g. `"}]0...` inside a
+# number, where every request's first digit fails three orders), remembered per compiled grammar by the tokens the
+# request had consumed, while it had consumed fewer than MEMO_DEPTH (a walk is a function of the matcher's state,
+# which is a function of those tokens, so a remembered failure is the same failure); at most MEMO_SIZE of them
+MEMO_DEPTH, MEMO_SIZE = 32, 1024
 
 
 def _limits():
@@ -153,6 +158,7 @@ class LLGCompiled:
         self.lark = not grammar.lstrip().startswith("{")  # llguidance's JSON-schema grammars are JSON documents
         self.compile_ms = 0.0
         self.from_cache = False
+        self._failed: set[tuple[tuple[int, ...], bytes, int]] = set()  # (tokens consumed, order, limit): see MEMO_DEPTH
 
     def start(self, tokenize: Callable[[bytes], list[int]] | None, vocab: TokenVocab) -> LLGConstraint:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
@@ -178,14 +184,21 @@ class LLGCompiled:
                     return toks
         return self._past_greedy(m, state, greedy, limit=CLOSE_LIMIT, budget=None, probe=False, in_string=False, shorten=True)
 
-    def greedy(self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT) -> list[int] | None:
+    def greedy(
+        self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT, seen: tuple[int, ...] | None = None
+    ) -> list[int] | None:
         """The first greedy close path of `CLOSE_ORDERS` (the one that closed last time first; `state.order` set
-        to the one that closed), or None when none closes within `limit` tokens."""
+        to the one that closed), or None when none closes within `limit` tokens. `seen`: the tokens that took a
+        fresh cursor to `m`'s state, when fewer than `MEMO_DEPTH` (an order that failed from there is not walked again)."""
         for order in sorted(CLOSE_ORDERS, key=lambda o: o != state.order):
+            if seen is not None and (seen, order, limit) in self._failed:
+                continue
             path = self._close(m, order, limit)
             if path is not None:
                 state.order = order
                 return path
+            if seen is not None and len(self._failed) < MEMO_SIZE:
+                self._failed.add((seen, order, limit))
         return None
 
     def close_path(
@@ -197,6 +210,7 @@ class LLGCompiled:
         probe: bool = False,
         in_string: bool = False,
         shorten: bool = False,
+        seen: tuple[int, ...] | None = None,
     ) -> list[int] | None:
         """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
         there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
@@ -205,8 +219,9 @@ class LLGCompiled:
         too, and the shorter path wins (at compile a search still running after `llg_search.SEARCH_SECONDS` refuses
         the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
-        nothing closes. `state` (the request's) is read and updated."""
-        return self._past_greedy(m, state, self.greedy(m, state, limit), limit, budget, probe, in_string, shorten)
+        nothing closes. `state` (the request's) is read and updated; `seen` as in `greedy`."""
+        greedy = self.greedy(m, state, limit, seen)
+        return self._past_greedy(m, state, greedy, limit, budget, probe, in_string, shorten)
 
     def _past_greedy(
         self,
@@ -282,6 +297,7 @@ class LLGConstraint:
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
         self._cutting = False  # a field budget ran out inside this string: its close path is followed out of it
         self.close = compiled.initial.copy()  # this request's own close-path state
+        self._seen: list[int] | None = []  # the tokens consumed, while fewer than MEMO_DEPTH (the close path's memo key)
 
     def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
         """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token, and
@@ -306,7 +322,8 @@ class LLGConstraint:
             limit = CLOSE_LIMIT  # a grammar greedy closing never failed on keeps its probe (one order, mostly)
             if self.close.searched:
                 limit = min(limit, remaining, PROBE_SLACK + 2 * len(self._path or []))
-            path = self.c.close_path(probe, self.close, limit, probe=True, in_string=self._in_string_after(token))
+            seen = self._key([token])
+            path = self.c.close_path(probe, self.close, limit, probe=True, in_string=self._in_string_after(token), seen=seen)
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -320,10 +337,11 @@ class LLGConstraint:
         """Consume `token`; True unless it stayed inside a JSON string (those count toward a field's budget)."""
         if not self.m.consume_token(token):
             raise RuntimeError(f"llguidance refused token {token}: {one_line(self.m.get_error())}")
+        self._consumed([token])
         nxt, self._next_path = self._next_path, None
         if nxt is None and self._path and self._path[0] == token:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
-        self._path = nxt if nxt is not None else self.c.close_path(self.m, self.close)
+        self._path = nxt if nxt is not None else self.c.close_path(self.m, self.close, seen=self._key([]))
         stayed = self._track(token)
         self._cutting = self._cutting and self.in_string
         return stayed
@@ -365,9 +383,26 @@ class LLGConstraint:
             raise RuntimeError(f"llguidance refused its own forced tokens: {one_line(self.m.get_error())}")
         for t in ff:
             self._track(t)
+        self._consumed(ff)
         old = self._path
-        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m, self.close)
+        if old is not None and old[: len(ff)] == ff:
+            self._path = old[len(ff) :]
+        else:
+            self._path = self.c.close_path(self.m, self.close, seen=self._key([]))
         return ff
+
+    def _consumed(self, tokens: list[int]) -> None:
+        """Note tokens the matcher consumed (kept while fewer than `MEMO_DEPTH`: past that, no key is needed)."""
+        if self._seen is not None:
+            self._seen.extend(tokens)
+            if len(self._seen) >= MEMO_DEPTH:
+                self._seen = None
+
+    def _key(self, more: list[int]) -> tuple[int, ...] | None:
+        """The close-path memo's key for the state after the tokens consumed and `more` (None: too deep)."""
+        if self._seen is None or len(self._seen) + len(more) >= MEMO_DEPTH:
+            return None
+        return (*self._seen, *more)
 
     def distance(self) -> int:
         """The close path's length: at least the true distance, and always achievable."""
