@@ -41,6 +41,11 @@ CLOSE_LIMIT = 600  # steps before one order gives up (a grammar it cannot close 
 SHORT_PATH = 64  # a VARY close path longer than this is compared with the search's
 LARK_SHORT = 4  # a Lark grammar's greedy close path longer than this is compared with the search's
 PROBE_SLACK = 64  # while decoding, a token's close path may be twice the current one and this many tokens more
+# greedy walks that failed (no close within their limit: up to CLOSE_LIMIT matcher steps each, e.g. `"}]0...` inside a
+# number, where every request's first digit fails three orders), remembered per compiled grammar by the tokens the
+# request had consumed, while it had consumed fewer than MEMO_DEPTH (a walk is a function of the matcher's state,
+# which is a function of those tokens, so a remembered failure is the same failure); at most MEMO_SIZE of them
+MEMO_DEPTH, MEMO_SIZE = 32, 1024
 
 
 def _limits():
@@ -62,6 +67,12 @@ class LLGVocab:
             if t is not None:
                 self.byte_tokens[b] = t
         self.eos = np.array(vocab.eos_ids, dtype=np.int64)
+        # where each single-byte token's bit lies in llguidance's bitmask (byte, bit): the close path reads those
+        # 256 bits, not the whole vocabulary's (`byte_allowed`)
+        tok = np.maximum(self.byte_tokens, 0)
+        self._byte_at, self._byte_bit = tok >> 3, (tok & 7).astype(np.uint8)
+        self._has_byte = self.byte_tokens >= 0
+        self._orders: dict[bytes, list[tuple[int, int, int]]] = {}  # by close order: `first_allowed`
 
     @classmethod
     def from_llama(cls, llama_cpp: Any, vocab_p: Any, vocab: TokenVocab) -> LLGVocab:
@@ -87,9 +98,28 @@ class LLGVocab:
         return c
 
     def mask(self, m: Any) -> np.ndarray:
-        """The allowed-token bits of matcher `m` as a bool array over the vocabulary."""
+        """The allowed-token bits of matcher `m` as a bool array over the vocabulary (a fresh array)."""
         bits = np.unpackbits(np.frombuffer(m.compute_bitmask(), dtype=np.uint8), bitorder="little")
-        return bits[: self.n].astype(bool)
+        return bits[: self.n].view(bool)  # 0/1 bytes, read as bools without a copy
+
+    def byte_allowed(self, packed: bytes) -> np.ndarray:
+        """By byte (256 bools): whether the byte has a single-byte token that the bitmask `packed` (a matcher's
+        `compute_bitmask()`) allows; the same bits as `mask(m)[byte_tokens]`, without unpacking the vocabulary."""
+        bits = np.frombuffer(packed, dtype=np.uint8)[self._byte_at] >> self._byte_bit
+        return self._has_byte & (bits & 1).astype(bool)
+
+    def first_allowed(self, packed: bytes, order: bytes) -> int | None:
+        """The single-byte token of the first byte of `order` that has one the bitmask `packed` allows (None: no
+        such byte), read bit by bit: the close path's usual pick costs a few bit tests, not a mask."""
+        bits = self._orders.get(order)
+        if bits is None:
+            bits = self._orders[order] = [
+                (int(t), int(t) >> 3, int(t) & 7) for t in (self.byte_tokens[b] for b in order) if t >= 0
+            ]
+        for t, at, bit in bits:
+            if packed[at] >> bit & 1:
+                return t
+        return None
 
 
 def one_line(msg: str) -> str:
@@ -128,6 +158,7 @@ class LLGCompiled:
         self.lark = not grammar.lstrip().startswith("{")  # llguidance's JSON-schema grammars are JSON documents
         self.compile_ms = 0.0
         self.from_cache = False
+        self._failed: set[tuple[tuple[int, ...], bytes, int]] = set()  # (tokens consumed, order, limit): see MEMO_DEPTH
 
     def start(self, tokenize: Callable[[bytes], list[int]] | None, vocab: TokenVocab) -> LLGConstraint:
         """A fresh per-request cursor (`tokenize` None: jump-forward off)."""
@@ -153,14 +184,21 @@ class LLGCompiled:
                     return toks
         return self._past_greedy(m, state, greedy, limit=CLOSE_LIMIT, budget=None, probe=False, in_string=False, shorten=True)
 
-    def greedy(self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT) -> list[int] | None:
+    def greedy(
+        self, m: Any, state: CloseState, limit: int = CLOSE_LIMIT, seen: tuple[int, ...] | None = None
+    ) -> list[int] | None:
         """The first greedy close path of `CLOSE_ORDERS` (the one that closed last time first; `state.order` set
-        to the one that closed), or None when none closes within `limit` tokens."""
+        to the one that closed), or None when none closes within `limit` tokens. `seen`: the tokens that took a
+        fresh cursor to `m`'s state, when fewer than `MEMO_DEPTH` (an order that failed from there is not walked again)."""
         for order in sorted(CLOSE_ORDERS, key=lambda o: o != state.order):
+            if seen is not None and (seen, order, limit) in self._failed:
+                continue
             path = self._close(m, order, limit)
             if path is not None:
                 state.order = order
                 return path
+            if seen is not None and len(self._failed) < MEMO_SIZE:
+                self._failed.add((seen, order, limit))
         return None
 
     def close_path(
@@ -172,6 +210,7 @@ class LLGCompiled:
         probe: bool = False,
         in_string: bool = False,
         shorten: bool = False,
+        seen: tuple[int, ...] | None = None,
     ) -> list[int] | None:
         """Tokens that take a copy of `m` to an accepting state, fewer than `limit` of them: forced tokens where
         there are some, else the first allowed byte in one of `CLOSE_ORDERS` (tried in turn: a greedy order can
@@ -180,8 +219,9 @@ class LLGCompiled:
         too, and the shorter path wins (at compile a search still running after `llg_search.SEARCH_SECONDS` refuses
         the format: `SearchTimeLimit`, never a shorter-searched answer; `probe`: with the search's smaller per-token bounds, and only for a grammar whose greedy closing
         failed before, so judge formats never search; `in_string`: `m` is inside a JSON string); None when
-        nothing closes. `state` (the request's) is read and updated."""
-        return self._past_greedy(m, state, self.greedy(m, state, limit), limit, budget, probe, in_string, shorten)
+        nothing closes. `state` (the request's) is read and updated; `seen` as in `greedy`."""
+        greedy = self.greedy(m, state, limit, seen)
+        return self._past_greedy(m, state, greedy, limit, budget, probe, in_string, shorten)
 
     def _past_greedy(
         self,
@@ -224,22 +264,21 @@ class LLGCompiled:
                     return None
                 path.extend(ff)
                 continue
-            allowed = self.lv.mask(m)
+            packed = m.compute_bitmask()
             if order == VARY:  # the preference order, but a byte picked often gives way to others (escapes loops)
-                ok = np.flatnonzero((bt >= 0) & allowed[np.maximum(bt, 0)])
+                ok = np.flatnonzero(self.lv.byte_allowed(packed))
                 if len(ok) == 0:
                     return None
                 b = int(ok[np.argmin(used[ok] // 4 * 1000 + RANK[ok])])
                 used[b] += 1
                 pick: int | None = int(bt[b])
             else:
-                pick = next((int(bt[b]) for b in order if bt[b] >= 0 and allowed[bt[b]]), None)
+                pick = self.lv.first_allowed(packed, order)
             if pick is None:
-                singles = bt[bt >= 0]
-                ok = singles[allowed[singles]]
-                if len(ok) == 0:
+                singles = bt[self.lv.byte_allowed(packed)]
+                if len(singles) == 0:
                     return None
-                pick = int(ok.min())
+                pick = int(singles.min())
             if not m.consume_token(pick):
                 return None
             path.append(pick)
@@ -258,6 +297,7 @@ class LLGConstraint:
         self._next_path: list[int] | None = None  # the close path after the token `settle` accepted
         self._cutting = False  # a field budget ran out inside this string: its close path is followed out of it
         self.close = compiled.initial.copy()  # this request's own close-path state
+        self._seen: list[int] | None = []  # the tokens consumed, while fewer than MEMO_DEPTH (the close path's memo key)
 
     def choices(self, remaining: int, closing: bool) -> tuple[np.ndarray, bool, bool]:
         """The mask's ids (EOS left to the decode loop); while closing, only the close path's next token, and
@@ -268,7 +308,7 @@ class LLGConstraint:
             return np.array(self._path[:1], dtype=np.int32), accepting, closing
         allowed = self.lv.mask(self.m)
         allowed[self.lv.eos[self.lv.eos < len(allowed)]] = False
-        return np.flatnonzero(allowed).astype(np.int32), accepting, False
+        return np.flatnonzero(allowed), accepting, False  # intp: what indexing the logits with them wants
 
     def settle(self, token: int, remaining: int) -> int:
         """`token` when its own close path fits `remaining` - 1, else the current close path's next token; -1
@@ -282,7 +322,8 @@ class LLGConstraint:
             limit = CLOSE_LIMIT  # a grammar greedy closing never failed on keeps its probe (one order, mostly)
             if self.close.searched:
                 limit = min(limit, remaining, PROBE_SLACK + 2 * len(self._path or []))
-            path = self.c.close_path(probe, self.close, limit, probe=True, in_string=self._in_string_after(token))
+            seen = self._key([token])
+            path = self.c.close_path(probe, self.close, limit, probe=True, in_string=self._in_string_after(token), seen=seen)
             if path is not None and 1 + len(path) <= remaining:
                 self._next_path = path
                 return token
@@ -296,10 +337,11 @@ class LLGConstraint:
         """Consume `token`; True unless it stayed inside a JSON string (those count toward a field's budget)."""
         if not self.m.consume_token(token):
             raise RuntimeError(f"llguidance refused token {token}: {one_line(self.m.get_error())}")
+        self._consumed([token])
         nxt, self._next_path = self._next_path, None
         if nxt is None and self._path and self._path[0] == token:
             nxt = self._path[1:]  # the model followed the close path: the rest of it still closes
-        self._path = nxt if nxt is not None else self.c.close_path(self.m, self.close)
+        self._path = nxt if nxt is not None else self.c.close_path(self.m, self.close, seen=self._key([]))
         stayed = self._track(token)
         self._cutting = self._cutting and self.in_string
         return stayed
@@ -341,9 +383,26 @@ class LLGConstraint:
             raise RuntimeError(f"llguidance refused its own forced tokens: {one_line(self.m.get_error())}")
         for t in ff:
             self._track(t)
+        self._consumed(ff)
         old = self._path
-        self._path = old[len(ff) :] if old is not None and old[: len(ff)] == ff else self.c.close_path(self.m, self.close)
+        if old is not None and old[: len(ff)] == ff:
+            self._path = old[len(ff) :]
+        else:
+            self._path = self.c.close_path(self.m, self.close, seen=self._key([]))
         return ff
+
+    def _consumed(self, tokens: list[int]) -> None:
+        """Note tokens the matcher consumed (kept while fewer than `MEMO_DEPTH`: past that, no key is needed)."""
+        if self._seen is not None:
+            self._seen.extend(tokens)
+            if len(self._seen) >= MEMO_DEPTH:
+                self._seen = None
+
+    def _key(self, more: list[int]) -> tuple[int, ...] | None:
+        """The close-path memo's key for the state after the tokens consumed and `more` (None: too deep)."""
+        if self._seen is None or len(self._seen) + len(more) >= MEMO_DEPTH:
+            return None
+        return (*self._seen, *more)
 
     def distance(self) -> int:
         """The close path's length: at least the true distance, and always achievable."""

@@ -98,7 +98,7 @@ class DecodeJob:
         else:
             if remaining <= 0:
                 return self._finish("max_tokens")
-            ids, allow_eos = np.arange(len(logits), dtype=np.int32), True
+            ids, allow_eos = np.arange(len(logits)), True  # intp: indexes the logits fastest
         eos = eos_ids[0] if allow_eos else None
         if self.steps is not None and cons is not None and 2 <= len(ids) + allow_eos <= 64:
             self.steps.append(self._step_dist(logits, ids, eos))
@@ -175,7 +175,7 @@ class DecodeJob:
     def _think_ids(self, n: int) -> np.ndarray:
         ids = np.ones(n, dtype=bool)
         ids[[t for t in self.vocab.eos_ids if t < n]] = False
-        return np.flatnonzero(ids).astype(np.int32)
+        return np.flatnonzero(ids)
 
     def _force(self, toks: list[int]) -> None:
         pieces = self.vocab.pieces
