@@ -228,3 +228,24 @@ def fill_contract(contract: Any, values: list[str]) -> list[tuple[str, str]]:
             k += 1
         out.append((role, "".join(parts)))
     return out
+
+
+# the hostile server's small limits (tests/test_hostile_serve.py), its client schemas on the automaton path (the compile
+# queue and its limits are that path's); the in-process schemathesis app takes them too (tests/test_serve_schemathesis.py)
+HOSTILE_LIMITS = (
+    "--no-precompile",
+    "--schema-constraint",
+    "automaton",
+    "--option",
+    "n_threads=1",
+    "--max-connections",
+    "8",
+    "--header-timeout",
+    "2",
+    "--body-timeout",
+    "3",
+    "--max-pending",
+    "3",
+    "--compile-timeout",
+    "8",
+)

@@ -14,7 +14,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from serve_support import assert_openai_error, get, healthy, post, start_server
+from serve_support import HOSTILE_LIMITS, assert_openai_error, get, healthy, post, start_server
 
 pytestmark = pytest.mark.system
 
@@ -38,26 +38,7 @@ def hostile(tmp_path_factory):
     client schemas go to the automaton path (the compile queue, the disk cache and the expansion bounds are
     that path's; the llguidance default is tested against `judge_server`)."""
     home = tmp_path_factory.mktemp("hostile_home")
-    server = start_server(
-        "--no-precompile",
-        "--schema-constraint",
-        "automaton",
-        "--option",
-        "n_threads=1",
-        "--max-connections",
-        "8",
-        "--header-timeout",
-        "2",
-        "--body-timeout",
-        "3",
-        "--max-pending",
-        "3",
-        "--compile-timeout",
-        "8",
-        "--cache-max-mb",
-        "0.01",
-        env={"LOCALJUDGE_HOME": str(home)},
-    )
+    server = start_server(*HOSTILE_LIMITS, "--cache-max-mb", "0.01", env={"LOCALJUDGE_HOME": str(home)})
     server.home = home  # type: ignore[attr-defined]
     yield server
     server.stop()

@@ -26,7 +26,7 @@ import schemathesis
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
-from serve_support import get, serve_inprocess
+from serve_support import HOSTILE_LIMITS, get, serve_inprocess
 
 pytestmark = pytest.mark.system  # no server, no socket; but fuzzed client schemas are compiled in child processes
 
@@ -38,29 +38,7 @@ SETTINGS = hypothesis.settings(
 # the flags: test_hostile_serve's small limits, client schemas on the automaton path (the compile queue and its
 # limits are that path's), and a short generation budget. Not its 10 KB automaton cache cap: this app writes to the
 # session's shared cache (tests/conftest.py SHARED_CACHES), which the cap would empty; test_hostile_serve tests the cap
-FLAGS = (
-    "--no-precompile",
-    "--schema-constraint",
-    "automaton",
-    "--option",
-    "n_threads=1",
-    "--max-connections",
-    "8",
-    "--header-timeout",
-    "2",
-    "--body-timeout",
-    "3",
-    "--max-pending",
-    "3",
-    "--compile-timeout",
-    "8",
-    "--n-ctx",
-    "512",
-    "--text-tokens",
-    "16",
-    "--field-tokens",
-    "24",
-)
+FLAGS = (*HOSTILE_LIMITS, "--n-ctx", "512", "--text-tokens", "16", "--field-tokens", "24")
 
 
 @pytest.fixture(scope="module")
