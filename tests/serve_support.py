@@ -112,7 +112,9 @@ class InProcess:
 @contextmanager
 def serve_inprocess(*args: str, engine: Any = None) -> Iterator[InProcess]:
     """The app `localjudge serve --host 127.0.0.1 *args` serves, started (its lifespan) in this process; `engine`
-    given: served instead of loading --model. The engine this loaded is closed at the end."""
+    given: served instead of loading --model. The engine is never closed here: a model loaded through --model is the
+    process's shared load (engine/backends.py `_ENGINES`, as `load_engine`'s), which later tests in this worker use;
+    closing it freed their model under them (a segfault in the next test that ran the default model)."""
     from starlette.testclient import TestClient
 
     from localjudge.cli.options import model_choice
@@ -122,12 +124,8 @@ def serve_inprocess(*args: str, engine: Any = None) -> Iterator[InProcess]:
     params = model_choice(serve_cmd.make_context("serve", ["--host", "127.0.0.1", "--port", "0", *args]).params)
     setup = configure(params, engine)
     state, app = app_for(setup.engine, setup.config, setup.identity, params["host"])
-    try:
-        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
-            yield InProcess(client, state)
-    finally:
-        if engine is None and hasattr(setup.engine, "close"):
-            setup.engine.close()
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        yield InProcess(client, state)
 
 
 def _body(body: bytes | dict | str) -> bytes:
