@@ -40,16 +40,16 @@ def section_controls(rows: int = 60, threads: int = 2, work: Path | None = None)
     """The table of docs/trust.md, 'Negative controls'."""
     import localjudge
     from localjudge.judges import get_judge
-    from localjudge.report.controls import run_controls
+    from localjudge.report.controls import KINDS, run_controls
     from scripts.benchmarks.bench_layouts import quick_start_rows
     from scripts.benchmarks.bench_trust_models import JUDGE, truthfulqa_rows
 
     base = work or Path(tempfile.mkdtemp(prefix="bench-controls-"))
     print(f"## Negative controls beside the labels ({rows} TruthfulQA rows, quick start; {threads} threads; {base})\n")
     print(
-        "| model | rows | judge | pass rate | labelled accuracy | labelled AUC | controls: real vs control mean | AUC [95 %] | p | verdict |"
+        "| model | rows | judge | control | pass rate | labelled accuracy | labelled AUC | controls: real vs control mean | AUC [95 %] | p | verdict |"
     )
-    print("|" + "---|" * 10)
+    print("|" + "---|" * 11)
     quick = quick_start_rows()
     for model in MODELS:
         opts = {"n_threads": threads}
@@ -69,15 +69,20 @@ def section_controls(rows: int = 60, threads: int = 2, work: Path | None = None)
         )
         cases.append(("quick start (10)", qout, len(quick), {}))
         for label, run_dir, sample, labelled in cases:
-            rep = run_controls(run_dir, sample=sample, model_options=opts)
+            rep = run_controls(run_dir, sample=sample, model_options=opts, kinds=tuple(KINDS))
             summary = json.loads((run_dir / "summary.json").read_text())["judges"]
-            for name, j in rep.judges.items():
+            by_kind = {"answer": rep.judges, **rep.other_kinds}
+            for name in rep.judges:
                 acc, lab_auc = labelled.get(name, ("—", "—"))
                 rate = summary[name].get("pass_rate")
-                ci = f"{j.auc:.2f} [{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}]" if j.auc is not None and j.auc_ci else "—"
-                means = f"{j.real_mean:.3f} vs {j.control_mean:.3f}" if j.real_mean is not None else "—"
-                print(
-                    f"| {model} | {label} | {name} | {'—' if rate is None else f'{100 * rate:.1f} %'} | {acc} | {lab_auc} | "
-                    f"{means} | {ci} | {'—' if j.p_value is None else f'{j.p_value:.3f}'} | {j.verdict} |",
-                    flush=True,
-                )
+                for kind, judges in by_kind.items():
+                    j = judges.get(name)
+                    if j is None or j.variable is None:  # the judge declares no variable of this kind: no control
+                        continue
+                    ci = f"{j.auc:.2f} [{j.auc_ci[0]:.2f}, {j.auc_ci[1]:.2f}]" if j.auc is not None and j.auc_ci else "—"
+                    means = f"{j.real_mean:.3f} vs {j.control_mean:.3f}" if j.real_mean is not None else "—"
+                    print(
+                        f"| {model} | {label} | {name} | {kind} | {'—' if rate is None else f'{100 * rate:.1f} %'} | {acc} | "
+                        f"{lab_auc} | {means} | {ci} | {'—' if j.p_value is None else f'{j.p_value:.3f}'} | {j.verdict} |",
+                        flush=True,
+                    )
