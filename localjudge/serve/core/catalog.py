@@ -25,6 +25,7 @@ call of that tool.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine.base import Message
+from ...jsonio import loads as bounded_loads
 from ...judges.render import placeholders, render
 
 PREFIX = 64  # characters of a prompt's leading fixed text that key the lookup
@@ -92,7 +94,7 @@ class Contract:
         values = self.values(messages)
         if values is None:
             return self.schema
-        out = json.loads(json.dumps(self.schema))
+        out = copy.deepcopy(self.schema)
         for rule in self.from_prompt:
             prop = out.get("properties", {}).get(rule["property"])
             if isinstance(prop, dict):
@@ -109,7 +111,7 @@ def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, An
     if "keys_of" in rule:
         m, g = rule["keys_of"]
         try:
-            held = json.loads(values[m][g]).get(rule["key"])
+            held = bounded_loads(values[m][g]).get(rule["key"])  # the client's text: depth-checked first
         except (ValueError, AttributeError, IndexError, RecursionError):
             return {}
         names = list(held) if isinstance(held, dict) else []
