@@ -665,18 +665,14 @@ def controls_column(report: ControlsReport | None) -> dict[str, str] | None:
         return None
     out: dict[str, str] = {}
     for name, j in report.judges.items():
-        other = next(
-            (
-                (kind, o)
-                for kind, judges in report.other_kinds.items()
-                if (o := judges.get(name)) is not None and o.variable is not None
-            ),
-            None,
-        )
-        if j.variable is None and other is not None:
-            out[name] = f"{verdict_word(other[1].verdict)} ({other[0]})"
-        else:
-            out[name] = verdict_word(j.verdict)
+        out[name] = verdict_word(j.verdict)
+        if j.variable is not None:
+            continue
+        for kind, judges in report.other_kinds.items():
+            o = judges.get(name)
+            if o is not None and o.variable is not None:
+                out[name] = f"{verdict_word(o.verdict)} ({kind})"
+                break
     return out
 
 
