@@ -15,7 +15,7 @@ import pytest
 
 from localjudge.engine import backends
 from localjudge.engine.backends import ModelRef
-from localjudge.engine.llama_lock import LLAMA_LOCK
+from localjudge.engine.llama_lock import LLAMA_LOCK, system_info
 
 
 def _at_once(n: int, fn):
@@ -139,3 +139,29 @@ print("ok")
     for _ in range(3):
         r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True, timeout=600)
         assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+
+
+@pytest.mark.system  # a fresh process: the read must be its first
+def test_cpu_features_read_from_many_threads_at_once_agree_and_do_not_fault():
+    # llama_print_system_info rebuilds one static string per call: 16 threads at once read garbled or missing features
+    # in 5 of 6 such processes before it was read once under the lock, and aborted ('double free') in the sixth
+    code = """
+import threading
+import llama_cpp
+from localjudge.engine.layout import cpu_features
+from localjudge.engine.llama_amx import amx_build
+gate, seen = threading.Barrier(16), []
+def go():
+    gate.wait()
+    for _ in range(20):
+        seen.append((cpu_features(llama_cpp), amx_build(llama_cpp)))
+ts = [threading.Thread(target=go) for _ in range(16)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(len(set(seen)), sorted(seen[0][0]))
+"""
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+        assert r.stdout.startswith("1 "), r.stdout  # one answer for every call
+    info = system_info(llama_cpp).decode()
+    assert ("AVX2 = 1" in info) == ("'AVX2'" in r.stdout)  # and the answer is the features llama.cpp reports

@@ -40,6 +40,7 @@ from ..models.digest import sha256_file
 from ..models.registry import ModelInfo, check_sha256, remember_sha256, sha256_of
 from ..store.atomic import replacing, write_atomic
 from .llama_amx import amx_build, no_amx_weights
+from .llama_lock import LLAMA_LOCK, system_info
 from .llama_log import LLAMA_ERRORS, quiet_llama_logs
 
 # llama.cpp's `llama_ftype` numbers of the types a conversion may write, and their bytes per weight (disk bound)
@@ -65,7 +66,7 @@ class Speed(BaseModel):
 def cpu_features(llama_cpp: Any) -> frozenset[str]:
     """The features llama.cpp's CPU backend reports as on (`AVX2`, `AVX512_BF16`, `NEON`, `REPACK`, ...)."""
     try:
-        info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+        info = system_info(llama_cpp).decode("utf-8", "replace")
     except (AttributeError, OSError):
         return frozenset()
     on = set()
@@ -158,7 +159,8 @@ def _convert_locked(src: Path, dest: Path, type_name: str, threads: int) -> str:
         params.ftype = ftype
         params.allow_requantize = True
         params.nthread = threads
-        rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
+        with LLAMA_LOCK:  # llama.cpp's global state (its backends, logs) is not for two threads at once
+            rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
         if rc != 0:
             said = f": {LLAMA_ERRORS[-1]}" if LLAMA_ERRORS else ""
             raise ModelError(f"llama.cpp could not convert {src} to {type_name} (code {rc}){said}")
@@ -173,28 +175,29 @@ _TEXT = (
 
 def measure(path: str | Path, threads: int) -> Speed:
     """Prompt speed over a fixed 512-token text and greedy decode speed over 32 tokens, one load of `path` with
-    `threads` threads (the better of two prompt passes). A report for people: nothing is chosen by it."""
+    `threads` threads (the better of two prompt passes), holding `LLAMA_LOCK`. A report for people: nothing is chosen by it."""
     import llama_cpp
 
     quiet_llama_logs(llama_cpp, verbose=False)
-    with no_amx_weights(llama_cpp):
-        llm = llama_cpp.Llama(str(path), n_ctx=1024, n_batch=512, n_threads=threads, verbose=False)
-    try:
-        tokens = llm.tokenize((_TEXT * 40).encode())[:PROMPT_TOKENS]
-        best = float("inf")
-        for _ in range(2):
+    with LLAMA_LOCK:  # a load and decodes of its own: no other engine of the process runs meanwhile
+        with no_amx_weights(llama_cpp):
+            llm = llama_cpp.Llama(str(path), n_ctx=1024, n_batch=512, n_threads=threads, verbose=False)
+        try:
+            tokens = llm.tokenize((_TEXT * 40).encode())[:PROMPT_TOKENS]
+            best = float("inf")
+            for _ in range(2):
+                llm.reset()
+                t = time.perf_counter()
+                llm.eval(tokens)
+                best = min(best, time.perf_counter() - t)
             llm.reset()
+            llm.eval(tokens[:64])
             t = time.perf_counter()
-            llm.eval(tokens)
-            best = min(best, time.perf_counter() - t)
-        llm.reset()
-        llm.eval(tokens[:64])
-        t = time.perf_counter()
-        for _ in range(DECODE_TOKENS):
-            llm.eval([llm.sample(temp=0.0)])
-        decode = DECODE_TOKENS / (time.perf_counter() - t)
-    finally:
-        llm.close()
+            for _ in range(DECODE_TOKENS):
+                llm.eval([llm.sample(temp=0.0)])
+            decode = DECODE_TOKENS / (time.perf_counter() - t)
+        finally:
+            llm.close()
     return Speed(prompt_tok_s=round(len(tokens) / best, 1), decode_tok_s=round(decode, 1), threads=threads)
 
 

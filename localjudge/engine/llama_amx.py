@@ -13,11 +13,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from .llama_lock import system_info
+
 
 def amx_build(llama_cpp: Any) -> bool:
     """Whether this llama.cpp build runs matmuls through AMX (then weights must load without extra buffer types)."""
     try:
-        return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
+        return b"AMX_INT8 = 1" in system_info(llama_cpp)
     except (AttributeError, TypeError, OSError):
         return False
 

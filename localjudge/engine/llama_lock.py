@@ -13,8 +13,23 @@ other, and on a CPU they share the same cores anyway.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 # re-entrant: a thread that holds it (a load) may call code that takes it again
 LLAMA_LOCK = threading.RLock()
+_SYSTEM_INFO: dict[int, bytes] = {}  # by id of the llama_cpp module: the text, read once
 
-__all__ = ["LLAMA_LOCK"]
+
+def system_info(llama_cpp: Any) -> bytes:
+    """llama.cpp's system-info line (its CPU features, `AMX_INT8 = 1` ...), read once per process under
+    `LLAMA_LOCK`: `llama_print_system_info` rebuilds one static C++ string on every call, so two threads calling it
+    at once read each other's half-written text (features missing or garbled: 5 of 6 processes with 16 threads
+    here) or free it twice (a `double free` abort ended a two-engine load in CI)."""
+    with LLAMA_LOCK:
+        got = _SYSTEM_INFO.get(id(llama_cpp))
+        if got is None:
+            got = _SYSTEM_INFO[id(llama_cpp)] = bytes(llama_cpp.llama_print_system_info())
+        return got
+
+
+__all__ = ["LLAMA_LOCK", "system_info"]
