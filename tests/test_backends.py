@@ -57,6 +57,12 @@ def test_llama_identity_without_loading_names_the_file_digest_and_only_output_ch
     assert ModelRef(None, {"n_parallel": 4}).identity().settings == {"n_parallel": 4}
 
 
+def test_a_physical_batch_over_32_tokens_enters_the_identity_because_its_prompts_round_differently():
+    assert ModelRef(None, {"n_ubatch": 32}).identity().settings == {}  # any split at or below 32 rounds alike
+    assert ModelRef(None, {"n_ubatch": 512}).identity().settings == {"n_ubatch": 512}
+    assert ModelRef(None, {"n_ubatch": 512, "n_batch": 64}).identity().settings == {"n_ubatch": 64}  # what llama.cpp gets
+
+
 @pytest.mark.system
 def test_a_loaded_llama_engine_reports_the_identity_its_spec_promised(engine):
     assert engine.identity() == ModelRef(None).identity()

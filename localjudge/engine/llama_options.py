@@ -8,6 +8,8 @@ from pydantic import Field
 
 from .backends import BackendOptions
 
+SPLIT_FREE_UBATCH = 32  # physical batches up to this many tokens round alike whatever their size (llama_scheduler.py)
+
 
 class LlamaOptions(BackendOptions):
     """Options of `llama:` models (`--option key=value`; --n-ctx, --threads, --gpu-layers, --n-batch,
@@ -39,8 +41,13 @@ class LlamaOptions(BackendOptions):
 
     def settings(self) -> dict[str, Any]:
         """The options that change outputs, as the cache key has always recorded them: n_ctx and
-        chat_template when given, n_parallel when > 1 (batched kernels round differently)."""
+        chat_template when given, n_parallel when > 1 (batched kernels round differently), and the physical batch
+        (n_ubatch, as far as n_batch lets it) when over `SPLIT_FREE_UBATCH` (its prompts round differently; at or below
+        it nothing is recorded, as before: any split rounds alike)."""
         out: dict[str, Any] = {k: getattr(self, k) for k in ("n_ctx", "chat_template") if getattr(self, k) is not None}
         if self.n_parallel > 1:
             out["n_parallel"] = self.n_parallel
+        ubatch = max(1, min(self.n_ubatch, self.n_batch))
+        if ubatch > SPLIT_FREE_UBATCH:
+            out["n_ubatch"] = ubatch
         return out

@@ -32,9 +32,9 @@ from ..formats import OutputFormat
 from .base import DecodeOptions, Generation, GenerationCancelled, Message
 from .job import DecodeJob, common_prefix
 from .llama_lock import LLAMA_LOCK
+from .llama_options import SPLIT_FREE_UBATCH
 
 COPY_MIN = 32  # copy another sequence's cached prefix only when it saves more tokens than this
-SPLIT_FREE_UBATCH = 32  # physical batches up to this many tokens round alike whatever their size
 
 
 class _Group:
