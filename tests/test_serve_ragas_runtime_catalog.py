@@ -123,6 +123,11 @@ def _multi() -> Any:
 
 
 def _legacy(build: Any, turn: str, pick: dict[str, Any] | None = None) -> tuple[Any, list[str | None]]:
+    """The legacy metric `build()` scored on the single- or multi-turn sample under the catalog: (score, judges)."""
+    return _legacy_run(build, turn, pick)[:2]
+
+
+def _legacy_run(build: Any, turn: str, pick: dict[str, Any] | None = None) -> tuple[Any, list[str | None], ContractLLM]:
     llm = ContractLLM(pick)
     metric = build()
     metric.llm = llm
@@ -130,7 +135,7 @@ def _legacy(build: Any, turn: str, pick: dict[str, Any] | None = None) -> tuple[
         score = asyncio.run(metric._single_turn_ascore(_single(), None))
     else:
         score = asyncio.run(metric._multi_turn_ascore(_multi(), None))
-    return score, llm.seen
+    return score, llm.seen, llm
 
 
 def _legacy_metrics() -> dict[str, tuple[Any, str]]:
@@ -260,6 +265,82 @@ def test_noise_sensitivitys_verdicts_are_one_per_statement_its_prompt_lists():
     assert hit is not None and hit.schema is not None and hit.contract.judge == nli
     assert hit.schema["properties"]["statements"]["minItems"] == hit.schema["properties"]["statements"]["maxItems"] == len(many)
     assert c.schema["properties"]["statements"]["maxItems"] == base  # the shared contract is left as it was
+
+
+class _Unequal(InstructorBaseRagasLLM):
+    """Three statements, then NLI verdict lists of 1, 3, 3, ... items (the first context's shorter): what a model
+    answering without the per-request count may do."""
+
+    is_async = True
+
+    def __init__(self) -> None:
+        self.k = 0
+
+    def generate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        if "verdict" not in json.dumps(response_model.model_json_schema()):
+            return response_model.model_validate({"statements": ["a.", "b.", "c."]})
+        self.k += 1
+        item = {"statement": "s", "reason": "r", "verdict": 1}
+        return response_model.model_validate({"statements": [item] * (1 if self.k == 1 else 3)})
+
+    async def agenerate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        return self.generate(prompt, response_model)
+
+
+@pytest.mark.parametrize("api", ["collections", "legacy"])
+def test_noise_sensitivity_raises_on_verdict_lists_of_unequal_length_and_the_contract_rules_them_out(api):
+    # both NoiseSensitivity implementations stack each context's verdicts into one array: lists of unequal length are
+    # a ValueError, not a score. Under the catalog every NLI prompt of the run (the legacy metric sends
+    # Faithfulness's NLIStatementPrompt) is held to the three statements it lists, and the run scores.
+    from ragas.metrics import NoiseSensitivity as Legacy
+    from ragas.metrics.collections import NoiseSensitivity
+
+    three = {"statements": ["Paris is the capital.", "Paris is in France.", "Paris is the largest city."]}
+    kw = {"user_input": Q, "response": A, "reference": REF, "retrieved_contexts": CONTEXTS}
+    if api == "collections":
+        with pytest.raises(ValueError, match="inhomogeneous"):
+            asyncio.run(NoiseSensitivity(llm=_Unequal()).ascore(**kw))
+        gen = "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt"
+        result, llm = _collections(lambda m: NoiseSensitivity(llm=m), {gen: three}, **kw)
+        score = result.value
+    else:
+        metric = Legacy()
+        metric.llm = _Unequal()
+        with pytest.raises(ValueError, match="inhomogeneous"):
+            asyncio.run(metric._single_turn_ascore(_single(), None))
+        gen = "ragas.legacy._faithfulness.StatementGeneratorPrompt"
+        score, _, llm = _legacy_run(Legacy, "single", {gen: three})
+    assert None not in llm.seen, llm.seen
+    nli = [x for j, x in zip(llm.seen, llm.schemas, strict=True) if "Faithfulness" in str(j) or "NLI" in str(j)]
+    counts = [(x["properties"]["statements"]["minItems"], x["properties"]["statements"]["maxItems"]) for x in nli]
+    assert counts == [(3, 3)] * 5, (llm.seen, counts)
+    assert not math.isnan(score)
+
+
+def test_faithfulness_nli_prompts_get_one_verdict_per_statement_listed():
+    # the NLI prompts the catalog held before (Faithfulness, FactualCorrectness; with and without examples) take the
+    # same per-request count: Faithfulness divides the supported verdicts by the statements' count
+    from ragas.metrics._faithfulness import NLIStatementInput, NLIStatementPrompt
+
+    catalog = Catalog.builtin()
+    for examples in (True, False):
+        prompt = NLIStatementPrompt()
+        if not examples:
+            prompt.examples = []
+        for n in (1, 4, 12):
+            data = NLIStatementInput(context=CONTEXTS[0], statements=[f"Statement {i}." for i in range(n)])
+            hit = catalog.tighten([Message(role="user", content=prompt.to_string(data))], None)
+            assert hit is not None and hit.schema is not None and hit.contract.judge.startswith("ragas.legacy._faithfulness.NLI")
+            assert (hit.schema["properties"]["statements"]["minItems"], hit.schema["properties"]["statements"]["maxItems"]) == (
+                n,
+                n,
+            )
+    counted = {c.judge for c in framework_contracts() if any("count_of" in r for r in c.from_prompt)}
+    assert counted == {
+        f"ragas.{p}.NLIStatementPrompt{x}"
+        for p in ("legacy._faithfulness", "collections.faithfulness.util", "collections.factual_correctness.util")
+        for x in ("", "[no examples]")
+    } | {"ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt"}
 
 
 def test_collections_rubric_scores_with_their_rubrics_are_recognised_and_score():

@@ -535,6 +535,7 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
                         "segments": [[before, after]],
                         "schema": contract(schema, "ragas"),
                         "client_schema": schema,
+                        **_per_statement(prompt, 0),
                     }
                 )
     return out + runtime_entries(out), skipped
@@ -570,10 +571,19 @@ RUNTIME: list[tuple[str, str, dict[str, Any], str]] = [
         "[rubrics]",
     ),
 ]
-# RAGAS contracts narrowed per request (serve/core/catalog.py `_narrowing`): an NLI verdict list holds exactly as many
-# items as the input's `statements` lists (NoiseSensitivity stacks each context's verdicts into one numpy array: a list
-# of another length is a ragged array, an exception, not a score)
-RAGAS_FROM_PROMPT = {"StatementFaithfulnessPrompt": [{"property": "statements", "count_of": "input", "key": "statements"}]}
+
+
+def _per_statement(prompt: Any, var: int) -> dict[str, Any]:
+    """A RAGAS prompt's per-request rule (serve/core/catalog.py `_narrowing`), `{}` for none: where its input lists
+    `statements` and its output lists `statements` with a `verdict` each (the NLI prompts), the output holds exactly
+    as many items as the request lists (`count_of` the input JSON, variable `var` of the one message). NoiseSensitivity
+    stacks each context's verdicts into one numpy array: another length is a ragged array, an exception, not a score;
+    Faithfulness divides the supported verdicts by the statements' count."""
+    given = prompt.input_model.model_json_schema().get("properties", {}).get("statements", {})
+    out = contract(prompt.output_model.model_json_schema(), "ragas")["properties"].get("statements", {})
+    if given.get("type") != "array" or "verdict" not in out.get("items", {}).get("properties", {}):
+        return {}
+    return {"from_prompt": [{"property": "statements", "count_of": [0, var], "key": "statements"}]}
 
 
 def _sentinel_input(model: Any, start: int) -> Any:
@@ -655,8 +665,7 @@ def runtime_entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if same:
                 same[0]["source"] += f", {source}"
                 continue
-            rules = RAGAS_FROM_PROMPT.get(type(prompt).__name__)
-            extra = {"from_prompt": [{**r, "count_of": [0, len(segs) - 2]} for r in rules]} if rules else {}
+            extra = _per_statement(prompt, len(segs) - 2)
             out.append(
                 {
                     "judge": f"ragas.{api}.{source.removeprefix(package + '.')}{label}",
