@@ -178,7 +178,8 @@ MULTI_TURN = ("AspectCritic", "SimpleCriteriaScore", "RubricsScore default", "In
 
 
 @pytest.mark.parametrize(
-    ("name", "turn"), [(n, "single") for n in sorted(LEGACY)] + [(n, "multi") for n in MULTI_TURN], ids="-".join
+    ("name", "turn"),
+    [pytest.param(n, t, id=f"{n}-{t}") for n, t in [(n, "single") for n in sorted(LEGACY)] + [(n, "multi") for n in MULTI_TURN]],
 )
 def test_a_legacy_ragas_metric_that_builds_its_prompt_at_run_time_is_recognised_and_scores(name, turn):
     build, judge = LEGACY[name]
