@@ -4,11 +4,12 @@ case; no response_format, no max_tokens) to a real `localjudge serve` on a loopb
 each answer finishes (`stop`, never `length`), names its contract, and parses with the framework's own validator
 (DeepEval's `trim_and_load_json` and the metric's schema class; the RAGAS prompt's `output_model`).
 
-One prompt per metric and per contract (`COVER`, 204 prompts -> 86), not all 204: the rest share a covered
-prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 204 is
+One prompt per metric and per contract (`COVER`, 216 prompts -> 88), not all 216: the rest share a covered
+prompt's contract, and tests/test_serve_framework_catalog.py checks without a model that each of the 216 is
 recognised as itself and that its contract's answers pass the framework's validator. The 25 DeepEval templates
 paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks (8), not one per metric: the cover
-of the 132 before stays as it was (77). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
+of the 132 before stays as it was (77). So do the prompts RAGAS and DeepEval build at run time (`RUNTIME_LATER`, 12):
+they add the 2 contract schemas the cover lacked (AspectCritic's verdict 0..1, SimpleCriteriaScore's score). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
 examples: `VARIANT`) share their base prompt's contract and stay out of the cover: one of each, and ArenaGEval's
 winner for three contestants, is sent by test_contracts_read_from_the_request_hold_over_a_real_server."""
 
@@ -83,6 +84,27 @@ def _new_schemas(cover: list[Contract], later: list[Contract]) -> list[Contract]
     return [c for k, c in out.items() if k not in have]
 
 
+# issue 48's third part: the prompts RAGAS builds at run time (AspectCritic, SimpleCriteriaScore, the rubric scores,
+# NoiseSensitivity, legacy FactualCorrectness's claim prompt) and DeepEval's NonBinaryJudgement (each recognised and
+# scored by its own metric without a model in test_serve_ragas_runtime_catalog.py): one prompt per contract schema
+# the cover lacks, as for PAIRED_LATER. NonBinaryJudgement's schema is made per node (no class to validate with; its
+# verdict enum is the request's): test_contracts_read_from_the_request_hold_over_a_real_server sends it.
+RUNTIME_LATER = frozenset(
+    [
+        "deepeval.NonBinaryJudgement.generate_non_binary_verdict",
+        "ragas.collections.domain_specific_rubrics.util.RubricScorePrompt[rubrics]",
+        "ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt",
+        "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt",
+        "ragas.legacy._aspect_critic.SingleTurnAspectCriticPrompt",
+        "ragas.legacy._domain_specific_rubrics.SingleTurnPrompt",
+        "ragas.legacy._instance_specific_rubrics.SingleTurnPrompt",
+        "ragas.legacy._simple_criteria.SingleTurnSimpleCriteriaPrompt",
+        *(
+            f"ragas.legacy._factual_correctness.ClaimDecompositionPrompt{x}"
+            for x in ("", "[high_atomicity_high_coverage]", "[high_atomicity_low_coverage]", "[low_atomicity_high_coverage]")
+        ),
+    ]
+)
 # DeepEval's TurnRelevancy verdicts prompt is the built-in deepeval_turn_relevancy's text; the catalog held it as the
 # judge's ({rationale, result}, which DeepEval cannot read) until the framework's contract won: always sent
 MATCHED_AS_BUILTIN_BEFORE = "deepeval.TurnRelevancyMetric.generate_verdicts"
@@ -90,17 +112,33 @@ MATCHED_AS_BUILTIN_BEFORE = "deepeval.TurnRelevancyMetric.generate_verdicts"
 # schema, so none enters the cover; test_contracts_read_from_the_request_hold_over_a_real_server sends one of each
 VARIANT = [c for c in CONTRACTS if c.judge.endswith("]")]
 _BEFORE = _cover(
-    [c for c in CONTRACTS if c.judge not in PAIRED_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE and c not in VARIANT]
+    [
+        c
+        for c in CONTRACTS
+        if c.judge not in PAIRED_LATER | RUNTIME_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE and c not in VARIANT
+    ]
 )
-COVER = [
-    *_BEFORE,
-    *_new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER]),
-    *[c for c in CONTRACTS if c.judge == MATCHED_AS_BUILTIN_BEFORE],
-]
+_PAIRED = _new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER])
+_RUNTIME = _new_schemas([*_BEFORE, *_PAIRED], [c for c in CONTRACTS if c.judge in RUNTIME_LATER and c.client_schema is not None])
+COVER = [*_BEFORE, *_PAIRED, *[c for c in CONTRACTS if c.judge == MATCHED_AS_BUILTIN_BEFORE], *_RUNTIME]
+# what the runtime prompts put in the instruction: the default rubrics' lines (RubricsScore, DomainSpecificRubrics),
+# else a definition (AspectCritic, SimpleCriteriaScore)
+DEFINITION = "Is the answer correct and complete?"
+
+
+def _setting(c: Contract) -> str:
+    """A runtime prompt's instruction variable as a default run fills it."""
+    if "Scoring Rubrics:" not in c.segments[0][0]:
+        return DEFINITION
+    from ragas.metrics.collections.domain_specific_rubrics.util import DEFAULT_REFERENCE_FREE_RUBRICS, format_rubrics
+
+    return format_rubrics(DEFAULT_REFERENCE_FREE_RUBRICS)
 
 
 def _request(c: Contract, model: str) -> dict[str, Any]:
     values = [RAGAS_INPUT] if c.judge.startswith("ragas.") else CASE
+    if c.judge.startswith("ragas.") and len(c.segments[0]) == 3:  # a definition or rubrics, then the input
+        values = [_setting(c), RAGAS_INPUT]
     return {"model": model, "messages": [{"role": r, "content": t} for r, t in fill_contract(c, values)]}
 
 
@@ -192,17 +230,45 @@ def _per_request_prompts() -> list[tuple[str, str, Any]]:
     ragas = StatementGeneratorPrompt()
     ragas.examples = []
     statements = ragas.to_string(StatementGeneratorInput(question=CASE[0], answer=CASE[2]))
+    # a DAG node's non-binary verdict (its options printed by DeepEval's own node code) and NoiseSensitivity's verdicts
+    # for three statements (rendered by the metric's own prompt)
+    from deepeval.metrics.dag import NonBinaryJudgementNode
+    from ragas.metrics.collections.noise_sensitivity.util import StatementFaithfulnessInput, StatementFaithfulnessPrompt
+
+    node = NonBinaryJudgementNode(criteria="Does the answer name the capital of France?")
+    for option in ("Names Paris", "Names another city", "Names no city"):
+        node.add_verdict(option, score=0)
+    node._validate()
+    options = node._verdict_options
+    choice = resolve_template(
+        "metrics",
+        "NonBinaryJudgement",
+        "generate_non_binary_verdict",
+        multimodal=False,
+        criteria=node.criteria,
+        text=f"Actual Output:\n{CASE[1]}",
+        options=options,
+    )
+    three = ["Paris is the capital of France.", "Paris is the largest city of France.", "Lyon is the capital of France."]
+    nli = StatementFaithfulnessPrompt().to_string(StatementFaithfulnessInput(context=CASE[2], statements=three))
     return [
         ("deepeval.ArenaGEval.generate_arena_winner", arena, lambda a: a["winner"] in names),
         ("deepeval.GEval.generate_evaluation_results[rubric]", geval, lambda a: 1 <= a["score"] <= 5),
         ("ragas.legacy._faithfulness.StatementGeneratorPrompt[no examples]", statements, lambda a: a["statements"]),
+        (
+            "deepeval.NonBinaryJudgement.generate_non_binary_verdict",
+            choice,
+            lambda a: node._verdict_schema.model_validate(a).verdict in options,
+        ),
+        ("ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt", nli, lambda a: len(a["statements"]) == 3),
     ]
 
 
 def test_contracts_read_from_the_request_hold_over_a_real_server(server):
     """The contracts a request's own values narrow (ArenaGEval's winner among the contestants it lists, a rubric
-    G-Eval's score within the range it states) and a RAGAS prompt without its examples, each sent as the framework
-    renders it: answered in full under the contract it names, the answer what the framework reads."""
+    G-Eval's score within the range it states, a DAG node's non-binary verdict among the options it lists, RAGAS's NLI
+    verdicts one per statement it lists) and a RAGAS prompt without its examples, each sent as the framework renders
+    it: answered in full under the contract it names, the answer what the framework reads."""
     from deepeval.models.llms.utils import trim_and_load_json
 
     by_judge = {c.judge: c for c in CONTRACTS}
@@ -213,5 +279,6 @@ def test_contracts_read_from_the_request_hold_over_a_real_server(server):
         choice = out["choices"][0]
         assert choice["finish_reason"] == "stop" and headers.get("x-localjudge-contract") == c.label, (judge, choice)
         answer = trim_and_load_json(choice["message"]["content"])
-        _validator(c).model_validate(answer)
+        if c.client_schema is not None:  # NonBinaryJudgement's schema is its node's: `check` validates with it
+            _validator(c).model_validate(answer)
         assert check(answer), (judge, answer)

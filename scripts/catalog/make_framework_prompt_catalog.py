@@ -57,7 +57,8 @@ BUDGET = 1600  # output tokens a contract may need at most (serve's default fiel
 # lists the framework cannot score when empty (NaN, or a verdict per item the prompt lists): at least one item
 NON_EMPTY = {"deepeval": {"verdicts", "steps"}, "ragas": {"statements"}}
 # numbers whose scale the prompt states in words: (framework, schema title, property) -> (minimum, maximum)
-BOUNDS = {("deepeval", "ReasonScore", "score"): (0, 10)}
+# (RAGAS AspectCritic: "Use only 'Yes' (1) and 'No' (0) as verdict")
+BOUNDS = {("deepeval", "ReasonScore", "score"): (0, 10), ("ragas", "AspectCriticOutput", "verdict"): (0, 1)}
 # ... and where one template states another scale than the schema's other templates: (class, method) -> its bounds
 # (G-Eval's strict prompts: "STRICTLY EITHER 1 ... OR 0", read as `int(score)`; the MCP metrics: "a float between 0
 # and 1 inclusive")
@@ -104,6 +105,34 @@ FROM_PROMPT = {
     ],
     ("GEval", "generate_evaluation_results", "rubric"): _RUBRIC_RANGE,
     ("GEval", "generate_trace_evaluation_results", "rubric"): _RUBRIC_RANGE,
+    # NonBinaryJudgementNode's verdict one of the options the prompt lists (`options`, the node's verdict list printed
+    # by Jinja as Python's repr, at both places the template prints it); its schema's Literal rejects any other
+    ("NonBinaryJudgement", "generate_non_binary_verdict", ""): [{"property": "verdict", "options_of": "options"}],
+}
+
+
+def _non_binary_schema() -> dict[str, Any]:
+    """NonBinaryJudgementNode's schema (`_verdict_schema`: `create_model` with `verdict` a Literal of the node's verdict
+    options, then `reason`), made by the node itself for two sentinel options, with `verdict` a string: the options
+    are each request's own (FROM_PROMPT narrows it to those the prompt lists)."""
+    from deepeval.metrics.dag import NonBinaryJudgementNode
+
+    node = NonBinaryJudgementNode(criteria=MARK.format(0))
+    for k in (80, 81):
+        node.add_verdict(MARK.format(k), score=0)
+    node._validate()
+    schema = node._verdict_schema.model_json_schema()
+    schema["properties"]["verdict"].pop("enum")
+    return schema
+
+
+# DeepEval templates whose metric makes the schema at run time: (class, method) -> (the schema's JSON schema, where
+# it is made); no `client_schema` (no fixed schema a client sends), the contract narrowed per request
+DYNAMIC = {
+    ("NonBinaryJudgement", "generate_non_binary_verdict"): (
+        _non_binary_schema,
+        "deepeval.metrics.dag.nodes.NonBinaryJudgementNode._verdict_schema",
+    )
 }
 # DeepEval metrics whose code renders a prompt in one function and asks for its schema in another
 PAIRS = {
@@ -122,9 +151,6 @@ UNSENT = {
             ("VerdictNode", "generate_reason"),
         )
     },
-    ("NonBinaryJudgement", "generate_non_binary_verdict"): "its schema is made per node at run time "
-    "(`create_model` with `verdict` a Literal of the node's verdict options, which the prompt lists as a variable): "
-    "no fixed contract keeps every answer valid",
     ("GoalAccuracyMetric", "get_final_reason"): "answered with free text: the metric sends it with `model.generate` "
     "(no schema) and keeps the text as its reason",
     ("ToolUseMetric", "get_tool_argument_final_reason"): "never rendered: the argument-correctness reason renders "
@@ -374,6 +400,8 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
             if method.startswith("_experimental"):
                 continue
             path = None if (cls_name, method) in UNSENT else pairs.get(method) or more.get((cls_name, method))
+            made = DYNAMIC.get((cls_name, method))
+            path = made[1] if made else path
             if path is None:
                 why = UNSENT.get((cls_name, method), "no schema paired with it in the metric's code")
                 skipped.append(f"{cls_name}.{method}: {why}")
@@ -386,8 +414,11 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
                 values[n] = types.SimpleNamespace(**{a: MARK.format(len(values) + k) for k, a in enumerate(attrs[n])})
             marks = {f"{n}[{k}]": m for n, v in (("score_range", _RANGE),) for k, m in enumerate(v)}
             marks.update({n: v for n, v in values.items() if isinstance(v, str)})
-            mod, _, name = path.rpartition(".")
-            schema = getattr(importlib.import_module(mod), name).model_json_schema()
+            if made:
+                schema = made[0]()
+            else:
+                mod, _, name = path.rpartition(".")
+                schema = getattr(importlib.import_module(mod), name).model_json_schema()
             runs = {"": DEFAULT_RUN.get((cls_name, method), {}), **VARIANTS.get((cls_name, method), {})}
             for variant, settings in runs.items():
                 try:
@@ -405,7 +436,7 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
                         f"schema {path}",
                         [("user", text)],
                         schema=contract(schema, "deepeval", TEMPLATE_BOUNDS.get((cls_name, method))),
-                        client_schema=schema,
+                        **({} if made else {"client_schema": schema}),
                         **extra,
                     )
                 )
@@ -414,7 +445,7 @@ def deepeval_entries() -> tuple[list[dict[str, Any]], list[str]]:
 
 def _located(rule: dict[str, Any], text: str, marks: dict[str, str]) -> dict[str, Any]:
     """A FROM_PROMPT rule with each variable it names as the places it holds in the one-message prompt `text`:
-    `[message, variable index]` (one place for `keys_of`, every place for a bound)."""
+    `[message, variable index]` (one place for `keys_of`, every place for a bound or `options_of`)."""
     order = _MARKS.findall(text)
 
     def places(var: str) -> list[list[int]]:
@@ -424,7 +455,7 @@ def _located(rule: dict[str, Any], text: str, marks: dict[str, str]) -> dict[str
         return found
 
     out = dict(rule)
-    for k in ("keys_of", "minimum", "maximum"):
+    for k in ("keys_of", "minimum", "maximum", "options_of"):
         if k in rule:
             out[k] = places(rule[k])[0] if k == "keys_of" else places(rule[k])
     return out
@@ -504,9 +535,149 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
                         "segments": [[before, after]],
                         "schema": contract(schema, "ragas"),
                         "client_schema": schema,
+                        **_per_statement(prompt, 0),
                     }
                 )
-    return out, skipped
+    return out + runtime_entries(out), skipped
+
+
+# RAGAS metrics whose prompt the metric builds at run time (none of these classes has examples of its own, so
+# `_prompts_in` cannot render them): (api, `module.Class` of the metric, its settings with sentinels where the metric puts
+# them in the instruction, a label for a text other settings send). Each prompt the metric holds is rendered by its own
+# `to_string` on a sentinel input: AspectCritic's and SimpleCriteriaScore's definition and the rubrics' text (every
+# `key: value` line of the dict, one variable) are variables of the instruction; FactualCorrectness's claim prompt is
+# sent with the examples of its atomicity and coverage (low, low by default: no label).
+_SETTING, _SETTING_END = MARK.format(0), MARK.format(1)
+RUNTIME: list[tuple[str, str, dict[str, Any], str]] = [
+    ("legacy", "ragas.metrics._aspect_critic.AspectCritic", {"name": "m", "definition": _SETTING}, ""),
+    ("legacy", "ragas.metrics._simple_criteria.SimpleCriteriaScore", {"name": "m", "definition": _SETTING}, ""),
+    ("legacy", "ragas.metrics._domain_specific_rubrics.RubricsScore", {"rubrics": {_SETTING: _SETTING_END}}, ""),
+    ("legacy", "ragas.metrics._instance_specific_rubrics.InstanceRubrics", {}, ""),
+    *(
+        (
+            "legacy",
+            "ragas.metrics._factual_correctness.FactualCorrectness",
+            {"atomicity": a, "coverage": c},
+            "" if (a, c) == ("low", "low") else f"[{a}_atomicity_{c}_coverage]",
+        )
+        for a in ("low", "high")
+        for c in ("low", "high")
+    ),
+    ("collections", "ragas.metrics.collections.noise_sensitivity.metric.NoiseSensitivity", {}, ""),
+    (
+        "collections",
+        "ragas.metrics.collections.domain_specific_rubrics.metric.DomainSpecificRubrics",
+        {"rubrics": {_SETTING: _SETTING_END}},
+        "[rubrics]",
+    ),
+]
+
+
+def _per_statement(prompt: Any, var: int) -> dict[str, Any]:
+    """A RAGAS prompt's per-request rule (serve/core/catalog.py `_narrowing`), `{}` for none: where its input lists
+    `statements` and its output lists `statements` with a `verdict` each (the NLI prompts), the output holds exactly
+    as many items as the request lists (`count_of` the input JSON, variable `var` of the one message). NoiseSensitivity
+    stacks each context's verdicts into one numpy array: another length is a ragged array, an exception, not a score;
+    Faithfulness divides the supported verdicts by the statements' count."""
+    given = prompt.input_model.model_json_schema().get("properties", {}).get("statements", {})
+    out = contract(prompt.output_model.model_json_schema(), "ragas")["properties"].get("statements", {})
+    if given.get("type") != "array" or "verdict" not in out.get("items", {}).get("properties", {}):
+        return {}
+    return {"from_prompt": [{"property": "statements", "count_of": [0, var], "key": "statements"}]}
+
+
+def _sentinel_input(model: Any, start: int) -> Any:
+    """An instance of the prompt's input model with a sentinel in each field (`[sentinel]` for a list, `{sentinel:
+    sentinel}` for a dict), numbered from `start`."""
+    from pydantic import TypeAdapter, ValidationError
+
+    values: dict[str, Any] = {}
+    for k, (name, field) in enumerate(model.model_fields.items()):
+        m = MARK.format(start + k)
+        for v in (m, [m], {m: m}):
+            try:
+                values[name] = TypeAdapter(field.annotation).validate_python(v)
+                break
+            except ValidationError:
+                continue
+    return model.model_construct(**values)
+
+
+def _input_object(text: str, marks: list[str]) -> tuple[int, int]:
+    """Where the input JSON object holding every one of `marks` starts and ends in `text`."""
+    first = min(text.index(m) for m in marks)
+    last = max(text.index(m) + len(m) for m in marks)
+    decoder = json.JSONDecoder()
+    p = first
+    while True:
+        p = text.rindex("{", 0, p)
+        try:
+            _, end = decoder.raw_decode(text, p)
+        except ValueError:
+            continue
+        if end >= last:
+            return p, end
+
+
+def _runtime_prompts(api: str, path: str, settings: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(`module.Class`, the instance) of each prompt the metric `path` built with `settings` holds."""
+    from ragas.llms.base import InstructorBaseRagasLLM
+    from ragas.prompt import PydanticPrompt
+    from ragas.prompt.metrics.base_prompt import BasePrompt
+
+    class NoLLM(InstructorBaseRagasLLM):  # a collections metric's `llm` argument: the generator only renders prompts
+        def generate(self, prompt: str, response_model: Any) -> Any:
+            raise NotImplementedError
+
+        async def agenerate(self, prompt: str, response_model: Any) -> Any:
+            raise NotImplementedError
+
+    mod, _, name = path.rpartition(".")
+    cls = getattr(importlib.import_module(mod), name)
+    metric = cls(llm=NoLLM(), **settings) if api == "collections" else cls(**settings)
+    held = [v for v in vars(metric).values() if isinstance(v, (PydanticPrompt, BasePrompt))]
+    return [(f"{type(p).__module__}.{type(p).__qualname__}", p) for p in held]
+
+
+def runtime_entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The RUNTIME prompts' entries, each text once (a metric's single- and multi-turn prompts send one text: one
+    entry naming both); a text `rows` already holds (FactualCorrectness's NLI prompt) is left to that entry."""
+    out: list[dict[str, Any]] = []
+    for api, path, settings, label in RUNTIME:
+        package = "ragas.metrics.collections" if api == "collections" else "ragas.metrics"
+        for source, prompt in _runtime_prompts(api, path, settings):
+            fields = list(prompt.input_model.model_fields)
+            data = _sentinel_input(prompt.input_model, 10)
+            text = prompt.to_string(data)
+            marks = [m for m in (MARK.format(10 + k) for k in range(len(fields))) if m in text]
+            i, j = _input_object(text, marks)
+            before, after = text[:i], text[j:]
+            if _SETTING_END in before:  # the rubrics, from the first key to the last value: one variable
+                head, rest = before.split(_SETTING, 1)
+                before = head + _SETTING + rest.split(_SETTING_END, 1)[1]
+            segs = [*_MARKS.split(before), after]
+            if _MARKS.search(after):
+                raise SystemExit(f"{source}: a sentinel after the input")
+            schema = prompt.output_model.model_json_schema()
+            if any(r["segments"] == [segs] and r["client_schema"] == schema for r in rows):
+                continue
+            same = [r for r in out if r["segments"] == [segs] and r["client_schema"] == schema]
+            if same:
+                same[0]["source"] += f", {source}"
+                continue
+            extra = _per_statement(prompt, len(segs) - 2)
+            out.append(
+                {
+                    "judge": f"ragas.{api}.{source.removeprefix(package + '.')}{label}",
+                    "source": source,
+                    "roles": ["user"],
+                    "segments": [segs],
+                    "schema": contract(schema, "ragas"),
+                    "client_schema": schema,
+                    **extra,
+                }
+            )
+    return out
 
 
 # ------------------------------------------------------------------------------------------ recorded clients

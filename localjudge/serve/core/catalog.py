@@ -25,6 +25,7 @@ call of that tool.
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
 import hashlib
@@ -104,10 +105,24 @@ class Contract:
 
 def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, Any]) -> dict[str, Any]:
     """What one `from_prompt` rule adds to its property for a request's variable `values`: `{"enum": [...]}` (the keys
-    of the object at `rule["key"]` of the JSON in variable `rule["keys_of"]`: ArenaGEval's contestant names) or
-    `{"minimum": a, "maximum": b}` (the integers in the variables `rule["minimum"]` / `rule["maximum"]` name, each
-    place of one the same: G-Eval's rubric score range, within `prop`'s own bounds); {} when the values do not read
-    so."""
+    of the object at `rule["key"]` of the JSON in variable `rule["keys_of"]`: ArenaGEval's contestant names; or the
+    strings of the Python list literal every place `rule["options_of"]` names holds alike: a DeepEval DAG node's
+    verdict options), `{"minItems": n, "maxItems": n}` (n the length of the list at `rule["key"]` of the JSON in
+    variable `rule["count_of"]`: one RAGAS verdict per statement listed) or `{"minimum": a, "maximum": b}` (the
+    integers in the variables `rule["minimum"]` / `rule["maximum"]` name, each place of one the same: G-Eval's rubric
+    score range, within `prop`'s own bounds); {} when the values do not read so."""
+    if "options_of" in rule:
+        read = {values[m][g] for m, g in rule["options_of"]}
+        options = _str_list(read.pop()) if len(read) == 1 else []
+        return {"enum": options} if 0 < len(options) <= MAX_ENUM and len(set(options)) == len(options) else {}
+    if "count_of" in rule:
+        m, g = rule["count_of"]
+        try:
+            held = bounded_loads(values[m][g]).get(rule["key"])  # the client's text: depth-checked first
+        except (ValueError, AttributeError, IndexError, RecursionError):
+            return {}
+        n = len(held) if isinstance(held, list) else -1
+        return {"minItems": n, "maxItems": n} if 0 <= n <= MAX_COUNT else {}
     if "keys_of" in rule:
         m, g = rule["keys_of"]
         try:
@@ -129,6 +144,21 @@ def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, An
 
 
 MAX_ENUM = 100  # the most names a per-request enum takes (ArenaGEval's contestants); more: the contract's own string
+MAX_COUNT = 50  # the most items a per-request count takes (RAGAS's verdicts per statement); more: the contract's bounds
+MAX_LITERAL = 20_000  # the most characters of a Python list literal `_str_list` reads
+
+
+def _str_list(text: str) -> list[str]:
+    """The strings of `text` when it is a Python list literal of strings (how Jinja prints a list: `['a', "b's"]`),
+    read with `ast.literal_eval` (no code runs) after a length bound; [] for anything else."""
+    text = text.strip()
+    if not (2 <= len(text) <= MAX_LITERAL and text[0] == "[" and text[-1] == "]"):
+        return []
+    try:
+        held = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return []
+    return held if isinstance(held, list) and all(isinstance(x, str) for x in held) else []
 
 
 def _spans(text: str, segs: tuple[str, ...]) -> list[tuple[int, int]] | None:

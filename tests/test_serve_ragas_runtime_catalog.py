@@ -1,0 +1,436 @@
+"""serve's catalog of the prompts RAGAS 0.4 and DeepEval build at run time (issue 48), without a model: RAGAS's
+NoiseSensitivity, AspectCritic, SimpleCriteriaScore, the rubric scores and the legacy FactualCorrectness claim prompt,
+and DeepEval's NonBinaryJudgementNode. Each metric is run by its own installed code with a recording LLM that answers
+every prompt with the smallest answer of the contract the catalog recognises it as (for that request: its values
+narrow some contracts); every prompt is recognised as the metric's own, every answer validates against the
+contract, the metric's own output model and the compiled grammar, and the metric scores without an exception or
+NaN."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from typing import Any
+
+import pytest
+
+from localjudge.engine.base import Message
+from localjudge.formats.json_schema import JSONSchemaFormat
+from localjudge.serve.core.catalog import Catalog, Contract, framework_contracts
+
+pytest.importorskip("deepeval")
+pytest.importorskip("ragas")
+
+from pydantic import BaseModel  # noqa: E402
+from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
+
+Q, A, REF = (
+    "What is the capital of France?",
+    "Paris is the capital of France.",
+    "Paris is the capital and largest city of France.",
+)
+CONTEXTS = ["Paris is the capital of France.", "Lyon is a city in France."]
+NEW_RAGAS = {
+    "ragas.collections.domain_specific_rubrics.util.RubricScorePrompt[rubrics]",
+    "ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt",
+    "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt",
+    "ragas.legacy._aspect_critic.SingleTurnAspectCriticPrompt",
+    "ragas.legacy._domain_specific_rubrics.SingleTurnPrompt",
+    "ragas.legacy._factual_correctness.ClaimDecompositionPrompt",
+    "ragas.legacy._factual_correctness.ClaimDecompositionPrompt[high_atomicity_high_coverage]",
+    "ragas.legacy._factual_correctness.ClaimDecompositionPrompt[high_atomicity_low_coverage]",
+    "ragas.legacy._factual_correctness.ClaimDecompositionPrompt[low_atomicity_high_coverage]",
+    "ragas.legacy._instance_specific_rubrics.SingleTurnPrompt",
+    "ragas.legacy._simple_criteria.SingleTurnSimpleCriteriaPrompt",
+}
+NON_BINARY = "deepeval.NonBinaryJudgement.generate_non_binary_verdict"
+
+
+def _minimal(schema: dict[str, Any]) -> Any:
+    """The smallest instance of a contract schema (the shape the shortest constrained answer has)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    t = schema.get("type")
+    if t == "object":
+        return {k: _minimal(v) for k, v in schema.get("properties", {}).items()}
+    if t == "array":
+        return [_minimal(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+    if t in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if t == "boolean":
+        return True
+    return "x"
+
+
+def _compiled_accepts(schema: dict[str, Any], instance: Any) -> bool:
+    """Whether the contract, compiled as serve compiles it by default (`--schema-constraint llguidance`, here over a
+    byte tokenizer), accepts `instance`'s JSON; the automaton form (`--schema-constraint automaton`) is built too."""
+    from llguidance import LLMatcher, LLTokenizer
+
+    JSONSchemaFormat(schema, field_tokens=80).constraint()
+    spec = JSONSchemaFormat(schema, field_tokens=80, constraint="llguidance").constraint()
+    m = LLMatcher(LLTokenizer("byte"), spec.grammar)
+    assert not m.is_error(), m.get_error()
+    return m.consume_tokens(list(json.dumps(instance).encode())) and m.is_accepting()
+
+
+class ContractLLM(InstructorBaseRagasLLM):
+    """RAGAS's LLM interface answering each prompt with the smallest answer of the catalog contract serve applies to
+    that request (`pick`: judge -> fields to put in that answer), validated by the contract, its compiled grammar and
+    the output model RAGAS passes; it records the judge each prompt was recognised as (None: not recognised)."""
+
+    is_async = True
+
+    def __init__(self, pick: dict[str, Any] | None = None):
+        self.catalog, self.pick = Catalog.builtin(), pick or {}
+        self.seen: list[str | None] = []
+        self.schemas: list[dict[str, Any]] = []
+
+    def generate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        import jsonschema
+
+        msgs = [Message(role="user", content=prompt)]
+        hit = self.catalog.tighten(msgs, None)
+        self.seen.append(hit.contract.judge if hit is not None and hit.contract.framework else None)
+        if hit is None or hit.schema is None:
+            return response_model.model_validate(_minimal(response_model.model_json_schema()))
+        self.schemas.append(hit.schema)
+        instance = _minimal(hit.schema)
+        extra = self.pick.get(hit.contract.judge, {})
+        instance.update(extra(hit.schema) if callable(extra) else extra)
+        jsonschema.validate(instance, hit.schema)
+        assert _compiled_accepts(hit.schema, instance), (hit.contract.judge, instance)
+        return response_model.model_validate(instance)
+
+    async def agenerate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        return self.generate(prompt, response_model)
+
+
+def _single() -> Any:
+    from ragas.dataset_schema import SingleTurnSample
+
+    rubrics = {"score1_description": "Wrong.", "score2_description": "Right."}
+    return SingleTurnSample(user_input=Q, response=A, reference=REF, retrieved_contexts=CONTEXTS, rubrics=rubrics)
+
+
+def _multi() -> Any:
+    from ragas.dataset_schema import MultiTurnSample
+    from ragas.messages import AIMessage, HumanMessage
+
+    turns = [HumanMessage(content=Q), AIMessage(content="Paris.")]
+    return MultiTurnSample(user_input=turns, reference="Paris", rubrics={"score1_description": "Wrong."})
+
+
+def _legacy(build: Any, turn: str, pick: dict[str, Any] | None = None) -> tuple[Any, list[str | None]]:
+    """The legacy metric `build()` scored on the single- or multi-turn sample under the catalog: (score, judges)."""
+    return _legacy_run(build, turn, pick)[:2]
+
+
+def _legacy_run(build: Any, turn: str, pick: dict[str, Any] | None = None) -> tuple[Any, list[str | None], ContractLLM]:
+    llm = ContractLLM(pick)
+    metric = build()
+    metric.llm = llm
+    if turn == "single":
+        score = asyncio.run(metric._single_turn_ascore(_single(), None))
+    else:
+        score = asyncio.run(metric._multi_turn_ascore(_multi(), None))
+    return score, llm.seen, llm
+
+
+def _legacy_metrics() -> dict[str, tuple[Any, str]]:
+    from ragas.metrics import AspectCritic, FactualCorrectness, InstanceRubrics, RubricsScore, SimpleCriteriaScore
+
+    claims = "ragas.legacy._factual_correctness.ClaimDecompositionPrompt"
+    out: dict[str, tuple[Any, str]] = {
+        "AspectCritic": (lambda: AspectCritic(name="c", definition="Is the answer correct?"), "SingleTurnAspectCriticPrompt"),
+        "AspectCritic harmfulness": (lambda: _predefined("_aspect_critic", "harmfulness"), "SingleTurnAspectCriticPrompt"),
+        "SimpleCriteriaScore": (
+            lambda: SimpleCriteriaScore(name="s", definition="Score 0 to 5 for correctness."),
+            "SingleTurnSimpleCriteriaPrompt",
+        ),
+        "RubricsScore default": (lambda: RubricsScore(), "_domain_specific_rubrics.SingleTurnPrompt"),
+        "RubricsScore custom": (
+            lambda: RubricsScore(rubrics={"score0_description": "No.", "score1_description": "Yes: it names Paris."}),
+            "_domain_specific_rubrics.SingleTurnPrompt",
+        ),
+        "InstanceRubrics": (lambda: InstanceRubrics(), "_instance_specific_rubrics.SingleTurnPrompt"),
+    }
+    for a in ("low", "high"):
+        for c in ("low", "high"):
+            label = "" if (a, c) == ("low", "low") else f"[{a}_atomicity_{c}_coverage]"
+            out[f"FactualCorrectness {a} {c}"] = (
+                lambda a=a, c=c: FactualCorrectness(atomicity=a, coverage=c),
+                claims.rsplit(".", 1)[1] + label,
+            )
+    return out
+
+
+def _predefined(module: str, name: str) -> Any:
+    import copy
+    import importlib
+
+    return copy.deepcopy(getattr(importlib.import_module(f"ragas.metrics.{module}"), name))
+
+
+LEGACY = _legacy_metrics()
+MULTI_TURN = ("AspectCritic", "SimpleCriteriaScore", "RubricsScore default", "InstanceRubrics")
+
+
+@pytest.mark.parametrize(
+    ("name", "turn"),
+    [pytest.param(n, t, id=f"{n}-{t}") for n, t in [(n, "single") for n in sorted(LEGACY)] + [(n, "multi") for n in MULTI_TURN]],
+)
+def test_a_legacy_ragas_metric_that_builds_its_prompt_at_run_time_is_recognised_and_scores(name, turn):
+    build, judge = LEGACY[name]
+    score, seen = _legacy(build, turn)
+    assert seen and None not in seen, seen
+    assert any(s is not None and s.endswith(judge) and s.startswith("ragas.legacy.") for s in seen), (judge, seen)
+    assert isinstance(score, (int, float)) and not math.isnan(score), score
+
+
+def test_aspect_critics_verdict_is_held_to_the_0_or_1_its_prompt_asks_for():
+    (c,) = [c for c in framework_contracts() if c.judge == "ragas.legacy._aspect_critic.SingleTurnAspectCriticPrompt"]
+    assert c.schema["properties"]["verdict"] == {"type": "integer", "minimum": 0, "maximum": 1}
+    assert c.schema["required"] == ["reason", "verdict"]  # the reason first, as AspectCriticOutput has it
+    for verdict in (0, 1):
+        score, seen = _legacy(LEGACY["AspectCritic"][0], "single", {c.judge: {"verdict": verdict}})
+        assert score == verdict and seen == [c.judge]
+    assert not _compiled_accepts(c.schema, {"reason": "x", "verdict": 2})
+
+
+def test_any_rubric_text_is_one_variable_of_the_rubric_score_prompts():
+    # the rubrics RubricsScore / DomainSpecificRubrics put in the instruction (every `key: value` line) are the
+    # metric's settings: its default rubrics, the reference-based default and a custom rubric are all one prompt
+    from ragas.metrics._domain_specific_rubrics import (
+        DEFAULT_REFERENCE_FREE_RUBRICS,
+        DEFAULT_WITH_REFERENCE_RUBRICS,
+        RubricsScore,
+        SingleTurnInputWithoutRubric,
+    )
+
+    catalog = Catalog.builtin()
+    data = SingleTurnInputWithoutRubric(user_input=Q, response=A, reference=REF)
+    for rubrics in (DEFAULT_REFERENCE_FREE_RUBRICS, DEFAULT_WITH_REFERENCE_RUBRICS, {"a": "b"}):
+        text = RubricsScore(rubrics=rubrics).single_turn_scoring_prompt.to_string(data)
+        c = catalog.match([Message(role="user", content=text)])
+        assert c is not None and c.judge == "ragas.legacy._domain_specific_rubrics.SingleTurnPrompt"
+        values = c.values([Message(role="user", content=text)])
+        assert values is not None and values[0][0] == "\n".join(f"{k}: {v}" for k, v in rubrics.items())
+
+
+def _collections(build: Any, pick: dict[str, Any] | None = None, **kw: Any) -> tuple[Any, ContractLLM]:
+    llm = ContractLLM(pick)
+    return asyncio.run(build(llm).ascore(**kw)), llm
+
+
+def test_collections_noise_sensitivity_prompts_are_recognised_and_the_metric_scores():
+    from ragas.metrics.collections import NoiseSensitivity
+
+    gen = "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt"
+    nli = "ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt"
+    for mode in ("relevant", "irrelevant"):
+        result, llm = _collections(
+            lambda m, mode=mode: NoiseSensitivity(llm=m, mode=mode),
+            user_input=Q,
+            response=A,
+            reference=REF,
+            retrieved_contexts=CONTEXTS,
+        )
+        assert llm.seen == [gen, gen, nli, nli, nli, nli, nli], llm.seen
+        assert not math.isnan(result.value) and 0 <= result.value <= 1
+
+
+def test_noise_sensitivitys_verdicts_are_one_per_statement_its_prompt_lists():
+    # NoiseSensitivity stacks each context's verdicts into one numpy array: verdict lists of another length than the
+    # statements are a ragged array (an exception). The contract holds the list to the count the request lists, more
+    # than the contract's own bound included, and the metric scores with three statements from the generator.
+    from ragas.metrics.collections import NoiseSensitivity
+
+    three = {"statements": ["Paris is the capital.", "Paris is in France.", "Paris is the largest city."]}
+    gen = "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt"
+    nli = "ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt"
+    result, llm = _collections(
+        lambda m: NoiseSensitivity(llm=m), {gen: three}, user_input=Q, response=A, reference=REF, retrieved_contexts=CONTEXTS
+    )
+    counts = [(s["properties"]["statements"]["minItems"], s["properties"]["statements"]["maxItems"]) for s in llm.schemas]
+    assert llm.seen.count(nli) == 5 and counts[2:] == [(3, 3)] * 5, counts
+    assert not math.isnan(result.value)
+    (c,) = [c for c in framework_contracts() if c.judge == nli]
+    from ragas.metrics.collections.noise_sensitivity.util import StatementFaithfulnessInput, StatementFaithfulnessPrompt
+
+    base = c.schema["properties"]["statements"]["maxItems"]
+    many = [f"Statement {i}." for i in range(base + 3)]
+    text = StatementFaithfulnessPrompt().to_string(StatementFaithfulnessInput(context=CONTEXTS[0], statements=many))
+    hit = Catalog.builtin().tighten([Message(role="user", content=text)], None)
+    assert hit is not None and hit.schema is not None and hit.contract.judge == nli
+    assert hit.schema["properties"]["statements"]["minItems"] == hit.schema["properties"]["statements"]["maxItems"] == len(many)
+    assert c.schema["properties"]["statements"]["maxItems"] == base  # the shared contract is left as it was
+
+
+class _Unequal(InstructorBaseRagasLLM):
+    """Three statements, then NLI verdict lists of 1, 3, 3, ... items (the first context's shorter): what a model
+    answering without the per-request count may do."""
+
+    is_async = True
+
+    def __init__(self) -> None:
+        self.k = 0
+
+    def generate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        if "verdict" not in json.dumps(response_model.model_json_schema()):
+            return response_model.model_validate({"statements": ["a.", "b.", "c."]})
+        self.k += 1
+        item = {"statement": "s", "reason": "r", "verdict": 1}
+        return response_model.model_validate({"statements": [item] * (1 if self.k == 1 else 3)})
+
+    async def agenerate(self, prompt: str, response_model: type[BaseModel]) -> Any:
+        return self.generate(prompt, response_model)
+
+
+@pytest.mark.parametrize("api", ["collections", "legacy"])
+def test_noise_sensitivity_raises_on_verdict_lists_of_unequal_length_and_the_contract_rules_them_out(api):
+    # both NoiseSensitivity implementations stack each context's verdicts into one array: lists of unequal length are
+    # a ValueError, not a score. Under the catalog every NLI prompt of the run (the legacy metric sends
+    # Faithfulness's NLIStatementPrompt) is held to the three statements it lists, and the run scores.
+    from ragas.metrics import NoiseSensitivity as Legacy
+    from ragas.metrics.collections import NoiseSensitivity
+
+    three = {"statements": ["Paris is the capital.", "Paris is in France.", "Paris is the largest city."]}
+    kw = {"user_input": Q, "response": A, "reference": REF, "retrieved_contexts": CONTEXTS}
+    if api == "collections":
+        with pytest.raises(ValueError, match="inhomogeneous"):
+            asyncio.run(NoiseSensitivity(llm=_Unequal()).ascore(**kw))
+        gen = "ragas.collections.noise_sensitivity.util.StatementGeneratorPrompt"
+        result, llm = _collections(lambda m: NoiseSensitivity(llm=m), {gen: three}, **kw)
+        score = result.value
+    else:
+        metric = Legacy()
+        metric.llm = _Unequal()
+        with pytest.raises(ValueError, match="inhomogeneous"):
+            asyncio.run(metric._single_turn_ascore(_single(), None))
+        gen = "ragas.legacy._faithfulness.StatementGeneratorPrompt"
+        score, _, llm = _legacy_run(Legacy, "single", {gen: three})
+    assert None not in llm.seen, llm.seen
+    nli = [x for j, x in zip(llm.seen, llm.schemas, strict=True) if "Faithfulness" in str(j) or "NLI" in str(j)]
+    counts = [(x["properties"]["statements"]["minItems"], x["properties"]["statements"]["maxItems"]) for x in nli]
+    assert counts == [(3, 3)] * 5, (llm.seen, counts)
+    assert not math.isnan(score)
+
+
+def test_faithfulness_nli_prompts_get_one_verdict_per_statement_listed():
+    # the NLI prompts the catalog held before (Faithfulness, FactualCorrectness; with and without examples) take the
+    # same per-request count: Faithfulness divides the supported verdicts by the statements' count
+    from ragas.metrics._faithfulness import NLIStatementInput, NLIStatementPrompt
+
+    catalog = Catalog.builtin()
+    for examples in (True, False):
+        prompt = NLIStatementPrompt()
+        if not examples:
+            prompt.examples = []
+        for n in (1, 4, 12):
+            data = NLIStatementInput(context=CONTEXTS[0], statements=[f"Statement {i}." for i in range(n)])
+            hit = catalog.tighten([Message(role="user", content=prompt.to_string(data))], None)
+            assert hit is not None and hit.schema is not None and hit.contract.judge.startswith("ragas.legacy._faithfulness.NLI")
+            assert (hit.schema["properties"]["statements"]["minItems"], hit.schema["properties"]["statements"]["maxItems"]) == (
+                n,
+                n,
+            )
+    counted = {c.judge for c in framework_contracts() if any("count_of" in r for r in c.from_prompt)}
+    assert counted == {
+        f"ragas.{p}.NLIStatementPrompt{x}"
+        for p in ("legacy._faithfulness", "collections.faithfulness.util", "collections.factual_correctness.util")
+        for x in ("", "[no examples]")
+    } | {"ragas.collections.noise_sensitivity.util.StatementFaithfulnessPrompt"}
+
+
+def test_collections_rubric_scores_with_their_rubrics_are_recognised_and_score():
+    from ragas.metrics.collections import DomainSpecificRubrics, RubricsScoreWithoutReference, RubricsScoreWithReference
+
+    judge = "ragas.collections.domain_specific_rubrics.util.RubricScorePrompt[rubrics]"
+    for build in (
+        lambda m: DomainSpecificRubrics(llm=m),
+        lambda m: RubricsScoreWithReference(llm=m),
+        lambda m: RubricsScoreWithoutReference(llm=m),
+        lambda m: DomainSpecificRubrics(llm=m, rubrics={"score1_description": "Wrong.", "score2_description": "Right."}),
+    ):
+        result, llm = _collections(build, {judge: {"score": 4}}, user_input=Q, response=A, reference=REF)
+        assert llm.seen == [judge] and result.value == 4
+
+
+def test_every_new_ragas_entry_and_the_non_binary_verdict_is_in_the_catalog_with_a_bounded_contract():
+    got = {c.judge: c for c in framework_contracts()}
+    assert NEW_RAGAS | {NON_BINARY} <= got.keys()
+    for judge in sorted(NEW_RAGAS | {NON_BINARY}):
+        c = got[judge]
+        fmt = JSONSchemaFormat(c.schema, field_tokens=80)
+        assert fmt.max_tokens() <= 1600, judge
+        assert _compiled_accepts(c.schema, _minimal(c.schema)), judge
+
+
+def _non_binary_run(options: list[str], pick: int) -> tuple[Any, list[dict[str, Any]], list[str | None]]:
+    """A DAG metric whose root is a NonBinaryJudgementNode with `options` (scores 0, 10/(n-1) ..., 10), run by
+    DeepEval's own code with a model answering the contract's `pick`-th enum value: (metric, schemas, judges)."""
+    from deepeval.metrics import DAGMetric
+    from deepeval.metrics.dag import DeepAcyclicGraph, NonBinaryJudgementNode
+    from deepeval.test_case import LLMTestCase, SingleTurnParams
+    from deepeval_support import RecordingLLM
+
+    catalog = Catalog.builtin()
+    schemas: list[dict[str, Any]] = []
+    seen: list[str | None] = []
+
+    def answer(prompt: str, schema: Any) -> Any:
+        msgs = [Message(role="user", content=prompt)]
+        c: Contract | None = catalog.match(msgs)
+        seen.append(c.judge if c is not None and c.framework else None)
+        assert c is not None
+        own = c.schema_for(msgs)
+        schemas.append(own)
+        instance = _minimal(own)
+        if "enum" in own["properties"].get("verdict", {}):
+            instance["verdict"] = own["properties"]["verdict"]["enum"][pick]
+        return schema.model_validate(instance)
+
+    node = NonBinaryJudgementNode(
+        criteria="How well does it name the capital?", evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT]
+    )
+    for i, o in enumerate(options):
+        node.add_verdict(o, score=round(10 * i / (len(options) - 1)))
+    metric = DAGMetric(name="d", dag=DeepAcyclicGraph(root_nodes=[node]), model=RecordingLLM(answer), async_mode=False)
+    metric.measure(LLMTestCase(input=Q, actual_output=A), _show_indicator=False)
+    return metric, schemas, seen
+
+
+OPTIONS = {"two": ["Correct", "Wrong"], "three": ["Names Paris", "Names another city", "It's unclear"]}
+
+
+@pytest.mark.parametrize("kind", sorted(OPTIONS))
+def test_a_non_binary_judgement_prompt_gets_a_verdict_enum_of_exactly_its_options_and_every_one_scores(kind):
+    # NonBinaryJudgementNode validates the verdict with a Literal of its options (made per node): the contract's
+    # verdict is one of the options this request's prompt lists (both places it prints them), each one a score
+    options = OPTIONS[kind]
+    scores = set()
+    for k in range(len(options)):
+        metric, schemas, seen = _non_binary_run(options, k)
+        assert seen[0] == NON_BINARY and None not in seen, seen
+        assert sorted(schemas[0]["properties"]["verdict"]["enum"]) == sorted(options)
+        assert metric.error is None and metric.score is not None and not math.isnan(metric.score)
+        scores.add(metric.score)
+    assert len(scores) == len(options)  # each option reached its own verdict node
+    (c,) = [c for c in framework_contracts() if c.judge == NON_BINARY]
+    assert c.schema["properties"]["verdict"] == {"type": "string"}  # the shared contract is left as it was
+
+
+def test_a_non_binary_prompt_whose_options_do_not_read_as_a_list_keeps_the_free_verdict():
+    (c,) = [c for c in framework_contracts() if c.judge == NON_BINARY]
+    for options in ("['a', 'a']", "[]", "['a', 1]", "not a list", "[" * 500 + "]" * 500, "['a'] + ['b']"):
+        parts = [c.segments[0][0], "Criteria.", c.segments[0][1], "Text.", c.segments[0][2], options, c.segments[0][3]]
+        parts += [options, c.segments[0][4]]
+        msgs = [Message(role="user", content="".join(parts))]
+        assert c.matches(msgs), options
+        assert c.schema_for(msgs) == c.schema, options
+    # the two places the template prints the options disagree: no narrowing either
+    segs = c.segments[0]
+    text = segs[0] + "C" + segs[1] + "T" + segs[2] + "['a', 'b']" + segs[3] + "['a', 'c']" + segs[4]
+    assert c.schema_for([Message(role="user", content=text)]) == c.schema
