@@ -117,9 +117,14 @@ class InProcess:
         httpx client from a URL (ollama's `Client(host, transport=)`, LiteLLM's `HTTPHandler`)."""
         return _SyncOverTestClient(self.client._transport)
 
+    @property
+    def async_transport(self) -> httpx.AsyncBaseTransport:
+        """`transport` for an `httpx.AsyncClient` (LangChain's `async_client_kwargs`)."""
+        return _AsyncOverTestClient(self.client._transport)
+
     def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
         """An `httpx.AsyncClient` on this app, for async client libraries (AsyncOpenAI's `http_client`)."""
-        return httpx.AsyncClient(transport=_AsyncOverTestClient(self.client._transport), base_url=self.url, **kwargs)
+        return httpx.AsyncClient(transport=self.async_transport, base_url=self.url, **kwargs)
 
 
 def _send_to_app(app_transport: Any, request: httpx.Request, body: bytes) -> Any:
