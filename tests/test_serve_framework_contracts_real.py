@@ -1,6 +1,7 @@
 """Every DeepEval and RAGAS metric and every distinct contract serve's catalog holds (issue 48), sent as the
 framework sends it over HTTP with nothing configured (the prompt its installed package renders, here for one RAG
-case; no response_format, no max_tokens) to a real `localjudge serve` on a loopback port with the default model:
+case; no response_format, no max_tokens) to `localjudge serve`'s app with the default model (the app the CLI builds,
+in this process: tests/serve_support.py `serve_inprocess`; what is checked is each answer, not the socket):
 each answer finishes (`stop`, never `length`), names its contract, and parses with the framework's own validator
 (DeepEval's `trim_and_load_json` and the metric's schema class; the RAGAS prompt's `output_model`).
 
@@ -10,7 +11,7 @@ recognised as itself and that its contract's answers pass the framework's valida
 paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks (8), not one per metric: the cover
 of the 132 before stays as it was (77). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
 examples: `VARIANT`) share their base prompt's contract and stay out of the cover: one of each, and ArenaGEval's
-winner for three contestants, is sent by test_contracts_read_from_the_request_hold_over_a_real_server."""
+winner for three contestants, is sent by test_contracts_read_from_the_request_hold_on_the_served_model."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from serve_support import fill_contract, healthy, post, start_server
+from serve_support import fill_contract, healthy, post, serve_inprocess
 
 from localjudge.serve.core.catalog import Contract, framework_contracts, framework_rows
 
@@ -87,7 +88,7 @@ def _new_schemas(cover: list[Contract], later: list[Contract]) -> list[Contract]
 # judge's ({rationale, result}, which DeepEval cannot read) until the framework's contract won: always sent
 MATCHED_AS_BUILTIN_BEFORE = "deepeval.TurnRelevancyMetric.generate_verdicts"
 # the texts other settings send (`[rubric]` G-Eval, `[no examples]` RAGAS): each shares its base prompt's contract
-# schema, so none enters the cover; test_contracts_read_from_the_request_hold_over_a_real_server sends one of each
+# schema, so none enters the cover; test_contracts_read_from_the_request_hold_on_the_served_model sends one of each
 VARIANT = [c for c in CONTRACTS if c.judge.endswith("]")]
 _BEFORE = _cover(
     [c for c in CONTRACTS if c.judge not in PAIRED_LATER and c.judge != MATCHED_AS_BUILTIN_BEFORE and c not in VARIANT]
@@ -118,16 +119,15 @@ def _validator(c: Contract) -> Any:
 def server(_localjudge_home):
     # one thread (the suite runs two workers on two cores); free strings of 32 tokens, not 80, to keep the 77 answers
     # short: every field is still bounded, so the JSON must close within the contract's budget all the same
-    s = start_server("--threads", "1", "--option", "n_parallel=4", "--field-tokens", "32", "--compile-timeout", "60")
-    yield s
-    s.stop()
+    with serve_inprocess("--threads", "1", "--option", "n_parallel=4", "--field-tokens", "32", "--compile-timeout", "60") as s:
+        yield s
 
 
 def test_every_deepeval_and_ragas_prompt_is_answered_in_full_and_parses_with_the_frameworks_validator(server):
     from deepeval.models.llms.utils import trim_and_load_json  # what LocalModel parses answers with
 
     def one(c: Contract) -> str | None:
-        status, out, headers = post(server.url, _request(c, server.model), timeout=1800)
+        status, out, headers = post(server, _request(c, server.model), timeout=1800)
         if status != 200:
             return f"{c.judge}: HTTP {status} {out}"
         choice = out["choices"][0]
@@ -145,7 +145,7 @@ def test_every_deepeval_and_ragas_prompt_is_answered_in_full_and_parses_with_the
         failed = [x for x in pool.map(one, COVER) if x is not None]
     assert not failed, "\n".join(failed)
     assert len(CONTRACTS) >= 130 and len({json.dumps(c.schema, sort_keys=True) for c in COVER}) >= 40
-    assert healthy(server.url)["errors"] == 0
+    assert healthy(server)["errors"] == 0
 
 
 def _per_request_prompts() -> list[tuple[str, str, Any]]:
@@ -199,7 +199,7 @@ def _per_request_prompts() -> list[tuple[str, str, Any]]:
     ]
 
 
-def test_contracts_read_from_the_request_hold_over_a_real_server(server):
+def test_contracts_read_from_the_request_hold_on_the_served_model(server):
     """The contracts a request's own values narrow (ArenaGEval's winner among the contestants it lists, a rubric
     G-Eval's score within the range it states) and a RAGAS prompt without its examples, each sent as the framework
     renders it: answered in full under the contract it names, the answer what the framework reads."""
@@ -208,7 +208,7 @@ def test_contracts_read_from_the_request_hold_over_a_real_server(server):
     by_judge = {c.judge: c for c in CONTRACTS}
     for judge, prompt, check in _per_request_prompts():
         c = by_judge[judge]
-        status, out, headers = post(server.url, {"model": server.model, "messages": [{"role": "user", "content": prompt}]})
+        status, out, headers = post(server, {"model": server.model, "messages": [{"role": "user", "content": prompt}]})
         assert status == 200, (judge, out)
         choice = out["choices"][0]
         assert choice["finish_reason"] == "stop" and headers.get("x-localjudge-contract") == c.label, (judge, choice)
