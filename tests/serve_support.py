@@ -12,6 +12,7 @@ sockets, slow clients and crash isolation stay with `start_server`.
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -27,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 BANNER = re.compile(r"localjudge serve: (\S+) on (http://127\.0\.0\.1:\d+/v1)")
 CLI = str(Path(sys.executable).parent / "localjudge")
@@ -107,6 +110,84 @@ class InProcess:
     def host(self) -> InProcess:
         """The same app addressed from its root (Ollama's /api/ routes), as tests address a server's host URL."""
         return InProcess(self.client, self.state, self.url.removesuffix("/v1"))
+
+    @property
+    def transport(self) -> httpx.BaseTransport:
+        """An httpx transport to this app: `httpx.Client(transport=...)` for a client library that builds its own
+        httpx client from a URL (ollama's `Client(host, transport=)`, LiteLLM's `HTTPHandler`)."""
+        return _SyncOverTestClient(self.client._transport)
+
+    @property
+    def async_transport(self) -> httpx.AsyncBaseTransport:
+        """`transport` for an `httpx.AsyncClient` (LangChain's `async_client_kwargs`)."""
+        return _AsyncOverTestClient(self.client._transport)
+
+    def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
+        """An `httpx.AsyncClient` on this app, for async client libraries (AsyncOpenAI's `http_client`)."""
+        return httpx.AsyncClient(transport=self.async_transport, base_url=self.url, **kwargs)
+
+
+def _send_to_app(app_transport: Any, request: httpx.Request, body: bytes) -> Any:
+    """`request` answered by the app through the TestClient's transport. Starlette's TestClient is built on its own
+    httpx (`starlette.testclient.httpx`: the httpx2 package here), which need not be the client library's: the request
+    and the answer cross as bytes (method, URL, raw headers, body; status, raw headers, body stream)."""
+    from starlette import testclient
+
+    h = testclient.httpx
+    return app_transport.handle_request(h.Request(request.method, str(request.url), headers=request.headers.raw, content=body))
+
+
+class _SyncChunks(httpx.SyncByteStream):
+    """A TestClient response's body as the app sends it (TestClient streams it)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._stream
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class _SyncOverTestClient(httpx.BaseTransport):
+    """The TestClient's transport for a client library's own `httpx.Client`."""
+
+    def __init__(self, app_transport: Any) -> None:
+        self._app = app_transport
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        got = _send_to_app(self._app, request, request.read())
+        return httpx.Response(got.status_code, headers=got.headers.raw, stream=_SyncChunks(got.stream), request=request)
+
+
+class _AsyncChunks(httpx.AsyncByteStream):
+    """A TestClient response's body as the app sends it, read from a worker thread chunk by chunk."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def __aiter__(self):  # type: ignore[override]
+        it = iter(self._stream)
+        while (chunk := await asyncio.to_thread(next, it, None)) is not None:
+            yield chunk
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._stream.close)
+
+
+class _AsyncOverTestClient(httpx.AsyncBaseTransport):
+    """The TestClient's transport for an async client: each request is sent from a worker thread and answered by the
+    app on the TestClient's own event loop (as a server answers on its own), so one client's requests run side by side
+    and the caller's event loop is never the app's."""
+
+    def __init__(self, app_transport: Any) -> None:
+        self._app = app_transport
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        got = await asyncio.to_thread(_send_to_app, self._app, request, body)
+        return httpx.Response(got.status_code, headers=got.headers.raw, stream=_AsyncChunks(got.stream), request=request)
 
 
 @contextmanager

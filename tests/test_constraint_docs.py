@@ -1,5 +1,6 @@
 """docs/constraints.md's snippets, run as written: the Python ones each in its own process with the default
-model, the judge file through the judge loader, the request body against a real `localjudge serve`."""
+model, the judge file through the judge loader, the request body to `localjudge serve`'s app (`judge_app`: the app the
+CLI builds, in this process)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,6 @@ def test_the_judge_file_with_a_grammar_output_judges(tmp_path, engine):
 
 
 @pytest.mark.system
-def test_the_grammar_request_body_is_answered_by_the_server(judge_server):
-    s, b, _ = post(judge_server.url, json.loads(blocks("json")[0]))
+def test_the_grammar_request_body_is_answered_by_the_server(judge_app):
+    s, b, _ = post(judge_app, json.loads(blocks("json")[0]))
     assert s == 200 and b["choices"][0]["message"]["content"].startswith("SELECT ")

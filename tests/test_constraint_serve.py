@@ -1,4 +1,5 @@
-"""Issue 23 through a real `localjudge serve`: a fully forced answer is answered (it hung before), a
+"""Issue 23 through `localjudge serve`'s app (`judge_app`: the app the CLI builds, in this process; the docs snippet,
+a client given a URL, through the real `judge_server`): a fully forced answer is answered (it hung before), a
 `pattern` is honoured instead of refused, and the `grammar` response_format extension decodes a Lark
 grammar (a bad one is a 400 naming llguidance's reason), and `think_tokens` returns the reasoning apart."""
 
@@ -17,25 +18,25 @@ MSG = [{"role": "user", "content": "Give the release code of our product."}]
 
 
 def ask(rf: dict, **kw) -> tuple[int, dict]:
-    s, b, _ = post(pytest.judge_url, {"model": "smollm2-135m", "messages": MSG, "response_format": rf, **kw})  # type: ignore[attr-defined]
+    s, b, _ = post(pytest.judge_app, {"model": "smollm2-135m", "messages": MSG, "response_format": rf, **kw})  # type: ignore[attr-defined]
     return s, b
 
 
 @pytest.fixture(autouse=True)
-def _url(judge_server):
-    pytest.judge_url = judge_server.url  # type: ignore[attr-defined]
+def _app(judge_app):
+    pytest.judge_app = judge_app  # type: ignore[attr-defined]
 
 
 def schema_rf(schema: dict) -> dict:
     return {"type": "json_schema", "json_schema": {"name": "X", "schema": schema}}
 
 
-def test_a_fully_forced_answer_is_answered_and_leaves_nothing_in_flight(judge_server):
+def test_a_fully_forced_answer_is_answered_and_leaves_nothing_in_flight(judge_app):
     for schema, expect in (({"type": "object", "properties": {}, "additionalProperties": False}, {}), ({"const": "x"}, "x")):
         s, b = ask(schema_rf(schema))
         assert s == 200 and json.loads(b["choices"][0]["message"]["content"]) == expect
         assert b["choices"][0]["finish_reason"] == "stop"
-    h = healthy(judge_server.url)
+    h = healthy(judge_app)
     assert h["in_flight"] == 0 and h["errors"] == 0
 
 
@@ -69,9 +70,9 @@ def test_think_tokens_return_the_reasoning_apart_from_a_valid_answer():
     assert "<think>" not in message["content"] and "think>" not in message["reasoning_content"]
 
 
-def test_streamed_reasoning_comes_as_reasoning_deltas_and_equals_the_whole_answer(judge_server):
+def test_streamed_reasoning_comes_as_reasoning_deltas_and_equals_the_whole_answer(judge_app):
     openai = pytest.importorskip("openai")
-    client = openai.OpenAI(base_url=judge_server.url, api_key="unused", timeout=600, max_retries=0)
+    client = openai.OpenAI(base_url=judge_app.url, api_key="unused", timeout=600, max_retries=0, http_client=judge_app.client)
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
     n = 10
     kw = dict(

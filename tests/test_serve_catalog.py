@@ -1,7 +1,9 @@
 """Known judge prompts tightened by the catalog (serve/core/catalog.py): MLflow's own judges pointed at a real
-`localjudge serve` (`openai:/` + OPENAI_API_BASE, a sqlite tracking store in tmp) get a usable verdict on
-every RAG case; `--no-catalog-formats` gives back the client's schema only; a prompt one character off
-a catalog prompt is not tightened; the intersection never loosens the client's schema."""
+`localjudge serve` (`openai:/` + OPENAI_API_BASE, a sqlite tracking store in tmp: a client library given a URL,
+so a real server on loopback) get a usable verdict on every RAG case; on the app the CLI builds, in this process
+(tests/serve_support.py `serve_inprocess`), a catalog prompt's answer names its contract, `--no-catalog-formats`
+gives back the client's schema only and a prompt one character off a catalog prompt is not tightened; the
+intersection never loosens the client's schema."""
 
 from __future__ import annotations
 
@@ -101,6 +103,15 @@ def one_thread_server(_localjudge_home):
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def one_thread_app(_localjudge_home):
+    """`one_thread_server`'s app in this process (the same flags)."""
+    from serve_support import serve_inprocess
+
+    with serve_inprocess("--threads", "1", "--compile-timeout", "60") as app:
+        yield app
+
+
 @pytest.mark.system
 @pytest.mark.slow
 def test_mlflow_is_grounded_correctness_and_make_judge_usable_on_every_rag_case(one_thread_server, tmp_path, monkeypatch):
@@ -130,18 +141,18 @@ def test_mlflow_is_grounded_correctness_and_make_judge_usable_on_every_rag_case(
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_catalog_prompt_answer_names_the_contract_and_a_one_character_change_is_not_tightened(one_thread_server):
+def test_catalog_prompt_answer_names_the_contract_and_a_one_character_change_is_not_tightened(one_thread_app):
     pytest.importorskip("mlflow")
     from serve_support import post
 
-    status, body, headers = post(one_thread_server.url, _body(_grounded_prompt(*CASES[1]), one_thread_server.model))
+    status, body, headers = post(one_thread_app, _body(_grounded_prompt(*CASES[1]), one_thread_app.model))
     assert status == 200, body
     label = headers["x-localjudge-contract"]
     assert "groundedness@" in label and body["system_fingerprint"].endswith("+" + label)
     assert json.loads(body["choices"][0]["message"]["content"])["result"] in ("yes", "no")
 
     off = _grounded_prompt(*CASES[1]).replace("claim and document", "claim and documents", 1)
-    status, body, headers = post(one_thread_server.url, _body(off, one_thread_server.model))
+    status, body, headers = post(one_thread_app, _body(off, one_thread_app.model))
     assert status == 200, body
     assert "x-localjudge-contract" not in headers and "+" not in body["system_fingerprint"]
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), MLFLOW_SCHEMA)
@@ -151,13 +162,10 @@ def test_catalog_prompt_answer_names_the_contract_and_a_one_character_change_is_
 @pytest.mark.slow
 def test_no_catalog_formats_answers_under_the_client_schema_only(_localjudge_home):
     pytest.importorskip("mlflow")
-    from serve_support import post, start_server
+    from serve_support import post, serve_inprocess
 
-    server = start_server("--threads", "1", "--no-catalog-formats", "--no-precompile")
-    try:
-        status, body, headers = post(server.url, _body(_grounded_prompt(*CASES[1]), server.model))
-    finally:
-        server.stop()
+    with serve_inprocess("--threads", "1", "--no-catalog-formats", "--no-precompile") as app:
+        status, body, headers = post(app, _body(_grounded_prompt(*CASES[1]), app.model))
     assert status == 200, body
     assert "x-localjudge-contract" not in headers and "+" not in body["system_fingerprint"]
     jsonschema.validate(json.loads(body["choices"][0]["message"]["content"]), MLFLOW_SCHEMA)

@@ -2,8 +2,9 @@
 with exactly one tool and no tool_choice/format, as instructor's TOOLS mode through LiteLLM's `ollama_chat/`
 sends it, is answered with a call of that tool, on /api/chat and /v1/chat/completions alike, and says so in
 `X-Localjudge-Contract`. Another prompt with one tool, or the same request to a `--no-catalog-formats`
-server, is planned as before (auto: the model may write text). Real server on a loopback port, real RAGAS,
-instructor and LiteLLM (the catalog's framework text is checked against the installed packages by
+server, is planned as before (auto: the model may write text). The app `localjudge serve` builds, in this process
+(tests/serve_support.py `serve_inprocess`; LiteLLM's httpx client on the app's transport), real RAGAS, instructor and
+LiteLLM (the catalog's framework text is checked against the installed packages by
 tests/test_serve_framework_catalog.py)."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from serve_support import healthy, post, start_server
+from serve_support import healthy, post, serve_inprocess
 
 from localjudge.engine.base import Message
 from localjudge.serve.core.catalog import Catalog
@@ -55,21 +56,20 @@ def test_a_ragas_prompt_is_known_and_its_text_request_gets_the_metrics_contract(
 
 
 @pytest.fixture(scope="module")
-def servers(_localjudge_home):
-    """Two real servers on free loopback ports, one thread each: the catalog on, and `--no-catalog-formats`."""
-    on = start_server("--option", "n_threads=1", "--compile-timeout", "20")
-    off = start_server("--option", "n_threads=1", "--compile-timeout", "20", "--no-catalog-formats")
-    for s in (on, off):
-        s.host = s.url.removesuffix("/v1")  # type: ignore[attr-defined]
-    yield on, off
-    on.stop()
-    off.stop()
+def apps(_localjudge_home):
+    """Two servers' apps in this process, one thread each (one shared load of the model): the catalog on, and
+    `--no-catalog-formats`."""
+    with (
+        serve_inprocess("--option", "n_threads=1", "--compile-timeout", "20") as on,
+        serve_inprocess("--option", "n_threads=1", "--compile-timeout", "20", "--no-catalog-formats") as off,
+    ):
+        yield on, off
 
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(servers):
-    on, _ = servers
+def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(apps):
+    on, _ = apps
     body, schema = _statements_request(on.model)
     s, out, h = post(on.host, body, path="/api/chat")
     assert s == 200, out
@@ -79,7 +79,7 @@ def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(s
     assert h[HEADER].startswith("ragas.collections.answer_correctness.util.StatementGeneratorPrompt@") and h[HEADER].endswith(
         "+tool_call"
     )
-    s, out, h = post(on.url, body)
+    s, out, h = post(on, body)
     assert s == 200, out
     (call,) = out["choices"][0]["message"]["tool_calls"]
     jsonschema.validate(json.loads(call["function"]["arguments"]), schema)
@@ -88,8 +88,8 @@ def test_a_known_prompt_with_one_tool_is_answered_with_its_call_on_both_routes(s
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(servers):
-    on, off = servers
+def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(apps):
+    on, off = apps
     body, _ = _statements_request(on.model)
     s, out, h = post(off.host, body, path="/api/chat")
     assert s == 200, out
@@ -102,15 +102,22 @@ def test_without_the_catalog_or_with_an_unknown_prompt_tools_stay_optional(serve
 
 @pytest.mark.system
 @pytest.mark.slow
-def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(servers):
+def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(apps):
     import instructor
     import litellm
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
     from ragas.llms import llm_factory
     from ragas.metrics.collections import Faithfulness
 
-    on, _ = servers
-    client = instructor.from_litellm(litellm.acompletion)
-    llm = llm_factory(f"ollama_chat/{on.model}", provider="litellm", client=client, adapter="litellm", api_base=on.host)
+    on, _ = apps
+    handler = AsyncHTTPHandler()
+    handler.client = on.async_client(timeout=600, follow_redirects=True)  # LiteLLM's own client, on the app
+
+    async def acompletion(*args, **kwargs):
+        return await litellm.acompletion(*args, client=handler, **kwargs)
+
+    client = instructor.from_litellm(acompletion)
+    llm = llm_factory(f"ollama_chat/{on.model}", provider="litellm", client=client, adapter="litellm", api_base=on.host.url)
     metric = Faithfulness(llm=llm)
 
     async def score() -> list[float]:
@@ -118,4 +125,4 @@ def test_ragas_faithfulness_through_litellm_ollama_chat_scores_every_row(servers
 
     values = asyncio.run(score())
     assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values), values
-    assert healthy(on.url)["errors"] == 0
+    assert healthy(on)["errors"] == 0

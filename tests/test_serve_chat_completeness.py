@@ -1,14 +1,16 @@
 """Chat completions on `localjudge serve` beyond one schema: `tools` and `response_format` in one request
 (the answer is a call of a tool or content valid for the schema), `strict` checked, `logprobs` /
 `top_logprobs` as DeepEval's G-Eval requests them, and logprobs that cover only the answer of a reasoning
-request; on the real default model (one thread) behind a real server on loopback."""
+request; on the real default model (one thread), on the app `localjudge serve` builds, in this process
+(tests/serve_support.py `serve_inprocess`: the clients' httpx transport is the app's TestClient); `system` tier for the
+compile guard's child process that reads each client schema."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from serve_support import post
+from serve_support import post, serve_inprocess
 
 from localjudge.formats.json_schema import validate
 from localjudge.serve import protocol
@@ -34,17 +36,14 @@ RF = {"type": "json_schema", "json_schema": {"name": "rating", "schema": RATING,
 
 
 @pytest.fixture(scope="module")
-def server(_localjudge_home):
-    from serve_support import start_server
-
-    s = start_server("--option", "n_threads=1", "--compile-timeout", "20")
-    yield s
-    s.stop()
+def app(_localjudge_home):
+    with serve_inprocess("--option", "n_threads=1", "--compile-timeout", "20") as a:
+        yield a
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0)
+def client(app):
+    return openai.OpenAI(base_url=app.url, api_key="unused", timeout=600, max_retries=0, http_client=app.client)
 
 
 def test_tools_and_a_response_format_constrain_to_a_call_or_the_schema():
@@ -88,13 +87,13 @@ def test_tools_and_a_response_format_answer_a_valid_call_or_valid_content(client
         ),
     ],
 )
-def test_strict_that_is_not_a_boolean_is_a_400_naming_it(server, extra, param):
-    status, body, _ = post(server.url, {"model": MODEL, "messages": [{"role": "user", "content": "x"}], **extra})
+def test_strict_that_is_not_a_boolean_is_a_400_naming_it(app, extra, param):
+    status, body, _ = post(app, {"model": MODEL, "messages": [{"role": "user", "content": "x"}], **extra})
     assert status == 400 and body["error"]["param"] == param and "strict" in body["error"]["message"]
 
 
 @pytest.mark.system
-def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(server):
+def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(app):
     deepeval = pytest.importorskip("deepeval")
     from deepeval.metrics.g_eval.utils import calculate_weighted_summed_score
     from deepeval.models import GPTModel
@@ -106,7 +105,9 @@ def test_deepeval_geval_raw_response_request_parses_and_weights_the_score(server
         "additionalProperties": False,
     }
     rf = {"type": "json_schema", "json_schema": {"name": "geval", "schema": schema, "strict": True}}
-    model = GPTModel(model=MODEL, base_url=server.url, api_key="unused", generation_kwargs={"response_format": rf})
+    model = GPTModel(
+        model=MODEL, base_url=app.url, api_key="unused", http_client=app.client, generation_kwargs={"response_format": rf}
+    )
     prompt = (
         "Evaluation steps: check the answer against the context.\nContext: Paris is in France.\nAnswer: Paris.\nGive a score 0-9."
     )

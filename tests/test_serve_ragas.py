@@ -1,4 +1,6 @@
-"""RAGAS 0.4 metrics with `localjudge serve` as their LLM, through an OpenAI client with `base_url`: in
+"""RAGAS 0.4 metrics with `localjudge serve` as their LLM, through an OpenAI client with `base_url` (`judge_app`:
+`judge_server`'s app in this process, the client's httpx transport on it; `system` tier for the compile guard's child
+process that reads each client schema): in
 instructor's TOOLS mode (the schema goes out as a tool's parameters, constrained by the server) every row
 is scored; the default `llm_factory` path (instructor JSON mode: json_object, schema only in the prompt)
 is measured: each row is scored or fails with RAGAS's own validation error, and the server never errs.
@@ -56,31 +58,31 @@ async def score_all(llm, rows=ROWS) -> list:
     return out
 
 
-def test_ragas_tools_mode_scores_every_row(judge_server):
-    import instructor
+def _async_openai(app):
     from openai import AsyncOpenAI
+
+    return AsyncOpenAI(base_url=app.url, api_key="unused", timeout=1800, http_client=app.async_client(timeout=1800))
+
+
+def test_ragas_tools_mode_scores_every_row(judge_app):
+    import instructor
     from ragas.llms import InstructorLLM
 
-    client = instructor.from_openai(
-        AsyncOpenAI(base_url=judge_server.url, api_key="unused", timeout=1800), mode=instructor.Mode.TOOLS
-    )
-    llm = InstructorLLM(client=client, model=judge_server.model, provider="openai")
+    client = instructor.from_openai(_async_openai(judge_app), mode=instructor.Mode.TOOLS)
+    llm = InstructorLLM(client=client, model=judge_app.model, provider="openai")
     values = asyncio.run(score_all(llm))
     assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values), values
-    assert healthy(judge_server.url)["errors"] == 0
+    assert healthy(judge_app)["errors"] == 0
 
 
-def test_ragas_default_json_object_mode_is_measured(judge_server, capsys):
-    from openai import AsyncOpenAI
+def test_ragas_default_json_object_mode_is_measured(judge_app, capsys):
     from ragas.llms import llm_factory
 
-    llm = llm_factory(
-        judge_server.model, provider="openai", client=AsyncOpenAI(base_url=judge_server.url, api_key="unused", timeout=1800)
-    )
+    llm = llm_factory(judge_app.model, provider="openai", client=_async_openai(judge_app))
     values = asyncio.run(score_all(llm, ROWS[:1]))  # one row: failing re-asks run to max_tokens 1024 each
     scored = [v for v in values if isinstance(v, float) and not math.isnan(v)]
     failed = [type(v).__name__ for v in values if isinstance(v, Exception)]
     with capsys.disabled():
         print(f"\nRAGAS default (instructor JSON / json_object) mode: {len(scored)}/{len(values)} scored; failures: {failed}")
     assert len(scored) + len(failed) + sum(isinstance(v, float) and math.isnan(v) for v in values) == len(values)
-    assert healthy(judge_server.url)["errors"] == 0
+    assert healthy(judge_app)["errors"] == 0

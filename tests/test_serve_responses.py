@@ -1,7 +1,9 @@
 """`POST /v1/responses` (OpenAI's Responses API) on `localjudge serve`, driven by the official openai client
 (`responses.create`, `.parse`, `.stream`) and by openai-agents (`Agent(output_type=...)` on an
-`OpenAIResponsesModel`), on the real default model (one thread) behind a real server on loopback; every bad
-input is a 400 in OpenAI's error shape naming the Responses parameter."""
+`OpenAIResponsesModel`), on the real default model (one thread), on the app `localjudge serve` builds, in this process
+(tests/serve_support.py `serve_inprocess`: the clients' httpx transport is the app's TestClient; `system` tier for the
+compile guard's child process that reads each client schema); every bad input is a 400 in OpenAI's error shape naming
+the Responses parameter."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import json
 
 import pytest
 from pydantic import BaseModel
-from serve_support import healthy, post
+from serve_support import healthy, post, serve_inprocess
 
 from localjudge.formats.json_schema import validate
 
@@ -34,17 +36,14 @@ class Verdict(BaseModel):
 
 
 @pytest.fixture(scope="module")
-def server(_localjudge_home):
-    from serve_support import start_server
-
-    s = start_server("--option", "n_threads=1", "--compile-timeout", "20")
-    yield s
-    s.stop()
+def app(_localjudge_home):
+    with serve_inprocess("--option", "n_threads=1", "--compile-timeout", "20") as a:
+        yield a
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0)
+def client(app):
+    return openai.OpenAI(base_url=app.url, api_key="unused", timeout=600, max_retries=0, http_client=app.client)
 
 
 def test_create_answers_a_string_input_under_instructions_within_max_output_tokens(client):
@@ -152,10 +151,11 @@ def agents(monkeypatch):
 
 
 @pytest.mark.slow
-def test_openai_agents_output_type_parses_on_five_rag_cases(server, agents):
+def test_openai_agents_output_type_parses_on_five_rag_cases(app, agents):
     agents.set_tracing_disabled(True)
     model = agents.OpenAIResponsesModel(
-        model=MODEL, openai_client=openai.AsyncOpenAI(base_url=server.url, api_key="unused", max_retries=0)
+        model=MODEL,
+        openai_client=openai.AsyncOpenAI(base_url=app.url, api_key="unused", max_retries=0, http_client=app.async_client()),
     )
     judge = agents.Agent(
         name="groundedness",
@@ -199,23 +199,23 @@ def test_openai_agents_output_type_parses_on_five_rag_cases(server, agents):
         ({"model": "gpt-4o"}, "model", "does not exist"),
     ],
 )
-def test_each_bad_input_is_an_openai_shaped_4xx_naming_the_responses_parameter(server, extra, param, words):
-    status, body, _ = post(server.url, {"model": MODEL, "input": "hi", **extra}, path="/responses")
+def test_each_bad_input_is_an_openai_shaped_4xx_naming_the_responses_parameter(app, extra, param, words):
+    status, body, _ = post(app, {"model": MODEL, "input": "hi", **extra}, path="/responses")
     assert status == (404 if param == "model" else 400), body
     err = body["error"]
     assert set(err) == {"message", "type", "param", "code"} and err["param"] == param and words in err["message"], err
-    assert "\n" not in err["message"] and healthy(server.url)
+    assert "\n" not in err["message"] and healthy(app)
 
 
-def test_max_output_tokens_too_few_for_the_schema_names_max_output_tokens(server):
+def test_max_output_tokens_too_few_for_the_schema_names_max_output_tokens(app):
     body = {"model": MODEL, "input": "hi", "text": RATING_FORMAT, "max_output_tokens": 1}
-    status, out, _ = post(server.url, body, path="/responses")
+    status, out, _ = post(app, body, path="/responses")
     assert (
         status == 400 and out["error"]["param"] == "max_output_tokens" and out["error"]["message"].startswith("max_output_tokens")
     )
 
 
-def test_a_streamed_reasoning_request_sends_the_reasoning_item_then_the_message(client, server):
+def test_a_streamed_reasoning_request_sends_the_reasoning_item_then_the_message(client, app):
     body = {"model": MODEL, "input": "Rate: 2+2=4.", "text": RATING_FORMAT, "reasoning": {"effort": "low"}}
     whole = client.responses.create(**body)
     with client.responses.stream(**body) as stream:

@@ -3,7 +3,8 @@
 `openai`'s `responses.create` (a json_schema text.format) is answered "yes"|"no" under the groundedness
 contract, named by `X-Localjudge-Contract`; an alias of `serve --alias` is a served name on `/api/chat`,
 `/api/generate` and `/v1/responses`, constraining a request that sends no format; `--no-catalog-formats`
-turns the contracts off there too. Real server (the default model, one thread), real clients."""
+turns the contracts off there too. The app `localjudge serve` builds (the default model, one thread), in this process
+(tests/serve_support.py `serve_inprocess`; the clients' httpx transport on it), real clients."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ ALIAS = "grader"
 
 @pytest.fixture(scope="module")
 def server(_localjudge_home):
-    from serve_support import start_server
+    """The served app, in this process."""
+    from serve_support import serve_inprocess
 
-    s = start_server("--threads", "1", "--compile-timeout", "60", "--alias", f"{ALIAS}=smollm2-135m", "--format", "yes_no_json")
-    s.host = s.url.removesuffix("/v1")  # type: ignore[attr-defined]
-    yield s
-    s.stop()
+    args = ("--threads", "1", "--compile-timeout", "60", "--alias", f"{ALIAS}=smollm2-135m", "--format", "yes_no_json")
+    with serve_inprocess(*args) as app:
+        yield app
 
 
 def _ollama_body(prompt: str, model: str, fmt: dict | None = None) -> dict:
@@ -43,7 +44,7 @@ def test_ollama_chat_with_mlflow_is_grounded_and_a_free_string_format_gets_yes_n
     from serve_support import post
 
     prompt = _grounded_prompt(*CASES[1])
-    r = ollama.Client(host=server.host).chat(
+    r = ollama.Client(host=server.host.url, transport=server.transport).chat(
         model=server.model, messages=[{"role": "user", "content": prompt}], format=MLFLOW_SCHEMA, options={"num_predict": 96}
     )
     assert json.loads(r.message.content)["result"] in ("yes", "no")
@@ -59,7 +60,7 @@ def test_openai_responses_create_with_mlflow_is_grounded_gets_yes_no_and_the_con
     pytest.importorskip("mlflow")
     import openai
 
-    client = openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0)
+    client = openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0, http_client=server.client)
     raw = client.responses.with_raw_response.create(
         model=server.model, input=_grounded_prompt(*CASES[4]), text=_responses_text(), max_output_tokens=96
     )
@@ -74,12 +75,12 @@ def test_an_alias_is_served_and_constrains_ollama_chat_generate_and_responses(se
     import openai
 
     ask = "Is the sky blue? Answer yes or no."
-    c = ollama.Client(host=server.host)
+    c = ollama.Client(host=server.host.url, transport=server.transport)
     chat = c.chat(model=ALIAS, messages=[{"role": "user", "content": ask}])
     gen = c.generate(model=f"{ALIAS}:latest", prompt=ask)
-    resp = openai.OpenAI(base_url=server.url, api_key="unused", timeout=600, max_retries=0).responses.create(
-        model=ALIAS, input=ask
-    )
+    resp = openai.OpenAI(
+        base_url=server.url, api_key="unused", timeout=600, max_retries=0, http_client=server.client
+    ).responses.create(model=ALIAS, input=ask)
     from localjudge.formats import make_format
 
     for text in (chat.message.content, gen.response, resp.output_text):
@@ -90,17 +91,14 @@ def test_an_alias_is_served_and_constrains_ollama_chat_generate_and_responses(se
 @pytest.mark.slow
 def test_no_catalog_formats_leaves_ollama_and_responses_under_the_clients_schema(_localjudge_home):
     pytest.importorskip("mlflow")
-    from serve_support import post, start_server
+    from serve_support import post, serve_inprocess
 
-    s = start_server("--threads", "1", "--no-catalog-formats", "--no-precompile")
-    try:
-        host = s.url.removesuffix("/v1")
+    with serve_inprocess("--threads", "1", "--no-catalog-formats", "--no-precompile") as s:
+        host = s.host
         prompt = _grounded_prompt(*CASES[1])
         status, body, headers = post(host, _ollama_body(prompt, s.model, MLFLOW_SCHEMA), path="/api/chat")
         body_r = {"model": s.model, "input": prompt, "text": _responses_text(), "max_output_tokens": 96}
-        status_r, _, headers_r = post(s.url, body_r, path="/responses")
-    finally:
-        s.stop()
+        status_r, _, headers_r = post(s, body_r, path="/responses")
     assert status == 200 and status_r == 200, body
     assert "x-localjudge-contract" not in headers and "x-localjudge-contract" not in headers_r
     jsonschema.validate(json.loads(body["message"]["content"]), MLFLOW_SCHEMA)
