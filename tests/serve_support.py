@@ -309,6 +309,25 @@ def fill_contract(contract: Any, values: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def minimal_instance(schema: dict[str, Any]) -> Any:
+    """The smallest instance of a contract schema (the shape the shortest constrained answer has): an enum's first
+    value, anyOf's first branch, every property, the fewest items, the minimum, True, "x"."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return minimal_instance(schema["anyOf"][0])
+    t = schema.get("type")
+    if t == "object":
+        return {k: minimal_instance(v) for k, v in schema.get("properties", {}).items()}
+    if t == "array":
+        return [minimal_instance(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+    if t in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if t == "boolean":
+        return True
+    return "x"
+
+
 # the hostile server's small limits (tests/test_hostile_serve.py), its client schemas on the automaton path (the compile
 # queue and its limits are that path's); the in-process schemathesis app takes them too (tests/test_serve_schemathesis.py)
 HOSTILE_LIMITS = (

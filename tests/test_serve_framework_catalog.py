@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_support import fill_contract
+from serve_support import fill_contract, minimal_instance
 
 from localjudge.engine.base import Message
 from localjudge.formats.json_schema import JSONSchemaFormat
@@ -34,24 +34,6 @@ def _rows() -> list[dict[str, Any]]:
 def _fill(c: Any, values: list[str]) -> list[Message]:
     """The contract's messages with `values` in its variables, in turn (what the framework sends for them)."""
     return [Message(role=r, content=t) for r, t in fill_contract(c, values)]
-
-
-def _minimal(schema: dict[str, Any]) -> Any:
-    """The smallest instance of a contract schema (the shape the shortest constrained answer has)."""
-    if "enum" in schema:
-        return schema["enum"][0]
-    if "anyOf" in schema:
-        return _minimal(schema["anyOf"][0])
-    t = schema.get("type")
-    if t == "object":
-        return {k: _minimal(v) for k, v in schema.get("properties", {}).items()}
-    if t == "array":
-        return [_minimal(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
-    if t in ("integer", "number"):
-        return schema.get("minimum", 0)
-    if t == "boolean":
-        return True
-    return "x"
 
 
 def test_the_file_is_what_the_installed_deepeval_and_ragas_render():
@@ -96,7 +78,7 @@ def test_every_contract_is_bounded_and_its_answers_pass_the_frameworks_own_valid
     assert fmt.max_tokens() < 4000, c.judge  # every list bounded: the JSON closes within the budget
     row = next(r for r in _rows()[1:] if r["judge"] == c.judge)
     path = row["source"].rsplit(" ", 1)[-1] if c.judge.startswith("deepeval.") else None
-    instance = _minimal(c.schema)
+    instance = minimal_instance(c.schema)
     if path is not None:  # the schema class DeepEval validates the answer with
         mod, _, name = path.rpartition(".")
         getattr(importlib.import_module(mod), name).model_validate(instance)
@@ -220,7 +202,7 @@ def test_promptfoos_closedqa_and_factuality_prompts_are_recognised_and_get_their
     assert JSONSchemaFormat(fact.schema, field_tokens=80).max_tokens() < 4000  # the reason bounded: the JSON closes
     import jsonschema
 
-    for answer in [json.dumps(_minimal(fact.schema)), *FACTUALITY_ANSWERS]:
+    for answer in [json.dumps(minimal_instance(fact.schema)), *FACTUALITY_ANSWERS]:
         jsonschema.validate(json.loads(answer), fact.schema)
 
 
@@ -280,9 +262,9 @@ def _recorded_run(build: Any, case: Any, fill: dict[str, Any] | None = None) -> 
         c = catalog.match(msgs)
         seen.append(c.judge if c is not None and c.framework else None)
         if c is None or not c.framework:
-            return schema.model_validate(_minimal(contract(schema.model_json_schema(), "deepeval")))
+            return schema.model_validate(minimal_instance(contract(schema.model_json_schema(), "deepeval")))
         own = c.schema_for(msgs)  # the contract serve applies to this request (its values narrowing it)
-        instance = _minimal(own)
+        instance = minimal_instance(own)
         extra = (fill or {}).get(c.judge, {})
         instance.update(extra(own) if callable(extra) else extra)
         jsonschema.validate(instance, own)  # still an answer of the contract

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 import pytest
+from serve_support import minimal_instance
 
 from localjudge.engine.base import Message
 from localjudge.formats.json_schema import JSONSchemaFormat
@@ -47,22 +48,6 @@ NEW_RAGAS = {
 NON_BINARY = "deepeval.NonBinaryJudgement.generate_non_binary_verdict"
 
 
-def _minimal(schema: dict[str, Any]) -> Any:
-    """The smallest instance of a contract schema (the shape the shortest constrained answer has)."""
-    if "enum" in schema:
-        return schema["enum"][0]
-    t = schema.get("type")
-    if t == "object":
-        return {k: _minimal(v) for k, v in schema.get("properties", {}).items()}
-    if t == "array":
-        return [_minimal(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
-    if t in ("integer", "number"):
-        return schema.get("minimum", 0)
-    if t == "boolean":
-        return True
-    return "x"
-
-
 def _compiled_accepts(schema: dict[str, Any], instance: Any) -> bool:
     """Whether the contract, compiled as serve compiles it by default (`--schema-constraint llguidance`, here over a
     byte tokenizer), accepts `instance`'s JSON; the automaton form (`--schema-constraint automaton`) is built too."""
@@ -94,9 +79,9 @@ class ContractLLM(InstructorBaseRagasLLM):
         hit = self.catalog.tighten(msgs, None)
         self.seen.append(hit.contract.judge if hit is not None and hit.contract.framework else None)
         if hit is None or hit.schema is None:
-            return response_model.model_validate(_minimal(response_model.model_json_schema()))
+            return response_model.model_validate(minimal_instance(response_model.model_json_schema()))
         self.schemas.append(hit.schema)
-        instance = _minimal(hit.schema)
+        instance = minimal_instance(hit.schema)
         extra = self.pick.get(hit.contract.judge, {})
         instance.update(extra(hit.schema) if callable(extra) else extra)
         jsonschema.validate(instance, hit.schema)
@@ -365,7 +350,7 @@ def test_every_new_ragas_entry_and_the_non_binary_verdict_is_in_the_catalog_with
         c = got[judge]
         fmt = JSONSchemaFormat(c.schema, field_tokens=80)
         assert fmt.max_tokens() <= 1600, judge
-        assert _compiled_accepts(c.schema, _minimal(c.schema)), judge
+        assert _compiled_accepts(c.schema, minimal_instance(c.schema)), judge
 
 
 def _non_binary_run(options: list[str], pick: int) -> tuple[Any, list[dict[str, Any]], list[str | None]]:
@@ -387,7 +372,7 @@ def _non_binary_run(options: list[str], pick: int) -> tuple[Any, list[dict[str, 
         assert c is not None
         own = c.schema_for(msgs)
         schemas.append(own)
-        instance = _minimal(own)
+        instance = minimal_instance(own)
         if "enum" in own["properties"].get("verdict", {}):
             instance["verdict"] = own["properties"]["verdict"]["enum"][pick]
         return schema.model_validate(instance)

@@ -17,7 +17,9 @@ from typing import Any
 
 # re-entrant: a thread that holds it (a load) may call code that takes it again
 LLAMA_LOCK = threading.RLock()
-_SYSTEM_INFO: dict[int, bytes] = {}  # by id of the llama_cpp module: the text, read once
+_SYSTEM_INFO: list[
+    tuple[Any, bytes]
+] = []  # (the llama_cpp module, its text), read once; the module held, so its id is never reused
 
 
 def system_info(llama_cpp: Any) -> bytes:
@@ -26,10 +28,12 @@ def system_info(llama_cpp: Any) -> bytes:
     at once read each other's half-written text (features missing or garbled: 5 of 6 processes with 16 threads
     here) or free it twice (a `double free` abort ended a two-engine load in CI)."""
     with LLAMA_LOCK:
-        got = _SYSTEM_INFO.get(id(llama_cpp))
-        if got is None:
-            got = _SYSTEM_INFO[id(llama_cpp)] = bytes(llama_cpp.llama_print_system_info())
-        return got
+        for module, text in _SYSTEM_INFO:
+            if module is llama_cpp:
+                return text
+        text = bytes(llama_cpp.llama_print_system_info())
+        _SYSTEM_INFO.append((llama_cpp, text))
+        return text
 
 
 __all__ = ["LLAMA_LOCK", "system_info"]

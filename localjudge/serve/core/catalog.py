@@ -116,19 +116,11 @@ def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, An
         options = _str_list(read.pop()) if len(read) == 1 else []
         return {"enum": options} if 0 < len(options) <= MAX_ENUM and len(set(options)) == len(options) else {}
     if "count_of" in rule:
-        m, g = rule["count_of"]
-        try:
-            held = bounded_loads(values[m][g]).get(rule["key"])  # the client's text: depth-checked first
-        except (ValueError, AttributeError, IndexError, RecursionError):
-            return {}
+        held = _held(values, rule["count_of"], rule["key"])
         n = len(held) if isinstance(held, list) else -1
         return {"minItems": n, "maxItems": n} if 0 <= n <= MAX_COUNT else {}
     if "keys_of" in rule:
-        m, g = rule["keys_of"]
-        try:
-            held = bounded_loads(values[m][g]).get(rule["key"])  # the client's text: depth-checked first
-        except (ValueError, AttributeError, IndexError, RecursionError):
-            return {}
+        held = _held(values, rule["keys_of"], rule["key"])
         names = list(held) if isinstance(held, dict) else []
         return {"enum": names} if 0 < len(names) <= MAX_ENUM else {}
     out: dict[str, Any] = {}
@@ -141,6 +133,16 @@ def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, An
     out["minimum"] = max(out["minimum"], prop.get("minimum", out["minimum"]))
     out["maximum"] = min(out["maximum"], prop.get("maximum", out["maximum"]))
     return out if out["minimum"] <= out["maximum"] else {}
+
+
+def _held(values: list[list[str]], place: list[int], key: str) -> Any:
+    """What the JSON object in the request's variable at `place` holds at `key`, read with the bounded loader (the
+    client's text: depth-checked first); None when it does not read as such an object."""
+    m, g = place
+    try:
+        return bounded_loads(values[m][g]).get(key)
+    except (ValueError, AttributeError, IndexError, RecursionError):
+        return None
 
 
 MAX_ENUM = 100  # the most names a per-request enum takes (ArenaGEval's contestants); more: the contract's own string
