@@ -17,9 +17,8 @@ from typing import Any
 
 # re-entrant: a thread that holds it (a load) may call code that takes it again
 LLAMA_LOCK = threading.RLock()
-_SYSTEM_INFO: list[
-    tuple[Any, bytes]
-] = []  # (the llama_cpp module, its text), read once; the module held, so its id is never reused
+# (the llama_cpp module, its system-info text), read once each; the module is held, so no other object takes its id
+_SYSTEM_INFO: list[tuple[Any, bytes]] = []
 
 
 def system_info(llama_cpp: Any) -> bytes:
