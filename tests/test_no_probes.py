@@ -62,7 +62,6 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("api.py", 'hasattr(data, "itertuples")', "a DataFrame (pandas or another) without importing pandas"),
     ("datasets/readers.py", 'hasattr(data, "itertuples")', "a DataFrame (pandas or another) without importing pandas"),
     ("datasets/row.py", 'hasattr(v, "tolist")', "a numpy value in a user's row, without importing numpy"),
-    ("models/files.py", 'hasattr(value, "item")', "a numpy scalar read from GGUF metadata"),
     ("integrations/deepeval.py", 'getattr(schema, "__name__"', "DeepEval's schema class, matched by name (not imported)"),
     ("integrations/common.py", "getattr(value, k, None)", "a framework's document object (LangChain, MLflow): text by duck type"),
     (

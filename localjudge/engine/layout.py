@@ -102,13 +102,13 @@ def choose_type(features: frozenset[str], n_weights: int, source_type: str | Non
 
 def n_weights(path: str | Path) -> int:
     """The number of weights in a GGUF file's tensors (from its header; nothing is loaded)."""
-    from gguf import GGUFReader
+    from ..models.gguf_header import read_header
 
     try:
-        reader = GGUFReader(str(path), "r")
+        header = read_header(path, lambda _: False)
     except Exception as e:  # a damaged header raises many kinds of errors
         raise ModelError(f"{str(path)!r}: cannot read its tensors ({type(e).__name__}: {e}); re-copy the file") from None
-    return int(sum(int(t.n_elements) for t in reader.tensors))
+    return sum(header.tensor_elements)
 
 
 def _check_space(dest: Path, need: int) -> None:

@@ -1,8 +1,8 @@
 """Model files that arrive by hand or from a hub: GGUF metadata, `models add`, `models info`.
 
 `gguf_metadata(path)` reads what a GGUF file says about itself (architecture, training context
-length, chat template, licence, quantisation) with llama.cpp's own `gguf` reader package, without
-loading the weights. `add_model(path, name)` brings a file that arrived some other way (a USB stick
+length, chat template, licence, quantisation) from its header (`gguf_header`, one pass that decodes only
+those keys), without loading the weights. `add_model(path, name)` brings a file that arrived some other way (a USB stick
 at an air-gapped site) into the models home: it is checked (GGUF header, the registry's pin when the
 name has one), copied while its sha256 is computed (or, with `link=True`, used where it lies), and
 recorded in the manifest, so `--model NAME` finds it. `model_info(name)` gathers all of it for
@@ -66,8 +66,8 @@ def _meta_cache(path: Path) -> Path:
 
 def gguf_metadata(path: str | Path) -> dict[str, Any]:
     """Architecture, context length, chat template, licence, name, size label and quantisation of a GGUF
-    file, read from its header by the `gguf` package (None where the file does not say). Cached by
-    (path, size, mtime): the reader parses every vocabulary entry, which takes seconds for a 262k vocabulary."""
+    file, read from its header (`gguf_header.read_header`, which steps over the vocabulary; None where the file does
+    not say). Cached by (path, size, mtime)."""
     check_gguf(path)
     cache = _meta_cache(Path(path))
     try:
@@ -82,26 +82,17 @@ def gguf_metadata(path: str | Path) -> dict[str, Any]:
     return meta
 
 
+_KEYS = ("general.architecture", "general.name", "general.size_label", "general.license", "general.file_type")
+
+
 def _read_gguf(path: str | Path) -> dict[str, Any]:
-    try:
-        from gguf import GGUFReader
-    except ImportError:  # pragma: no cover - gguf is a base dependency
-        raise InputError("reading GGUF metadata needs the gguf package; run: pip install gguf") from None
-    try:
-        reader = GGUFReader(str(path), "r")
+    from .gguf_header import read_header
+
+    try:  # the architecture's context length is named after it: every `*.context_length` is kept, one is read
+        header = read_header(path, lambda k: k in _KEYS or k == "tokenizer.chat_template" or k.endswith(".context_length"))
     except Exception as e:  # a truncated or damaged header raises many kinds of errors
         raise NotGGUFError(f"{str(path)!r}: cannot read its GGUF metadata ({type(e).__name__}: {e}); re-copy the file") from None
-
-    def get(key: str) -> Any:
-        field = reader.fields.get(key)
-        if field is None:
-            return None
-        try:
-            value = field.contents()
-        except Exception:
-            return None
-        return value.item() if hasattr(value, "item") else value
-
+    get = header.values.get
     arch = get("general.architecture")
     template = get("tokenizer.chat_template")
     file_type = get("general.file_type")
@@ -114,7 +105,7 @@ def _read_gguf(path: str | Path) -> dict[str, Any]:
         "chat_template": template if isinstance(template, str) else None,
         "file_type": file_type,
         "quantisation": _quant_name(file_type) if file_type is not None else None,
-        "n_tensors": len(reader.tensors),
+        "n_tensors": len(header.tensor_elements),
     }
 
 
