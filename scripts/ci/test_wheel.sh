@@ -14,7 +14,9 @@
 # the version the test venv has, so the clean venvs take the wheel pip built for it and never rebuild it.
 # The other dependencies resolve freely, as they do for a user (that is how [hub] alone got huggingface-hub
 # 2.x with httpx2 instead of httpx). --no-compile: no bytecode for 100+ packages per venv that each smoke
-# imports once. Model runs use one thread. Exits 1 naming every extra that failed.
+# imports once. The clean venvs are made without pip of their own and installed into by the test venv's pip
+# (`pip --python`, the current pip, as upgrading each venv's bundled one gave: 8 s and 5 CPU-seconds less per extra).
+# Model runs use one thread. Exits 1 naming every extra that failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -50,10 +52,9 @@ for extra in $EXTRAS; do
   spec="$WHEEL"
   [ "$extra" = none ] || spec="$WHEEL[$extra]"
   echo "== wheel [$extra]: clean venv, pip install $(basename "$spec")"
-  if "$PY" -m venv "$venv" \
-    && "$venv/bin/python" -m pip install -q --upgrade pip >"$WORK/pip-$extra.log" 2>&1 \
-    && "$venv/bin/python" -m pip install -q --no-compile -c "$WORK/constraints.txt" "$spec" >>"$WORK/pip-$extra.log" 2>&1; then
-    echo "   installed in $((SECONDS - t)) s: $("$venv/bin/python" -m pip list 2>/dev/null | wc -l) packages"
+  if "$PY" -m venv --without-pip "$venv" \
+    && "$PY" -m pip --python "$venv/bin/python" install -q --no-compile -c "$WORK/constraints.txt" "$spec" >"$WORK/pip-$extra.log" 2>&1; then
+    echo "   installed in $((SECONDS - t)) s: $("$PY" -m pip --python "$venv/bin/python" list 2>/dev/null | wc -l) packages"
     if (cd "$WORK" && "$venv/bin/python" "$ROOT/scripts/ci/wheel_smoke.py" "$extra"); then
       echo "== wheel [$extra]: passed in $((SECONDS - t)) s"
     else
