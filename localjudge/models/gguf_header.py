@@ -25,6 +25,7 @@ from typing import Any
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # what gguf's reader (and llama.cpp) reads
 ALIGNMENT = 32  # GGUF's default alignment of the tensor data
+KEPT_ARRAY_MAX = 1 << 20  # the longest array value decoded (a vocabulary is 49k-262k); a longer one reads as None
 # value type -> struct code (GGUFValueType: 8 is a string, 9 an array)
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY, _UINT32 = 8, 9, 4
@@ -96,16 +97,24 @@ class _Cursor:
         if vtype != _ARRAY:
             raise HeaderError(f"unknown value type {vtype} at byte {self.at}")
         itype, count = self.scalar("I"), self.scalar("Q")
+        if count > KEPT_ARRAY_MAX:  # no caller reads a long array: stepped over and read as None, never built
+            keep = False
         icode = _SCALARS.get(itype)
         if icode is not None and not keep:  # a fixed-size array: one step, its size checked first
             return self._skip(count * struct.calcsize(icode))
-        if itype not in _SCALARS and itype not in (_STRING, _ARRAY):
+        if icode is None and itype not in (_STRING, _ARRAY):
             raise HeaderError(f"unknown array element type {itype} at byte {self.at}")
-        self.need(min(count, self.end))  # every element takes at least a byte: a count past the file's end is damage
-        items = [self.value(itype, keep) for _ in range(count)]
-        if keep and itype == _STRING and any(x is None for x in items):
+        # every element takes at least its own size (a string or an array at least its 8-byte length): a count
+        # that cannot fit in the rest of the file is damage, found before a single element is read
+        self.need(count * (struct.calcsize(icode) if icode is not None else 8))
+        if not keep:
+            for _ in range(count):
+                self.value(itype, False)
+            return None
+        items = [self.value(itype, True) for _ in range(count)]
+        if itype == _STRING and any(x is None for x in items):
             return None  # one string that is not UTF-8: gguf's contents() fails on the whole array
-        return items if keep else None
+        return items
 
     def _skip(self, n: int) -> None:
         self.need(n)
