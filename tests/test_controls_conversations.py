@@ -6,18 +6,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pydantic import ValidationError
 
 import localjudge
 from localjudge.cli import main
+from localjudge.conversations.dataset import DERIVED
 from localjudge.conversations.stored import read_stored_conversations
 from localjudge.datasets import Printed
 from localjudge.engine.base import ScriptedEngine
 from localjudge.judges import get_judge
+from localjudge.judges.spec import JudgeSpec
 from localjudge.report.controls import BLIND, DISCRIMINATES, controls_lines, last_turn_pairs, run_controls
 from localjudge.report.rundir import load_run
+from localjudge.run.turns import takes_conversation
+
+ROOT = Path(__file__).resolve().parents[1]
 
 WORDS = "cat dog owl fox elk yak ant bee cow pig hen eel ram emu gnu koi".split()
 CHATS = [
@@ -144,16 +151,85 @@ def test_per_turn_rows_get_no_last_turn_control_and_say_why(tmp_path):
 
 
 def test_a_judge_that_declares_no_conversation_gets_no_last_turn_control_and_says_so(tmp_path):
-    engine = ScriptedEngine(lambda m, f: json.dumps({"rationale": "r", "result": "none"}), model_id="frustration")
-    localjudge.evaluate(CHATS[:6], ["user_frustration"], engine=engine, out=tmp_path / "run")
-    g = run_controls(tmp_path / "run", engine=engine, sample=6, kinds=("last_turn",)).other_kinds["last_turn"]["user_frustration"]
+    judges = tmp_path / "judges"
+    judges.mkdir()
+    text = (ROOT / "localjudge" / "judges" / "builtin" / "conversation_completeness.toml").read_text()
+    mine = text[: text.index("\n# what negative controls")].replace(
+        "name = 'conversation_completeness'", "name = 'my_completeness'"
+    )
+    (judges / "my_completeness.toml").write_text(mine + "\n")
+    engine = ScriptedEngine(reads_the_last_answer, model_id="mine")
+    localjudge.evaluate(CHATS[:6], ["my_completeness"], engine=engine, out=tmp_path / "run", judges_dir=judges)
+    report = run_controls(tmp_path / "run", engine=engine, sample=6, kinds=("last_turn",), judges_dir=judges)
+    g = report.other_kinds["last_turn"]["my_completeness"]
     assert g.variable is None and g.verdict == "no control: the judge file declares no conversation variable"
 
 
-@pytest.mark.parametrize("name", ["conversation_completeness", "knowledge_retention", "deepeval_conversation_completeness"])
-def test_the_conversation_judges_whose_verdict_rests_on_the_answers_declare_their_conversation(name):
-    controls = get_judge(name).spec.controls
-    assert controls is not None and controls.conversation in {v.name for v in get_judge(name).spec.variables}
+def test_a_conversation_judge_whose_verdict_does_not_rest_on_the_last_answer_gets_its_files_reason_as_its_verdict(tmp_path):
+    engine = ScriptedEngine(lambda m, f: json.dumps({"rationale": "r", "result": "none"}), model_id="frustration")
+    localjudge.evaluate(CHATS[:6], ["user_frustration"], engine=engine, out=tmp_path / "run")
+    g = run_controls(tmp_path / "run", engine=engine, sample=6, kinds=("last_turn",)).other_kinds["last_turn"]["user_frustration"]
+    reason = get_judge("user_frustration").spec.controls.no_last_turn
+    assert g.variable is None and g.verdict == f"no control: {reason}" and "user's own turns" in reason
+    assert not (tmp_path / "run" / "controls" / "user_frustration.last_turn").exists()  # nothing judged
+
+
+def _conversation_judges() -> list[str]:
+    """The built-in judges that take a value only a conversation row has (what makes a run read its data as
+    conversations: run/turns.py takes_conversation)."""
+    names = sorted(p.stem for p in (ROOT / "localjudge" / "judges" / "builtin").glob("*.toml") if not p.stem.startswith("_"))
+    return [n for n in names if takes_conversation([n], None)]
+
+
+LAST_TURN_JUDGES = {
+    "conversation_completeness",
+    "knowledge_retention",
+    "deepeval_conversation_completeness",
+    "deepeval_knowledge_retention",
+    "deepeval_goal_accuracy",
+    "deepeval_turn_relevancy",
+    "agent_goal_accuracy",
+    "agent_goal_accuracy_without_reference",
+}
+
+
+def test_every_builtin_conversation_judge_declares_its_conversation_or_says_why_it_gets_no_last_turn_control():
+    judges = _conversation_judges()
+    assert len(judges) == 24  # a new conversation judge must decide too
+    declared = set()
+    for name in judges:
+        controls = get_judge(name).spec.controls
+        assert controls is not None and (controls.conversation is None) != (controls.no_last_turn is None), name
+        if controls.conversation is not None:
+            declared.add(name)
+            variable = controls.conversation
+            assert variable in {v.name for v in get_judge(name).spec.variables} and variable in DERIVED, name
+    assert declared == LAST_TURN_JUDGES
+
+
+@pytest.mark.parametrize("name", sorted(LAST_TURN_JUDGES))
+def test_a_declared_judges_conversation_value_carries_another_conversations_last_answer(tmp_path, name):
+    """The variable each judge declares is made again from the changed conversation: the donor's answer is in the
+    control's value and the row's own last answer is not."""
+    engine, out = judged(tmp_path, reads_the_last_answer, "reader", chats=CHATS[:6])
+    run = load_run(out)
+    convs = read_stored_conversations(out / "results.sqlite", run.run_id)
+    variable = get_judge(name).spec.controls.conversation
+    rows = [r.model_copy(update={"judge": name, "inputs": {variable: "x"}}) for r in run.rows]
+    chosen, left_out = last_turn_pairs(rows, variable, 6, 0, convs)
+    assert chosen is not None and len(chosen) == 6 and left_out is None
+    answers = {row.conversation_id: convs[row.conversation_id].turns[-1].content for row, _ in chosen}
+    for row, inputs in chosen:
+        text = str(inputs[variable])
+        assert answers[row.conversation_id] not in text
+        assert any(a in text for cid, a in answers.items() if cid != row.conversation_id), name
+
+
+def test_controls_no_last_turn_is_a_reason_not_a_variable_and_never_beside_a_conversation():
+    spec = get_judge("conversation_completeness").spec.model_dump(exclude_none=True)
+    assert JudgeSpec.model_validate({**spec, "controls": {"no_last_turn": "it grades the user's turns"}}).controls is not None
+    with pytest.raises(ValidationError, match="not with controls.conversation"):
+        JudgeSpec.model_validate({**spec, "controls": {"conversation": "conversation", "no_last_turn": "why"}})
 
 
 def test_run_and_controls_commands_judge_last_turn_controls_into_the_summary_report_and_view(tmp_path):

@@ -26,7 +26,9 @@ is neither, so what it measures is position, the picks of each side against even
 conversation judge (`[controls] conversation`) its row's conversation with the last assistant answer replaced by another
 sampled conversation's (a derangement; the rest of the conversation kept), every value the row derives from its
 conversation made again from the changed, typed conversation (the run's stored conversations; whole-conversation rows
-only: a row without an assistant answer is left out, and the report says how many and why). Mismatched answers
+only: a row without an assistant answer is left out, and the report says how many and why); a conversation judge whose
+verdict does not rest on the last answer says why in its file (`[controls] no_last_turn`), and that sentence is its
+verdict. Mismatched answers
 (`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
 """
 
@@ -467,6 +469,9 @@ def _judge_kind(
     name = judge.name
     declared = (judge.spec.controls.model_dump() if judge.spec.controls else {}).get(DECLARED[kind])
     if declared is None:
+        unsuited = judge.spec.controls.no_last_turn if judge.spec.controls and kind == "last_turn" else None
+        if unsuited:  # the judge file says why its verdict does not rest on the last assistant answer
+            return JudgeControls(judge=name, variable=None, kind=kind, verdict=f"no control: {unsuited}"), ControlCalls()
         return measure(name, None, rows, {}, seed, kind), ControlCalls()
     left_out = None
     if kind == "last_turn":
