@@ -4,6 +4,7 @@ reads that answer discriminates, one that reads only the first user turn is blin
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from pathlib import Path
@@ -144,10 +145,133 @@ def test_a_conversation_without_an_assistant_answer_is_left_out_and_the_report_s
     assert (g.n, g.verdict) == (0, "inconclusive (n too small)")  # every swap would change nothing: none judged
 
 
-def test_per_turn_rows_get_no_last_turn_control_and_say_why(tmp_path):
-    engine, out = judged(tmp_path, reads_the_last_answer, "per-turn", chats=CHATS[:4], conversation="turn")
-    g = run_controls(out, engine=engine, sample=20, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
-    assert g.verdict.startswith("no control: fewer than 2 conversations") and "8 not a whole conversation" in g.verdict
+def _per_turn_chat(i: int, units: int = 2) -> dict:
+    """A conversation of `units` exchanges, each reply naming the item its question asks about (a reply from another
+    conversation names another item)."""
+    messages = []
+    for u in range(units):
+        messages += [
+            {"role": "user", "content": f"What is item {i}{'abcdefghij'[u]}?"},
+            {"role": "assistant", "content": f"item {i}{'abcdefghij'[u]} is a {WORDS[(i + u) % len(WORDS)]}"},
+        ]
+    return {"id": f"t{i}", "messages": messages}
+
+
+PER_TURN = [_per_turn_chat(i) for i in range(12)]
+
+
+def test_per_turn_rows_get_another_conversations_reply_in_place_of_their_turns_and_a_reader_discriminates(tmp_path):
+    engine, out = judged(tmp_path, reads_the_last_answer, "per-turn", chats=PER_TURN, conversation="turn")
+    g = run_controls(out, engine=engine, sample=24, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert (g.variable, g.n, g.verdict, g.left_out) == ("conversation", 24, DISCRIMINATES, None)
+    assert (g.real_pass_rate, g.control_pass_rate) == (1.0, 0.0)
+    stored = [json.loads(line) for line in (out / "controls" / "conversation_completeness.last_turn" / "results.jsonl").open()]
+    own = {c["id"]: c["messages"] for c in PER_TURN}
+    assert len(stored) == 24
+    for s in stored:
+        cid, unit = s["row_id"].rsplit(":", 1)
+        turns, mine = json.loads(s["inputs"]["conversation"]), own[cid][: 2 * int(unit) + 2]  # the window: its turn last
+        assert turns[:-1] == mine[:-1]  # the window before the turn's reply kept
+        donor = next(k for k, m in own.items() if any(t["content"] == turns[-1]["content"] for t in m))
+        assert turns[-1]["role"] == "assistant" and donor != cid  # the reply of another conversation's turn
+
+
+def test_per_turn_rows_of_a_judge_that_reads_only_the_first_user_turn_are_blind_to_the_replaced_reply(tmp_path):
+    engine, out = judged(tmp_path, reads_the_first_user_turn, "per-turn-first", chats=PER_TURN, conversation="turn")
+    g = run_controls(out, engine=engine, sample=24, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.n == 24 and g.verdict == BLIND and g.auc == 0.5
+
+
+def test_per_turn_rows_of_a_conversation_holding_more_than_half_the_sample_are_left_out_and_the_report_says_so(tmp_path):
+    chats = [_per_turn_chat(0, units=10), _per_turn_chat(1, units=1), _per_turn_chat(2, units=1)]
+    engine, out = judged(tmp_path, reads_the_last_answer, "crowded", chats=chats, conversation="turn")
+    run = load_run(out)
+    convs = read_stored_conversations(out / "results.sqlite", run.run_id)
+    chosen, left_out = last_turn_pairs(run.rows, "conversation", 12, 0, convs)
+    assert left_out == (
+        "rows left out: 8 whose conversation holds more than half the sample (no other conversation's answer for them)"
+    )
+    assert chosen is not None and len(chosen) == 4
+    assert sum(row.conversation_id == "t0" for row, _ in chosen) == 2
+    for row, inputs in chosen:
+        reply = json.loads(inputs["conversation"])[-1]["content"]
+        assert not reply.startswith(f"item {row.conversation_id[1:]}")  # never a reply of its own conversation
+    g = run_controls(out, engine=engine, sample=12, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.n == 4 and g.left_out == left_out
+
+
+def test_every_sampled_per_turn_row_gets_the_reply_of_another_conversation_and_each_reply_is_given_once(tmp_path):
+    """Seeded trials over conversations of 1-8 exchanges and samples of 2-30 rows: the swap is a derangement across
+    conversations (each sampled reply given to exactly one other row, never within its own conversation), the rows
+    left out only those of a conversation holding more than half the sample."""
+    import random
+
+    from localjudge.conversations.readers import from_messages
+
+    engine, out = judged(tmp_path, reads_the_last_answer, "template", chats=PER_TURN[:2], conversation="turn")
+    template = load_run(out).rows[0]
+    for trial in range(40):
+        rng = random.Random(trial)
+        chats = [_per_turn_chat(i, units=rng.randint(1, 8)) for i in range(rng.randint(1, 6))]
+        convs = {c["id"]: from_messages(c["messages"], id=c["id"]) for c in chats}
+        rows = [
+            template.model_copy(update={"row_index": n, "row_id": f"{c['id']}:{u}", "conversation_id": c["id"], "turn_index": u})
+            for n, (c, u) in enumerate((c, u) for c in chats for u in range(len(c["messages"]) // 2))
+        ]
+        chosen, left_out = last_turn_pairs(rows, "conversation", rng.randint(2, 30), trial, convs)
+        if chosen is None:
+            assert len({r.conversation_id for r in rows}) == 1 or left_out is not None
+            continue
+        own = {r.row_id: convs[r.conversation_id].turns[2 * r.turn_index + 1].content for r, _ in chosen}
+        given = [json.loads(inputs["conversation"])[-1]["content"] for _, inputs in chosen]
+        assert sorted(given) == sorted(own.values())  # each sampled reply given once
+        for (row, _), reply in zip(chosen, given, strict=True):
+            assert not reply.startswith(f"item {row.conversation_id[1:]}")  # from another conversation
+        by_conv = [r.conversation_id for r, _ in chosen]
+        assert 2 * max(by_conv.count(c) for c in by_conv) <= len(by_conv)
+
+
+def test_a_tool_call_row_gets_no_last_turn_control_and_says_why(tmp_path):
+    calls = [
+        {
+            "id": f"k{i}",
+            "messages": [
+                {"role": "user", "content": f"Weather in city {i}?"},
+                {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "weather", "arguments": {"city": i}}}]},
+                {"role": "assistant", "content": f"city {i} is sunny"},
+            ],
+        }
+        for i in range(4)
+    ]
+    engine, out = judged(tmp_path, reads_the_last_answer, "per-call", chats=calls, conversation="tool_call")
+    g = run_controls(out, engine=engine, sample=4, kinds=("last_turn",)).other_kinds["last_turn"]["conversation_completeness"]
+    assert g.verdict == (
+        "no control: fewer than 2 conversations to swap last assistant answers between (rows left out: 4 judged per tool call)"
+    )
+
+
+def _relevancy_turns(messages) -> list[dict]:
+    text = messages[-1].content
+    return ast.literal_eval(text[text.rindex("Messages:\n") + len("Messages:\n") : text.rindex("\n\nJSON:")])
+
+
+def test_deepeval_turn_relevancy_per_turn_with_a_judge_that_reads_the_last_reply_discriminates(tmp_path):
+    def relevant(messages, fmt) -> str:
+        turns = _relevancy_turns(messages)
+        asked = turns[-2]["content"].removeprefix("What is ").rstrip("?")
+        return _verdict(turns[-1]["role"] == "assistant" and turns[-1]["content"].startswith(f"{asked} is"))
+
+    engine = ScriptedEngine(relevant, model_id="relevancy")
+    out = tmp_path / "relevancy"
+    localjudge.evaluate(PER_TURN, ["deepeval_turn_relevancy"], engine=engine, out=out, conversation="turn")
+    g = run_controls(out, engine=engine, sample=20, kinds=("last_turn",)).other_kinds["last_turn"]["deepeval_turn_relevancy"]
+    assert (g.variable, g.n, g.verdict, g.real_pass_rate, g.control_pass_rate) == (
+        "deepeval_turns",
+        20,
+        DISCRIMINATES,
+        1.0,
+        0.0,
+    )
 
 
 def test_a_judge_that_declares_no_conversation_gets_no_last_turn_control_and_says_so(tmp_path):
