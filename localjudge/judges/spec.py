@@ -165,7 +165,8 @@ class Alignment(_Strict):
 
 class Controls(_Strict):
     """Which of a judge's variables hold the output it judges, the context, the reference and a conversation judge's
-    conversation: what negative controls swap between rows (report/controls.py). Declared in the judge file, never guessed from a variable's name; it
+    conversation: what negative controls swap between rows (report/controls.py); or, for a conversation judge, why it
+    gets no last-turn control (`no_last_turn`). Declared in the judge file, never guessed from a variable's name; it
     changes nothing a judge sends, so it is left out of the judge's version (its cache keys)."""
 
     answer: str | None = None
