@@ -90,6 +90,39 @@ def test_controls_never_change_the_runs_results_summary_or_exports(tmp_path):
     assert (out / "controls" / "groundedness" / "results.jsonl").exists()  # their own run directory
 
 
+def test_controls_never_change_what_agree_reports_or_the_labels_align_reads(tmp_path):
+    """`agree` (labels from a file and from the run's own store) prints and writes the same bytes, and the labels
+    `align` takes from the run directory are the same file, before and after the run's controls are judged."""
+    from localjudge.labels.importing import import_labels
+    from localjudge.labels.store import labels_file_for
+
+    engine, out = judged(tmp_path, at_random, "random")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": r["id"], "label": "yes" if i % 3 else "no"}) + "\n" for i, r in enumerate(ROWS)))
+    stored = tmp_path / "stored.jsonl"
+    stored.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "judge": "groundedness", "label": "yes" if i % 2 else "no"}) + "\n"
+            for i, r in enumerate(ROWS)
+        )
+    )
+    assert import_labels(out, stored).imported == len(ROWS)
+
+    def agreed() -> tuple[str, bytes, str, bytes, bytes]:
+        a = CliRunner().invoke(
+            main, ["agree", str(out), "--labels", str(labels), "--label-column", "label", "-o", str(tmp_path / "file.json")]
+        )
+        b = CliRunner().invoke(main, ["agree", str(out), "--labels", str(out), "-o", str(tmp_path / "store.json")])
+        assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+        aligned = labels_file_for(out, "groundedness", tmp_path / "align.jsonl").read_bytes()
+        return a.output, (tmp_path / "file.json").read_bytes(), b.output, (tmp_path / "store.json").read_bytes(), aligned
+
+    before = agreed()
+    report = run_controls(out, engine=engine, sample=40, kinds=("answer", "non_answer", "context"))
+    assert report.judges["groundedness"].n >= 38 and (out / "controls" / "groundedness.context").exists()
+    assert agreed() == before
+
+
 def test_controls_are_resumed_from_their_cache(tmp_path):
     engine, out = judged(tmp_path, reads_the_answer, "reader")
     first = run_controls(out, engine=engine, sample=10)

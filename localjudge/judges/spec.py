@@ -165,7 +165,8 @@ class Alignment(_Strict):
 
 class Controls(_Strict):
     """Which of a judge's variables hold the output it judges, the context, the reference and a conversation judge's
-    conversation: what negative controls swap between rows (report/controls.py). Declared in the judge file, never guessed from a variable's name; it
+    conversation: what negative controls swap between rows (report/controls.py); or, for a conversation judge, why it
+    gets no last-turn control (`no_last_turn`). Declared in the judge file, never guessed from a variable's name; it
     changes nothing a judge sends, so it is left out of the judge's version (its cache keys)."""
 
     answer: str | None = None
@@ -175,6 +176,9 @@ class Controls(_Strict):
     # a conversation judge's conversation (a value a conversation row derives from its typed conversation): the
     # last-turn control gives it another conversation's last assistant answer
     conversation: str | None = None
+    # a conversation judge whose verdict does not rest on the last assistant answer: why it gets no last-turn control
+    # (what the controls' summary says in place of a verdict); a sentence, not a variable
+    no_last_turn: str | None = None
 
 
 class JudgeSpec(_Strict):
@@ -234,10 +238,12 @@ class JudgeSpec(_Strict):
             v = getattr(self, key)
             if v and v not in names:
                 raise ValueError(f"{key} {v!r} is not a declared variable")
-        for key, v in (self.controls.model_dump() if self.controls else {}).items():
+        for key, v in (self.controls.model_dump(exclude={"no_last_turn"}) if self.controls else {}).items():
             for one in v if isinstance(v, list) else [v]:
                 if one and one not in names:
                     raise ValueError(f"controls.{key} {one!r} is not a declared variable")
+        if self.controls and self.controls.conversation and self.controls.no_last_turn:
+            raise ValueError("controls.no_last_turn says why a judge gets no last-turn control: not with controls.conversation")
         pair = self.controls.pair if self.controls else None
         if pair is not None and (len(pair) != 2 or pair[0] == pair[1]):
             raise ValueError(f"controls.pair {pair!r} must name two different variables, the first answer then the second")

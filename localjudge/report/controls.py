@@ -25,8 +25,11 @@ context. `same_answer` gives a pairwise judge the row's first answer on both sid
 is neither, so what it measures is position, the picks of each side against even odds (`position`). `last_turn` gives a
 conversation judge (`[controls] conversation`) its row's conversation with the last assistant answer replaced by another
 sampled conversation's (a derangement; the rest of the conversation kept), every value the row derives from its
-conversation made again from the changed, typed conversation (the run's stored conversations; whole-conversation rows
-only: a row without an assistant answer is left out, and the report says how many and why). Mismatched answers
+conversation made again from the changed, typed conversation (the run's stored conversations). A per-turn row (a
+conversation judged at turn granularity) is given another conversation's reply in place of its turn's reply, the
+window before it kept. A row judged per tool call, or without an assistant answer, is left out, and the report says how
+many and why; a conversation judge whose verdict does not rest on the last answer says why in its file
+(`[controls] no_last_turn`), and that sentence is its verdict. Mismatched answers
 (`answer`) are the controls by default; each other kind costs `sample` more calls per judge.
 """
 
@@ -41,6 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..conversations.model import Conversation
+from ..conversations.render import turn_windows, unit_interactions
 from ..errors import InputError, LocalJudgeError, UnknownJudgeError
 from ..run.record import RunRecord
 from ..run.types import ControlCalls
@@ -195,6 +199,41 @@ def _last_answer(conv: Conversation) -> int | None:
     )
 
 
+def _judged(row: ResultRow, conv: Conversation, window: int) -> tuple[Conversation, int] | None:
+    """The conversation as the judge saw it for `row` (its stored conversation `conv`, less the turns the run cut to
+    fit; a per-turn row's: its window of `window` units, as conversations.dataset cut it) and the index in it where
+    what the row judges begins (0 for a whole conversation; a per-turn row's: its unit interaction). None for a
+    per-turn row whose unit the conversation does not have."""
+    cut = row.truncated_turns or 0
+    if row.turn_index is None:
+        return conv.model_copy(update={"turns": conv.turns[cut:]}), 0
+    wins, units = turn_windows(conv, window), unit_interactions(conv.turns)
+    if not 0 <= row.turn_index < len(wins):
+        return None
+    w = wins[row.turn_index]
+    start = w.start + min(cut, w.end - w.start - 1)  # the last turn is always kept (dataset._fitted)
+    return conv.model_copy(update={"turns": conv.turns[start : w.end]}), max(0, units[row.turn_index][0] - start)
+
+
+def _apart(chosen: list[tuple[ResultRow, Conversation, int]]) -> tuple[list[tuple[ResultRow, Conversation, int]], int]:
+    """The sampled rows in the order a shift by the returned step gives each a row of another conversation: grouped by
+    conversation (groups in the order the sample first met them, rows in sampled order), the step the largest
+    group's size, the largest group's last rows left out while it holds more than half of them (no other
+    conversation's reply for them). Rows of distinct conversations (whole conversations) keep their order, step 1."""
+    groups: dict[str, list[tuple[ResultRow, Conversation, int]]] = {}
+    for c in chosen:
+        groups.setdefault(str(c[0].conversation_id), []).append(c)
+    while groups:
+        largest = max(groups.values(), key=len)
+        if 2 * len(largest) <= sum(len(g) for g in groups.values()):
+            break
+        largest.pop()
+        if not largest:
+            groups = {k: g for k, g in groups.items() if g}
+    ordered = [c for g in groups.values() for c in g]
+    return ordered, max((len(g) for g in groups.values()), default=1)
+
+
 def last_turn_pairs(
     rows: Sequence[ResultRow],
     variable: str,
@@ -202,45 +241,52 @@ def last_turn_pairs(
     seed: int,
     conversations: Mapping[str, Conversation],
     sources: dict[str, str] | None = None,
+    window: int = 10,
 ) -> tuple[list[tuple[ResultRow, dict[str, Any]]] | None, str | None]:
-    """Up to `sample` scored whole-conversation rows (seeded, as `pairs`) and, for each, its inputs made again
+    """Up to `sample` scored conversation rows (seeded, as `pairs`) and, for each, its inputs made again
     (`derived_values`; `sources`: variable -> the derived value it reads) from its conversation as the judge saw it
-    (its stored conversation, `conversations` by id, less the turns the run cut to fit) with the last assistant answer's
-    text replaced by the next sampled row's (a derangement); a row whose replaced answer equals its own is left out.
-    None instead of the pairs when fewer than 2 conversations can be used. Also the rows no control could be made of, in words (None when there are none): a per-turn or per-tool-call row,
-    one whose conversation was not stored, one with no assistant answer."""
+    (`_judged`: its stored conversation, `conversations` by id, less the turns the run cut to fit; a per-turn row's
+    window of `window` units) with the last assistant answer of what it judges (a whole conversation's last; a
+    per-turn row's, its turn's reply) replaced by another sampled row's, of another conversation (a derangement:
+    `_apart`); a row whose replaced answer equals its own is left out. None instead of the pairs when fewer than 2
+    conversations can be used. Also the rows no control could be made of, in words (None when there are none): a
+    per-tool-call row, one whose conversation was not stored, one with no assistant answer, one whose conversation
+    holds more than half the sample."""
     from ..conversations.dataset import derived_values
 
-    whole, stored, answered = (
-        "not a whole conversation (per turn or tool call)",
+    call, stored, answered, crowded = (
+        "judged per tool call",
         "without a stored conversation",
         "with no assistant answer to replace",
+        "whose conversation holds more than half the sample (no other conversation's answer for them)",
     )
-    why = dict.fromkeys((whole, stored, answered), 0)
+    why = dict.fromkeys((call, stored, answered, crowded), 0)
     usable: list[tuple[ResultRow, Conversation, int]] = []
     for r in sorted(rows, key=lambda r: r.row_index):
         if score_of(r) is None or variable not in r.inputs:
             continue
         conv = conversations.get(r.conversation_id) if r.conversation_id is not None else None
-        if r.conversation_id is None or r.turn_index is not None or r.tool_call_index is not None:
-            why[whole] += 1
+        if r.conversation_id is None or r.tool_call_index is not None:
+            why[call] += 1
         elif conv is None:
             why[stored] += 1
         else:
-            seen = conv.model_copy(update={"turns": conv.turns[r.truncated_turns or 0 :]})  # as the judge saw it
-            last = _last_answer(seen)
-            if last is None:
+            judged = _judged(r, conv, window)
+            last = _last_answer(judged[0]) if judged is not None else None
+            if judged is None or last is None or last < judged[1]:
                 why[answered] += 1
             else:
-                usable.append((r, seen, last))
+                usable.append((r, judged[0], last))
+    sampled = random.Random(f"controls:{seed}:{variable}").sample(usable, min(sample, len(usable)))
+    chosen, step = _apart(sampled)
+    why[crowded] = len(sampled) - len(chosen)
     counted = [f"{k} {reason}" for reason, k in why.items() if k]
     left_out = f"rows left out: {'; '.join(counted)}" if counted else None
-    chosen = random.Random(f"controls:{seed}:{variable}").sample(usable, min(sample, len(usable)))
     if len(chosen) < 2:
         return None, left_out
     out = []
     for i, (row, conv, last) in enumerate(chosen):
-        other_conv, other_last = chosen[(i + 1) % len(chosen)][1:]
+        other_conv, other_last = chosen[(i + step) % len(chosen)][1:]
         answer = other_conv.turns[other_last].content
         if answer == conv.turns[last].content:
             continue
@@ -467,12 +513,16 @@ def _judge_kind(
     name = judge.name
     declared = (judge.spec.controls.model_dump() if judge.spec.controls else {}).get(DECLARED[kind])
     if declared is None:
+        unsuited = judge.spec.controls.no_last_turn if judge.spec.controls and kind == "last_turn" else None
+        if unsuited:  # the judge file says why its verdict does not rest on the last assistant answer
+            return JudgeControls(judge=name, variable=None, kind=kind, verdict=f"no control: {unsuited}"), ControlCalls()
         return measure(name, None, rows, {}, seed, kind), ControlCalls()
     left_out = None
     if kind == "last_turn":
         variable = declared
+        window = int((record.conversation or {}).get("window") or 10)  # a per-turn row's units, as the run cut them
         swapped, left_out = last_turn_pairs(
-            rows, variable, sample, seed, conversations, conversation_sources(judge.spec.variables)
+            rows, variable, sample, seed, conversations, conversation_sources(judge.spec.variables), window
         )
         if swapped is None:
             why = f" ({left_out})" if left_out else ""

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from scripts.catalog import controls_block
+from scripts.catalog import last_turn_block
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTINEL = "@@GUIDELINE@@"
@@ -22,9 +22,6 @@ GOLDEN_CONVERSATION = [
     {"role": "user", "content": "Thanks! And tomorrow?"},
     {"role": "assistant", "content": "I can't see tomorrow's forecast, sorry."},
 ]
-# the judges whose verdict rests on the assistant's answers: another conversation's last answer in place of the
-# row's own is one they should score worse (the last-turn negative control, localjudge/report/controls.py)
-LAST_TURN_CONTROLS = ("conversation_completeness", "knowledge_retention")
 GOLDEN_GUIDELINES = ["Answer in the user's units.", "Never promise what you cannot check."]
 
 
@@ -120,7 +117,7 @@ def toml_file(name: str, scorer, url: str, output: dict) -> str:
         out.append(f"{k} = {json.dumps(v)}")
     if output["kind"] == "choice":
         out += ["[output.values]", "none = 1.0", "resolved = 0.5", "unresolved = 0.0"]
-    return "\n".join(out) + "\n" + (controls_block(None, conversation="conversation") if name in LAST_TURN_CONTROLS else "")
+    return "\n".join(out) + "\n" + last_turn_block(name)  # the last-turn control, or why none (scripts/catalog)
 
 
 def main() -> int:

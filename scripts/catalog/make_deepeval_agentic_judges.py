@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scripts.catalog import controls_block
+from scripts.catalog import NO_LAST_TURN, controls_block
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "https://github.com/confident-ai/deepeval/tree/main/deepeval/metrics/argument_correctness/templates/"
@@ -147,7 +147,9 @@ def q(s: str) -> str:
 def toml(name: str = "deepeval_argument_correctness") -> str:
     """The judge file `name` as the installed package's templates make it."""
     if name == "deepeval_task_completion":
-        return _file(task_completion_header(), task_completion_stages()) + controls_block("deepeval_actual_output")
+        return _file(task_completion_header(), task_completion_stages()) + controls_block(
+            "deepeval_actual_output", no_last_turn=NO_LAST_TURN[name]
+        )
     lines = [
         "# localjudge judge file. Prompt text reproduced verbatim from its source (see [source] and NOTICE);",
         "# written by scripts/catalog/make_deepeval_agentic_judges.py from the installed deepeval package.",

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from scripts.catalog import controls_block
+from scripts.catalog import last_turn_block
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTINEL = "@@DEEPEVAL_TURNS@@"
@@ -81,7 +81,7 @@ def judge_file(name: str) -> str:
         "[output]\n"
         'kind = "yes_no_json"\n'
         "field_tokens = 96\n"
-    )
+    ) + last_turn_block(name)
 
 
 # name -> (DeepEval metric class, its schema module, [(template method, its placeholders, output model)], description)
@@ -223,9 +223,6 @@ STAGED = {
 }
 # a metric whose turns carry their tool calls reads `deepeval_tool_turns` (conversations/deepeval_tool_turns.py)
 TOOL_TURNS = ("deepeval_goal_accuracy",)
-# the staged judges whose verdict rests on the assistant's answers over the whole conversation: the last-turn negative
-# control (localjudge/report/controls.py) gives them another conversation's last answer
-LAST_TURN_CONTROLS = ("deepeval_conversation_completeness",)
 # how a window's score is computed where it is not DeepEval's score_qag_verdicts
 SCORED_BY = {"deepeval_turn_contextual_precision": "_calculate_interaction_score (weighted precision)"}
 # DeepEval's Jinja PASS/FAIL branch (`final_score|float >= threshold|float`), held as the `{{result}}` the judge fills
@@ -351,7 +348,7 @@ def staged_judge_file(name: str) -> str:
         else:
             schema = json.dumps(getattr(schemas, model).model_json_schema())
             out += ['kind = "json_schema"\n', f"schema = {q(schema)}\n", "field_tokens = 64\n"]
-    return "".join(out) + (controls_block(None, conversation="deepeval_turns") if name in LAST_TURN_CONTROLS else "")
+    return "".join(out) + last_turn_block(name)  # the last-turn control, or why none (scripts/catalog)
 
 
 def _branch_as_variable(metric: str, method: str, sentinels: dict[str, str], text: str) -> str:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scripts.catalog import last_turn_block
 from scripts.catalog.make_deepeval_agentic_judges import _file, q
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,7 +135,7 @@ def toml(name: str) -> str:
             "(localjudge.conversations.deepeval_trace)"
         ),
     ]
-    return _file(header, stages(name))
+    return _file(header, stages(name)) + last_turn_block(name)  # why no last-turn control (scripts/catalog)
 
 
 def main() -> None:

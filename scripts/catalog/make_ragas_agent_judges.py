@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from scripts.catalog import last_turn_block
+
 ROOT = Path(__file__).resolve().parents[2]
 TAIL = "Input: (None)\nOutput: "  # what to_string() prints without data; the judge renders the input there
 URL = "https://github.com/explodinggradients/ragas/blob/v0.4.3/src/ragas/metrics/"
@@ -145,7 +147,7 @@ def toml(name: str, j: dict[str, Any]) -> str:
         o = s["output"]
         out += ["[stages.output]", f"kind = {q(o['kind'])}", f"schema = {q(json.dumps(o['schema'], ensure_ascii=False))}"]
         out += [f"{k} = {v}" for k, v in o.items() if k not in ("kind", "schema")]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + last_turn_block(name)  # the last-turn control, or why none (scripts/catalog)
 
 
 def main() -> None:
