@@ -19,6 +19,7 @@ verdict. Both metrics apply DeepEval's `strict_mode` (`deepeval_strict_mode = tr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.base import Calls
@@ -26,9 +27,6 @@ from ..errors import ParseError
 from .context import CallContext
 from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mode rule, one copy (it imports nothing here)
 from .sections import DeepEvalAgenticSection
-
-# the placeholders the programs fill between calls (their reason and verdict prompts read them)
-DERIVED = ("score", "incorrect_tool_calls_reasons", "deepeval_task", "deepeval_outcome", "deepeval_agent_plan")
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
 
@@ -47,7 +45,7 @@ def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
 
 def agentic_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
     """The calls of the metric the judge file names (`METRICS`; see `Judge._calls`)."""
-    return (yield from METRICS[ctx.section.deepeval_agentic](ctx))
+    return (yield from METRICS[ctx.section.deepeval_agentic].calls(ctx))
 
 
 def task_completion_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
@@ -87,10 +85,22 @@ def argument_correctness_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Call
         return ctx.parse_failed(sec.stages[len(outputs)].name, e)
 
 
-MetricCalls = Callable[[CallContext[DeepEvalAgenticSection]], Calls]
-METRICS: dict[str, MetricCalls] = {  # the judge file's `deepeval_agentic` -> its calls
-    "argument_correctness": argument_correctness_calls,
-    "task_completion": task_completion_calls,
-    "step_efficiency": trace_calls,  # judges/deepeval_trace_metrics.py: the task (and the plan), then the score
-    "plan_adherence": trace_calls,
+@dataclass(frozen=True)
+class Metric:
+    """One agentic metric: its calls, and the placeholders they fill between calls (its reason and verdict prompts
+    read them)."""
+
+    calls: Callable[[CallContext[DeepEvalAgenticSection]], Calls]
+    fills: tuple[str, ...]
+
+
+METRICS: dict[str, Metric] = {  # the judge file's `deepeval_agentic` -> its calls
+    "argument_correctness": Metric(argument_correctness_calls, ("score", "incorrect_tool_calls_reasons")),
+    "task_completion": Metric(task_completion_calls, ("deepeval_task", "deepeval_outcome")),
+    # judges/deepeval_trace_metrics.py: the task (and the plan), then the score
+    "step_efficiency": Metric(trace_calls, ("deepeval_task",)),
+    "plan_adherence": Metric(trace_calls, ("deepeval_task", "deepeval_agent_plan")),
 }
+# the placeholders a judge of the kind may leave to its program (each metric's `fills`: a judge file's templates are
+# checked against them with its declared variables when it loads)
+FILLS = frozenset(name for m in METRICS.values() for name in m.fills)

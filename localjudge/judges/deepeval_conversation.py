@@ -33,35 +33,18 @@ from ..engine.base import Calls, Generation, Message
 from ..errors import ParseError
 from ..formats import OutputFormat
 from .context import CallContext, Judge
-from .deepeval_goal_accuracy import DERIVED as GOAL_ACCURACY_DERIVED
+from .deepeval_goal_accuracy import FILLS as GOAL_ACCURACY_FILLS
 from .deepeval_goal_accuracy import first_request as goal_accuracy_first_request
 from .deepeval_goal_accuracy import goal_accuracy_calls
-from .deepeval_topic_adherence import DERIVED as TOPIC_DERIVED
+from .deepeval_topic_adherence import FILLS as TOPIC_FILLS
 from .deepeval_topic_adherence import first_request as topic_first_request
 from .deepeval_topic_adherence import topic_adherence_calls
-from .deepeval_turn_rag import DERIVED as RAG_DERIVED
+from .deepeval_turn_rag import FILLS as RAG_FILLS
 from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
 from .deepeval_values import deepeval_turns  # the turns value as turn dicts (kept importable here)
 from .sections import DeepEvalConversation, DeepEvalConversationSection
 
-# the placeholders the judge fills itself, per call (DeepEval's template variables)
-DERIVED = (
-    "previous_turns",
-    "user_message",
-    "llm_message",
-    "accumulated_knowledge",
-    "attritions",
-    "score",
-    "turns",
-    "intention",
-    "intentions",
-    "incompletenesses",
-    "out_of_character_responses",
-    *TOPIC_DERIVED,
-    *GOAL_ACCURACY_DERIVED,
-    *RAG_DERIVED,
-)
 RAG_METRICS = (
     "turn_faithfulness",
     "turn_contextual_relevancy",
@@ -228,20 +211,31 @@ CallsFn = Callable[[CallContext[DeepEvalConversationSection]], Calls]
 @dataclass(frozen=True)
 class Metric:
     """One DeepEval conversational metric: its first call's messages (known before any output: the fingerprint's),
-    its calls (the context's `outputs` collects what each stage parsed), and whether its calls name a failing stage
+    its calls (the context's `outputs` collects what each stage parsed), the placeholders its calls fill themselves
+    (DeepEval's template variables, computed between calls: `fills`), and whether its calls name a failing stage
     themselves."""
 
     first: FirstFn
     calls: CallsFn
+    fills: tuple[str, ...]
     names_stage: bool = False
 
 
 METRICS: dict[str, Metric] = {
-    "knowledge_retention": Metric(_retention_first, _knowledge_retention),
-    "conversation_completeness": Metric(_turns_first, _completeness),
-    "role_adherence": Metric(_turns_first, _role_adherence),
-    "topic_adherence": Metric(_topic_first, topic_adherence_calls),
-    "goal_accuracy": Metric(goal_accuracy_first_request, goal_accuracy_calls),
+    "knowledge_retention": Metric(
+        _retention_first,
+        _knowledge_retention,
+        ("previous_turns", "user_message", "llm_message", "accumulated_knowledge", "attritions", "score"),
+    ),
+    "conversation_completeness": Metric(
+        _turns_first, _completeness, ("turns", "intention", "score", "intentions", "incompletenesses")
+    ),
+    "role_adherence": Metric(_turns_first, _role_adherence, ("turns", "score", "out_of_character_responses")),
+    "topic_adherence": Metric(_topic_first, topic_adherence_calls, TOPIC_FILLS),
+    "goal_accuracy": Metric(goal_accuracy_first_request, goal_accuracy_calls, GOAL_ACCURACY_FILLS),
     # they read the turns with their retrieval contexts, and name a failing stage themselves
-    **{m: Metric(rag_first_request, turn_rag_calls, names_stage=True) for m in RAG_METRICS},
+    **{m: Metric(rag_first_request, turn_rag_calls, RAG_FILLS, names_stage=True) for m in RAG_METRICS},
 }
+# the placeholders a judge of the kind may leave to its program (each metric's `fills`: a judge file's templates are
+# checked against them with its declared variables when it loads)
+FILLS = frozenset(name for m in METRICS.values() for name in m.fills)

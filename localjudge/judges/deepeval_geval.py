@@ -41,7 +41,8 @@ TURN_FIELDS: tuple[GEvalParam, ...] = ("content", "role")
 PER_TURN: tuple[GEvalParam, ...] = ("content", "role", "retrieval_context", "tools_called")
 # the row value each extra turn field is read from (its turns also give content and role)
 TURN_SOURCES: dict[GEvalParam, str] = {"retrieval_context": "deepeval_rag_turns", "tools_called": "deepeval_tool_turns"}
-DERIVED = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
+# the placeholders its calls fill (DeepEval's template variables)
+FILLS = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
 STAGES = ("generate_evaluation_steps", "generate_evaluation_results")
 
 

@@ -27,7 +27,8 @@ from .deepeval_values import deepeval_turns
 from .sections import DeepEvalConversation, DeepEvalConversationSection
 
 TURNS = "deepeval_tool_turns"
-DERIVED = ("task", "steps_taken", "goal_evaluations", "plan_evalautions", "final_score", "result")
+# the placeholders its calls fill (DeepEval's template variables, `plan_evalautions` spelled as DeepEval spells it)
+FILLS = ("task", "steps_taken", "goal_evaluations", "plan_evalautions", "final_score", "threshold", "result")
 
 
 def goals_and_steps(turns: list[dict[str, str]]) -> list[tuple[str, str]]:

@@ -22,11 +22,14 @@ from .context import CallContext, Judge
 from .deepeval_values import deepeval_turns
 from .sections import DeepEvalConversationSection
 
-DERIVED = (
+# the placeholders its calls fill (DeepEval's template variables; `relevant_topics`, a declared variable, is printed
+# as DeepEval's list in the verdict calls)
+FILLS = (
     "conversation",
     "question",
     "response",
     "success",
+    "score",
     "threshold",
     "true_positives_reason_line",
     "true_negatives_reason_line",

@@ -47,7 +47,7 @@ from .deepeval_values import printed_value
 from .sections import DeepEvalConversation, DeepEvalConversationSection
 
 # the placeholders these metrics' stages fill per call (DeepEval's template variables; `user_content` is its `input`)
-DERIVED = (
+FILLS = (
     "reference_context",
     "user_content",
     "assistant_output",
