@@ -227,11 +227,9 @@ def check_controls(spec: RunSpec) -> None:
         raise InputError(f"controls={spec.controls}: controls need at least 2 rows per judge to swap answers between")
     if spec.out is None:
         raise InputError("controls need a run directory (out=..., --out): they are judged into OUT/controls")
-    from .report.controls import KINDS
+    from .report.controls import check_kinds
 
-    unknown = [k for k in spec.control_kinds if k not in KINDS]
-    if unknown:
-        raise InputError(f"control kind {unknown[0]!r}: use one of {', '.join(KINDS)}")
+    check_kinds(spec.control_kinds)
     if spec.trust.wanted:
         raise InputError(
             "controls are judged by one model, not by a panel or cascade: run `localjudge controls RUN_DIR --model MODEL` "
@@ -244,15 +242,14 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
     `localjudge controls RUN_DIR --sample N --seed S` does (report/controls.py `run_controls`), save them to
     OUT/controls/controls.json, and hand the report back as `run.controls`. The run's results, pass rates and exports
     are not touched."""
-    from .report.controls import judge_controls, save_controls
+    from .report.controls import ControlOptions, judge_controls, save_controls
     from .run.resumed_model import resumed_model
 
     assert spec.out is not None  # check_controls
     m = resumed_model(spec.model, spec.out)  # the file the run was judged with (a resumed run may keep the shipped one)
     ref = m.ref()
     engine = ref.engine() if ref.loaded else None  # the model the run loaded judges its controls: never a second load
-    report, calls = judge_controls(
-        spec.out,
+    options = ControlOptions(
         sample=spec.controls,
         seed=spec.controls_seed,
         kinds=spec.control_kinds,
@@ -261,6 +258,7 @@ def with_controls(spec: RunSpec, run: RunResult) -> RunResult:
         model_options=(m.options or None) if engine is None else None,
         judges_dir=spec.judges_dir,
     )
+    report, calls = judge_controls(spec.out, options)
     save_controls(spec.out, report)
     run.controls, run.control_calls = report, calls
     return run

@@ -22,6 +22,7 @@ from localjudge.report.controls import (
     NO_PREFERENCE,
     NON_ANSWER,
     PREFERS_FIRST,
+    ControlOptions,
     auc,
     auc_interval,
     binomial_p,
@@ -128,6 +129,22 @@ def test_controls_are_resumed_from_their_cache(tmp_path):
     first = run_controls(out, engine=engine, sample=10)
     calls = engine.calls
     assert run_controls(out, engine=engine, sample=10) == first and engine.calls == calls
+
+
+def test_options_given_as_one_object_or_as_keywords_judge_the_same_controls(tmp_path):
+    engine, out = judged(tmp_path, reads_the_answer, "reader")
+    by_keywords = run_controls(out, engine=engine, sample=10, seed=2, kinds=("non_answer",))
+    calls = engine.calls
+    options = ControlOptions(sample=10, seed=2, engine=engine, kinds=("non_answer",))
+    assert run_controls(out, options) == by_keywords and engine.calls == calls  # the same pairs, read back
+    # keywords replace those fields of the options given
+    assert run_controls(out, ControlOptions(sample=3, engine=engine), sample=10, seed=2, kinds=("non_answer",)) == by_keywords
+    with pytest.raises(TypeError, match="unexpected keyword argument 'samples'"):
+        run_controls(out, options, samples=10)
+    with pytest.raises(TypeError, match="options must be a ControlOptions, got int"):
+        run_controls(out, 10)
+    with pytest.raises(InputError, match="--sample 1: controls need at least 2 rows"):
+        ControlOptions(sample=1)
 
 
 def test_a_judge_without_a_declared_answer_gets_no_control_and_says_so(tmp_path):

@@ -39,9 +39,9 @@ def test_a_registered_program_is_what_a_judge_of_its_shape_runs():
     before = PROGRAMS[shape]
     seen: list[str] = []
 
-    def counting_calls(judge, raw, text, options, gens, model_id):
-        seen.append(judge.name)
-        return (yield from before.calls(judge, raw, text, options, gens, model_id))
+    def counting_calls(ctx):
+        seen.append(ctx.judge.name)
+        return (yield from before.calls(ctx))
 
     register_program(shape, Program(counting_calls, before.first, before.one_format))
     try:

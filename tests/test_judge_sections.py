@@ -73,9 +73,9 @@ def test_a_several_call_program_receives_its_kinds_section_typed():
     before = PROGRAMS["ragas_agent"]
     seen: list[object] = []
 
-    def calls(judge, sec: RagasAgentSection, raw, text, gens, model_id):
-        seen.append(sec)
-        return judge._unscored(gens, model_id, "parse_error", "scripted")
+    def calls(ctx):
+        seen.append(ctx.section)
+        return ctx.judge._unscored(ctx.gens, ctx.model_id, "parse_error", "scripted")
         yield
 
     register_program("ragas_agent", Program(programs_module._stages(RagasAgentSection, calls), before.first))

@@ -62,6 +62,9 @@ def test_run_json_written_from_the_record_is_byte_identical_to_the_dict_writers(
     assert stored == json.dumps(json.loads(text), default=str)
     assert json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["run"] == json.loads(text)
     assert run.summary.run == json.loads(text) and list(run.summary.run) == list(json.loads(text))
+    # `record`, the documented way to read it, is that record by field, and writes back to the same dict
+    assert run.summary.record.to_json() == run.summary.run and list(run.summary.record.to_json()) == list(run.summary.run)
+    assert run.summary.record.panel == run.summary.run.get("panel") and run.summary.record.counts == run.summary.run["counts"]
 
 
 def test_a_resumed_run_rewrites_the_same_run_json_with_its_own_counts(tmp_path):

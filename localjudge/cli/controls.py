@@ -34,10 +34,9 @@ def controls_cmd(
     RUN_DIR/controls (resumable, cached; never part of the run's results), then prints per judge both sides' mean
     score, the AUC with its 95 % interval, a permutation p-value and a verdict. Costs SAMPLE judge calls per judge,
     and SAMPLE more per --kind."""
-    from ..report.controls import controls_lines, kinds_asked, run_controls, save_controls
+    from ..report.controls import ControlOptions, controls_lines, kinds_asked, run_controls, save_controls
 
-    report = run_controls(
-        run_dir,
+    options = ControlOptions(
         sample=sample,
         seed=seed,
         model=model.spec,
@@ -45,6 +44,7 @@ def controls_cmd(
         judges_dir=judges_dir,
         kinds=kinds_asked(kinds),
     )
+    report = run_controls(run_dir, options)
     saved = save_controls(run_dir, report)
     if as_json:
         click.echo(report.model_dump_json(indent=2))

@@ -4,7 +4,7 @@ then stands.
 
     run = evaluate("data.jsonl", ["correctness"], model="smollm2-135m", escalate_to="gemma3-270m",
                    escalate_below=0.8, options={"probs": True}, out="runs/cascade")
-    run.summary.run["cascade"]["judges"]["correctness"]["fraction_escalated"]
+    run.summary.record.cascade["judges"]["correctness"]["fraction_escalated"]
 
 Confidence of a result (`confidence`): with `--probs`, the probability the model gave the verdict it chose (a yes/no
 judge: P(yes) for a yes, 1 - P(yes) for a no; a score judge: 1 - |expected score - chosen score|, both normalised);

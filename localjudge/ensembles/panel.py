@@ -3,7 +3,7 @@ the panel's verdict is their vote.
 
     from localjudge import evaluate
     run = evaluate("data.jsonl", ["correctness"], panel=["smollm2-135m", "gemma3-270m"], out="runs/panel")
-    run.summary.run["panel"]["judges"]["correctness"]["fleiss_kappa"]
+    run.summary.record.panel["judges"]["correctness"]["fleiss_kappa"]
 
 Members run one after the other in this process (each model loaded, run over every row, freed before the next),
 or side by side on the workers of a Ray cluster with `executor="ray"` (each member its share of the workers, see

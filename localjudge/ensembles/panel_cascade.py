@@ -3,7 +3,7 @@ the threshold is judged again by the escalation model, whose verdict stands.
 
     run = evaluate("data.jsonl", ["correctness"], panel=["smollm2-135m", "qwen2.5-0.5b"],
                    escalate_to="gemma3-270m", escalate_below=0.9, out="runs/panel-cascade")
-    run.summary.run["cascade"]["judges"]["correctness"]["fraction_escalated"]
+    run.summary.record.cascade["judges"]["correctness"]["fraction_escalated"]
 
 Panel confidence (`panel_confidence`), in [0, 1]:
   * the weighted share of members whose verdict is the panel's: a yes/no or choice judge's value, a score judge's

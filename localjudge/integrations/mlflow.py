@@ -240,7 +240,7 @@ def run_metrics(run: Any) -> dict[str, float]:
 
 def run_params(run: Any) -> dict[str, str]:
     """The run's reproducibility parameters: model, sha256, backend, judges and versions, decoding options."""
-    record = RunRecord.read(run.summary.run)
+    record: RunRecord = run.summary.record
     judges = [j for j in record.judges or [] if isinstance(j, JudgeRef)]
     params: dict[str, Any] = {
         "model": record.model_id,
@@ -284,7 +284,7 @@ def log_run(
     for col in table.columns:  # log_table needs JSON-able cells
         if table[col].dtype == object:
             table[col] = table[col].map(lambda x: x if x is None or isinstance(x, (str, int, float, bool)) else json.dumps(x))
-    name = run_name or f"localjudge {RunRecord.read(run.summary.run).run_id or ''}".strip()
+    name = run_name or f"localjudge {run.summary.record.run_id or ''}".strip()
     with mlflow.start_run(run_name=name) as active:
         mlflow.set_tags({"localjudge.run_id": str(run.run_id), "mlflow.source.name": "localjudge"})
         mlflow.log_params(run_params(run))

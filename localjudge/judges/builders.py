@@ -186,15 +186,15 @@ def _staged(derived: Callable[[], set[str]]) -> Build:
 
 
 def _conversation_derived() -> set[str]:
-    from .deepeval_conversation import DERIVED
+    from .deepeval_conversation import FILLS
 
-    return set(DERIVED)
+    return set(FILLS)
 
 
 def _agentic_derived() -> set[str]:
-    from .deepeval_agentic import DERIVED
+    from .deepeval_agentic import FILLS
 
-    return set(DERIVED)
+    return set(FILLS)
 
 
 # ------------------------------------------------------------------------------------- v1 metrics
@@ -395,11 +395,11 @@ def _match(spec: JudgeSpec, sec: ToolCallMatchSection) -> Plan:
 def _geval(spec: JudgeSpec, sec: DeepEvalGEvalSection) -> Plan:
     """DeepEval's ConversationalGEval (judges/deepeval_geval.py, imported lazily: it imports the store's result
     model): its two prompts, each constrained to its pydantic model's schema."""
-    from .deepeval_geval import DERIVED, plan_parts
+    from .deepeval_geval import FILLS, plan_parts
 
     variables, prompts, schemas = plan_parts(sec.deepeval_geval)
     formats: list[OutputFormat | None] = [build_format({"kind": "json_schema", "schema": s, "field_tokens": 64}) for s in schemas]
-    return Plan("mustache", variables, [[Msg("user", p)] for p in prompts], formats, derived=set(DERIVED))
+    return Plan("mustache", variables, [[Msg("user", p)] for p in prompts], formats, derived=set(FILLS))
 
 
 S = TypeVar("S", bound=Section)

@@ -19,16 +19,14 @@ verdict. Both metrics apply DeepEval's `strict_mode` (`deepeval_strict_mode = tr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..engine.base import Calls, Generation
-from ..errors import ParseError, UnscoredReason
+from ..engine.base import Calls
+from ..errors import ParseError
+from .context import CallContext
 from .deepeval_trace_metrics import strict, trace_calls  # the kind's strict_mode rule, one copy (it imports nothing here)
-from .ragas_agent import Judge
 from .sections import DeepEvalAgenticSection
-
-# the placeholders the programs fill between calls (their reason and verdict prompts read them)
-DERIVED = ("score", "incorrect_tool_calls_reasons", "deepeval_task", "deepeval_outcome", "deepeval_agent_plan")
 
 NO_CALLS = "[]"  # deepeval_tools_called of a row without tool calls (conversations/deepeval_case.py)
 
@@ -45,61 +43,64 @@ def incorrect_reasons_text(verdicts: Sequence[dict[str, Any]]) -> str:
     return str([v.get("reason") for v in verdicts if v.get("verdict") == "no"])
 
 
-def agentic_calls(
-    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def agentic_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
     """The calls of the metric the judge file names (`METRICS`; see `Judge._calls`)."""
-    return (yield from METRICS[sec.deepeval_agentic](judge, sec, raw, text, gens, model_id))
+    return (yield from METRICS[ctx.section.deepeval_agentic].calls(ctx))
 
 
-def task_completion_calls(
-    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def task_completion_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
     """TaskCompletionMetric's calls without a trace: the task and outcome, then the verdict on them."""
-    fmts = judge.output_formats
-    outputs: dict[str, Any] = {}
+    sec, gens, outputs = ctx.section, ctx.gens, ctx.outputs
+    fmts = ctx.judge.output_formats
     try:
-        gens += yield [(judge._messages(0, raw, text), fmts[0])]
+        gens += yield [(ctx.messages(0), fmts[0])]
         extracted = fmts[0].value(fmts[0].parse(gens[-1].text))
         outputs["task"], outputs["outcome"] = str(extracted["task"]), str(extracted["outcome"])
         fields = {"deepeval_task": outputs["task"], "deepeval_outcome": outputs["outcome"]}
-        gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
+        gens += yield [(ctx.messages(1, fields), fmts[1])]
         verdict = fmts[1].value(fmts[1].parse(gens[-1].text))
         outputs["verdict"], outputs["reason"] = float(verdict["verdict"]), verdict.get("reason")
         score = strict(sec, outputs["verdict"])
         details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
-        return judge._scored(judge._base(gens, fmts[1], model_id), score, score, outputs["reason"], outputs, details)
+        return ctx.scored(fmts[1], score, score, outputs["reason"], outputs, details)
     except ParseError as e:
-        stage = sec.stages[1 if "task" in outputs else 0].name
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+        return ctx.parse_failed(sec.stages[1 if "task" in outputs else 0].name, e)
 
 
-def argument_correctness_calls(
-    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def argument_correctness_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    fmts = judge.output_formats
-    if str(raw.get("deepeval_tools_called", "")).strip() == NO_CALLS:
-        reason = "No tool calls provided"
-        return judge._scored(judge._base(gens, fmts[1], model_id), 1.0, 1.0, reason, None, {"verdicts": []})
-    outputs: dict[str, Any] = {}
+    sec, gens, outputs = ctx.section, ctx.gens, ctx.outputs
+    fmts = ctx.judge.output_formats
+    if str(ctx.raw.get("deepeval_tools_called", "")).strip() == NO_CALLS:
+        return ctx.scored(fmts[1], 1.0, 1.0, "No tool calls provided", None, {"verdicts": []})
     try:
-        gens += yield [(judge._messages(0, raw, text), fmts[0])]
+        gens += yield [(ctx.messages(0), fmts[0])]
         verdicts = outputs["verdicts"] = list(fmts[0].value(fmts[0].parse(gens[-1].text))["verdicts"])
         score = strict(sec, verdicts_score([v["verdict"] for v in verdicts]))
         fields = {"score": format(score, ".2f"), "incorrect_tool_calls_reasons": incorrect_reasons_text(verdicts)}
-        gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
+        gens += yield [(ctx.messages(1, fields), fmts[1])]
         reason = outputs["reason"] = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
-        return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, dict(outputs))
+        return ctx.scored(fmts[1], score, score, reason, outputs, dict(outputs))
     except ParseError as e:
-        stage = sec.stages[len(outputs)].name
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+        return ctx.parse_failed(sec.stages[len(outputs)].name, e)
 
 
-MetricCalls = Callable[[Judge, DeepEvalAgenticSection, dict[str, Any], dict[str, str], list[Generation], str], Calls]
-METRICS: dict[str, MetricCalls] = {  # the judge file's `deepeval_agentic` -> its calls
-    "argument_correctness": argument_correctness_calls,
-    "task_completion": task_completion_calls,
-    "step_efficiency": trace_calls,  # judges/deepeval_trace_metrics.py: the task (and the plan), then the score
-    "plan_adherence": trace_calls,
+@dataclass(frozen=True)
+class Metric:
+    """One agentic metric: its calls, and the placeholders they fill between calls (its reason and verdict prompts
+    read them)."""
+
+    calls: Callable[[CallContext[DeepEvalAgenticSection]], Calls]
+    fills: tuple[str, ...]
+
+
+METRICS: dict[str, Metric] = {  # the judge file's `deepeval_agentic` -> its calls
+    "argument_correctness": Metric(argument_correctness_calls, ("score", "incorrect_tool_calls_reasons")),
+    "task_completion": Metric(task_completion_calls, ("deepeval_task", "deepeval_outcome")),
+    # judges/deepeval_trace_metrics.py: the task (and the plan), then the score
+    "step_efficiency": Metric(trace_calls, ("deepeval_task",)),
+    "plan_adherence": Metric(trace_calls, ("deepeval_task", "deepeval_agent_plan")),
 }
+# the placeholders a judge of the kind may leave to its program (each metric's `fills`: a judge file's templates are
+# checked against them with its declared variables when it loads)
+FILLS = frozenset(name for m in METRICS.values() for name in m.fills)

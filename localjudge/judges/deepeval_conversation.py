@@ -30,38 +30,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
-from ..errors import ParseError, UnscoredReason
+from ..errors import ParseError
 from ..formats import OutputFormat
-from .deepeval_goal_accuracy import DERIVED as GOAL_ACCURACY_DERIVED
+from .context import CallContext, Judge
+from .deepeval_goal_accuracy import FILLS as GOAL_ACCURACY_FILLS
 from .deepeval_goal_accuracy import first_request as goal_accuracy_first_request
 from .deepeval_goal_accuracy import goal_accuracy_calls
-from .deepeval_topic_adherence import DERIVED as TOPIC_DERIVED
+from .deepeval_topic_adherence import FILLS as TOPIC_FILLS
 from .deepeval_topic_adherence import first_request as topic_first_request
 from .deepeval_topic_adherence import topic_adherence_calls
-from .deepeval_turn_rag import DERIVED as RAG_DERIVED
+from .deepeval_turn_rag import FILLS as RAG_FILLS
 from .deepeval_turn_rag import first_request as rag_first_request
 from .deepeval_turn_rag import turn_rag_calls
 from .deepeval_values import deepeval_turns  # the turns value as turn dicts (kept importable here)
-from .ragas_agent import Judge
 from .sections import DeepEvalConversation, DeepEvalConversationSection
 
-# the placeholders the judge fills itself, per call (DeepEval's template variables)
-DERIVED = (
-    "previous_turns",
-    "user_message",
-    "llm_message",
-    "accumulated_knowledge",
-    "attritions",
-    "score",
-    "turns",
-    "intention",
-    "intentions",
-    "incompletenesses",
-    "out_of_character_responses",
-    *TOPIC_DERIVED,
-    *GOAL_ACCURACY_DERIVED,
-    *RAG_DERIVED,
-)
 RAG_METRICS = (
     "turn_faithfulness",
     "turn_contextual_relevancy",
@@ -110,17 +93,11 @@ def _topic_first(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], t
     return topic_first_request(judge, raw, text, deepeval_turns(raw["deepeval_turns"]))
 
 
-def _knowledge_retention(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def _knowledge_retention(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """KnowledgeRetentionMetric's calls: the knowledge of each user turn, a verdict per assistant turn after known
     knowledge, the reason."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
     fmts = judge.output_formats
 
     def parsed(stage: int, gen: Generation) -> Any:
@@ -151,7 +128,7 @@ def _knowledge_retention(
     gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
     reason = parsed(2, gens[-1])["reason"]
     details = {**outputs, "strict_mode": cfg.strict_mode}
-    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+    return ctx.scored(fmts[2], score, score, reason, outputs, details)
 
 
 def first_request(judge: Judge, sec: DeepEvalConversationSection, raw: dict[str, Any], text: dict[str, str]) -> list[Message]:
@@ -160,38 +137,23 @@ def first_request(judge: Judge, sec: DeepEvalConversationSection, raw: dict[str,
     return METRICS[cfg.metric].first(judge, cfg, raw, text)
 
 
-def conversation_calls(
-    judge: Judge,
-    sec: DeepEvalConversationSection,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-) -> Calls:
+def conversation_calls(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`. A call
     whose output does not parse makes it unscored, naming the stage (the RAG metrics name theirs themselves)."""
-    cfg = sec.deepeval_conversation
-    metric = METRICS[cfg.metric]
-    outputs: dict[str, Any] = {}
+    sec = ctx.section
+    metric = METRICS[sec.deepeval_conversation.metric]
     if metric.names_stage:
-        return (yield from metric.calls(judge, cfg, raw, text, gens, model_id, outputs))
+        return (yield from metric.calls(ctx))
     try:
-        return (yield from metric.calls(judge, cfg, raw, text, gens, model_id, outputs))
+        return (yield from metric.calls(ctx))
     except ParseError as e:
-        stage = sec.stages[min(len(outputs), len(sec.stages) - 1)].name
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+        return ctx.parse_failed(sec.stages[min(len(ctx.outputs), len(sec.stages) - 1)].name, e)
 
 
-def _completeness(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def _completeness(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """ConversationCompletenessMetric's calls: intentions, a verdict per intention, the reason."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
     fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
@@ -216,19 +178,13 @@ def _completeness(
     gens += yield [(_messages(judge, 2, raw, text, fields), fmts[2])]
     reason = fmts[2].value(fmts[2].parse(gens[-1].text))["reason"]
     details = {**outputs, "strict_mode": cfg.strict_mode}
-    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+    return ctx.scored(fmts[2], score, score, reason, outputs, details)
 
 
-def _role_adherence(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def _role_adherence(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """RoleAdherenceMetric's calls: the out-of-character verdicts, the reason."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
     fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
     gens += yield [(_messages(judge, 0, raw, text, {"turns": turns}), fmts[0])]
@@ -245,29 +201,41 @@ def _role_adherence(
     gens += yield [(_messages(judge, 1, raw, text, fields), fmts[1])]
     reason = fmts[1].value(fmts[1].parse(gens[-1].text))["reason"]
     details = {**outputs, "strict_mode": cfg.strict_mode}
-    return judge._scored(judge._base(gens, fmts[1], model_id), score, score, reason, outputs, details)
+    return ctx.scored(fmts[1], score, score, reason, outputs, details)
 
 
 FirstFn = Callable[[Judge, DeepEvalConversation, dict[str, Any], dict[str, str]], list[Message]]
-CallsFn = Callable[[Judge, DeepEvalConversation, dict[str, Any], dict[str, str], list[Generation], str, dict[str, Any]], Calls]
+CallsFn = Callable[[CallContext[DeepEvalConversationSection]], Calls]
 
 
 @dataclass(frozen=True)
 class Metric:
     """One DeepEval conversational metric: its first call's messages (known before any output: the fingerprint's),
-    its calls (`outputs` collects what each stage parsed), and whether its calls name a failing stage themselves."""
+    its calls (the context's `outputs` collects what each stage parsed), the placeholders its calls fill themselves
+    (DeepEval's template variables, computed between calls: `fills`), and whether its calls name a failing stage
+    themselves."""
 
     first: FirstFn
     calls: CallsFn
+    fills: tuple[str, ...]
     names_stage: bool = False
 
 
 METRICS: dict[str, Metric] = {
-    "knowledge_retention": Metric(_retention_first, _knowledge_retention),
-    "conversation_completeness": Metric(_turns_first, _completeness),
-    "role_adherence": Metric(_turns_first, _role_adherence),
-    "topic_adherence": Metric(_topic_first, topic_adherence_calls),
-    "goal_accuracy": Metric(goal_accuracy_first_request, goal_accuracy_calls),
+    "knowledge_retention": Metric(
+        _retention_first,
+        _knowledge_retention,
+        ("previous_turns", "user_message", "llm_message", "accumulated_knowledge", "attritions", "score"),
+    ),
+    "conversation_completeness": Metric(
+        _turns_first, _completeness, ("turns", "intention", "score", "intentions", "incompletenesses")
+    ),
+    "role_adherence": Metric(_turns_first, _role_adherence, ("turns", "score", "out_of_character_responses")),
+    "topic_adherence": Metric(_topic_first, topic_adherence_calls, TOPIC_FILLS),
+    "goal_accuracy": Metric(goal_accuracy_first_request, goal_accuracy_calls, GOAL_ACCURACY_FILLS),
     # they read the turns with their retrieval contexts, and name a failing stage themselves
-    **{m: Metric(rag_first_request, turn_rag_calls, names_stage=True) for m in RAG_METRICS},
+    **{m: Metric(rag_first_request, turn_rag_calls, RAG_FILLS, names_stage=True) for m in RAG_METRICS},
 }
+# the placeholders a judge of the kind may leave to its program (each metric's `fills`: a judge file's templates are
+# checked against them with its declared variables when it loads)
+FILLS = frozenset(name for m in METRICS.values() for name in m.fills)

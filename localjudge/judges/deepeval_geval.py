@@ -20,10 +20,10 @@ import tomllib
 from importlib import resources
 from typing import Any
 
-from ..engine.base import Calls, Generation, Message
-from ..errors import ParseError, UnscoredReason
+from ..engine.base import Calls, Message
+from ..errors import ParseError
+from .context import CallContext, Judge
 from .deepeval_geval_turns import TURN_TEXTS, merged_turns, turn_sources
-from .ragas_agent import Judge
 from .sections import DeepEvalGEval, DeepEvalGEvalSection, GEvalParam
 from .spec import Variable
 
@@ -41,7 +41,8 @@ TURN_FIELDS: tuple[GEvalParam, ...] = ("content", "role")
 PER_TURN: tuple[GEvalParam, ...] = ("content", "role", "retrieval_context", "tools_called")
 # the row value each extra turn field is read from (its turns also give content and role)
 TURN_SOURCES: dict[GEvalParam, str] = {"retrieval_context": "deepeval_rag_turns", "tools_called": "deepeval_tool_turns"}
-DERIVED = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
+# the placeholders its calls fill (DeepEval's template variables)
+FILLS = ("criteria", "parameters", "evaluation_steps", "test_case_content", "turns", "rubric")
 STAGES = ("generate_evaluation_steps", "generate_evaluation_results")
 
 
@@ -140,13 +141,11 @@ def first_request(judge: Judge, sec: DeepEvalGEvalSection, raw: dict[str, Any], 
     return _steps_messages(judge, cfg, raw, text)
 
 
-def geval_calls(
-    judge: Judge, sec: DeepEvalGEvalSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def geval_calls(ctx: CallContext[DeepEvalGEvalSection]) -> Calls:
     """ConversationalGEval's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    cfg = sec.deepeval_geval
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_geval
     fmts = judge.output_formats
-    outputs: dict[str, Any] = {}
     stage = 0
     try:
         turn_dicts(cfg, raw)  # a bad turns value fails before any call
@@ -165,6 +164,6 @@ def geval_calls(
         outputs["g_score"] = g_score
         score = min(max(shown, 0.0), 1.0)
         details = {**outputs, "strict_mode": cfg.strict_mode, "deepeval_score": shown}
-        return judge._scored(judge._base(gens, fmts[1], model_id), shown, score, answer["reason"], outputs, details)
+        return ctx.scored(fmts[1], shown, score, answer["reason"], outputs, details)
     except ParseError as e:
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{STAGES[stage]}: {e}", outputs)
+        return ctx.parse_failed(STAGES[stage], e)

@@ -19,15 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine.base import Calls, Generation, Message
+from ..engine.base import Calls, Message
 from ..formats import OutputFormat
+from .context import CallContext, Judge
 from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import deepeval_turns
-from .ragas_agent import Judge
-from .sections import DeepEvalConversation
+from .sections import DeepEvalConversation, DeepEvalConversationSection
 
 TURNS = "deepeval_tool_turns"
-DERIVED = ("task", "steps_taken", "goal_evaluations", "plan_evalautions", "final_score", "result")
+# the placeholders its calls fill (DeepEval's template variables, `plan_evalautions` spelled as DeepEval spells it)
+FILLS = ("task", "steps_taken", "goal_evaluations", "plan_evalautions", "final_score", "threshold", "result")
 
 
 def goals_and_steps(turns: list[dict[str, str]]) -> list[tuple[str, str]]:
@@ -74,16 +75,10 @@ def first_request(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], 
     return _messages(judge, 2, raw, text, _reason_fields([], [], 0 if cfg.strict_mode else 0.0, threshold))
 
 
-def goal_accuracy_calls(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def goal_accuracy_calls(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """GoalAccuracyMetric's calls: a goal score per unit, a plan score per unit, the free-text reason."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
     fmts = judge.output_formats
     units = goals_and_steps(deepeval_turns(raw[TURNS], TURNS))
     scored: list[list[dict[str, Any]]] = []
@@ -106,4 +101,4 @@ def goal_accuracy_calls(
     gens += yield [(_messages(judge, 2, raw, text, _reason_fields(goals, plans, shown, threshold)), fmts[2])]
     reason = fmts[2].value(fmts[2].parse(gens[-1].text))
     details = {**outputs, "strict_mode": cfg.strict_mode}
-    return judge._scored(judge._base(gens, fmts[2], model_id), float(shown), float(shown), reason, outputs, details)
+    return ctx.scored(fmts[2], float(shown), float(shown), reason, outputs, details)

@@ -16,17 +16,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import jsonio
-from ..engine.base import Calls, Generation, Message
+from ..engine.base import Calls, Message
 from ..errors import InputError
+from .context import CallContext, Judge
 from .deepeval_values import deepeval_turns
-from .ragas_agent import Judge
-from .sections import DeepEvalConversation
+from .sections import DeepEvalConversationSection
 
-DERIVED = (
+# the placeholders its calls fill (DeepEval's template variables; `relevant_topics`, a declared variable, is printed
+# as DeepEval's list in the verdict calls)
+FILLS = (
     "conversation",
     "question",
     "response",
     "success",
+    "score",
     "threshold",
     "true_positives_reason_line",
     "true_negatives_reason_line",
@@ -99,16 +102,10 @@ def first_request(judge: Judge, raw: dict[str, Any], text: dict[str, str], turns
     return _messages(judge, 0, raw, text, {"conversation": unit_text(units[0] if units else turns)})
 
 
-def topic_adherence_calls(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def topic_adherence_calls(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """TopicAdherenceMetric's calls: pairs per unit, a verdict per pair, the reason (none without pairs)."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
 
     fmts = judge.output_formats
     turns = deepeval_turns(raw["deepeval_turns"])
@@ -133,7 +130,7 @@ def topic_adherence_calls(
     score = float(shown)
     details = {**outputs, "strict_mode": cfg.strict_mode}
     if not verdicts:
-        return judge._scored(judge._base(gens, fmts[-1], model_id), score, score, NO_PAIRS, outputs, details)
+        return ctx.scored(fmts[-1], score, score, NO_PAIRS, outputs, details)
     lines = {
         f"{name}_reason_line": prettify_list(reasons) if reasons else "(none)"
         for name, reasons in (
@@ -144,4 +141,4 @@ def topic_adherence_calls(
     fields2 = {"success": str(shown >= threshold), "score": str(shown), "threshold": str(threshold), **lines}
     gens += yield [(_messages(judge, 2, raw, text, fields2), fmts[2])]
     reason = fmts[2].value(fmts[2].parse(gens[-1].text))["reason"]
-    return judge._scored(judge._base(gens, fmts[2], model_id), score, score, reason, outputs, details)
+    return ctx.scored(fmts[2], score, score, reason, outputs, details)

@@ -13,11 +13,9 @@ that does not parse makes the result unscored (`parse_error`, naming the stage),
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..engine.base import Calls, Generation
-from ..errors import ParseError, UnscoredReason
-from .ragas_agent import Judge
+from ..engine.base import Calls
+from ..errors import ParseError
+from .context import CallContext
 from .sections import DeepEvalAgenticSection
 
 NO_PLAN_REASON = (
@@ -32,30 +30,27 @@ def strict(sec: DeepEvalAgenticSection, score: float) -> float:
     return 0.0 if sec.deepeval_strict_mode and score < 1 else score
 
 
-def trace_calls(
-    judge: Judge, sec: DeepEvalAgenticSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def trace_calls(ctx: CallContext[DeepEvalAgenticSection]) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
-    fmts = judge.output_formats
-    outputs: dict[str, Any] = {}
+    sec, gens, outputs = ctx.section, ctx.gens, ctx.outputs
+    fmts = ctx.judge.output_formats
     try:
-        gens += yield [(judge._messages(0, raw, text), fmts[0])]
+        gens += yield [(ctx.messages(0), fmts[0])]
         outputs["task"] = str(fmts[0].value(fmts[0].parse(gens[-1].text))["task"])
         fields = {"deepeval_task": outputs["task"]}
         if sec.deepeval_agentic == "plan_adherence":
-            gens += yield [(judge._messages(1, raw, {**text, **fields}), fmts[1])]
+            gens += yield [(ctx.messages(1, fields), fmts[1])]
             plan = outputs["plan"] = [str(s) for s in fmts[1].value(fmts[1].parse(gens[-1].text))["plan"]]
             if not plan:
                 details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
-                return judge._scored(judge._base(gens, fmts[1], model_id), 1.0, 1.0, NO_PLAN_REASON, outputs, details)
+                return ctx.scored(fmts[1], 1.0, 1.0, NO_PLAN_REASON, outputs, details)
             fields["deepeval_agent_plan"] = "\n".join(plan)
         last = len(fmts) - 1
-        gens += yield [(judge._messages(last, raw, {**text, **fields}), fmts[last])]
+        gens += yield [(ctx.messages(last, fields), fmts[last])]
         verdict = fmts[last].value(fmts[last].parse(gens[-1].text))
         outputs["score"], outputs["reason"] = float(verdict["score"]), str(verdict["reason"])
         score = strict(sec, outputs["score"])
         details = {**outputs, "strict_mode": sec.deepeval_strict_mode}
-        return judge._scored(judge._base(gens, fmts[last], model_id), score, score, outputs["reason"], outputs, details)
+        return ctx.scored(fmts[last], score, score, outputs["reason"], outputs, details)
     except ParseError as e:
-        stage = sec.stages[len(outputs)].name
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+        return ctx.parse_failed(sec.stages[len(outputs)].name, e)

@@ -39,15 +39,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..engine.base import Calls, Generation, Message
-from ..errors import InputError, ParseError, UnscoredReason
+from ..errors import InputError, ParseError
 from ..formats import OutputFormat
+from .context import CallContext, Judge
 from .deepeval_topic_adherence import unit_interactions
 from .deepeval_values import printed_value
-from .ragas_agent import Judge
-from .sections import DeepEvalConversation
+from .sections import DeepEvalConversation, DeepEvalConversationSection
 
 # the placeholders these metrics' stages fill per call (DeepEval's template variables; `user_content` is its `input`)
-DERIVED = (
+FILLS = (
     "reference_context",
     "user_content",
     "assistant_output",
@@ -124,14 +124,18 @@ def qag_fraction(verdicts: list[str], passing: tuple[str, ...], strict_mode: boo
 
 
 class _StageError(Exception):
-    """A call's output that did not parse, named by its stage."""
+    """A call's output that did not parse (`error`), and the name of its stage."""
+
+    def __init__(self, stage: str, error: ParseError):
+        super().__init__(f"{stage}: {error}")
+        self.stage, self.error = stage, error
 
 
 def _parse(judge: Judge, fmts: list[OutputFormat], stage: int, gen: Generation) -> Any:
     try:
         return fmts[stage].value(fmts[stage].parse(gen.text))
     except ParseError as e:
-        raise _StageError(f"{judge.spec.stages[stage].name}: {e}") from None
+        raise _StageError(judge.spec.stages[stage].name, e) from None
 
 
 def _messages(judge: Judge, stage: int, raw: dict[str, Any], text: dict[str, str], fields: dict[str, Any]) -> list[Message]:
@@ -153,16 +157,10 @@ def first_request(judge: Judge, cfg: DeepEvalConversation, raw: dict[str, Any], 
     return _messages(judge, len(judge.spec.stages) - 1, raw, text, {"final_score": "1", "success": "True", "reasons": []})
 
 
-def turn_rag_calls(
-    judge: Judge,
-    cfg: DeepEvalConversation,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    model_id: str,
-    outputs: dict[str, Any],
-) -> Calls:
+def turn_rag_calls(ctx: CallContext[DeepEvalConversationSection]) -> Calls:
     """The metric's calls, window by window as DeepEval makes them, then the final reason."""
+    judge, raw, text, gens, outputs = ctx.judge, ctx.raw, ctx.text, ctx.gens, ctx.outputs
+    cfg = ctx.section.deepeval_conversation
     fmts = judge.output_formats
     wins = windows(rag_turns(raw["deepeval_rag_turns"]))
     scores: list[float | int] = []
@@ -173,12 +171,12 @@ def turn_rag_calls(
     try:
         for w in wins:
             step = WINDOW_STEPS[cfg.metric]
-            window: dict[str, Any] = yield from step(judge, raw, text, gens, fmts, w, cfg)
+            window: dict[str, Any] = yield from step(ctx, fmts, w)
             done.append(window)
             scores.append(window["score"])
             reasons.append(window["reason"])
         if not scores:
-            return judge._scored(judge._base(gens, fmts[-1], model_id), 1.0, 1.0, NO_WINDOWS, outputs, details)
+            return ctx.scored(fmts[-1], 1.0, 1.0, NO_WINDOWS, outputs, details)
         total: float | int = 0
         for s in scores:
             total += s
@@ -187,20 +185,16 @@ def turn_rag_calls(
         gens += yield [(_messages(judge, len(fmts) - 1, raw, text, fields), fmts[-1])]
         reason = _parse(judge, fmts, len(fmts) - 1, gens[-1])["reason"]
     except _StageError as e:
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, str(e), outputs)
-    return judge._scored(judge._base(gens, fmts[-1], model_id), score, score, reason, outputs, details)
+        return ctx.parse_failed(e.stage, e.error)
+    return ctx.scored(fmts[-1], score, score, reason, outputs, details)
 
 
 def _faithful_window(
-    judge: Judge,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    fmts: list[OutputFormat],
-    window: list[dict[str, Any]],
-    cfg: DeepEvalConversation,
+    ctx: CallContext[DeepEvalConversationSection], fmts: list[OutputFormat], window: list[dict[str, Any]]
 ) -> Calls:
     """One window of TurnFaithfulnessMetric: truths and claims, the verdicts, its reason."""
+    judge, raw, text, gens = ctx.judge, ctx.raw, ctx.text, ctx.gens
+    cfg = ctx.section.deepeval_conversation
     strict_mode = cfg.strict_mode
     user, assistant, context = window_parts(window)
     asks: list[tuple[Sequence[Message], OutputFormat]] = [
@@ -224,15 +218,11 @@ def _faithful_window(
 
 
 def _relevancy_window(
-    judge: Judge,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    fmts: list[OutputFormat],
-    window: list[dict[str, Any]],
-    cfg: DeepEvalConversation,
+    ctx: CallContext[DeepEvalConversationSection], fmts: list[OutputFormat], window: list[dict[str, Any]]
 ) -> Calls:
     """One window of TurnContextualRelevancyMetric: a verdicts call per passage, its reason."""
+    judge, raw, text, gens = ctx.judge, ctx.raw, ctx.text, ctx.gens
+    cfg = ctx.section.deepeval_conversation
     strict_mode = cfg.strict_mode
     user, _, context = window_parts(window)
     verdicts: list[dict[str, Any]] = []
@@ -280,17 +270,11 @@ def weighted_precision(verdicts: list[str], strict_mode: bool) -> float | int:
     return 0 if strict_mode and score < 1 else score
 
 
-def _node_window(
-    judge: Judge,
-    raw: dict[str, Any],
-    text: dict[str, str],
-    gens: list[Generation],
-    fmts: list[OutputFormat],
-    window: list[dict[str, Any]],
-    cfg: DeepEvalConversation,
-) -> Calls:
+def _node_window(ctx: CallContext[DeepEvalConversationSection], fmts: list[OutputFormat], window: list[dict[str, Any]]) -> Calls:
     """One window of TurnContextualPrecisionMetric / TurnContextualRecallMetric: one verdicts call on the window's
     passages (none without one), its reason given the score."""
+    judge, raw, text, gens = ctx.judge, ctx.raw, ctx.text, ctx.gens
+    cfg = ctx.section.deepeval_conversation
     strict_mode = cfg.strict_mode
     precision = cfg.metric == "turn_contextual_precision"
     user, _, context = window_parts(window)

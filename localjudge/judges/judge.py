@@ -22,6 +22,7 @@ from ..errors import InputError, JudgeSpecError, ParseError, PromptTooLongError,
 from ..formats import OutputFormat, VerdictList
 from ..store.results import JudgeResult
 from .builders import Plan, build_format, compile_spec
+from .context import CallContext
 from .kinds import KINDS, KindTraits
 from .outcome import JudgeOutcomes
 from .programs import program_of
@@ -291,19 +292,19 @@ class Judge(VariableValues, JudgeOutcomes):
             drive(engine, self._calls(raw, text, options, model_id), options, functools.partial(on_result, i))
 
     def _calls(self, raw: dict[str, Any], text: dict[str, str], options: DecodeOptions | None, model_id: str) -> Calls:
-        """The judge's calls as a generator (its call shape's program, `programs.PROGRAMS`): yields requests,
-        receives their generations, returns the result."""
-        gens: list[Generation] = []
+        """The judge's calls as a generator (its call shape's program, `programs.PROGRAMS`, given the row's
+        `CallContext`): yields requests, receives their generations, returns the result."""
+        ctx = CallContext(self, self.section, raw, text, model_id, options)
         try:
-            return (yield from program_of(self.traits.calls).calls(self, raw, text, options, gens, model_id))
+            return (yield from program_of(self.traits.calls).calls(ctx))
         except PromptTooLongError as e:
-            return self._unscored(gens, model_id, UnscoredReason.PROMPT_TOO_LONG, str(e))
+            return self._unscored(ctx.gens, model_id, UnscoredReason.PROMPT_TOO_LONG, str(e))
 
     def judge_without_model(self, model_id: str = "", /, **variables: Any) -> JudgeResult:
         """Judge one row of a model-free judge (`traits.needs_model` False) with no engine; bad input raises.
         `model_id` is recorded on the result as for any judge of the run (the run's model, not called)."""
         raw, text = self._values(variables)
-        calls = program_of(self.traits.calls).calls(self, raw, text, None, [], model_id)
+        calls = program_of(self.traits.calls).calls(CallContext(self, self.section, raw, text, model_id))
         try:
             next(calls)
         except StopIteration as done:  # its program asked for no call: the result
@@ -325,7 +326,8 @@ class Judge(VariableValues, JudgeOutcomes):
         assert fmt is not None
         return self._single([Generation(text=text)], fmt, raw)
 
-    def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls:
+    def _two_stage(self, ctx: CallContext[KindSection]) -> Calls:
+        raw, text, gens, model_id = ctx.raw, ctx.text, ctx.gens, ctx.model_id
         f1 = self._plan.formats[0]
         assert f1 is not None
         gens += yield [(self._messages(0, raw, text), f1)]

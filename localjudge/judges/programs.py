@@ -1,13 +1,15 @@
 """How a judge's calls run, one program per call shape (`kinds.KindTraits.calls`), looked up in `PROGRAMS`:
 `Judge.requests` and `Judge._calls` never branch on a kind.
 
-A program is two functions of the judge and one row's values: `calls`, the generator of the row's calls (it yields
-lists of (messages, format) requests, receives their generations, returns the `JudgeResult`), and `first`, the
-messages known before any output (what `Judge.requests` returns and the judge's fingerprint hashes, so it must not
-change for a kind whose cache keys exist). A plugin adds a call shape with `register_program`.
+A program is two functions of the judge and one row's values: `calls`, the generator of the row's calls (given the
+row's `context.CallContext`, it yields lists of (messages, format) requests, receives their generations, returns the
+`JudgeResult`), and `first`, the messages known before any output (what `Judge.requests` returns and the judge's
+fingerprint hashes, so it must not change for a kind whose cache keys exist). A plugin adds a call shape with
+`register_program`.
 
-A program that reads its kind's keys declares the section type it reads (sections.py): `_stages`, `_first_request`
-and `_typed` hand it the judge's section as that type, checked once here, so its keys are never None in it.
+A program that reads its kind's keys declares the section type it reads (sections.py): `_stages`, `_first_request`,
+`_typed` and `CallContext.typed` hand it the judge's section as that type, checked once, so its keys are never None
+in it.
 
 The several-call programs live in their own modules (ragas_agent.py, deepeval_*.py); `_stages` and `_first_request`
 make programs of them.
@@ -17,15 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from ..engine.base import Calls, DecodeOptions, Generation, Message
+from ..engine.base import Calls, Message
 from ..errors import InputError
-from ..formats import OutputFormat
-from ..store.results import JudgeResult
 from . import deepeval_agentic, deepeval_conversation, deepeval_geval, ragas_agent
-from .builders import Plan
-from .ragas_agent import Judge as StageJudge
+from .context import CallContext, ProgramJudge
+from .context import Judge as StageJudge
 from .sections import (
     DeepEvalAgenticSection,
     DeepEvalConversationSection,
@@ -39,30 +39,11 @@ from .sections import (
 )
 from .toolmatch import match_score, mlflow_exact_match
 
-
-class Judge(StageJudge, Protocol):
-    """What the programs use of `judges.judge.Judge` (typed here, so that this module, which judge.py imports, does
-    not import it back)."""
-
-    _plan: Plan
-    section: KindSection  # the judge's kind section (sections.py), checked at load
-
-    def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]: ...
-
-    def _single(self, gens: list[Generation], fmt: OutputFormat, raw: dict[str, Any]) -> JudgeResult: ...
-
-    def _aligned(self, res: JudgeResult, fmt: OutputFormat) -> JudgeResult: ...
-
-    def _per_item(self, gens: list[Generation], fmt: OutputFormat, is_list: bool) -> JudgeResult: ...
-
-    def _two_stage(self, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str) -> Calls: ...
-
-
 Values = dict[str, Any]
 Texts = dict[str, str]
 S = TypeVar("S", bound=Section)
-FirstFn = Callable[[Judge, Values, Texts], list[list[Message]]]
-CallsFn = Callable[[Judge, Values, Texts, DecodeOptions | None, list[Generation], str], Calls]
+FirstFn = Callable[[ProgramJudge, Values, Texts], list[list[Message]]]
+CallsFn = Callable[[CallContext[KindSection]], Calls]
 
 
 @dataclass(frozen=True)
@@ -78,20 +59,19 @@ class Program:
 # ------------------------------------------------------------------------------------------- one call
 
 
-def _one_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+def _one_first(judge: ProgramJudge, raw: Values, text: Texts) -> list[list[Message]]:
     return [judge._messages(0, raw, text)]
 
 
-def _one_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
+def _one_calls(ctx: CallContext[KindSection]) -> Calls:
     """One call under the judge's format (`--fast`: its verdict-only variant); probabilities and alignment after."""
+    judge, options, gens = ctx.judge, ctx.options, ctx.gens
     fmt = judge._plan.formats[0]
     assert fmt is not None
     if options is not None and options.fast:  # verdict only: no rationale to decode
         fmt = fmt.fast() or fmt
-    gens += yield [(judge._messages(0, raw, text), fmt)]
-    res = judge._single(gens, fmt, raw)
+    gens += yield [(ctx.messages(0), fmt)]
+    res = judge._single(gens, fmt, ctx.raw)
     if options is not None and options.probs and res.scored and gens[0].choice_steps is not None:
         res.expected_score = fmt.expected_score(gens[0].choice_steps)
     if judge.spec.alignment is not None:
@@ -99,71 +79,65 @@ def _one_calls(
     return res
 
 
-def _typed(judge: Judge, want: type[S]) -> S:
+def _typed(judge: ProgramJudge, want: type[S]) -> S:
     """The judge's section as the type `want` its program reads (a kind whose traits name a program of another
     kind's section is a programming error, named)."""
     return typed_section(judge.section, want, judge.spec.kind)
 
 
-def _matched_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
+def _matched_calls(ctx: CallContext[KindSection]) -> Calls:
     """No call: the judge computes its score itself (tool_call_match, judges/toolmatch.py; `traits.needs_model` is
     False)."""
-    sec = _typed(judge, ToolCallMatchSection)
+    judge, raw = ctx.judge, ctx.raw
+    sec = ctx.typed(ToolCallMatchSection).section
     fmt = judge._plan.formats[0]
     if sec.match == "mlflow_exact":  # the whole call list at once (a session row's `tool_calls`)
         yes = mlflow_exact_match(raw["tool_calls"], raw["expected_tool_calls"], ordered=sec.match_ordered)
         details = {"match": "mlflow_exact", "ordered": sec.match_ordered, "mlflow_value": "yes" if yes else "no"}
-        return judge._scored(judge._base([], fmt, model_id), float(yes), float(yes), None, None, details)
+        return ctx.scored(fmt, float(yes), float(yes), None, None, details)
     index = raw["tool_call_index"]
     if isinstance(index, bool) or not isinstance(index, int | str) or not str(index).isdigit():
         raise InputError(f"judge '{judge.spec.name}': variable 'tool_call_index' must be a non-negative integer, got {index!r}")
     score = match_score(sec.match, raw["tool_call"], int(index), raw["expected_tool_calls"])
     details = {"match": sec.match, "tool_call_index": int(index)}
-    return judge._scored(judge._base([], fmt, model_id), score, score, None, None, details)
+    return ctx.scored(fmt, score, score, None, None, details)
     yield  # a generator that yields nothing
 
 
 # ------------------------------------------------------------------------------------------ per item
 
 
-def _per_item_first(judge: Judge, raw: Values, text: Texts) -> list[list[Message]]:
+def _per_item_first(judge: ProgramJudge, raw: Values, text: Texts) -> list[list[Message]]:
     return [judge._messages(0, raw, t) for _, t in judge._item_texts(raw, text)]
 
 
-def _per_item_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
+def _per_item_calls(ctx: CallContext[KindSection]) -> Calls:
     """One call per item of the item variable, side by side."""
-    items = judge._item_texts(raw, text)
+    judge, raw, gens = ctx.judge, ctx.raw, ctx.gens
+    items = judge._item_texts(raw, ctx.text)
     fmt = judge._plan.formats[0]
     assert fmt is not None
     gens += yield [(judge._messages(0, raw, t), fmt) for _, t in items]
-    return judge._per_item(gens, fmt, isinstance(raw.get(_typed(judge, PerItemSection).item_variable), list | tuple))
+    return judge._per_item(gens, fmt, isinstance(raw.get(ctx.typed(PerItemSection).section.item_variable), list | tuple))
 
 
 # ---------------------------------------------------------------------------------------- two stages
 
 
-def _two_stage_calls(
-    judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-) -> Calls:
+def _two_stage_calls(ctx: CallContext[KindSection]) -> Calls:
     """Statements, then one verdict per statement (`Judge._two_stage`)."""
-    return (yield from judge._two_stage(raw, text, gens, model_id))
+    return (yield from ctx.judge._two_stage(ctx))
 
 
 # ------------------------------------------------------------------------------------ several calls
 
 
-def _stages(section: type[S], calls: Callable[[StageJudge, S, Values, Texts, list[Generation], str], Calls]) -> CallsFn:
-    """A several-call module's generator (it takes its kind's section, typed, and no decode options) as a program's
+def _stages(section: type[S], calls: Callable[[CallContext[S]], Calls]) -> CallsFn:
+    """A several-call module's generator (it takes the context with its kind's section typed) as a program's
     `calls`."""
 
-    def program_calls(
-        judge: Judge, raw: Values, text: Texts, options: DecodeOptions | None, gens: list[Generation], model_id: str
-    ) -> Calls:
-        return (yield from calls(judge, _typed(judge, section), raw, text, gens, model_id))
+    def program_calls(ctx: CallContext[KindSection]) -> Calls:
+        return (yield from calls(ctx.typed(section)))
 
     return program_calls
 

@@ -16,49 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from .. import jsonio
 from ..engine.base import Calls, Generation, Message
-from ..errors import InputError, ParseError, UnscoredReason
+from ..errors import InputError, ParseError
 from ..formats import OutputFormat
-from ..store.results import JudgeResult
+from .context import CallContext, Judge
 from .sections import RagasAgentSection
-from .spec import JudgeSpec
-
-
-class Judge(Protocol):
-    """What these calls use of `judges.judge.Judge` (typed here, so that this module, which judge.py imports
-    lazily, does not import it back)."""
-
-    spec: JudgeSpec
-
-    @property
-    def formats(self) -> list[OutputFormat | None]: ...
-
-    @property
-    def output_formats(self) -> list[OutputFormat]:
-        """The stages' formats known before any output."""
-        ...
-
-    def _messages(self, stage: int, raw: dict[str, Any], text: dict[str, str]) -> list[Message]: ...
-
-    def _base(self, gens: Sequence[Generation], fmt: OutputFormat | None, model_id: str = "") -> dict[str, Any]: ...
-
-    def _scored(
-        self,
-        base: dict[str, Any],
-        value: Any,
-        score: float | None,
-        rationale: str | None,
-        verdict: dict[str, Any] | None,
-        details: dict[str, Any] | None = None,
-    ) -> JudgeResult: ...
-
-    def _unscored(
-        self, gens: Sequence[Generation], model_id: str, reason: str, error: str, details: dict[str, Any] | None = None
-    ) -> JudgeResult: ...
-
 
 Mode = Literal["precision", "recall", "f1"]
 
@@ -110,14 +75,12 @@ def first_request(judge: Judge, sec: RagasAgentSection, raw: dict[str, Any], tex
     return stage_messages(judge, 0, raw, text, {key: str(raw["ragas_conversation"])})
 
 
-def agent_calls(
-    judge: Judge, sec: RagasAgentSection, raw: dict[str, Any], text: dict[str, str], gens: list[Generation], model_id: str
-) -> Calls:
+def agent_calls(ctx: CallContext[RagasAgentSection]) -> Calls:
     """The metric's calls as a generator (see `Judge._calls`): yields requests, returns the `JudgeResult`."""
+    judge, sec, raw, text, gens, outputs = ctx.judge, ctx.section, ctx.raw, ctx.text, ctx.gens, ctx.outputs
     cfg = sec.ragas_agent
     fmts = judge.output_formats
     conversation = str(raw["ragas_conversation"])
-    outputs: dict[str, Any] = {}
 
     def parsed(stage: int, gen: Generation) -> Any:
         return fmts[stage].value(fmts[stage].parse(gen.text))
@@ -139,8 +102,7 @@ def agent_calls(
             gens += yield [(stage_messages(judge, 2, raw, text, fields), fmts[2])]
             classes = outputs["classifications"] = parsed(2, gens[-1])["classifications"]
             score = topic_adherence_score(refused, classes, cfg.mode)
-            details = {**outputs, "mode": cfg.mode}
-            return judge._scored(judge._base(gens, fmts[2], model_id), score, score, None, outputs, details)
+            return ctx.scored(fmts[2], score, score, None, outputs, {**outputs, "mode": cfg.mode})
         gens += yield [(first_request(judge, sec, raw, text), fmts[0])]
         workflow = outputs["workflow"] = parsed(0, gens[-1])
         with_ref = cfg.metric == "goal_accuracy_with_reference"
@@ -149,7 +111,6 @@ def agent_calls(
         gens += yield [(stage_messages(judge, 1, raw, text, fields), fmts[1])]
         compare = outputs["compare_outcome"] = parsed(1, gens[-1])
         score = float(compare["verdict"])
-        return judge._scored(judge._base(gens, fmts[1], model_id), score, score, compare["reason"], outputs, dict(outputs))
+        return ctx.scored(fmts[1], score, score, compare["reason"], outputs, dict(outputs))
     except ParseError as e:
-        stage = sec.stages[min(len(outputs), len(sec.stages) - 1)].name
-        return judge._unscored(gens, model_id, UnscoredReason.PARSE_ERROR, f"{stage}: {e}", outputs)
+        return ctx.parse_failed(sec.stages[min(len(outputs), len(sec.stages) - 1)].name, e)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -398,45 +399,59 @@ def _same_prompt(judge: Any, real: Mapping[str, Any], control: Mapping[str, Any]
         return False
 
 
-def run_controls(
-    run_dir: str | Path,
-    *,
-    sample: int = 20,
-    seed: int = 0,
-    model: str | None = None,
-    engine: Any = None,
-    model_options: Mapping[str, Any] | None = None,
-    judges_dir: str | Path | None = None,
-    kinds: Sequence[str] = ("answer",),
-) -> ControlsReport:
+def check_kinds(kinds: Sequence[str]) -> None:
+    """Refuse a kind of control that is not one of `KINDS`, naming it."""
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise InputError(f"control kind {unknown[0]!r}: use one of {', '.join(KINDS)}")
+
+
+@dataclass(frozen=True)
+class ControlOptions:
+    """How a run's controls are judged: `sample` rows per judge and kind (at least 2), the `seed` of the sample, the
+    swap and the permutation test, `model`/`engine` (what judges them; by default the run's own model), the
+    `model_options` a `model` loads with (by default the run's), `judges_dir` (the user's judge files, as for the run)
+    and `kinds` (`KINDS`; mismatched answers are always judged). Built once where the controls are asked for (the
+    `controls` command, `run --controls`, a Python caller) and carried as it is; bad values raise `InputError` when
+    it is built."""
+
+    sample: int = 20
+    seed: int = 0
+    model: str | None = None
+    engine: Any = None
+    model_options: Mapping[str, Any] | None = None
+    judges_dir: str | Path | None = None
+    kinds: Sequence[str] = ("answer",)
+
+    def __post_init__(self) -> None:
+        if self.sample < 2:
+            raise InputError(f"--sample {self.sample}: controls need at least 2 rows to swap answers between")
+        check_kinds(self.kinds)
+
+    @classmethod
+    def given(cls, options: ControlOptions | None, keywords: Mapping[str, Any]) -> ControlOptions:
+        """`options` (the defaults when None) with the fields named in `keywords` replaced (a name that is no field
+        raises `TypeError`, naming it)."""
+        if options is not None and not isinstance(options, cls):
+            raise TypeError(f"options must be a ControlOptions, got {type(options).__name__}")
+        return replace(options or cls(), **keywords) if keywords else options or cls()
+
+
+def run_controls(run_dir: str | Path, options: ControlOptions | None = None, /, **keywords: Any) -> ControlsReport:
     """Judge the controls of a finished run (RUN_DIR/controls, resumable) and measure each judge: mismatched
     answers, and each other kind in `kinds` (`KINDS`; mismatched answers are always judged, they are the report's
     `judges`), each kind's pairs into RUN_DIR/controls/JUDGE.KIND.
 
+    How: a `ControlOptions`, or its fields as keyword arguments (`run_controls(run_dir, sample=20, kinds=["context"])`,
+    as before it existed), or both (the keywords then replace those fields of `options`).
+
     `model`/`engine`: what judges the controls; by default the run's own model (its registry name or file), and a
     control run by another model than the run's is refused (its scores would compare two models)."""
-    return judge_controls(
-        run_dir,
-        sample=sample,
-        seed=seed,
-        model=model,
-        engine=engine,
-        model_options=model_options,
-        judges_dir=judges_dir,
-        kinds=kinds,
-    )[0]
+    return judge_controls(run_dir, options, **keywords)[0]
 
 
 def judge_controls(
-    run_dir: str | Path,
-    *,
-    sample: int = 20,
-    seed: int = 0,
-    model: str | None = None,
-    engine: Any = None,
-    model_options: Mapping[str, Any] | None = None,
-    judges_dir: str | Path | None = None,
-    kinds: Sequence[str] = ("answer",),
+    run_dir: str | Path, options: ControlOptions | None = None, /, **keywords: Any
 ) -> tuple[ControlsReport, ControlCalls]:
     """`run_controls`, and what its control rows cost (`ControlCalls`: what `run --controls` prints beside the run's
     own calls)."""
@@ -444,30 +459,26 @@ def judge_controls(
     from ..judges import get_judge
     from .rundir import load_run
 
-    if sample < 2:
-        raise InputError(f"--sample {sample}: controls need at least 2 rows to swap answers between")
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown:
-        raise InputError(f"control kind {unknown[0]!r}: use one of {', '.join(KINDS)}")
+    opts = ControlOptions.given(options, keywords)
     run = load_run(run_dir)
     record = run.record
-    if engine is None and model is None:
+    if opts.engine is None and opts.model is None:
         if record.backend not in (None, "llama"):
             raise InputError(
                 f"the run was judged by a {record.backend!r} model; pass --model with the same model to judge its controls"
             )
-        model = record.model_id
+        opts = replace(opts, model=record.model_id)
     rows_by_judge: dict[str, list[ResultRow]] = {}
     for r in run.rows:
         rows_by_judge.setdefault(r.judge, []).append(r)
-    ordered = kinds_asked(kinds)
+    ordered = kinds_asked(opts.kinds)
     report: dict[str, dict[str, JudgeControls]] = {k: {} for k in ordered}
     calls = ControlCalls()
     # the run's conversations, typed, for the last-turn controls (none read unless asked)
     convs = read_stored_conversations(Path(run_dir) / "results.sqlite", run.run_id) if "last_turn" in ordered else {}
     for name, rows in rows_by_judge.items():
         try:
-            judge = get_judge(name, judges_dir=judges_dir)
+            judge = get_judge(name, judges_dir=opts.judges_dir)
         except UnknownJudgeError:  # a panel member's renamed judge, or a user judge without --judges-dir
             for k in ordered:
                 report[k][name] = JudgeControls(
@@ -476,10 +487,10 @@ def judge_controls(
             continue
         for k in ordered:
             out = Path(run_dir) / "controls" / (name if k == "answer" else f"{name}.{k}")  # '.' is in no judge's name
-            report[k][name], cost = _judge_kind(judge, rows, k, sample, seed, model, engine, model_options, record, out, convs)
+            report[k][name], cost = _judge_kind(judge, rows, k, opts, record, out, convs)
             calls += cost
     others = {k: v for k, v in report.items() if k != "answer"}
-    return ControlsReport(seed=seed, sample=sample, judges=report["answer"], other_kinds=others), calls
+    return ControlsReport(seed=opts.seed, sample=opts.sample, judges=report["answer"], other_kinds=others), calls
 
 
 def _swapped(kind: str, variable: str) -> str:
@@ -495,11 +506,7 @@ def _judge_kind(
     judge: Any,
     rows: list[ResultRow],
     kind: str,
-    sample: int,
-    seed: int,
-    model: str | None,
-    engine: Any,
-    model_options: Mapping[str, Any] | None,
+    opts: ControlOptions,
     record: RunRecord,
     out: Path,
     conversations: Mapping[str, Conversation],
@@ -510,7 +517,7 @@ def _judge_kind(
     from ..run.plain import run_plain
     from ..run.spec import RunSpec
 
-    name = judge.name
+    name, sample, seed, engine = judge.name, opts.sample, opts.seed, opts.engine
     declared = (judge.spec.controls.model_dump() if judge.spec.controls else {}).get(DECLARED[kind])
     if declared is None:
         unsuited = judge.spec.controls.no_last_turn if judge.spec.controls and kind == "last_turn" else None
@@ -556,9 +563,9 @@ def _judge_kind(
         spec = RunSpec.build(
             data,
             [judge],
-            model=model,
+            model=opts.model,
             engine=engine,
-            model_options=dict(model_options or record.engine or {}) if engine is None else None,
+            model_options=dict(opts.model_options or record.engine or {}) if engine is None else None,
             options={k: v for k, v in (record.options or {}).items() if v is not None},  # the run's decoding
             out=out,
             mapping={k: k for k in data[0] if k != "id"},

@@ -79,14 +79,16 @@ class ControlCalls(BaseModel):
 
 
 class RunSummary(BaseModel):
-    """The run record (run.json) and a summary per judge."""
+    """The run record (run.json) and a summary per judge. Read the record by field through `record`; `run` is the
+    same record as the dict run.json holds, kept for code written before `record` (and for writing it as it is)."""
 
     run: dict[str, Any]  # run.json as written (`record` reads it by field)
     judges: dict[str, JudgeSummary]
 
     @property
     def record(self) -> RunRecord:
-        """The run record, typed (run/record.py)."""
+        """The run record, typed (run/record.py): the way to read a run's fields (`record.counts`, `record.panel`,
+        `record.cascade`, `record.conversations`, ...)."""
         return RunRecord.read(self.run)
 
 
