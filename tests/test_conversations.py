@@ -5,6 +5,7 @@ OpenTelemetry, DeepEval and RAGAS readers; DeepEval's per-turn windows."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,6 +17,7 @@ from localjudge.conversations import (
     from_deepeval,
     from_messages,
     from_mlflow_store,
+    from_mlflow_traces,
     from_otel,
     from_ragas,
     tool_calls_text,
@@ -81,7 +83,12 @@ def test_mlflow_store_sessions_render_byte_for_byte_as_mlflow_session_judges(mlf
     convs = from_mlflow_store(uri)
     assert [c.id for c in convs] == ["s1", "s2", "s3"]
     for conv in convs:
-        session = [t for t in traces if t.info.trace_metadata.get("mlflow.trace.session") == conv.id]
+        # in the order the traces were logged: MLflow orders by the millisecond alone, and traces that share one come
+        # in the store's order, which is not fixed (the rendering is what is compared, not MLflow's tie order)
+        session = sorted(
+            (t for t in traces if t.info.trace_metadata.get("mlflow.trace.session") == conv.id),
+            key=lambda t: (t.info.timestamp_ms, min(s.start_time_ns for s in t.data.spans)),
+        )
         assert len([t for t in conv.turns if t.role == "user"]) == 4
         for tools in (False, True):
             expected = resolve_conversation_from_session(session, include_tool_calls=tools)
@@ -92,6 +99,24 @@ def test_mlflow_store_sessions_render_byte_for_byte_as_mlflow_session_judges(mlf
         tool_msgs
         == ["Tool: lookup\nInputs: {'city': 'Paris', 'days': 2}\nOutputs: {'city': 'Paris', 'forecast': ['sun', 'sun']}"] * 2
     )
+
+
+@pytest.mark.system
+def test_traces_logged_within_one_millisecond_keep_the_order_they_were_logged_in_whatever_order_they_are_read(mlflow_store):
+    import copy
+    import random
+
+    _, traces = mlflow_store
+    for seed in range(5):
+        same_ms = copy.deepcopy(traces)
+        for t in same_ms:
+            t.info.timestamp_ms = 1_700_000_000_000  # a fast client's traces, all in one millisecond
+        random.Random(seed).shuffle(same_ms)  # and the store's order among them, which it does not fix
+        convs = from_mlflow_traces(same_ms)
+        assert [c.id for c in convs] == ["s1", "s2", "s3"]
+        for conv in convs:
+            asked = [re.search(r"(s\d) question (\d)", t.content or "").groups() for t in conv.turns if t.role == "user"]
+            assert asked == [(conv.id, str(i)) for i in range(4)], asked
 
 
 def test_tool_renderings_equal_mlflow_formatting_functions():

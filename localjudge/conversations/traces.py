@@ -2,7 +2,8 @@
 OpenTelemetry GenAI spans (through `agent.trace_otel`, today's span reader).
 
 MLflow: a session is the traces sharing the `mlflow.trace.session` metadata (traces without it belong to
-no session), ordered by `timestamp_ms`, as `mlflow.genai.evaluate` groups them
+no session), ordered by `timestamp_ms` (ties by the earliest span's start in nanoseconds, then the trace id), as
+`mlflow.genai.evaluate` groups them
 (evaluation/session_utils.py) and `resolve_conversation_from_session` orders them. Each trace gives a
 user turn (its request, through MLflow's own `extract_inputs_from_trace` / `parse_inputs_to_str`), an
 assistant turn calling the trace's TOOL spans in start order with a tool turn per result, and an
@@ -47,11 +48,19 @@ def from_mlflow_store(
 def from_mlflow_traces(traces: list[Any], *, bounds: Bounds = DEFAULT_BOUNDS) -> list[Conversation]:
     """One conversation per session among MLflow `Trace` objects (traces without a session are left out)."""
     sessions: dict[str, list[Any]] = {}
-    for t in sorted(traces, key=lambda t: t.info.timestamp_ms):
+    for t in sorted(traces, key=_started):
         sid = t.info.trace_metadata.get(SESSION_KEY)
         if sid:
             sessions.setdefault(sid, []).append(t)
     return [_session(sid, ts, bounds) for sid, ts in sessions.items()]
+
+
+def _started(trace: Any) -> tuple[int, int, str]:
+    """A trace's place in time: its `timestamp_ms`, then its earliest span's start in nanoseconds, then its id. Traces
+    a fast client logs one after another often share a millisecond, and the store returns those in no fixed order: by
+    the millisecond alone, two sessions (or two turns of one) came out swapped from one read to the next."""
+    spans = trace.data.spans or []
+    return trace.info.timestamp_ms, min((int(s.start_time_ns or 0) for s in spans), default=0), str(trace.info.trace_id)
 
 
 def _session(sid: str, traces: list[Any], bounds: Bounds) -> Conversation:

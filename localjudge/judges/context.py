@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from ..engine.base import Calls, DecodeOptions, Generation, Message
 from ..errors import UnscoredReason
@@ -20,8 +20,12 @@ from ..store.results import JudgeResult
 from .sections import KindSection, Section, typed_section
 from .spec import JudgeSpec
 
-if TYPE_CHECKING:
-    from .builders import Plan
+
+class StageFormats(Protocol):
+    """What the programs read of a judge's plan (`builders.Plan`, not imported: builders imports the modules that
+    import this one): its stages' formats, None where a stage's format is built per call."""
+
+    formats: list[OutputFormat | None]
 
 
 class Judge(Protocol):
@@ -59,7 +63,7 @@ class Judge(Protocol):
 class ProgramJudge(Judge, Protocol):
     """What the programs (programs.py) use of `judges.judge.Judge` besides."""
 
-    _plan: Plan
+    _plan: StageFormats
     section: KindSection  # the judge's kind section (sections.py), checked at load
 
     def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]: ...
