@@ -63,7 +63,9 @@ class Judge(Protocol):
 class ProgramJudge(Judge, Protocol):
     """What the programs (programs.py) use of `judges.judge.Judge` besides."""
 
-    _plan: StageFormats
+    @property
+    def _plan(self) -> StageFormats: ...
+
     section: KindSection  # the judge's kind section (sections.py), checked at load
 
     def _item_texts(self, raw: dict[str, Any], text: dict[str, str]) -> list[tuple[Any, dict[str, str]]]: ...
