@@ -11,7 +11,9 @@ paired later (`PAIRED_LATER`) add one prompt per contract schema the cover lacks
 of the 132 before stays as it was (77). So do the prompts RAGAS and DeepEval build at run time (`RUNTIME_LATER`, 12):
 they add the 2 contract schemas the cover lacked (AspectCritic's verdict 0..1, SimpleCriteriaScore's score). The texts other settings send (G-Eval with a rubric, RAGAS prompts without
 examples: `VARIANT`) share their base prompt's contract and stay out of the cover: one of each, and ArenaGEval's
-winner for three contestants, is sent by test_contracts_read_from_the_request_hold_over_a_real_server."""
+winner for three contestants, is sent by test_contracts_read_from_the_request_hold_over_a_real_server.
+Last, one prompt of each metric no prompt above belongs to (`_every_metric`: 7, e.g. DeepEval's audio metrics and
+VerdictNode, RAGAS's legacy rubric metrics), so that every DeepEval and RAGAS metric the catalog holds is sent: 95."""
 
 from __future__ import annotations
 
@@ -120,7 +122,39 @@ _BEFORE = _cover(
 )
 _PAIRED = _new_schemas(_BEFORE, [c for c in CONTRACTS if c.judge in PAIRED_LATER])
 _RUNTIME = _new_schemas([*_BEFORE, *_PAIRED], [c for c in CONTRACTS if c.judge in RUNTIME_LATER and c.client_schema is not None])
-COVER = [*_BEFORE, *_PAIRED, *[c for c in CONTRACTS if c.judge == MATCHED_AS_BUILTIN_BEFORE], *_RUNTIME]
+_SCHEMAS = [*_BEFORE, *_PAIRED, *[c for c in CONTRACTS if c.judge == MATCHED_AS_BUILTIN_BEFORE], *_RUNTIME]
+
+
+def _metrics(c: Contract) -> set[str]:
+    """The metrics a catalog entry's prompt belongs to (its judge names but their last part)."""
+    return {j.rsplit(".", 1)[0] for j in c.judge.split(",")}
+
+
+def _every_metric(sent: list[Contract], pool: list[Contract]) -> list[Contract]:
+    """The longest prompt of each metric in `pool` that no prompt of `sent` belongs to: the issue asks for every
+    metric the catalog holds over a real server, and the schema cover of the later groups adds only new schemas."""
+    have = set().union(*(_metrics(c) for c in sent))
+    out: list[Contract] = []
+    for c in sorted(pool, key=lambda c: -sum(map(len, (x for segs in c.segments for x in segs)))):
+        if not _metrics(c) <= have:
+            out.append(c)
+            have |= _metrics(c)
+    return out
+
+
+# sent by test_contracts_read_from_the_request_hold_over_a_real_server with the values their rules read
+PER_REQUEST = frozenset(
+    [
+        "deepeval.ArenaGEval.generate_arena_winner",
+        "deepeval.NonBinaryJudgement.generate_non_binary_verdict",
+    ]
+)
+COVER = [
+    *_SCHEMAS,
+    *_every_metric(
+        _SCHEMAS, [c for c in CONTRACTS if c not in VARIANT and c.judge not in PER_REQUEST and c.client_schema is not None]
+    ),
+]
 # what the runtime prompts put in the instruction: the default rubrics' lines (RubricsScore, DomainSpecificRubrics),
 # else a definition (AspectCritic, SimpleCriteriaScore)
 DEFINITION = "Is the answer correct and complete?"

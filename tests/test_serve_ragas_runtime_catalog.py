@@ -333,14 +333,19 @@ def test_collections_rubric_scores_with_their_rubrics_are_recognised_and_score()
     from ragas.metrics.collections import DomainSpecificRubrics, RubricsScoreWithoutReference, RubricsScoreWithReference
 
     judge = "ragas.collections.domain_specific_rubrics.util.RubricScorePrompt[rubrics]"
-    for build in (
-        lambda m: DomainSpecificRubrics(llm=m),
-        lambda m: RubricsScoreWithReference(llm=m),
-        lambda m: RubricsScoreWithoutReference(llm=m),
-        lambda m: DomainSpecificRubrics(llm=m, rubrics={"score1_description": "Wrong.", "score2_description": "Right."}),
+    for build, top in (
+        (lambda m: DomainSpecificRubrics(llm=m), 5),
+        (lambda m: RubricsScoreWithReference(llm=m), 5),
+        (lambda m: RubricsScoreWithoutReference(llm=m), 5),
+        (lambda m: DomainSpecificRubrics(llm=m, rubrics={"score1_description": "Wrong.", "score2_description": "Right."}), 2),
     ):
-        result, llm = _collections(build, {judge: {"score": 4}}, user_input=Q, response=A, reference=REF)
-        assert llm.seen == [judge] and result.value == 4
+        result, llm = _collections(build, {judge: _top}, user_input=Q, response=A, reference=REF)
+        assert llm.seen == [judge] and result.value == top
+
+
+def _top(schema: dict[str, Any]) -> dict[str, Any]:
+    """The answer's `score` at the highest value the request's contract allows."""
+    return {"score": schema["properties"]["score"]["maximum"]}
 
 
 def test_every_new_ragas_entry_and_the_non_binary_verdict_is_in_the_catalog_with_a_bounded_contract():
@@ -419,3 +424,204 @@ def test_a_non_binary_prompt_whose_options_do_not_read_as_a_list_keeps_the_free_
     segs = c.segments[0]
     text = segs[0] + "C" + segs[1] + "T" + segs[2] + "['a', 'b']" + segs[3] + "['a', 'c']" + segs[4]
     assert c.schema_for([Message(role="user", content=text)]) == c.schema
+
+
+# ------------------------------------------------------------------ scores held to the scale the request states
+
+RUBRIC_LINES = "ragas.legacy._domain_specific_rubrics.SingleTurnPrompt"
+RUBRIC_LINES_COLLECTIONS = "ragas.collections.domain_specific_rubrics.util.RubricScorePrompt[rubrics]"
+RUBRIC_KEYS = "ragas.legacy._instance_specific_rubrics.SingleTurnPrompt"
+RUBRIC_KEYS_COLLECTIONS = "ragas.collections.instance_specific_rubrics.util.InstanceRubricScorePrompt"
+CRITERIA = "ragas.legacy._simple_criteria.SingleTurnSimpleCriteriaPrompt"
+TWO = {"score1_description": "Wrong.", "score2_description": "Right."}
+THREE = {"score0_description": "Wrong.", "score1_description": "Partly right.", "score2_description": "Right."}
+
+
+def _scale_runs() -> dict[str, tuple[Any, str, tuple[int, int]]]:
+    """name -> (run(pick) -> (score, llm): the installed metric scored under the catalog with `pick` for its answer,
+    the judge its prompt is recognised as, the score range that request's contract must hold)."""
+    from ragas.metrics import InstanceRubrics, RubricsScore, SimpleCriteriaScore
+    from ragas.metrics._domain_specific_rubrics import DEFAULT_WITH_REFERENCE_RUBRICS
+    from ragas.metrics.collections import DomainSpecificRubrics, InstanceSpecificRubrics
+
+    def legacy(build: Any, turn: str = "single") -> Any:
+        def run(pick: Any) -> tuple[Any, ContractLLM]:
+            score, _, llm = _legacy_run(build, turn, pick)
+            return score, llm
+
+        return run
+
+    def collections(build: Any, **kw: Any) -> Any:
+        def run(pick: Any) -> tuple[Any, ContractLLM]:
+            result, llm = _collections(build, pick, user_input=Q, response=A, reference=REF, **kw)
+            return result.value, llm
+
+        return run
+
+    def criteria(definition: str) -> Any:
+        return legacy(lambda: SimpleCriteriaScore(name="s", definition=definition))
+
+    return {
+        "RubricsScore default": (legacy(RubricsScore), RUBRIC_LINES, (1, 5)),
+        "RubricsScore default multi-turn": (legacy(RubricsScore, "multi"), RUBRIC_LINES, (1, 5)),
+        "RubricsScore with reference": (
+            legacy(lambda: RubricsScore(rubrics=DEFAULT_WITH_REFERENCE_RUBRICS)),
+            RUBRIC_LINES,
+            (1, 5),
+        ),
+        "RubricsScore 0-2 multi-line": (
+            legacy(lambda: RubricsScore(rubrics={**THREE, "score1_description": "Partly right:\nsome facts."})),
+            RUBRIC_LINES,
+            (0, 2),
+        ),
+        "DomainSpecificRubrics default": (collections(lambda m: DomainSpecificRubrics(llm=m)), RUBRIC_LINES_COLLECTIONS, (1, 5)),
+        "DomainSpecificRubrics 1-2": (
+            collections(lambda m: DomainSpecificRubrics(llm=m, rubrics=TWO)),
+            RUBRIC_LINES_COLLECTIONS,
+            (1, 2),
+        ),
+        "InstanceRubrics 1-2": (legacy(InstanceRubrics), RUBRIC_KEYS, (1, 2)),
+        "InstanceSpecificRubrics 0-2": (
+            collections(lambda m: InstanceSpecificRubrics(llm=m), rubrics=THREE),
+            RUBRIC_KEYS_COLLECTIONS,
+            (0, 2),
+        ),
+        "SimpleCriteriaScore 0 to 5": (criteria("Score 0 to 5 for correctness."), CRITERIA, (0, 5)),
+        "SimpleCriteriaScore scale of 1-10": (criteria("Rate the answer's correctness on a scale of 1-10."), CRITERIA, (1, 10)),
+        "SimpleCriteriaScore multi-turn": (
+            legacy(lambda: SimpleCriteriaScore(name="s", definition="Give a score between 1 and 3."), "multi"),
+            CRITERIA,
+            (1, 3),
+        ),
+    }
+
+
+SCALE_RUNS = _scale_runs()
+
+
+@pytest.mark.parametrize("name", sorted(SCALE_RUNS))
+def test_a_rubric_or_criteria_score_is_held_to_the_scale_its_request_states_and_each_value_scores(name):
+    # RAGAS's output models take any integer score (a real run answered 20 to a 1-5 rubric); the contract of each
+    # request holds it to the lowest..highest `scoreN_description` of the rubric it carries, or to the range the
+    # SimpleCriteriaScore definition states. Every value of that range is accepted by the compiled grammar and scored
+    # by the installed metric as itself; one below, one above and 20 are refused.
+    run, judge, (low, high) = SCALE_RUNS[name]
+    for value in range(low, high + 1):
+        score, llm = run({judge: {"score": value}})
+        assert llm.seen == [judge], llm.seen
+        prop = llm.schemas[0]["properties"]["score"]
+        assert (prop["type"], prop["minimum"], prop["maximum"]) == ("integer", low, high), prop
+        assert score == value
+    for value in {low - 1, high + 1, 20} - set(range(low, high + 1)):
+        answer = {**minimal_instance(llm.schemas[0]), "score": value}
+        assert not _compiled_accepts(llm.schemas[0], answer), (name, value)
+    (c,) = [c for c in framework_contracts() if c.judge == judge]
+    assert c.schema["properties"]["score"] == {"type": "integer"}  # the shared contract is left as it was
+
+
+def _text_of(judge: str, setting: str) -> list[Message]:
+    """The judge's one-message prompt with `setting` in its first variable and a small input JSON in its last."""
+    (c,) = [c for c in framework_contracts() if c.judge == judge]
+    segs = c.segments[0]
+    filled = [segs[0], setting, *[x for seg in segs[1:-1] for x in (seg, "")]]
+    filled[-1] = json.dumps({"user_input": Q, "response": A}, indent=4)
+    return [Message(role="user", content="".join(filled) + segs[-1])]
+
+
+@pytest.mark.parametrize(
+    "rubric",
+    [
+        "a: b",  # no score keys (RubricsScore(rubrics={"a": "b"}))
+        "score1_description: Only one score.",
+        "note: scored below\nscore1_description: Wrong.\nscore2_description: Right.",  # the first line names no score
+        "score1_description: Wrong.\nscore1_description: Wrong again.",  # a key twice: no dict's rubric
+        "score1_description: x\nscore1.5_description: y",
+        "score٣_description: x\nscore1_description: y",  # a non-ASCII digit
+        "\n".join(f"score{i}_description: s" for i in range(101)),  # more scores than MAX_ENUM
+        "score1_description: Wrong.\nscore2_description: Right." + "x" * 20_000,  # over MAX_LITERAL characters
+    ],
+)
+def test_a_rubric_that_does_not_read_as_score_keys_leaves_the_score_unbounded(rubric):
+    for judge in (RUBRIC_LINES, RUBRIC_LINES_COLLECTIONS):
+        msgs = _text_of(judge, rubric)
+        hit = Catalog.builtin().tighten(msgs, None)
+        assert hit is not None and hit.contract.judge == judge and hit.schema is not None
+        assert hit.schema["properties"]["score"] == {"type": "integer"}, (judge, rubric[:80])
+
+
+@pytest.mark.parametrize(
+    "rubrics",
+    [
+        {"a": "b"},
+        {"score1_description": "x"},
+        {f"score{i}_description": "s" for i in range(101)},
+        "not an object",
+        ["score1_description"],
+    ],
+)
+def test_an_instance_rubric_that_does_not_read_as_score_keys_leaves_the_score_unbounded(rubrics):
+    from ragas.metrics._instance_specific_rubrics import SingleTurnInputWithRubric, SingleTurnPrompt
+
+    data = SingleTurnInputWithRubric.model_construct(user_input=Q, response=A, rubrics=rubrics)
+    msgs = [Message(role="user", content=SingleTurnPrompt().to_string(data))]
+    hit = Catalog.builtin().tighten(msgs, None)
+    assert hit is not None and hit.contract.judge == RUBRIC_KEYS and hit.schema is not None
+    assert hit.schema["properties"]["score"] == {"type": "integer"}, rubrics
+
+
+@pytest.mark.parametrize(
+    ("definition", "expected"),
+    [
+        ("Score 0 to 5 for correctness.", (0, 5)),
+        ("Rate on a scale of 1-10.", (1, 10)),
+        ("Give a score between 1 and 5.", (1, 5)),
+        ("Score 1\u20135 (1 worst).", (1, 5)),
+        ("Score 5 to 1, 5 the best.", (1, 5)),
+        ("Score 1 to 5. A score of 1 to 5 says how correct it is.", (1, 5)),
+        ("Is the answer correct?", None),  # no range stated
+        ("Give 1 if it lists 3 to 4 facts, else 0.", None),  # a range, but not the score's
+        ("Score 0 to 5; a score of 3 to 4 is partly right.", None),  # two different ranges
+        ("Score 0.5 to 1.", None),  # not an integer scale
+        ("Score -5 to 5.", None),
+        ("Scored on 2024-01-05.", None),
+        ("Score 0 to 0.", None),
+        ("Score 1 to 1234567.", None),
+        ("", None),
+    ],
+)
+def test_simple_criteria_reads_the_one_score_range_its_definition_states(definition, expected):
+    from localjudge.serve.core.prompt_rules import stated_range
+
+    assert stated_range(definition) == expected
+    hit = Catalog.builtin().tighten(_text_of(CRITERIA, definition), None)
+    assert hit is not None and hit.contract.judge == CRITERIA and hit.schema is not None
+    prop = hit.schema["properties"]["score"]
+    assert (None if "minimum" not in prop else (prop["minimum"], prop["maximum"])) == expected
+
+
+def test_a_long_definition_is_read_in_bounded_time_or_not_at_all():
+    import time
+
+    from localjudge.serve.core.prompt_rules import MAX_LITERAL, stated_range
+
+    text = "score " + "1 - " * (MAX_LITERAL // 4)
+    t = time.perf_counter()
+    assert stated_range(text) is None  # a chain of ranges: 1-1 is no range
+    assert time.perf_counter() - t < 2.0
+    hit = Catalog.builtin().tighten(_text_of(CRITERIA, "Score 0 to 5. " + "x" * MAX_LITERAL), None)
+    assert hit is not None and hit.schema is not None and hit.schema["properties"]["score"] == {"type": "integer"}
+
+
+def test_the_scale_rules_are_on_exactly_the_rubric_and_criteria_prompts():
+    ruled = {
+        c.judge: sorted(k for r in c.from_prompt for k in r if k in ("rubric_lines", "rubric_keys", "range_in"))
+        for c in framework_contracts()
+    }
+    assert {j: k for j, k in ruled.items() if k} == {
+        RUBRIC_LINES: ["rubric_lines"],
+        RUBRIC_LINES_COLLECTIONS: ["rubric_lines"],
+        RUBRIC_KEYS: ["rubric_keys"],
+        RUBRIC_KEYS_COLLECTIONS: ["rubric_keys"],
+        RUBRIC_KEYS_COLLECTIONS + "[no examples]": ["rubric_keys"],
+        CRITERIA: ["range_in"],
+    }

@@ -358,7 +358,24 @@ def promptfoo_rubric(base_url: str, model: str) -> int:
 
 
 def inspect_model_graded_qa(base_url: str, model: str) -> int:
-    """Inspect AI `model_graded_qa` graded through its OpenAI-compatible provider (`openai-api/lj/...`)."""
+    """Inspect AI `model_graded_qa` graded through its OpenAI-compatible provider (`openai-api/lj/...`), in a child
+    process of its own: a second `eval` in one process, against the next server under the same model name, waited
+    with no request in flight (measured 2026-12-07, Inspect AI 0.3.x: the `--no-catalog-formats` cell, after the first
+    server's had finished, still waiting after 30 minutes, while a fresh process got that server's 5 grades in a
+    minute)."""
+    code = "import sys\nfrom scripts.benchmarks.bench_client_calls import _inspect_graded\nprint(_inspect_graded(*sys.argv[1:]))"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-c", code, base_url, model], cwd=root, env=env, capture_output=True, text=True, timeout=3600
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "inspect failed")
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def _inspect_graded(base_url: str, model: str) -> int:
+    """`inspect_model_graded_qa`'s count, in the process that calls it."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput

@@ -93,7 +93,7 @@ VARIANTS = {
     ("GEval", "generate_trace_evaluation_results"): {"rubric": _WITH_RUBRIC},
     ("ConversationalGEval", "generate_evaluation_results"): {"rubric": {}},  # its prompt states 0 to 10 whatever the rubric
 }
-# contracts narrowed per request from a variable's text (serve/core/catalog.py `_narrowing`), a variable named as the
+# contracts narrowed per request from a variable's text (serve/core/prompt_rules.py `narrowing`), a variable named as the
 # template names it (`score_range[0]`: the range's first sentinel): ArenaGEval's winner one of the contestant names
 # the request lists (`test_case_contents` is FormattedArenaTestCase's JSON, the names the keys of its
 # `arena_test_cases`; DeepEval reads the winner as `dummy_to_real_names[winner]`, a KeyError for any other), G-Eval's
@@ -535,7 +535,7 @@ def ragas_entries() -> tuple[list[dict[str, Any]], list[str]]:
                         "segments": [[before, after]],
                         "schema": contract(schema, "ragas"),
                         "client_schema": schema,
-                        **_per_statement(prompt, 0),
+                        **_per_request(prompt, 0),
                     }
                 )
     return out + runtime_entries(out), skipped
@@ -573,17 +573,35 @@ RUNTIME: list[tuple[str, str, dict[str, Any], str]] = [
 ]
 
 
-def _per_statement(prompt: Any, var: int) -> dict[str, Any]:
-    """A RAGAS prompt's per-request rule (serve/core/catalog.py `_narrowing`), `{}` for none: where its input lists
+# RUNTIME metrics whose setting (`_SETTING`'s variable) states the scale of the output's `score`: a rule of
+# serve/core/prompt_rules.py `narrowing` reading it per request. The rubrics' `key: value` lines give the lowest and
+# highest `scoreN_description` (RAGAS asks for a score by them; its output model takes any integer: in a real run the
+# default model answered 20 to a 1-5 rubric); SimpleCriteriaScore's definition states its range in words
+# ("Score 0 to 5 for correctness", RAGAS's own example).
+SETTING_RULES = {
+    "ragas.metrics._simple_criteria.SimpleCriteriaScore": "range_in",
+    "ragas.metrics._domain_specific_rubrics.RubricsScore": "rubric_lines",
+    "ragas.metrics.collections.domain_specific_rubrics.metric.DomainSpecificRubrics": "rubric_lines",
+}
+
+
+def _per_request(prompt: Any, var: int) -> dict[str, Any]:
+    """A RAGAS prompt's per-request rules (serve/core/prompt_rules.py `narrowing`), `{}` for none. Where its input lists
     `statements` and its output lists `statements` with a `verdict` each (the NLI prompts), the output holds exactly
-    as many items as the request lists (`count_of` the input JSON, variable `var` of the one message). NoiseSensitivity
-    stacks each context's verdicts into one numpy array: another length is a ragged array, an exception, not a score;
-    Faithfulness divides the supported verdicts by the statements' count."""
-    given = prompt.input_model.model_json_schema().get("properties", {}).get("statements", {})
-    out = contract(prompt.output_model.model_json_schema(), "ragas")["properties"].get("statements", {})
-    if given.get("type") != "array" or "verdict" not in out.get("items", {}).get("properties", {}):
-        return {}
-    return {"from_prompt": [{"property": "statements", "count_of": [0, var], "key": "statements"}]}
+    as many items as the request lists (`count_of` the input JSON, variable `var` of the one message): NoiseSensitivity
+    stacks each context's verdicts into one numpy array, so another length is a ragged array, an exception, not a
+    score; Faithfulness divides the supported verdicts by the statements' count. Where its input carries `rubrics`
+    and its output a `score` (InstanceRubrics), the score lies within the rubric's `scoreN_description` keys
+    (`rubric_keys`)."""
+    given = prompt.input_model.model_json_schema().get("properties", {})
+    out = contract(prompt.output_model.model_json_schema(), "ragas")["properties"]
+    rules = []
+    statements = out.get("statements", {})
+    if given.get("statements", {}).get("type") == "array" and "verdict" in statements.get("items", {}).get("properties", {}):
+        rules.append({"property": "statements", "count_of": [0, var], "key": "statements"})
+    if "rubrics" in given and out.get("score", {}).get("type") == "integer":
+        rules.append({"property": "score", "rubric_keys": [0, var], "key": "rubrics"})
+    return {"from_prompt": rules} if rules else {}
 
 
 def _sentinel_input(model: Any, start: int) -> Any:
@@ -658,6 +676,7 @@ def runtime_entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             segs = [*_MARKS.split(before), after]
             if _MARKS.search(after):
                 raise SystemExit(f"{source}: a sentinel after the input")
+            order = _MARKS.findall(before)
             schema = prompt.output_model.model_json_schema()
             if any(r["segments"] == [segs] and r["client_schema"] == schema for r in rows):
                 continue
@@ -665,7 +684,13 @@ def runtime_entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if same:
                 same[0]["source"] += f", {source}"
                 continue
-            extra = _per_statement(prompt, len(segs) - 2)
+            extra = _per_request(prompt, len(segs) - 2)
+            if path in SETTING_RULES:  # the setting is one variable of the instruction: every place it is printed
+                kind = SETTING_RULES[path]
+                rule = {"property": "score", kind: [[0, i] for i, m in enumerate(order) if m == _SETTING]}
+                if not rule[kind] or "score" not in schema.get("properties", {}):
+                    raise SystemExit(f"{source}: no setting or no score for {kind}")
+                extra = {"from_prompt": [*extra.get("from_prompt", []), rule]}
             out.append(
                 {
                     "judge": f"ragas.{api}.{source.removeprefix(package + '.')}{label}",

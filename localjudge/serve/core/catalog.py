@@ -25,7 +25,6 @@ call of that tool.
 
 from __future__ import annotations
 
-import ast
 import copy
 import functools
 import hashlib
@@ -35,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine.base import Message
-from ...jsonio import loads as bounded_loads
 from ...judges.render import placeholders, render
+from .prompt_rules import narrowing
 
 PREFIX = 64  # characters of a prompt's leading fixed text that key the lookup
 _SENTINEL = re.compile("\x00(\\d+)\x00")  # only ever run over our own templates
@@ -88,8 +87,9 @@ class Contract:
 
     def schema_for(self, messages: list[Message]) -> dict[str, Any]:
         """The contract for this request: `schema` with each `from_prompt` rule applied to the values `messages` hold
-        (bounded: one JSON parse or integer read of one variable per rule). A rule whose values do not read as it
-        expects leaves its property as `schema` has it (every such answer is still one the framework's schema takes)."""
+        (prompt_rules.py `narrowing`; bounded: one JSON parse, list literal, integer read or linear scan of one
+        variable per rule). A rule whose values do not read as it expects leaves its property as `schema` has it (every
+        such answer is still one the framework's schema takes)."""
         if not self.from_prompt:
             return self.schema
         values = self.values(messages)
@@ -99,68 +99,8 @@ class Contract:
         for rule in self.from_prompt:
             prop = out.get("properties", {}).get(rule["property"])
             if isinstance(prop, dict):
-                prop.update(_narrowing(rule, values, prop))
+                prop.update(narrowing(rule, values, prop))
         return out
-
-
-def _narrowing(rule: dict[str, Any], values: list[list[str]], prop: dict[str, Any]) -> dict[str, Any]:
-    """What one `from_prompt` rule adds to its property for a request's variable `values`: `{"enum": [...]}` (the keys
-    of the object at `rule["key"]` of the JSON in variable `rule["keys_of"]`: ArenaGEval's contestant names; or the
-    strings of the Python list literal every place `rule["options_of"]` names holds alike: a DeepEval DAG node's
-    verdict options), `{"minItems": n, "maxItems": n}` (n the length of the list at `rule["key"]` of the JSON in
-    variable `rule["count_of"]`: one RAGAS verdict per statement listed) or `{"minimum": a, "maximum": b}` (the
-    integers in the variables `rule["minimum"]` / `rule["maximum"]` name, each place of one the same: G-Eval's rubric
-    score range, within `prop`'s own bounds); {} when the values do not read so."""
-    if "options_of" in rule:
-        read = {values[m][g] for m, g in rule["options_of"]}
-        options = _str_list(read.pop()) if len(read) == 1 else []
-        return {"enum": options} if 0 < len(options) <= MAX_ENUM and len(set(options)) == len(options) else {}
-    if "count_of" in rule:
-        held = _held(values, rule["count_of"], rule["key"])
-        n = len(held) if isinstance(held, list) else -1
-        return {"minItems": n, "maxItems": n} if 0 <= n <= MAX_COUNT else {}
-    if "keys_of" in rule:
-        held = _held(values, rule["keys_of"], rule["key"])
-        names = list(held) if isinstance(held, dict) else []
-        return {"enum": names} if 0 < len(names) <= MAX_ENUM else {}
-    out: dict[str, Any] = {}
-    for bound in ("minimum", "maximum"):
-        read = {values[m][g].strip() for m, g in rule[bound]}
-        text = read.pop() if len(read) == 1 else ""
-        if not (0 < len(text) <= 6 and text.lstrip("-").isdigit()):
-            return {}
-        out[bound] = int(text)
-    out["minimum"] = max(out["minimum"], prop.get("minimum", out["minimum"]))
-    out["maximum"] = min(out["maximum"], prop.get("maximum", out["maximum"]))
-    return out if out["minimum"] <= out["maximum"] else {}
-
-
-def _held(values: list[list[str]], place: list[int], key: str) -> Any:
-    """What the JSON object in the request's variable at `place` holds at `key`, read with the bounded loader (the
-    client's text: depth-checked first); None when it does not read as such an object."""
-    m, g = place
-    try:
-        return bounded_loads(values[m][g]).get(key)
-    except (ValueError, AttributeError, IndexError, RecursionError):
-        return None
-
-
-MAX_ENUM = 100  # the most names a per-request enum takes (ArenaGEval's contestants); more: the contract's own string
-MAX_COUNT = 50  # the most items a per-request count takes (RAGAS's verdicts per statement); more: the contract's bounds
-MAX_LITERAL = 20_000  # the most characters of a Python list literal `_str_list` reads
-
-
-def _str_list(text: str) -> list[str]:
-    """The strings of `text` when it is a Python list literal of strings (how Jinja prints a list: `['a', "b's"]`),
-    read with `ast.literal_eval` (no code runs) after a length bound; [] for anything else."""
-    text = text.strip()
-    if not (2 <= len(text) <= MAX_LITERAL and text[0] == "[" and text[-1] == "]"):
-        return []
-    try:
-        held = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return []
-    return held if isinstance(held, list) and all(isinstance(x, str) for x in held) else []
 
 
 def _spans(text: str, segs: tuple[str, ...]) -> list[tuple[int, int]] | None:
