@@ -207,7 +207,8 @@ def test_acceptance_mlflow_sessions_judged_session_level_and_per_turn_and_logged
     finally:
         mlflow.set_tracking_uri(None)
     by_session: dict[str, list] = {}
-    for t in traces:
+    # in logged order: the fixture logs several traces per millisecond, and the store returns those in no fixed order
+    for t in sorted(traces, key=lambda t: (t.info.timestamp_ms, min(s.start_time_ns for s in t.data.spans))):
         by_session.setdefault(t.info.trace_metadata["mlflow.trace.session"], []).append(t)
     for s, ts in by_session.items():
         counts = [
