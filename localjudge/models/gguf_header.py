@@ -70,9 +70,7 @@ class _Cursor:
         return data
 
     def skip_string(self) -> None:
-        n = self.scalar("Q")
-        self.need(n)
-        self.at += n
+        self._skip(self.scalar("Q"))
 
     def name(self) -> str:
         """A key or tensor name: UTF-8, as gguf's reader requires of names."""
